@@ -1,0 +1,71 @@
+"""Backend registry: name -> Backend class, and `auto` selection (hpu, then cuda, then cpu)."""
+
+from __future__ import annotations
+
+from suite.errors import UserError, one_of
+
+from .base import Backend, Schedule
+
+_REGISTRY: dict[str, type[Backend]] = {}
+
+# The order `auto` tries them in: the most specialised device first.
+AUTO_ORDER = ("hpu", "cuda", "cpu")
+
+
+def register_backend(cls: type[Backend]) -> type[Backend]:
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def _load() -> None:
+    # Importing the modules registers them; they import vendor SDKs only when used.
+    from . import cpu, cuda, hpu  # noqa: F401
+
+
+def backend_names() -> list[str]:
+    _load()
+    return list(_REGISTRY)
+
+
+def backend_class(name: str) -> type[Backend]:
+    _load()
+    if name not in _REGISTRY:
+        raise one_of("backend", name, ["auto", *_REGISTRY])
+    return _REGISTRY[name]
+
+
+def availability() -> dict[str, tuple[bool, str]]:
+    _load()
+    return {name: cls.is_available() for name, cls in _REGISTRY.items()}
+
+
+def resolve_backend_name(name: str) -> tuple[str, str]:
+    """Return (backend name, why). `auto` picks the first available of AUTO_ORDER."""
+    if name != "auto":
+        cls = backend_class(name)
+        ok, reason = cls.is_available()
+        if not ok:
+            raise UserError(f"backend {name!r} is not available: {reason}")
+        return name, "asked for"
+    skipped = []
+    for candidate in AUTO_ORDER:
+        ok, reason = backend_class(candidate).is_available()
+        if ok:
+            why = "first available of " + ", ".join(AUTO_ORDER)
+            if skipped:
+                why += " (" + "; ".join(skipped) + ")"
+            return candidate, why
+        skipped.append(f"{candidate}: {reason}")
+    raise UserError("no backend is available: " + "; ".join(skipped))
+
+
+__all__ = [
+    "AUTO_ORDER",
+    "Backend",
+    "Schedule",
+    "availability",
+    "backend_class",
+    "backend_names",
+    "register_backend",
+    "resolve_backend_name",
+]

@@ -1,0 +1,101 @@
+"""The Backend interface: every device difference the rest of the suite may see, as verbs.
+
+Nothing outside `backends/` asks which device it runs on. A workload's step calls `autocast()`,
+`backward()`, `step()` and `end_step()`; the runner calls `synchronize()` at window edges and
+`memory_stats()` after them. Vendor SDKs are imported inside the backend that needs them, lazily,
+so that `suite --help` and the CPU path never import them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import torch
+
+from suite.config import RunConfig
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Default measurement schedule: warm-up steps, then `windows` timed windows of `steps` steps."""
+
+    warmup_steps: int
+    steps_per_window: int
+    windows: int
+
+
+class Backend:
+    name: str = "base"
+    # Collective library for torch.distributed on this device.
+    dist_backend: str = "gloo"
+    # Precisions this backend can run, the first one is its default.
+    precisions: tuple[str, ...] = ("fp32",)
+    schedule = Schedule(warmup_steps=3, steps_per_window=10, windows=5)
+
+    def __init__(self, config: RunConfig):
+        self.config = config
+        self.precision = config.precision or self.precisions[0]
+        self.device = torch.device("cpu")
+
+    # -- discovery -----------------------------------------------------------------------------
+    @classmethod
+    def is_available(cls) -> tuple[bool, str]:
+        """(available, reason). The reason says what is missing and how to get it."""
+        raise NotImplementedError
+
+    def default_batch_size(self, workload) -> int:
+        return workload.default_batch_size
+
+    # -- life cycle ----------------------------------------------------------------------------
+    def setup(self) -> None:
+        """Select and configure the device (threads, device index, execution mode)."""
+
+    def prepare_model(self, module: torch.nn.Module) -> torch.nn.Module:
+        return module.to(self.device)
+
+    def make_optimizer(self, params, kind: str, **hyper) -> torch.optim.Optimizer:
+        """`kind` is "adamw" or "sgd"; hyper-parameters are passed explicitly so every backend's
+        optimizer computes the same update (vendor fused optimizers have other defaults)."""
+        if kind == "adamw":
+            return torch.optim.AdamW(params, **hyper)
+        if kind == "sgd":
+            return torch.optim.SGD(params, **hyper)
+        raise ValueError(f"unknown optimizer kind {kind!r}")
+
+    def to_device(self, tensor: torch.Tensor) -> torch.Tensor:
+        return tensor.to(self.device)
+
+    # -- the training step ---------------------------------------------------------------------
+    def autocast(self):
+        return contextlib.nullcontext()
+
+    def backward(self, loss: torch.Tensor) -> None:
+        loss.backward()
+
+    def step(self, optimizer: torch.optim.Optimizer) -> None:
+        optimizer.step()
+
+    def end_step(self) -> None:
+        """Once per iteration, after every optimizer has stepped (GradScaler.update lives here)."""
+
+    # -- measurement ---------------------------------------------------------------------------
+    def synchronize(self) -> None:
+        """Wait for all queued device work. Called only at the edges of timed windows."""
+
+    def reset_peak_memory(self) -> None:
+        pass
+
+    def memory_stats(self) -> dict:
+        """Normalised memory figures in bytes: peak_memory_bytes always; others where known."""
+        return {}
+
+    def device_info(self) -> dict:
+        return {"backend": self.name}
+
+    def telemetry_samplers(self) -> list:
+        """Device samplers for suite.telemetry (host CPU/RAM is sampled for every backend)."""
+        return []
+
+    def is_out_of_memory(self, error: BaseException) -> bool:
+        return isinstance(error, torch.OutOfMemoryError) if hasattr(torch, "OutOfMemoryError") else False

@@ -1,0 +1,79 @@
+"""The CPU backend: a real backend (fp32 or bf16 autocast), and the one every test runs on."""
+
+from __future__ import annotations
+
+import contextlib
+import platform
+import resource
+
+import psutil
+import torch
+
+from suite.errors import UserError
+
+from . import register_backend
+from .base import Backend, Schedule
+
+# On a CPU the seed's GPU batch sizes take minutes a step; this keeps `suite run` under a minute.
+CPU_DEFAULT_BATCH_CAP = 16
+
+
+def cpu_model_name() -> str:
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+@register_backend
+class CPUBackend(Backend):
+    name = "cpu"
+    dist_backend = "gloo"
+    precisions = ("fp32", "bf16")
+    schedule = Schedule(warmup_steps=2, steps_per_window=4, windows=3)
+
+    @classmethod
+    def is_available(cls) -> tuple[bool, str]:
+        return True, "always"
+
+    def default_batch_size(self, workload) -> int:
+        return min(workload.default_batch_size, CPU_DEFAULT_BATCH_CAP)
+
+    def setup(self) -> None:
+        if self.config.threads is not None:
+            if self.config.threads > (psutil.cpu_count(logical=True) or 1) * 4:
+                raise UserError(f"--threads {self.config.threads} is far more than this machine's "
+                                f"{psutil.cpu_count(logical=True)} logical cores")
+            torch.set_num_threads(self.config.threads)
+
+    def autocast(self):
+        if self.precision == "bf16":
+            return torch.autocast(device_type="cpu", dtype=torch.bfloat16)
+        return contextlib.nullcontext()
+
+    def memory_stats(self) -> dict:
+        # ru_maxrss is the process's peak resident set, in KiB on Linux: it includes everything the
+        # process ever held (model, optimizer state, activations, the Python runtime).
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        return {
+            "peak_memory_bytes": peak,
+            "rss_bytes": psutil.Process().memory_info().rss,
+            "total_memory_bytes": psutil.virtual_memory().total,
+        }
+
+    def device_info(self) -> dict:
+        return {
+            "backend": self.name,
+            "name": cpu_model_name(),
+            "count": 1,
+            "cores_physical": psutil.cpu_count(logical=False),
+            "cores_logical": psutil.cpu_count(logical=True),
+            "threads": torch.get_num_threads(),
+        }
+
+    def is_out_of_memory(self, error: BaseException) -> bool:
+        return isinstance(error, MemoryError) or "DefaultCPUAllocator: can't allocate memory" in str(error)

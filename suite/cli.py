@@ -1,0 +1,60 @@
+"""`suite` command line. Each sub-command lives in suite/commands/<name>.py and is found there.
+
+Errors a person caused (UserError, bad arguments) print one line, `suite: error: ...`, exit 2.
+Ctrl-C exits 130 with a short message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+
+import suite
+from suite.errors import UserError
+
+EXIT_USER_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a bad argument is a UserError (one line, exit 2) rather than usage + exit."""
+
+    def error(self, message):
+        raise UserError(f"{message} (see `{self.prog} --help`)")
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="suite", description="Benchmark deep-learning training on CPU, CUDA and Gaudi: "
+                    "throughput, cost per image, and where the bottleneck is.")
+    parser.add_argument("--version", action="version", version=f"suite {suite.__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    import suite.commands as commands
+
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"suite.commands.{info.name}")
+        module.add_parser(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return EXIT_USER_ERROR
+        return int(args.func(args) or 0)
+    except UserError as error:
+        print(f"suite: error: {error}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        print("\nsuite: interrupted (nothing was written for the unfinished run)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

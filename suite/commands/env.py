@@ -1,0 +1,38 @@
+"""`suite env`: this machine's devices and software versions."""
+
+from __future__ import annotations
+
+import json
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("env", help="show this machine's devices and software versions")
+    p.add_argument("--json", action="store_true", help="print as JSON")
+    p.set_defaults(func=env_command)
+
+
+def env_command(args) -> int:
+    from backends import availability, backend_class
+    from suite import context
+    from suite.config import RunConfig
+
+    info = {"context": context.collect(), "backends": {}}
+    for name, (ok, reason) in availability().items():
+        entry = {"available": ok, "detail": reason}
+        if ok:
+            backend = backend_class(name)(RunConfig(backend=name))
+            backend.setup()
+            entry["device"] = backend.device_info()
+        info["backends"][name] = entry
+    if args.json:
+        print(json.dumps(info, indent=2, default=str))
+        return 0
+    for key, value in info["context"].items():
+        print(f"{key:20} {value}")
+    print()
+    for name, entry in info["backends"].items():
+        state = "available" if entry["available"] else f"unavailable: {entry['detail']}"
+        print(f"{name:20} {state}")
+        for key, value in entry.get("device", {}).items():
+            print(f"  {key:18} {value}")
+    return 0

@@ -1,0 +1,69 @@
+"""`suite run`: measure one workload on one backend and write its record."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+DEFAULT_OUT = "results"
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("run", help="measure training throughput of one workload on one backend",
+                              description="Measure training throughput: warm-up steps, then timed windows.")
+    p.add_argument("--backend", default="auto", help="auto (default: hpu, then cuda, then cpu), cpu, cuda, hpu")
+    p.add_argument("--workload", default="dcgan64", help="a workload name (see `suite list`); default dcgan64")
+    p.add_argument("--batch-size", help="images per step per process (default: the workload's, capped on cpu)")
+    p.add_argument("--precision", help="fp32, bf16, amp (cuda), ... (default: the backend's)")
+    p.add_argument("--warmup", help="warm-up steps, excluded from throughput")
+    p.add_argument("--steps", help="steps per timed window")
+    p.add_argument("--windows", help="timed windows; the median and spread are reported")
+    p.add_argument("--threads", help="host threads for CPU compute (torch.set_num_threads)")
+    p.add_argument("--out", default=DEFAULT_OUT, help=f"folder for the result record (default {DEFAULT_OUT}/)")
+    p.add_argument("--json", action="store_true", help="print the record on stdout instead of a summary")
+    p.set_defaults(func=run_command)
+
+
+def config_from_args(args):
+    from suite.config import RunConfig
+
+    return RunConfig(backend=args.backend, workload=args.workload, batch_size=args.batch_size,
+                     precision=args.precision, warmup_steps=args.warmup, steps_per_window=args.steps,
+                     windows=args.windows, threads=args.threads)
+
+
+def progress_printer(stream):
+    """Progress on stderr, one line rewritten in place; only for a person at a terminal."""
+
+    def show(event, **info):
+        if event == "warmup":
+            text = f"warm-up step {info['step']}/{info['of']}"
+        else:
+            text = f"window {info['window']}/{info['of']}: {info['images_per_second']:,.1f} img/s"
+        stream.write(f"\r\033[K  {text}")
+        if event == "window" and info["window"] == info["of"]:
+            stream.write("\r\033[K")
+        stream.flush()
+
+    return show
+
+
+def run_command(args) -> int:
+    from suite import results, summary
+    from suite.runner import execute, plan_run
+
+    plan = plan_run(config_from_args(args))
+    out_dir = results.check_out_dir(args.out)
+    interactive = not args.json and sys.stdout.isatty()
+    if interactive:
+        print(f"suite: {plan.workload.name} on {plan.backend.name} ({plan.backend_choice}), "
+              f"batch {plan.config.batch_size}, {plan.config.precision}", file=sys.stderr)
+    record = execute(plan, progress=progress_printer(sys.stderr) if interactive else lambda *a, **k: None)
+    path = results.write_record(record, out_dir)
+    if args.json:
+        json.dump(record, sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+    else:
+        print(summary.render(record, os.path.relpath(path)))
+    return 0 if record["status"] == "ok" else 1

@@ -1,0 +1,29 @@
+"""What a run is asked to do: one flat, JSON-friendly record of every knob that can change a number."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+
+@dataclass
+class RunConfig:
+    backend: str = "auto"
+    workload: str = "dcgan64"
+    batch_size: int | None = None  # per process; None: the backend's default for the workload
+    precision: str | None = None  # None: the backend's default
+    warmup_steps: int | None = None  # None: the backend's default schedule
+    steps_per_window: int | None = None
+    windows: int | None = None
+    threads: int | None = None  # host threads for CPU compute; None: torch's default
+    data: str = "synthetic"
+    seed: int = 0
+    # Architecture overrides for a workload (e.g. {"ngf": 8} for tiny test models); recorded as given.
+    model_overrides: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def resolved(self, **values) -> RunConfig:
+        """A copy with defaults filled in (the record stores what actually ran, not what was typed)."""
+        return dataclasses.replace(self, **values)

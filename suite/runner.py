@@ -1,0 +1,167 @@
+"""The measurement loop: build, warm up, then K timed windows of M steps.
+
+    synchronize; t0 = now; M x train_step; synchronize; t1 = now      (one window)
+
+The device is synchronised only at window edges. Inside a window nothing reads a device value: the
+step returns its loss as a tensor, and losses are checked for NaN/inf after the last window.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import psutil
+import torch
+
+from backends import Backend, backend_class, resolve_backend_name
+from suite import context, results, stats
+from suite.config import RunConfig
+from suite.data import open_data
+from suite.errors import UserError, non_negative_int, positive_int
+from suite.telemetry import HostSampler, Telemetry
+from workloads import Workload, get_workload
+
+
+@dataclass
+class Plan:
+    """A validated run: everything resolved, nothing built or measured yet."""
+
+    config: RunConfig
+    backend: Backend
+    workload: Workload
+    backend_choice: str  # why this backend (for `auto`)
+
+
+def plan_run(config: RunConfig) -> Plan:
+    """Check every input and fill in defaults, raising UserError before anything is built."""
+    workload = get_workload(config.workload)
+    if config.model_overrides:
+        workload = workload.with_overrides(**config.model_overrides)
+    name, why = resolve_backend_name(config.backend)
+    cls = backend_class(name)
+    if config.precision is not None and config.precision not in cls.precisions:
+        raise UserError(f"precision {config.precision!r} is not supported by the {name} backend "
+                        f"(accepted: {', '.join(cls.precisions)})")
+    if config.threads is not None:
+        positive_int("--threads", config.threads)
+    schedule = cls.schedule
+    resolved = config.resolved(
+        backend=name,
+        precision=config.precision or cls.precisions[0],
+        warmup_steps=schedule.warmup_steps if config.warmup_steps is None
+        else non_negative_int("--warmup", config.warmup_steps),
+        steps_per_window=schedule.steps_per_window if config.steps_per_window is None
+        else positive_int("--steps", config.steps_per_window),
+        windows=schedule.windows if config.windows is None else positive_int("--windows", config.windows),
+    )
+    backend = cls(resolved)
+    batch_size = (backend.default_batch_size(workload) if config.batch_size is None
+                  else positive_int("--batch-size", config.batch_size))
+    resolved = resolved.resolved(batch_size=batch_size)
+    backend.config = resolved
+    return Plan(resolved, backend, workload, why)
+
+
+def process_start_time() -> float:
+    """Wall-clock time this process started (for time-to-first-step)."""
+    return psutil.Process().create_time()
+
+
+def _noop(*_args, **_kwargs) -> None:
+    pass
+
+
+def execute(plan: Plan, progress=_noop) -> dict:
+    """Measure. Returns the record; failures (OOM, errors, NaN) are in it, not raised.
+    KeyboardInterrupt is not caught: an interrupted run leaves no record."""
+    config, backend, workload = plan.config, plan.backend, plan.workload
+    ctx = context.collect()
+    record = results.new_record(results.new_run_id(workload.name, backend.name, ctx["utc_time"]),
+                                ctx, config.to_dict())
+    record["backend_choice"] = plan.backend_choice
+    record["workload"] = {"name": workload.name, "description": workload.description,
+                          "image_size": workload.image_size, "parameters": workload.parameter_counts()}
+    try:
+        _measure(plan, record, progress)
+    except Exception as error:  # noqa: BLE001 - every failure becomes a record
+        status = "oom" if backend.is_out_of_memory(error) else "error"
+        record["status"] = status
+        record["error"] = {"type": type(error).__name__, "message": str(error).strip().splitlines()[0]
+                           if str(error).strip() else type(error).__name__}
+        if status == "oom":
+            record["error"]["hint"] = (f"batch size {config.batch_size} does not fit: lower --batch-size, "
+                                       "or find the largest that fits with `suite batch-size`")
+    try:
+        record["device"] = backend.device_info()
+        record["memory"] = backend.memory_stats()
+    except Exception as error:  # noqa: BLE001 - a broken device query must not lose the measurement
+        record["warnings"].append(f"device query failed: {error}")
+    return record
+
+
+def _measure(plan: Plan, record: dict, progress) -> None:
+    config, backend, workload = plan.config, plan.backend, plan.workload
+    torch.manual_seed(config.seed)
+    backend.setup()
+    training = workload.build(backend)
+    data = open_data(config, workload, backend, config.batch_size)
+    record["data"] = data.describe()
+    batches = iter(data)
+    losses: list[torch.Tensor] = []
+
+    # Warm-up: excluded from throughput, reported on its own. The first step is synchronised so
+    # that time-to-first-step (process start -> first step done) includes compilation.
+    warmup_start = time.perf_counter()
+    first_step_done_at = None
+    for step in range(config.warmup_steps):
+        losses.append(training.train_step(next(batches)))
+        if step == 0:
+            backend.synchronize()  # sync point: only to timestamp the first step
+            first_step_done_at = time.time()
+        progress("warmup", step=step + 1, of=config.warmup_steps)
+    backend.synchronize()
+    warmup_time_s = time.perf_counter() - warmup_start
+    backend.reset_peak_memory()
+
+    images_per_window = workload.images_per_step(config.batch_size) * config.steps_per_window
+    telemetry = Telemetry([HostSampler(), *backend.telemetry_samplers()])
+    window_times: list[float] = []
+    try:
+        for window in range(config.windows):
+            backend.synchronize()  # window edge: all earlier work is done before the clock starts
+            telemetry.window_open()
+            start = time.perf_counter()
+            for _ in range(config.steps_per_window):
+                losses.append(training.train_step(next(batches)))
+            backend.synchronize()  # window edge: all of this window's work is done
+            elapsed = time.perf_counter() - start
+            telemetry.window_closed()
+            window_times.append(elapsed)
+            progress("window", window=window + 1, of=config.windows,
+                     images_per_second=images_per_window / elapsed)
+    finally:
+        record["telemetry"] = telemetry.close()
+        data.close()
+
+    metrics = stats.summarise_windows(images_per_window, config.steps_per_window, window_times)
+    metrics.update({
+        "warmup_steps": config.warmup_steps,
+        "warmup_time_s": warmup_time_s,
+        "time_to_first_step_s": (first_step_done_at - process_start_time()) if first_step_done_at else None,
+        "images_per_step": workload.images_per_step(config.batch_size),
+        "steps_timed": config.steps_per_window * config.windows,
+    })
+    record["metrics"] = metrics
+    record["warnings"].extend(stats.spread_warnings(metrics))
+
+    # After the windows: now reading device values costs nothing we measure.
+    all_losses = torch.stack([loss.reshape(-1) for loss in losses]).float().cpu()
+    record["metrics"]["final_loss"] = all_losses[-1].tolist()
+    if not torch.isfinite(all_losses).all():
+        record["status"] = "diverged"
+        bad_step = int((~torch.isfinite(all_losses)).any(dim=1).nonzero()[0])
+        record["error"] = {"type": "Diverged", "message": f"loss became NaN/inf at step {bad_step + 1} "
+                                                          "(counting warm-up)"}
+    else:
+        record["status"] = "ok"

@@ -1,0 +1,55 @@
+"""The terminal summary of one run, rendered from its record."""
+
+from __future__ import annotations
+
+
+def human_bytes(count) -> str:
+    if count is None:
+        return "n/a"
+    value = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.2f} {unit}"
+        value /= 1024
+    return f"{value:.2f} TiB"
+
+
+def render(record: dict, path: str | None = None) -> str:
+    config, metrics = record["config"], record.get("metrics", {})
+    device = record.get("device", {})
+    data = record.get("data", {}).get("source", config.get("data"))
+    lines = [f"{config['workload']} on {config['backend']} ({device.get('name', '?')}), "
+             f"{config['precision']}, batch {config['batch_size']}, {data} data"]
+    if record.get("backend_choice") and record["backend_choice"] != "asked for":
+        lines.append(f"  backend      {config['backend']}: {record['backend_choice']}")
+    if record["status"] in ("oom", "error"):
+        error = record.get("error") or {}
+        lines.append(f"  FAILED       {record['status']}: {error.get('message', '')}")
+        if error.get("hint"):
+            lines.append(f"  hint         {error['hint']}")
+    if "images_per_second" in metrics:
+        lines += [
+            f"  throughput   {metrics['images_per_second']:,.1f} img/s median "
+            f"± {metrics['images_per_second_stdev']:,.1f} σ "
+            f"({metrics['images_per_second_min']:,.1f} … {metrics['images_per_second_max']:,.1f}, "
+            f"cv {metrics['images_per_second_cv']:.1%}; {len(metrics['window_time_s'])} windows × "
+            f"{config['steps_per_window']} steps)",
+            f"               {metrics['images_per_hour']:,.0f} img/h",
+            f"  step time    {metrics['step_time_s'] * 1000:,.1f} ms",
+        ]
+        first = metrics.get("time_to_first_step_s")
+        lines.append(f"  warm-up      {metrics['warmup_steps']} steps in {metrics['warmup_time_s']:.2f} s"
+                     + (f"; time to first step {first:.2f} s (from process start)" if first else ""))
+    memory = record.get("memory", {})
+    if memory.get("peak_memory_bytes"):
+        lines.append(f"  peak memory  {human_bytes(memory['peak_memory_bytes'])}")
+    if record["status"] == "diverged":
+        lines.append(f"  DIVERGED     {record['error']['message']}")
+    elif "final_loss" in metrics:
+        losses = ", ".join(f"{v:.3f}" for v in metrics["final_loss"])
+        lines.append(f"  final loss   {losses}")
+    for warning in record.get("warnings", []):
+        lines.append(f"  warning      {warning}")
+    if path:
+        lines.append(f"  record       {path}")
+    return "\n".join(lines)

@@ -1,0 +1,79 @@
+"""The Workload interface: what to build, how one training step goes, and what one step consumes.
+
+A workload builds its modules and optimizers *through* the backend and defines one `train_step`
+that uses only `backend.autocast/backward/step/end_step`. The step returns its loss as a detached
+tensor and never calls `.item()`: reading a value would synchronise host and device every step.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import torch
+
+
+def count_parameters(module: torch.nn.Module) -> int:
+    """The seed's count: trainable elements only (BatchNorm running statistics are buffers)."""
+    return sum(p.numel() for p in module.parameters() if p.requires_grad)
+
+
+class Training:
+    """A built workload: its modules and optimizers on one backend, and its training step."""
+
+    def __init__(self, backend, modules: dict[str, torch.nn.Module], optimizers: dict):
+        self.backend = backend
+        self.modules = modules
+        self.optimizers = optimizers
+
+    def train_step(self, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        """One iteration. Returns the loss(es) as a detached tensor: no `.item()` here."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    description: str
+    image_size: int
+    default_batch_size: int
+    num_classes: int  # labels the data path must deliver (a GAN ignores them)
+
+    # -- what subclasses define ----------------------------------------------------------------
+    def build_modules(self, device: str | torch.device = "cpu") -> dict[str, torch.nn.Module]:
+        raise NotImplementedError
+
+    def build(self, backend) -> Training:
+        """Create the modules on the backend's device, and their optimizers through the backend."""
+        raise NotImplementedError
+
+    # -- shared --------------------------------------------------------------------------------
+    def with_overrides(self, **overrides) -> Workload:
+        """The same workload with some architecture fields changed (tests use tiny widths)."""
+        known = {f.name for f in dataclasses.fields(self)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            from suite.errors import UserError
+
+            raise UserError(f"unknown model override(s) {', '.join(unknown)} for {self.name} "
+                            f"(known: {', '.join(sorted(known))})")
+        return dataclasses.replace(self, **overrides)
+
+    def parameter_counts(self) -> dict[str, int]:
+        # Built on the meta device: shapes without memory, so the 240M-parameter models count instantly.
+        modules = self.build_modules(device="meta")
+        return {name: count_parameters(module) for name, module in modules.items()}
+
+    def images_per_step(self, batch_size: int) -> int:
+        """Real training images one step consumes (DCGAN: the real batch, not the fakes)."""
+        return batch_size
+
+    def input_shape(self, batch_size: int) -> tuple[int, ...]:
+        return (batch_size, 3, self.image_size, self.image_size)
+
+    def synthetic_batch(self, batch_size: int, device, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        """One batch shaped like real data, normalised to [-1, 1] as the real-data path does."""
+        generator = torch.Generator().manual_seed(seed)
+        images = torch.rand(self.input_shape(batch_size), generator=generator) * 2 - 1
+        labels = torch.randint(0, max(self.num_classes, 1), (batch_size,), generator=generator)
+        return images.to(device), labels.to(device)

@@ -1,0 +1,66 @@
+"""ResNet classification workloads, built from torchvision's models (randomly initialised)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torchvision
+from torch import nn
+
+from . import register_workload
+from .base import Training, Workload
+
+# The standard ImageNet recipe's optimiser (torchvision references: SGD, momentum 0.9, wd 1e-4).
+SGD = {"lr": 0.1, "momentum": 0.9, "weight_decay": 1e-4}
+
+
+class ClassifierTraining(Training):
+    def __init__(self, backend, modules, optimizers):
+        super().__init__(backend, modules, optimizers)
+        self.criterion = nn.CrossEntropyLoss()
+
+    def train_step(self, batch):
+        backend = self.backend
+        model, optimizer = self.modules["model"], self.optimizers["model"]
+        images, labels = batch
+        optimizer.zero_grad(set_to_none=True)
+        with backend.autocast():
+            loss = self.criterion(model(images), labels)
+        backend.backward(loss)
+        backend.step(optimizer)
+        backend.end_step()
+        return loss.detach().float()
+
+
+@dataclass(frozen=True)
+class ResNet(Workload):
+    arch: str = "resnet50"
+
+    def build_modules(self, device="cpu"):
+        builder = getattr(torchvision.models, self.arch)
+        with torch.device(device):
+            return {"model": builder(weights=None, num_classes=self.num_classes)}
+
+    def build(self, backend) -> ClassifierTraining:
+        model = backend.prepare_model(self.build_modules()["model"])
+        return ClassifierTraining(backend, {"model": model},
+                                  {"model": backend.make_optimizer(model.parameters(), "sgd", **SGD)})
+
+
+@register_workload
+def resnet50() -> ResNet:
+    return ResNet("resnet50", "torchvision ResNet-50, ImageNet-1k head, 224 px",
+                  image_size=224, default_batch_size=256, num_classes=1000, arch="resnet50")
+
+
+@register_workload
+def resnet50_inat() -> ResNet:
+    return ResNet("resnet50-inat", "torchvision ResNet-50 with a 10,000-class iNaturalist head, 224 px",
+                  image_size=224, default_batch_size=256, num_classes=10000, arch="resnet50")
+
+
+@register_workload
+def resnet18_cifar() -> ResNet:
+    return ResNet("resnet18-cifar", "torchvision ResNet-18, 10 classes at 224 px (CIFAR-10 upscaled)",
+                  image_size=224, default_batch_size=128, num_classes=10, arch="resnet18")
