@@ -16,10 +16,22 @@ class RunConfig:
     steps_per_window: int | None = None
     windows: int | None = None
     threads: int | None = None  # host threads for CPU compute; None: torch's default
-    data: str = "synthetic"
     seed: int = 0
     # Architecture overrides for a workload (e.g. {"ngf": 8} for tiny test models); recorded as given.
     model_overrides: dict = field(default_factory=dict)
+
+    # -- data path ---------------------------------------------------------------------------------
+    data: str = "synthetic"
+
+    # -- where it ran (cost) -----------------------------------------------------------------------
+
+    # -- cuda --------------------------------------------------------------------------------------
+
+    # -- hpu ---------------------------------------------------------------------------------------
+
+    # -- profiling and diagnosis -------------------------------------------------------------------
+
+    # -- distributed -------------------------------------------------------------------------------
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

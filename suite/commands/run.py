@@ -16,21 +16,36 @@ def add_parser(subparsers) -> None:
     p.add_argument("--workload", default="dcgan64", help="a workload name (see `suite list`); default dcgan64")
     p.add_argument("--batch-size", help="images per step per process (default: the workload's, capped on cpu)")
     p.add_argument("--precision", help="fp32, bf16, amp (cuda), ... (default: the backend's)")
-    p.add_argument("--warmup", help="warm-up steps, excluded from throughput")
-    p.add_argument("--steps", help="steps per timed window")
+    p.add_argument("--warmup", dest="warmup_steps", help="warm-up steps, excluded from throughput")
+    p.add_argument("--steps", dest="steps_per_window", help="steps per timed window")
     p.add_argument("--windows", help="timed windows; the median and spread are reported")
     p.add_argument("--threads", help="host threads for CPU compute (torch.set_num_threads)")
     p.add_argument("--out", default=DEFAULT_OUT, help=f"folder for the result record (default {DEFAULT_OUT}/)")
     p.add_argument("--json", action="store_true", help="print the record on stdout instead of a summary")
+
+    data = p.add_argument_group("data path")  # noqa: F841
+
+    cost = p.add_argument_group("where it runs (cost)")  # noqa: F841
+
+    cuda = p.add_argument_group("cuda")  # noqa: F841
+
+    hpu = p.add_argument_group("hpu")  # noqa: F841
+
+    diagnosis = p.add_argument_group("profiling and diagnosis")  # noqa: F841
+
+    distributed = p.add_argument_group("distributed")  # noqa: F841
+
     p.set_defaults(func=run_command)
 
 
 def config_from_args(args):
+    """RunConfig from parsed options: every option whose dest names a RunConfig field."""
+    import dataclasses
+
     from suite.config import RunConfig
 
-    return RunConfig(backend=args.backend, workload=args.workload, batch_size=args.batch_size,
-                     precision=args.precision, warmup_steps=args.warmup, steps_per_window=args.steps,
-                     windows=args.windows, threads=args.threads)
+    names = {f.name for f in dataclasses.fields(RunConfig)}
+    return RunConfig(**{k: v for k, v in vars(args).items() if k in names and v is not None})
 
 
 def progress_printer(stream):
