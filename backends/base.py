@@ -63,8 +63,15 @@ class Backend:
             return torch.optim.SGD(params, **hyper)
         raise ValueError(f"unknown optimizer kind {kind!r}")
 
-    def to_device(self, tensor: torch.Tensor) -> torch.Tensor:
-        return tensor.to(self.device)
+    def to_device(self, tensor: torch.Tensor, non_blocking: bool = False) -> torch.Tensor:
+        """Copy a host tensor to the device (non-blocking where the device supports it and the
+        source is pinned)."""
+        return tensor.to(self.device, non_blocking=non_blocking)
+
+    def make_loader(self, dataset, **loader_kwargs) -> tuple[object, dict]:
+        """A data loader for `dataset`, and a note for the record saying which loader it is and why.
+        A vendor loader (HabanaDataLoader) replaces the stock one where the dataset qualifies."""
+        return torch.utils.data.DataLoader(dataset, **loader_kwargs), {"loader": "torch.utils.data.DataLoader"}
 
     # -- the training step ---------------------------------------------------------------------
     def autocast(self):
