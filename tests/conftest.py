@@ -1,0 +1,30 @@
+"""Shared test helpers: tiny versions of the real registry entries, so the suite stays fast on 2 cores."""
+
+from __future__ import annotations
+
+import pytest
+
+# Architecture overrides that shrink each family but keep its structure (same layers, same code paths).
+TINY = {
+    "dcgan64": {"ngf": 8, "ndf": 8},
+    "dcgan64-safe": {"ngf": 8, "ndf": 8, "nz": 16},
+    "dcgan128-safe": {"ngf": 4, "ndf": 4, "nz": 16},
+    "dcgan128": {"ngf": 4, "ndf": 4, "nz": 16},
+    "resnet50": {"image_size": 32},
+    "resnet50-inat": {"image_size": 32},
+    "resnet18-cifar": {"image_size": 32},
+}
+
+
+def tiny_config(workload: str = "dcgan64", **fields):
+    from suite.config import RunConfig
+
+    values = {"backend": "cpu", "workload": workload, "batch_size": 2, "warmup_steps": 1,
+              "steps_per_window": 2, "windows": 2, "model_overrides": dict(TINY[workload])}
+    values.update(fields)
+    return RunConfig(**values)
+
+
+@pytest.fixture
+def tiny():
+    return tiny_config

@@ -1,0 +1,110 @@
+"""The command line: bad input is one line on stderr and exit 2; a good run writes one record."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from suite import cli, runner
+
+TINY_RUN = ["run", "--backend", "cpu", "--batch-size", "2", "--warmup", "1", "--steps", "1", "--windows", "1"]
+
+
+def run_cli(capsys, *argv):
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["run", "--backend", "tpu"], "unknown backend 'tpu' (known: auto, cpu, cuda, hpu)"),
+    (["run", "--workload", "gpt2"], "unknown workload 'gpt2' (known: dcgan64, dcgan64-safe, dcgan128-safe, "
+                                    "dcgan128, resnet50, resnet50-inat, resnet18-cifar)"),
+    (["run", "--batch-size", "0"], "--batch-size must be a positive integer, got '0'"),
+    (["run", "--batch-size", "lots"], "--batch-size must be a positive integer, got 'lots'"),
+    (["run", "--steps", "-3"], "--steps must be a positive integer, got '-3'"),
+    (["run", "--windows", "1.5"], "--windows must be a positive integer, got '1.5'"),
+    (["run", "--threads", "0"], "--threads must be a positive integer, got '0'"),
+    (["run", "--backend", "cpu", "--precision", "fp8"],
+     "precision 'fp8' is not supported by the cpu backend (accepted: fp32, bf16)"),
+    (["run", "--backend", "cpu", "--precision", "amp"],
+     "precision 'amp' is not supported by the cpu backend (accepted: fp32, bf16)"),
+    (["run", "--frobnicate"], "unrecognized arguments: --frobnicate"),
+    (["launch"], "invalid choice: 'launch'"),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, argv, message):
+    code, out, err = run_cli(capsys, *argv, *(["--out", str(tmp_path)] if argv[0] == "run" else []))
+    assert code == 2
+    assert err.startswith("suite: error: ") and message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not list(tmp_path.iterdir())  # nothing was written
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+def test_an_unavailable_backend_says_why(capsys, tmp_path):
+    for backend, why in (("cuda", "no CUDA GPU"), ("hpu", "Habana software not installed")):
+        code, out, err = run_cli(capsys, "run", "--backend", backend, "--out", str(tmp_path))
+        assert code == 2 and err.startswith(f"suite: error: backend '{backend}' is not available: ")
+        assert why in err and err.count("\n") == 1
+
+
+def test_an_out_folder_that_cannot_be_written_is_refused_before_measuring(capsys, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    code, out, err = run_cli(capsys, *TINY_RUN, "--out", str(blocker / "results"))
+    assert code == 2
+    assert f"--out '{blocker / 'results'}' cannot be written" in err and "Traceback" not in err
+
+
+def test_a_run_writes_one_record_and_prints_a_summary(capsys, tmp_path):
+    code, out, err = run_cli(capsys, *TINY_RUN, "--out", str(tmp_path))
+    assert code == 0, err
+    files = os.listdir(tmp_path)
+    assert len(files) == 1 and files[0].endswith(".json")
+    record = json.loads((tmp_path / files[0]).read_text())
+    assert record["status"] == "ok" and record["schema"] == "suite.run"
+    assert "img/s median" in out and "img/h" in out and files[0] in out
+
+
+def test_json_prints_the_record_on_stdout(capsys, tmp_path):
+    code, out, err = run_cli(capsys, *TINY_RUN, "--json", "--out", str(tmp_path))
+    assert code == 0
+    record = json.loads(out)
+    assert record["metrics"]["images_per_second"] > 0
+    assert os.listdir(tmp_path) == [f"{record['run_id']}.json"]
+
+
+def test_ctrl_c_exits_130_and_leaves_no_record(capsys, tmp_path, monkeypatch):
+    def interrupted(plan, progress=None):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "execute", interrupted)
+    code, out, err = run_cli(capsys, *TINY_RUN, "--out", str(tmp_path))
+    assert code == 130 and "interrupted" in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_list_shows_every_workload_with_exact_counts_and_every_backend(capsys):
+    code, out, err = run_cli(capsys, "list")
+    assert code == 0
+    for name, counts in {"dcgan64": ("3,576,704", "2,765,568"), "dcgan128-safe": ("195,063,296", "44,611,072"),
+                         "dcgan64-safe": ("52,448,768",), "dcgan128": ("48,772,864", "2,796,928"),
+                         "resnet50": ("25,557,032",), "resnet50-inat": ("43,998,032",),
+                         "resnet18-cifar": ("11,181,642",)}.items():
+        assert name in out
+        for count in counts:
+            assert count in out
+    assert "cpu        available" in out
+    assert "hpu        unavailable" in out and "cuda       unavailable" in out
+
+
+def test_the_installed_entry_point_reports_errors_without_a_traceback(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "suite", "run", "--workload", "nope", "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("suite: error: unknown workload 'nope'") and "Traceback" not in proc.stderr

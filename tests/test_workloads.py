@@ -1,0 +1,98 @@
+"""The registry's workloads: exact architectures, and a real training step for each on the CPU."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torchvision
+from conftest import TINY
+
+from backends.cpu import CPUBackend
+from suite.config import RunConfig
+from workloads import get_workload, workload_names
+
+# shared/reference/dcgan.md: the seed's trainable-parameter counts, to the parameter.
+SEED_COUNTS = {
+    "dcgan64": (3_576_704, 2_765_568),
+    "dcgan64-safe": (52_448_768, 2_765_568),
+    "dcgan128-safe": (195_063_296, 44_611_072),
+    "dcgan128": (48_772_864, 2_796_928),
+}
+
+
+def test_registry_has_the_seven_workloads():
+    assert sorted(workload_names()) == sorted(
+        ["dcgan64", "dcgan64-safe", "dcgan128-safe", "dcgan128", "resnet50", "resnet50-inat", "resnet18-cifar"])
+
+
+@pytest.mark.parametrize("name", sorted(SEED_COUNTS))
+def test_dcgan_parameter_counts_match_the_seed_exactly(name):
+    counts = get_workload(name).parameter_counts()
+    assert (counts["generator"], counts["discriminator"]) == SEED_COUNTS[name]
+
+
+@pytest.mark.parametrize("name,classes,builder", [
+    ("resnet50", 1000, torchvision.models.resnet50),
+    ("resnet50-inat", 10000, torchvision.models.resnet50),
+    ("resnet18-cifar", 10, torchvision.models.resnet18),
+])
+def test_resnets_are_torchvisions_models(name, classes, builder):
+    with torch.device("meta"):
+        expected = sum(p.numel() for p in builder(num_classes=classes).parameters())
+    assert get_workload(name).parameter_counts() == {"model": expected}
+    assert get_workload(name).num_classes == classes
+
+
+def test_dcgan_generator_makes_images_of_the_workload_size():
+    for name in SEED_COUNTS:
+        workload = get_workload(name).with_overrides(**TINY[name])
+        modules = workload.build_modules()
+        z = torch.randn(2, workload.nz, 1, 1)
+        images = modules["generator"](z)
+        assert images.shape == (2, 3, workload.image_size, workload.image_size)
+        assert modules["discriminator"](images).shape == (2, 1, 1, 1)  # one logit per image
+
+
+@pytest.mark.parametrize("name", sorted(TINY))
+def test_each_workload_trains_one_real_step_on_the_cpu(name):
+    torch.manual_seed(0)
+    workload = get_workload(name).with_overrides(**TINY[name])
+    backend = CPUBackend(RunConfig(backend="cpu", workload=name))
+    backend.setup()
+    training = workload.build(backend)
+    before = {f"{m}.{n}": p.detach().clone() for m, mod in training.modules.items()
+              for n, p in mod.named_parameters()}
+    loss = training.train_step(workload.synthetic_batch(2, backend.device))
+
+    assert torch.isfinite(loss).all()
+    assert not loss.requires_grad  # the step hands back a detached value, never a graph
+    for module_name, module in training.modules.items():
+        for param_name, param in module.named_parameters():
+            assert param.grad is not None, f"{module_name}.{param_name} got no gradient"
+            assert torch.isfinite(param.grad).all()
+            # Weight decay moves every parameter, so each one must have changed.
+            assert not torch.equal(param.detach(), before[f"{module_name}.{param_name}"]), \
+                f"{module_name}.{param_name} was not updated"
+
+
+def test_dcgan_discriminator_has_no_sigmoid_and_uses_logit_loss():
+    training = get_workload("dcgan64").with_overrides(**TINY["dcgan64"]).build(
+        CPUBackend(RunConfig(backend="cpu")))
+    assert not any(isinstance(m, torch.nn.Sigmoid) for m in training.modules["discriminator"].modules())
+    assert isinstance(training.criterion, torch.nn.BCEWithLogitsLoss)
+
+
+def test_dcgan_optimizers_are_the_seeds_adamw():
+    training = get_workload("dcgan64").with_overrides(**TINY["dcgan64"]).build(
+        CPUBackend(RunConfig(backend="cpu")))
+    for optimizer in training.optimizers.values():
+        assert isinstance(optimizer, torch.optim.AdamW)
+        group = optimizer.param_groups[0]
+        assert (group["lr"], group["betas"], group["weight_decay"]) == (2e-4, (0.5, 0.999), 0.05)
+
+
+def test_an_unknown_override_is_a_clear_error():
+    from suite.errors import UserError
+
+    with pytest.raises(UserError, match="unknown model override.*wdith"):
+        get_workload("dcgan64").with_overrides(wdith=3)
