@@ -1,0 +1,96 @@
+"""What does the harness cost? The suite's dcgan64 measurement against a plain hand-written loop.
+
+Both train the same model (the registry's dcgan64 architecture) at the same batch size and thread count
+on the CPU. They run alternately, round after round, in one process, so drift in the machine's speed hits
+both alike. The suite side is the real thing: `suite.runner.execute`, with its telemetry thread, loss
+bookkeeping and window synchronisation. Goal: ratio (suite / plain) >= 0.98.
+
+    python benchmarks/harness_overhead.py [--batch-size 64] [--steps 8] [--rounds 5] [--threads 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import torch
+from torch import nn
+
+from suite import runner
+from suite.config import RunConfig
+from workloads import get_workload
+from workloads.dcgan import ADAMW
+
+
+def plain_loop(batch_size: int, steps: int, warmup: int) -> float:
+    """The loop a person would write by hand: no backend verbs, no telemetry, no bookkeeping."""
+    workload = get_workload("dcgan64")
+    modules = workload.build_modules()
+    netG, netD = modules["generator"], modules["discriminator"]
+    optG = torch.optim.AdamW(netG.parameters(), **ADAMW)
+    optD = torch.optim.AdamW(netD.parameters(), **ADAMW)
+    criterion = nn.BCEWithLogitsLoss()
+    real = torch.rand(batch_size, 3, 64, 64) * 2 - 1
+    ones, zeros = torch.ones(batch_size), torch.zeros(batch_size)
+
+    def step():
+        z = torch.randn(batch_size, workload.nz, 1, 1)
+        optD.zero_grad(set_to_none=True)
+        fake = netG(z)
+        loss_d = criterion(netD(real).view(-1), ones) + criterion(netD(fake.detach()).view(-1), zeros)
+        loss_d.backward()
+        optD.step()
+        optG.zero_grad(set_to_none=True)
+        loss_g = criterion(netD(fake).view(-1), ones)
+        loss_g.backward()
+        optG.step()
+
+    for _ in range(warmup):
+        step()
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    return batch_size * steps / (time.perf_counter() - start)
+
+
+def suite_loop(batch_size: int, steps: int, warmup: int, threads: int) -> float:
+    config = RunConfig(backend="cpu", workload="dcgan64", batch_size=batch_size, warmup_steps=warmup,
+                       steps_per_window=steps, windows=1, threads=threads)
+    record = runner.execute(runner.plan_run(config))
+    assert record["status"] == "ok", record["error"]
+    return record["metrics"]["images_per_second"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=torch.get_num_threads())
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+
+    suite_rates, plain_rates = [], []
+    for round_index in range(args.rounds):
+        # Alternate which goes first, so neither always follows the other.
+        order = ("suite", "plain") if round_index % 2 == 0 else ("plain", "suite")
+        for which in order:
+            if which == "suite":
+                suite_rates.append(suite_loop(args.batch_size, args.steps, args.warmup, args.threads))
+            else:
+                plain_rates.append(plain_loop(args.batch_size, args.steps, args.warmup))
+        print(f"round {round_index + 1}/{args.rounds}: suite {suite_rates[-1]:.2f} img/s, "
+              f"plain {plain_rates[-1]:.2f} img/s", flush=True)
+
+    suite_median, plain_median = statistics.median(suite_rates), statistics.median(plain_rates)
+    print(f"\ndcgan64, cpu, batch {args.batch_size}, {args.threads} threads, {args.steps} steps per window, "
+          f"{args.rounds} rounds")
+    print(f"suite  {suite_median:8.2f} img/s median ({min(suite_rates):.2f} … {max(suite_rates):.2f})")
+    print(f"plain  {plain_median:8.2f} img/s median ({min(plain_rates):.2f} … {max(plain_rates):.2f})")
+    print(f"ratio  {suite_median / plain_median:.3f}  (suite / plain; goal >= 0.98)")
+
+
+if __name__ == "__main__":
+    main()
