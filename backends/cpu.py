@@ -34,7 +34,7 @@ class CPUBackend(Backend):
     name = "cpu"
     dist_backend = "gloo"
     precisions = ("fp32", "bf16")
-    schedule = Schedule(warmup_steps=2, steps_per_window=4, windows=3)
+    schedule = Schedule(warmup_steps=2, steps_per_window=4, windows=5)
 
     @classmethod
     def is_available(cls) -> tuple[bool, str]:
