@@ -108,3 +108,19 @@ def test_the_installed_entry_point_reports_errors_without_a_traceback(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.startswith("suite: error: unknown workload 'nope'") and "Traceback" not in proc.stderr
+
+
+def test_env_reports_versions_and_backends_as_json(capsys):
+    code, out, err = run_cli(capsys, "env", "--json")
+    assert code == 0
+    info = json.loads(out)
+    assert info["context"]["torch"] == torch.__version__
+    assert info["backends"]["cpu"]["available"] is True
+    assert info["backends"]["cpu"]["device"]["cores_logical"] >= 1
+    assert info["backends"]["hpu"]["available"] is False
+
+
+def test_help_does_not_import_torch():
+    proc = subprocess.run([sys.executable, "-c", "import sys; from suite import cli; cli.build_parser(); "
+                           "print('torch' in sys.modules)"], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "False"
