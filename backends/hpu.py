@@ -36,7 +36,8 @@ FP32_OPS_ENV = "PT_HPU_AUTOCAST_FP32_OPS_LIST"
 # (the bridge's is_lazy(): os.getenv("PT_HPU_LAZY_MODE", "1") != "0").
 EAGER_DEFAULT_FROM = (1, 21)
 PLUGIN_DIST = "habana-torch-plugin"  # the wheel that provides habana_frameworks.torch (not on PyPI)
-# Gaudi device nodes: /dev/hl<N> (habanalabs driver) or /dev/accel/accel<N> (the kernel accel subsystem).
+# Gaudi device nodes: /dev/hl<N> (habanalabs driver; "habanalabs: create two char devices per ASIC", hlX and
+# hl_controlDX) or /dev/accel/accel<N> since the driver moved to the kernel's accel subsystem.
 DEVICE_NODE_GLOBS = ("/dev/hl[0-9]*", "/dev/accel/accel[0-9]*")
 INSTALL_HINT = ("use a Gaudi instance with Habana's PyTorch container (vault.habana.ai/gaudi-docker) or "
                 "Habana's installer; the bridge is not on PyPI")
@@ -237,7 +238,9 @@ class HPUBackend(Backend):
         else:
             optimizer.step()
         if self.mode == "lazy":
-            # And again after the update, so the next iteration starts a fresh graph.
+            # And again after the update, so the next iteration starts a fresh graph. (Habana's FusedAdamW
+            # also marks a step inside its step(); one more on an empty graph costs nothing, and
+            # torch.optim's optimizers under --no-fused need it.)
             self._htcore.mark_step()
 
     # -- measurement ---------------------------------------------------------------------------
