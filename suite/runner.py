@@ -59,7 +59,8 @@ def plan_run(config: RunConfig) -> Plan:
     backend = cls(resolved)
     batch_size = (backend.default_batch_size(workload) if config.batch_size is None
                   else positive_int("--batch-size", config.batch_size))
-    resolved = resolved.resolved(batch_size=batch_size)
+    # From the backend's config: a backend may fill in defaults of its own (hpu: the execution mode).
+    resolved = backend.config.resolved(batch_size=batch_size)
     backend.config = resolved
     return Plan(resolved, backend, workload, why)
 

@@ -29,7 +29,17 @@ def add_parser(subparsers) -> None:
 
     cuda = p.add_argument_group("cuda")  # noqa: F841
 
-    hpu = p.add_argument_group("hpu")  # noqa: F841
+    hpu = p.add_argument_group("hpu")
+    hpu.add_argument("--hpu-mode", dest="hpu_mode", choices=["lazy", "eager", "compile"],
+                     help="Gaudi execution mode: lazy (mark_step graphs), eager, or compile (eager + "
+                          "torch.compile hpu_backend); default: PT_HPU_LAZY_MODE if set, else the installed "
+                          "Habana release's default")
+    hpu.add_argument("--no-fused", dest="hpu_fused", action="store_false", default=None,
+                     help="use torch.optim's AdamW/SGD instead of Habana's FusedAdamW/FusedSGD")
+    hpu.add_argument("--hpu-bf16-ops", dest="hpu_bf16_ops", metavar="FILE",
+                     help="op list run in bf16 (PT_HPU_AUTOCAST_LOWER_PRECISION_OPS_LIST, or HMP's bf16 list)")
+    hpu.add_argument("--hpu-fp32-ops", dest="hpu_fp32_ops", metavar="FILE",
+                     help="op list kept in fp32 (PT_HPU_AUTOCAST_FP32_OPS_LIST, or HMP's fp32 list)")
 
     diagnosis = p.add_argument_group("profiling and diagnosis")  # noqa: F841
 

@@ -1,0 +1,36 @@
+"""Without Gaudi software (this machine): `suite run --backend hpu` says in one line what is missing and how
+to get it, and `suite list` shows hpu as unavailable with the same reason."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+
+import pytest
+
+from backends.hpu import HPUBackend
+from suite.cli import main
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("habana_frameworks") is not None,
+                                reason="Habana software is installed here")
+
+
+def test_run_on_hpu_without_habana_software_exits_2_in_one_line():
+    # A fresh process: the real import path, no fakes anywhere on sys.path.
+    done = subprocess.run([sys.executable, "-m", "suite", "run", "--backend", "hpu"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("suite: error: backend 'hpu' is not available: Habana software not installed")
+    assert "habana_frameworks" in done.stderr and "Habana's PyTorch container" in done.stderr
+    assert "habana_frameworks" not in sys.modules
+
+
+def test_list_shows_hpu_unavailable_with_the_reason(capsys):
+    ok, reason = HPUBackend.is_available()
+    assert not ok
+    assert main(["list"]) == 0
+    hpu_line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("hpu "))
+    assert "unavailable" in hpu_line and reason in hpu_line
