@@ -275,7 +275,7 @@ def test_wiring_plain_loader_for_other_datasets_or_without_the_wheel(fakes, monk
 
 # -- measurement -------------------------------------------------------------------------------
 class RecordingClock:
-    """Stands in for the runner's `time` module: every clock read is recorded next to device calls."""
+    """Stands in for the runner's `time` module and window clock: every read is recorded next to device calls."""
 
     def __getattr__(self, name):
         return getattr(time, name)
@@ -298,7 +298,9 @@ def run_tiny(**config):
 
 
 def test_wiring_synchronize_before_each_timestamp(fakes, monkeypatch):
-    monkeypatch.setattr(runner, "time", RecordingClock())
+    recording = RecordingClock()
+    monkeypatch.setattr(runner, "time", recording)
+    monkeypatch.setattr(runner, "clock", recording.perf_counter)
     record = run_tiny(hpu_mode="lazy")
     assert record["status"] == "ok", record.get("error")
     events = recorder().events("clock", "synchronize", "mark_step", "optimizer.step")
