@@ -30,7 +30,7 @@ def _run_label(record: dict) -> str:
     parts = [config.get("workload"), config.get("backend"), config.get("precision"), f"b{config.get('batch_size')}"]
     if config.get("instance"):
         parts.append(config["instance"])
-    return f"{' '.join(str(p) for p in parts)} ({str(record.get('run_id', ''))[-6:]})"
+    return f"{' '.join(str(p) for p in parts)} (run {str(record.get('run_id', '')).rsplit('-', 1)[-1]})"
 
 
 def throughput_over_run(records: list[dict], path: str) -> str | None:
@@ -55,10 +55,12 @@ def throughput_over_run(records: list[dict], path: str) -> str | None:
     ax.set_ylabel("throughput (images/s, per window)")
     ax.set_title("Throughput over each run")
     ax.set_ylim(bottom=0)
+    ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:,.0f}"))
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
+    # below the axes, so that no line is hidden behind it
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return path
 

@@ -97,7 +97,11 @@ def build_rows(records: list[dict], catalog: Catalog, dataset_size: int = DEFAUL
     groups: dict[tuple, list[dict]] = {}
     for record in records:
         groups.setdefault(group_key(record), []).append(record)
-    return [_row(group, catalog, dataset_size, extrapolate) for group in groups.values()]
+    rows = [_row(group, catalog, dataset_size, extrapolate) for group in groups.values()]
+    # like the seed's table: by model, then cheapest instance first; failed rows after measured ones
+    rows.sort(key=lambda r: (str(r["model_run"]), r["images_per_hour"] is None, r["usd_per_hour"] or 0,
+                             str(r["instance"]), str(r["backend"]), str(r["precision"]), r["batch_size"] or 0))
+    return rows
 
 
 def _row(group: list[dict], catalog: Catalog, dataset_size: int, extrapolate: bool) -> dict:
