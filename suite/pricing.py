@@ -73,7 +73,7 @@ class Catalog:
 
     def caption(self) -> str:
         spot = f" Spot: {self.spot_basis}." if self.spot_basis else ""
-        return f"Prices: {self.name}, as of {self.as_of} ({self.currency}/hour); source: {self.source}.{spot}"
+        return f"Prices: {self.name} ({self.currency}/hour), as of {self.as_of}; source: {self.source}.{spot}"
 
     def describe(self) -> dict:
         return {"name": self.name, "source": self.source, "as_of": self.as_of, "currency": self.currency,

@@ -272,7 +272,7 @@ def render_markdown(rows: list[dict], catalog: Catalog, dataset_size: int) -> st
 
 
 def footer(catalog: Catalog, dataset_size: int) -> str:
-    return (f"{catalog.caption()}\n"
+    return (f"{catalog.caption()}\n\n"
             f"Throughput: median over runs of each run's median timed window; Spread: (max − min) ÷ median "
             f"across runs. Images per $ = images/hour ÷ $/hour of the whole instance. "
             f"Epoch: {dataset_size:,} images.")

@@ -62,7 +62,7 @@ def test_seed_table_2_1_images_per_dollar_to_the_image():
         assert f"| {rate:,} | " in text and f"| {per_usd:,} | " in text and f"| {spot_per_usd:,} | " in text
     assert "| Model Run | Instance | Average Throughput (Imgs/Hr) | Rate ($) | Throughput / $ | Spot Rate ($) " \
            "| Spot Throughput / $ |" in text
-    assert "assumed 0.30 × on-demand" in text and "seed-2022, as of 2022" in text
+    assert "assumed 0.30 × on-demand" in text and "seed-2022 (USD/hour), as of 2022" in text
 
 
 def test_repeated_runs_become_one_row_with_median_count_and_spread():
