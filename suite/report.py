@@ -109,7 +109,8 @@ def _row(group: list[dict], catalog: Catalog, dataset_size: int, extrapolate: bo
     config, device = first["config"], first.get("device") or {}
     ok = [r for r in group if r.get("status") == "ok" and images_per_hour(r)]
     failed = [r for r in group if not any(r is o for o in ok)]
-    not_ok = Counter(r.get("status") or "error" for r in failed)
+    # an "ok" record without a throughput is damaged: counted apart, never in the median
+    not_ok = Counter("no throughput" if r.get("status") == "ok" else (r.get("status") or "error") for r in failed)
     used = accelerators_used(first)
     row = {
         "model_run": config.get("workload"), "instance": config.get("instance"),
