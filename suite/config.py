@@ -24,6 +24,9 @@ class RunConfig:
     data: str = "synthetic"
 
     # -- where it ran (cost) -----------------------------------------------------------------------
+    instance: str | None = None  # the cloud instance it ran on, a name in a price catalog
+    prices: str | None = None  # the catalog that instance was checked against (name or file)
+    accelerators_used: int | None = None  # of the instance's accelerators; None: one per process
 
     # -- cuda --------------------------------------------------------------------------------------
 

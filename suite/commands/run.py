@@ -25,7 +25,12 @@ def add_parser(subparsers) -> None:
 
     data = p.add_argument_group("data path")  # noqa: F841
 
-    cost = p.add_argument_group("where it runs (cost)")  # noqa: F841
+    cost = p.add_argument_group("where it runs (cost)")
+    cost.add_argument("--instance", metavar="NAME",
+                      help="the cloud instance this runs on (e.g. p3.2xlarge; see `suite prices list`); "
+                           "`suite report` prices the run with it")
+    cost.add_argument("--prices", metavar="NAME|FILE",
+                      help="price catalog the instance is looked up in (default: any shipped catalog)")
 
     cuda = p.add_argument_group("cuda")  # noqa: F841
 
@@ -76,9 +81,11 @@ def progress_printer(stream):
 
 def run_command(args) -> int:
     from suite import results, summary
+    from suite.pricing import resolve_run_instance
     from suite.runner import execute, plan_run
 
     plan = plan_run(config_from_args(args))
+    plan.config = plan.backend.config = resolve_run_instance(plan.config)  # checked before measuring
     out_dir = results.check_out_dir(args.out)
     interactive = not args.json and sys.stdout.isatty()
     if interactive:

@@ -1,0 +1,110 @@
+"""PNG plots for `suite report --plot DIR`, drawn from the same records and rows as the table.
+
+- throughput_over_run.png: each run's timed windows, images/s against time into the timed part of the run
+  (a run that slows down — thermal throttling, a starving data loader — shows as a falling line).
+- images_per_dollar.png: images per $ per configuration and instance, on-demand beside spot.
+
+matplotlib is imported here only (the `plot` extra), so the rest of the suite never needs it.
+"""
+
+from __future__ import annotations
+
+import os
+
+from suite.errors import UserError
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        raise UserError("--plot needs matplotlib: pip install 'suite[plot]'") from None
+    matplotlib.use("Agg")  # files only; never open a window
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _run_label(record: dict) -> str:
+    config = record["config"]
+    parts = [config.get("workload"), config.get("backend"), config.get("precision"), f"b{config.get('batch_size')}"]
+    if config.get("instance"):
+        parts.append(config["instance"])
+    return f"{' '.join(str(p) for p in parts)} (run {str(record.get('run_id', '')).rsplit('-', 1)[-1]})"
+
+
+def throughput_over_run(records: list[dict], path: str) -> str | None:
+    runs = [r for r in records if (r.get("metrics") or {}).get("window_images_per_second")]
+    if not runs:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(9, 5))
+    for record in runs:
+        metrics = record["metrics"]
+        rates = metrics["window_images_per_second"]
+        times = metrics.get("window_time_s") or [1.0] * len(rates)
+        # x: the end of each window, in seconds of timed work (warm-up excluded)
+        ends, total = [], 0.0
+        for t in times:
+            total += t
+            ends.append(total)
+        style = "--" if record.get("status") != "ok" else "-"
+        ax.plot(ends, rates, style, marker="o", label=_run_label(record) + ("" if style == "-" else
+                                                                            f" [{record.get('status')}]"))
+    ax.set_xlabel("time into the timed windows (s, warm-up excluded)")
+    ax.set_ylabel("throughput (images/s, per window)")
+    ax.set_title("Throughput over each run")
+    ax.set_ylim(bottom=0)
+    ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    ax.grid(alpha=0.3)
+    # below the axes, so that no line is hidden behind it
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def images_per_dollar(rows: list[dict], caption: str, path: str) -> str | None:
+    priced = [r for r in rows if r["images_per_usd"] is not None]
+    if not priced:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(priced) + 2), 5.5))
+    width = 0.38
+    positions = list(range(len(priced)))
+    on_demand = [r["images_per_usd"] for r in priced]
+    spot = [r["spot_images_per_usd"] or 0 for r in priced]
+    hatch = ["//" if r["extrapolated_factor"] else "" for r in priced]
+    bars = ax.bar([p - width / 2 for p in positions], on_demand, width, label="on-demand", color="#4472c4")
+    spot_bars = ax.bar([p + width / 2 for p in positions], spot, width, label="spot", color="#ed7d31")
+    for bar, mark in zip(list(bars) + list(spot_bars), hatch + hatch):
+        bar.set_hatch(mark)
+    for bar, row in zip(spot_bars, priced):
+        if row["spot_images_per_usd"] is None:
+            ax.annotate("no spot\nquote", (bar.get_x() + bar.get_width() / 2, 0), ha="center", va="bottom",
+                        fontsize=7)
+    labels = [f"{r['model_run']}\n{r['instance']}\n{r['backend']} {r['precision']} b{r['batch_size']}"
+              + ("\n(extrapolated)" if r["extrapolated_factor"] else "") for r in priced]
+    ax.set_xticks(positions)
+    ax.set_xticklabels(labels, fontsize=8)
+    ax.set_ylabel("images per $")
+    ax.set_title("Images per dollar, on-demand beside spot")
+    ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend()
+    fig.text(0.01, 0.01, caption, fontsize=6, wrap=True)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def draw_all(records: list[dict], rows: list[dict], catalog, out_dir: str) -> list[str]:
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as error:
+        raise UserError(f"--plot {out_dir!r} cannot be created: {error.strerror or error}") from None
+    drawn = [throughput_over_run(records, os.path.join(out_dir, "throughput_over_run.png")),
+             images_per_dollar(rows, catalog.caption(), os.path.join(out_dir, "images_per_dollar.png"))]
+    return [path for path in drawn if path]

@@ -1,0 +1,201 @@
+"""Price catalogs: what an instance costs per hour, on-demand and spot, and where that price came from.
+
+A catalog is a YAML file (the shipped ones live in suite/prices/): a name, its source, an as-of date, how
+its spot prices were obtained, and per instance the provider, region, accelerator model, count and memory,
+vCPUs, RAM and the two prices. Prices go stale, so every report prints the catalog's source and date.
+
+Validation is strict, because a silently misread price is a wrong answer: every field must be present, and
+prices must be numbers (a spot price may be null: "no quote"). Errors name the instance and the field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+from dataclasses import dataclass
+from importlib import resources
+
+import yaml
+
+from suite.errors import UserError
+
+# The newest shipped snapshot; the seed's catalog stays available by name (`--prices seed-2022`).
+DEFAULT_CATALOG = "skypilot-2025"
+
+CATALOG_FIELDS = ("name", "source", "as_of", "instances")
+# field -> (kind, may be null)
+INSTANCE_FIELDS = {
+    "provider": (str, False),
+    "region": (str, False),
+    "accelerator": (str, False),
+    "accelerator_count": (int, False),
+    "accelerator_memory_gib": (float, False),
+    "vcpus": (int, False),
+    "ram_gib": (float, False),
+    "on_demand_usd_per_hour": (float, False),
+    "spot_usd_per_hour": (float, True),
+}
+
+
+@dataclass(frozen=True)
+class Instance:
+    name: str
+    provider: str
+    region: str
+    accelerator: str
+    accelerator_count: int
+    accelerator_memory_gib: float
+    vcpus: int
+    ram_gib: float
+    on_demand_usd_per_hour: float
+    spot_usd_per_hour: float | None
+    note: str | None = None
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class Catalog:
+    name: str
+    source: str
+    as_of: str
+    instances: dict[str, Instance]
+    currency: str = "USD"
+    spot_basis: str | None = None
+    path: str | None = None
+
+    def get(self, name: str) -> Instance:
+        if name in self.instances:
+            return self.instances[name]
+        raise unknown_instance(name, self.instances, f"the {self.name} price catalog")
+
+    def caption(self) -> str:
+        spot = f" Spot: {self.spot_basis}." if self.spot_basis else ""
+        return f"Prices: {self.name} ({self.currency}/hour), as of {self.as_of}; source: {self.source}.{spot}"
+
+    def describe(self) -> dict:
+        return {"name": self.name, "source": self.source, "as_of": self.as_of, "currency": self.currency,
+                "spot_basis": self.spot_basis, "path": self.path}
+
+
+def unknown_instance(name: str, known, where: str) -> UserError:
+    close = difflib.get_close_matches(name, list(known), n=4, cutoff=0.5)
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    return UserError(f"unknown instance {name!r}: {hint}(looked in {where}; see `suite prices list`)")
+
+
+def shipped_catalog_names() -> list[str]:
+    folder = resources.files("suite") / "prices"
+    return sorted(entry.name[: -len(".yaml")] for entry in folder.iterdir() if entry.name.endswith(".yaml"))
+
+
+def _number(value, kind, where: str, field: str, nullable: bool):
+    if value is None:
+        if nullable:
+            return None
+        raise UserError(f"{where}: {field} is missing a value (a number is required)")
+    # bool is an int in Python; `true` is never a price or a count.
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise UserError(f"{where}: {field} must be a number, got {value!r}"
+                        + (" (quoted: write it without quotes)" if isinstance(value, str) else ""))
+    if value < 0:
+        raise UserError(f"{where}: {field} must not be negative, got {value!r}")
+    if kind is int:
+        if value != int(value):
+            raise UserError(f"{where}: {field} must be a whole number, got {value!r}")
+        return int(value)
+    return float(value)
+
+
+def parse_instance(name: str, entry, catalog_where: str) -> Instance:
+    where = f"{catalog_where}, instance {name!r}"
+    if not isinstance(entry, dict):
+        raise UserError(f"{where}: expected a mapping of fields, got {entry!r}")
+    values = {}
+    for field, (kind, nullable) in INSTANCE_FIELDS.items():
+        if field not in entry:
+            null = " (write `null` for no quote)" if nullable else ""
+            raise UserError(f"{where}: field {field!r} is missing{null}")
+        if kind is str:
+            if not isinstance(entry[field], str) or not entry[field].strip():
+                raise UserError(f"{where}: {field} must be a non-empty text, got {entry[field]!r}")
+            values[field] = entry[field]
+        else:
+            values[field] = _number(entry[field], kind, where, field, nullable)
+    if values["on_demand_usd_per_hour"] == 0:
+        raise UserError(f"{where}: on_demand_usd_per_hour must be above 0 (images per $ divide by it)")
+    if values["spot_usd_per_hour"] == 0:
+        raise UserError(f"{where}: spot_usd_per_hour must be above 0, or null for no quote")
+    note = entry.get("note")
+    return Instance(name=str(name), note=str(note) if note is not None else None, **values)
+
+
+def parse_catalog(data, where: str, path: str | None = None) -> Catalog:
+    if not isinstance(data, dict):
+        raise UserError(f"{where}: not a price catalog (expected a mapping with {', '.join(CATALOG_FIELDS)})")
+    for field in CATALOG_FIELDS:
+        if data.get(field) in (None, ""):
+            raise UserError(f"{where}: field {field!r} is missing (a catalog needs {', '.join(CATALOG_FIELDS)})")
+    if not isinstance(data["instances"], dict) or not data["instances"]:
+        raise UserError(f"{where}: 'instances' must map instance names to their fields")
+    instances = {str(name): parse_instance(str(name), entry, where) for name, entry in data["instances"].items()}
+    return Catalog(name=str(data["name"]), source=str(data["source"]), as_of=str(data["as_of"]),
+                   instances=instances, currency=str(data.get("currency", "USD")),
+                   spot_basis=data.get("spot_basis"), path=path)
+
+
+def _read_yaml(path: str, where: str):
+    try:
+        with open(path) as handle:
+            return yaml.safe_load(handle)
+    except OSError as error:
+        raise UserError(f"{where} cannot be read: {error.strerror or error}") from None
+    except yaml.YAMLError as error:
+        raise UserError(f"{where} is not valid YAML: {str(error).splitlines()[0]}") from None
+
+
+def load_catalog(name_or_path: str | None = None) -> Catalog:
+    """A shipped catalog by name, or a user's YAML file by path."""
+    choice = name_or_path or DEFAULT_CATALOG
+    shipped = shipped_catalog_names()
+    if choice in shipped:
+        entry = resources.files("suite") / "prices" / f"{choice}.yaml"
+        with resources.as_file(entry) as path:
+            return parse_catalog(_read_yaml(str(path), f"price catalog {choice!r}"),
+                                 f"price catalog {choice!r}", str(entry))
+    if os.path.exists(choice) or choice.endswith((".yaml", ".yml")):
+        if not os.path.isfile(choice):
+            raise UserError(f"price catalog file {choice!r} does not exist (shipped catalogs: {', '.join(shipped)})")
+        return parse_catalog(_read_yaml(choice, f"price catalog file {choice!r}"), choice, choice)
+    raise UserError(f"unknown price catalog {choice!r} (shipped: {', '.join(shipped)}; or a path to a YAML file)")
+
+
+def find_instance(name: str, prices: str | None = None) -> tuple[Instance, Catalog]:
+    """The instance in the catalog asked for; with none asked for, in any shipped catalog (newest first),
+    so an instance only the seed priced (e.g. g3.8xlarge) can still be named on `suite run`."""
+    if prices:
+        catalog = load_catalog(prices)
+        return catalog.get(name), catalog
+    catalogs = [load_catalog(DEFAULT_CATALOG)] + [load_catalog(n) for n in shipped_catalog_names()
+                                                  if n != DEFAULT_CATALOG]
+    for catalog in catalogs:
+        if name in catalog.instances:
+            return catalog.instances[name], catalog
+    known = sorted({n for catalog in catalogs for n in catalog.instances})
+    raise unknown_instance(name, known, "the shipped price catalogs; give your own with --prices FILE")
+
+
+def resolve_run_instance(config):
+    """`suite run --instance`: check the name before anything is measured and record how many of the
+    instance's accelerators the run used (one per process)."""
+    if not getattr(config, "instance", None):
+        return config
+    instance, catalog = find_instance(config.instance, getattr(config, "prices", None))
+    world_size = getattr(config, "world_size", None) or 1
+    used = config.accelerators_used if config.accelerators_used is not None else world_size
+    if instance.accelerator_count and used > instance.accelerator_count:
+        raise UserError(f"the run uses {used} accelerators but {instance.name} has "
+                        f"{instance.accelerator_count} ({instance.accelerator})")
+    return config.resolved(accelerators_used=used, prices=config.prices or catalog.name)

@@ -1,0 +1,229 @@
+"""Price catalogs: the shipped ones, validation of a user's file, instance look-up, and the importers."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from suite.cli import main
+from suite.config import RunConfig
+from suite.errors import UserError
+from suite.price_import import import_file
+from suite.pricing import (
+    DEFAULT_CATALOG,
+    find_instance,
+    load_catalog,
+    resolve_run_instance,
+    shipped_catalog_names,
+)
+
+
+def test_shipped_catalogs_load_with_source_and_date():
+    assert {"seed-2022", "skypilot-2025"} <= set(shipped_catalog_names())
+    assert DEFAULT_CATALOG in shipped_catalog_names()
+    for name in shipped_catalog_names():
+        catalog = load_catalog(name)
+        assert catalog.source and catalog.as_of and catalog.instances
+        assert catalog.name in catalog.caption() and catalog.as_of in catalog.caption()
+
+
+def test_seed_catalog_keeps_the_seeds_printed_prices_and_labels_its_spot_as_assumed():
+    seed = load_catalog("seed-2022")
+    printed = {"p2.8xlarge": (7.20, 2.16), "p3.2xlarge": (3.06, 0.92), "p3.8xlarge": (12.24, 3.67),
+               "dl1.24xlarge": (13.11, 3.93), "p2.xlarge": (0.90, 0.27), "g3.8xlarge": (2.28, None)}
+    for name, (on_demand, spot) in printed.items():
+        assert (seed.get(name).on_demand_usd_per_hour, seed.get(name).spot_usd_per_hour) == (on_demand, spot)
+    assert "assumed 0.30 × on-demand" in seed.caption()
+    assert seed.get("p3.8xlarge").accelerator_count == 4
+
+
+def test_later_snapshot_has_observed_spot_and_gcp_vm_plus_gpu_rows():
+    later = load_catalog("skypilot-2025")
+    assert later.get("p3.2xlarge").spot_usd_per_hour == 0.668
+    assert later.get("dl1.24xlarge").note == "spot quoted in one zone only"
+    assert later.get("n1-standard-8+1xV100").on_demand_usd_per_hour == 2.86
+    assert later.get("dl2q.24xlarge").region == "us-west-2"
+
+
+def write_catalog(tmp_path, instance_fields: dict, name="mine.yaml") -> str:
+    entry = {"provider": "aws", "region": "us-east-1", "accelerator": "NVIDIA T4", "accelerator_count": 1,
+             "accelerator_memory_gib": 16, "vcpus": 4, "ram_gib": 16, "on_demand_usd_per_hour": 0.526,
+             "spot_usd_per_hour": 0.189}
+    entry.update(instance_fields)
+    entry = {k: v for k, v in entry.items() if v != "DROP"}
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump({"name": "mine", "source": "my notes", "as_of": "2025-01-01",
+                                    "instances": {"g4dn.xlarge": entry}}))
+    return str(path)
+
+
+@pytest.mark.parametrize("fields, expected", [
+    ({"on_demand_usd_per_hour": "DROP"}, "'g4dn.xlarge': field 'on_demand_usd_per_hour' is missing"),
+    ({"spot_usd_per_hour": "DROP"}, "'g4dn.xlarge': field 'spot_usd_per_hour' is missing"),
+    ({"on_demand_usd_per_hour": "cheap"}, "'g4dn.xlarge': on_demand_usd_per_hour must be a number, got 'cheap'"),
+    ({"spot_usd_per_hour": "0.19"}, "'g4dn.xlarge': spot_usd_per_hour must be a number, got '0.19' (quoted"),
+    ({"on_demand_usd_per_hour": None}, "'g4dn.xlarge': on_demand_usd_per_hour is missing a value"),
+    ({"on_demand_usd_per_hour": True}, "on_demand_usd_per_hour must be a number, got True"),
+    ({"on_demand_usd_per_hour": 0}, "on_demand_usd_per_hour must be above 0"),
+    ({"accelerator_count": 1.5}, "accelerator_count must be a whole number, got 1.5"),
+])
+def test_a_bad_price_names_the_instance_and_the_field(tmp_path, fields, expected):
+    path = write_catalog(tmp_path, fields)
+    with pytest.raises(UserError, match=None) as error:
+        load_catalog(path)
+    assert expected in str(error.value)
+
+
+def test_a_bad_catalog_file_is_one_clear_error_on_the_command_line(tmp_path, capsys):
+    path = write_catalog(tmp_path, {"on_demand_usd_per_hour": "n/a"})
+    assert main(["prices", "list", path]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("suite: error: ") and "'g4dn.xlarge'" in err and "on_demand_usd_per_hour" in err
+    assert main(["prices", "list", "nosuch-catalog"]) == 2
+    assert "unknown price catalog 'nosuch-catalog' (shipped: seed-2022, skypilot-2025" in capsys.readouterr().err
+    assert main(["prices", "list", str(tmp_path / "missing.yaml")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_a_null_spot_means_no_quote(tmp_path):
+    catalog = load_catalog(write_catalog(tmp_path, {"spot_usd_per_hour": None}))
+    assert catalog.get("g4dn.xlarge").spot_usd_per_hour is None
+
+
+def test_unknown_instance_suggests_near_matches():
+    with pytest.raises(UserError) as error:
+        find_instance("p3.2xlrge")
+    assert "unknown instance 'p3.2xlrge': did you mean p3.2xlarge" in str(error.value)
+    with pytest.raises(UserError) as error:
+        load_catalog("seed-2022").get("g5.xlarge")  # only in the later snapshot
+    assert "did you mean" in str(error.value) and "seed-2022" in str(error.value)
+    # a name only the seed priced is still accepted on `suite run`
+    assert find_instance("g3.8xlarge")[1].name == "seed-2022"
+
+
+def test_run_with_an_unknown_instance_fails_before_measuring(tmp_path):
+    out = tmp_path / "results"
+    proc = subprocess.run([sys.executable, "-m", "suite", "run", "--instance", "p3.2xlrge", "--out", str(out)],
+                          capture_output=True, text=True, cwd=os.path.dirname(os.path.dirname(__file__)))
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("suite: error: unknown instance 'p3.2xlrge': did you mean p3.2xlarge")
+    assert "Traceback" not in proc.stderr
+    assert not out.exists()  # nothing measured, nothing written
+
+
+def test_run_records_the_instance_and_accelerators_used_per_process():
+    config = resolve_run_instance(RunConfig(instance="p3.8xlarge"))
+    assert (config.instance, config.accelerators_used, config.prices) == ("p3.8xlarge", 1, DEFAULT_CATALOG)
+
+    @dataclasses.dataclass
+    class DistributedConfig(RunConfig):  # what a multi-process run's config will carry
+        world_size: int = 4
+
+    assert resolve_run_instance(DistributedConfig(instance="p3.8xlarge")).accelerators_used == 4
+    with pytest.raises(UserError, match="uses 4 accelerators but p3.2xlarge has 1"):
+        resolve_run_instance(DistributedConfig(instance="p3.2xlarge"))
+    assert resolve_run_instance(RunConfig()).instance is None
+
+
+# -- importers -------------------------------------------------------------------------------------------
+
+EC2 = [
+    {"instance_type": "p3.2xlarge", "vCPU": 8, "memory": 61.0, "GPU": 1, "GPU_model": "NVIDIA Tesla V100",
+     "GPU_memory": 16, "pricing": {"us-east-1": {"linux": {"ondemand": "3.06", "spot_min": "0.61",
+                                                           "spot_max": "0.75", "spot_avg": "0.668"}}}},
+    {"instance_type": "dl1.24xlarge", "vCPU": 96, "memory": 768.0, "GPU": 8, "GPU_model": None, "GPU_memory": 0,
+     "pricing": {"us-east-1": {"linux": {"ondemand": "13.10904", "spot_avg": "N/A"}}}},
+    {"instance_type": "m5.large", "vCPU": 2, "memory": 8.0, "GPU": 0, "GPU_model": None, "GPU_memory": 0,
+     "pricing": {"us-east-1": {"linux": {"ondemand": "0.096", "spot_avg": "0.03"}}}},
+    {"instance_type": "p4de.24xlarge", "vCPU": 96, "memory": 1152.0, "GPU": 8, "GPU_model": "NVIDIA A100",
+     "GPU_memory": 640, "pricing": {"us-west-2": {"linux": {"ondemand": "40.96"}}}},
+]
+
+
+def test_ec2instances_import_parses_string_prices(tmp_path):
+    path = tmp_path / "instances.json"
+    path.write_text(json.dumps(EC2))
+    catalog, unpriced = import_file(str(path), region="us-east-1", name="ec2")
+    assert set(catalog["instances"]) == {"p3.2xlarge", "dl1.24xlarge"}  # m5: no GPU; p4de: not in region
+    assert unpriced == 1
+    p3 = catalog["instances"]["p3.2xlarge"]
+    assert (p3["on_demand_usd_per_hour"], p3["spot_usd_per_hour"], p3["accelerator_count"]) == (3.06, 0.668, 1)
+    dl1 = catalog["instances"]["dl1.24xlarge"]
+    assert dl1["spot_usd_per_hour"] is None and "not given" in dl1["note"]
+    catalog, _ = import_file(str(path), region="us-east-1", spot_stat="min", include_cpu_only=True)
+    assert catalog["instances"]["p3.2xlarge"]["spot_usd_per_hour"] == 0.61
+    assert catalog["instances"]["m5.large"]["accelerator_count"] == 0
+
+
+AWS_CSV = """InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,AvailabilityZone
+p3.2xlarge,V100,1.0,8.0,61.0,"{'Gpus': [{'Name': 'V100', 'Manufacturer': 'NVIDIA', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 16384}}], 'TotalGpuMemoryInMiB': 16384}",3.06,0.60,us-east-1,use1-az1
+p3.2xlarge,V100,1.0,8.0,61.0,"{'Gpus': [{'Name': 'V100', 'Manufacturer': 'NVIDIA', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 16384}}], 'TotalGpuMemoryInMiB': 16384}",3.06,0.70,us-east-1,use1-az2
+p3.2xlarge,V100,1.0,8.0,61.0,"{'Gpus': [{'Name': 'V100', 'Manufacturer': 'NVIDIA', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 16384}}], 'TotalGpuMemoryInMiB': 16384}",3.06,0.92,us-east-1,use1-az4
+p3.2xlarge,V100,1.0,8.0,61.0,"{'TotalGpuMemoryInMiB': 16384}",3.305,1.5,eu-west-1,euw1-az1
+m5.large,CPU-ONLY,0.0,2.0,8.0,,0.096,0.0288,us-east-1,use1-az1
+"""
+
+GCP_CSV = """InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,AvailabilityZone,Price,SpotPrice
+n1-standard-8,8.0,30.0,,,,us-central1,us-central1-a,0.38,0.08
+n1-standard-8,8.0,30.0,,,,us-central1,us-central1-b,0.38,0.08
+,,,T4,1.0,,us-central1,us-central1-a,0.35,0.15
+,,,T4,1.0,,us-central1,us-central1-b,0.35,0.17
+"""
+
+
+def test_skypilot_import_combines_zones_median_on_demand_mean_spot(tmp_path):
+    path = tmp_path / "vms.csv"
+    path.write_text(AWS_CSV)
+    catalog, _ = import_file(str(path), region="us-east-1")
+    assert list(catalog["instances"]) == ["p3.2xlarge"]  # m5.large has no accelerator
+    p3 = catalog["instances"]["p3.2xlarge"]
+    assert p3["on_demand_usd_per_hour"] == 3.06
+    assert p3["spot_usd_per_hour"] == pytest.approx((0.60 + 0.70 + 0.92) / 3)
+    assert p3["accelerator_memory_gib"] == 16 and p3["note"] == "spot: mean of 3 zone quotes (0.6 … 0.92)"
+    catalog, _ = import_file(str(path), region="us-east-1", zone_stat="min")
+    assert catalog["instances"]["p3.2xlarge"]["spot_usd_per_hour"] == 0.60
+    with pytest.raises(UserError, match="no rows for region 'mars-1' .*eu-west-1, us-east-1"):
+        import_file(str(path), region="mars-1")
+
+
+def test_skypilot_gcp_gpu_rows_are_priced_with_their_host_vm(tmp_path):
+    path = tmp_path / "gcp.csv"
+    path.write_text(GCP_CSV)
+    catalog, _ = import_file(str(path), region="us-central1")
+    t4 = catalog["instances"]["n1-standard-8+1xT4"]
+    assert t4["provider"] == "gcp" and t4["on_demand_usd_per_hour"] == pytest.approx(0.73)
+    assert t4["spot_usd_per_hour"] == pytest.approx(0.08 + 0.16) and t4["vcpus"] == 8
+    with pytest.raises(UserError, match="--gcp-host"):
+        import_file(str(path), region="us-central1", gcp_host="n2-standard-4")
+
+
+def test_prices_import_command_writes_a_catalog_that_loads_back(tmp_path, capsys):
+    src, out = tmp_path / "vms.csv", tmp_path / "fresh.yaml"
+    src.write_text(AWS_CSV)
+    assert main(["prices", "import", str(src), "--name", "fresh", "--out", str(out)]) == 0
+    assert "1 instances imported" in capsys.readouterr().err
+    catalog = load_catalog(str(out))
+    assert catalog.name == "fresh" and catalog.get("p3.2xlarge").on_demand_usd_per_hour == 3.06
+    assert main(["prices", "list", str(out)]) == 0
+    assert "p3.2xlarge" in capsys.readouterr().out
+
+
+def test_prices_import_bad_input_is_one_line(tmp_path, capsys):
+    junk = tmp_path / "junk.json"
+    junk.write_text("{not json")
+    assert main(["prices", "import", str(junk)]) == 2
+    assert "is not valid JSON" in capsys.readouterr().err
+    src = tmp_path / "vms.csv"
+    src.write_text(AWS_CSV)
+    assert main(["prices", "import", str(src), "--zones", "mode"]) == 2
+    assert "unknown zone statistic 'mode' (accepted: mean, median, min, max)" in capsys.readouterr().err
+    other = tmp_path / "other.csv"
+    other.write_text("a,b\n1,2\n")
+    assert main(["prices", "import", str(other)]) == 2
+    assert "not a SkyPilot vms.csv" in capsys.readouterr().err

@@ -1,0 +1,244 @@
+"""Cost reports from run records: the seed's Table 2.1 arithmetic, aggregation, honesty marks, bad input."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from suite import report, results
+from suite.cli import main
+from suite.pricing import load_catalog
+
+SEED = load_catalog("seed-2022")
+
+
+def make_record(images_per_hour=None, *, workload="dcgan64", instance="p3.2xlarge", status="ok", batch=256,
+                backend="cuda", device="Tesla V100-SXM2-16GB", precision="amp", run="a", used=None,
+                windows=(1.0, 1.1, 0.9), diagnosis=None) -> dict:
+    config = {"workload": workload, "backend": backend, "batch_size": batch, "precision": precision,
+              "data": "synthetic", "instance": instance, "accelerators_used": used}
+    record = results.new_record(f"run-{run}", {"utc_time": "2026-01-01T00:00:00Z"}, config)
+    record.update(status=status, device={"name": device, "count": 1}, data={"source": "synthetic"})
+    if images_per_hour is not None:
+        per_s = images_per_hour / 3600
+        record["metrics"] = {"images_per_hour": images_per_hour, "images_per_second": per_s,
+                             "window_images_per_second": [per_s * w for w in windows],
+                             "window_time_s": [1.0] * len(windows)}
+    if status != "ok":
+        record["error"] = {"type": status, "message": {"oom": "CUDA out of memory",
+                                                       "diverged": "loss became NaN/inf at step 7"}.get(status, "boom")}
+    if diagnosis:
+        record["diagnosis"] = {"verdict": diagnosis}
+    return record
+
+
+# The seed's Table 2.1 (reference): model run, instance, images/hour -> images per $, spot images per $.
+SEED_TABLE = [
+    ("dcgan64", "p2.8xlarge", 7_780_000, 1_080_556, 3_601_852),
+    ("dcgan64", "p3.2xlarge", 5_830_000, 1_905_229, 6_336_957),
+    ("dcgan64-safe", "p3.2xlarge", 1_225_000, 400_327, 1_331_522),
+    ("dcgan64-safe", "p3.8xlarge", 6_605_504, 539_665, 1_799_865),
+]
+
+
+def test_seed_table_2_1_images_per_dollar_to_the_image():
+    # The seed measured each instance as a whole (all its GPUs), so each record used all of them.
+    records = [make_record(rate, workload=w, instance=i, run=i + w, used=SEED.get(i).accelerator_count)
+               for w, i, rate, _, _ in SEED_TABLE]
+    rows = report.build_rows(records, SEED)
+    assert len(rows) == 4
+    by_run = {(r["model_run"], r["instance"]): r for r in rows}
+    for workload, instance, rate, per_usd, spot_per_usd in SEED_TABLE:
+        row = by_run[(workload, instance)]
+        assert row["images_per_hour"] == rate
+        assert report.nearest(row["images_per_usd"]) == per_usd
+        assert report.nearest(row["spot_images_per_usd"]) == spot_per_usd
+        assert row["extrapolated_factor"] is None and not any("used" in n for n in row["notes"])
+    text = report.render(rows, SEED, "md")
+    for _, _, rate, per_usd, spot_per_usd in SEED_TABLE:
+        assert f"| {rate:,} | " in text and f"| {per_usd:,} | " in text and f"| {spot_per_usd:,} | " in text
+    assert "| Model Run | Instance | Average Throughput (Imgs/Hr) | Rate ($) | Throughput / $ | Spot Rate ($) " \
+           "| Spot Throughput / $ |" in text
+    assert "assumed 0.30 × on-demand" in text and "seed-2022 (USD/hour), as of 2022" in text
+
+
+def test_repeated_runs_become_one_row_with_median_count_and_spread():
+    records = [make_record(r, run=str(n)) for n, r in enumerate([5_000_000, 6_000_000, 5_500_000])]
+    records.append(make_record(2_000_000, batch=128, run="other-batch"))
+    rows = report.build_rows(records, SEED)
+    assert len(rows) == 2
+    main_row = next(r for r in rows if r["batch_size"] == 256)
+    assert main_row["runs"] == 3 and main_row["images_per_hour"] == 5_500_000
+    assert main_row["spread"] == pytest.approx(1_000_000 / 5_500_000)
+    assert next(r for r in rows if r["batch_size"] == 128)["spread"] is None
+    text = report.render(rows, SEED, "md")
+    assert "| 3 | 18.2% |" in text
+
+
+def test_dollars_per_million_images_and_per_epoch():
+    row = report.build_rows([make_record(3_600_000)], SEED, dataset_size=1_800_000)[0]
+    assert row["usd_per_million_images"] == pytest.approx(3.06 / 3.6)
+    assert row["spot_usd_per_million_images"] == pytest.approx(0.92 / 3.6)
+    assert row["epoch_hours"] == pytest.approx(0.5)
+    assert row["epoch_usd"] == pytest.approx(1.53) and row["spot_epoch_usd"] == pytest.approx(0.46)
+    assert report.build_rows([make_record(3_600_000)], SEED)[0]["epoch_hours"] == pytest.approx(1_200_000 / 3.6e6)
+
+
+def test_failed_and_diverged_runs_are_shown_not_dropped():
+    records = [make_record(None, status="oom", batch=4096, run="o"),
+               make_record(1_000_000, status="diverged", precision="fp16", run="d"),
+               make_record(5_000_000, run="ok1"), make_record(None, status="oom", run="ok-but-one-oom")]
+    rows = report.build_rows(records, SEED)
+    by_status = {(r["batch_size"], r["precision"]): r for r in rows}
+    oom = by_status[(4096, "amp")]
+    assert oom["status"] == "oom" and oom["images_per_hour"] is None and oom["images_per_usd"] is None
+    diverged = by_status[(256, "fp16")]
+    assert diverged["status"] == "diverged" and diverged["images_per_hour"] is None
+    mixed = by_status[(256, "amp")]
+    assert mixed["runs"] == 1 and mixed["runs_not_ok"] == {"oom": 1}
+    assert "1 oom run(s) not in the median" in mixed["notes"]
+    text = report.render(rows, SEED, "md")
+    assert "FAILED (out of memory)" in text and "DIVERGED" in text and "loss became NaN/inf at step 7" in text
+
+
+def test_part_of_an_instance_is_marked_and_extrapolated_only_when_asked():
+    record = make_record(1_000_000, instance="p3.8xlarge", used=1)
+    row = report.build_rows([record], SEED)[0]
+    assert row["images_per_hour"] == 1_000_000 and row["extrapolated_factor"] is None
+    assert "used 1 of 4 accelerators (priced as the whole instance)" in row["notes"]
+    assert row["images_per_usd"] == pytest.approx(1_000_000 / 12.24)
+    row = report.build_rows([record], SEED, extrapolate=True)[0]
+    assert row["images_per_hour"] == 4_000_000 and row["extrapolated_factor"] == 4
+    assert "EXTRAPOLATED ×4 from 1 of 4 accelerators" in row["notes"][0]
+    assert "4,000,000 (extrapolated)" in report.render([row], SEED, "md")
+    # a run that used the whole instance is never touched
+    whole = report.build_rows([make_record(1_000_000, instance="p3.8xlarge", used=4)], SEED, extrapolate=True)[0]
+    assert whole["images_per_hour"] == 1_000_000 and whole["extrapolated_factor"] is None
+
+
+def test_world_size_counts_as_accelerators_used_when_not_recorded():
+    record = make_record(1_000_000, instance="p3.8xlarge")
+    record["config"].pop("accelerators_used")
+    record["config"]["world_size"] = 4
+    row = report.build_rows([record], SEED)[0]
+    assert row["accelerators_used"] == 4 and not any("used" in n for n in row["notes"])
+
+
+def test_a_run_on_another_device_than_the_instances_is_marked():
+    cpu = make_record(10_000, backend="cpu", device="Intel(R) Xeon(R) Processor", precision="fp32")
+    row = report.build_rows([cpu], SEED)[0]
+    assert "measured on Intel(R) Xeon(R) Processor, not on the instance's NVIDIA V100" in row["notes"]
+    gpu = report.build_rows([make_record(10_000)], SEED)[0]
+    assert not any("measured on" in n for n in gpu["notes"])
+    assert not report.other_device("GAUDI", "Habana Gaudi (HL-205)")
+    assert report.other_device("NVIDIA A100-SXM4-40GB", "NVIDIA V100")
+
+
+def test_no_instance_or_an_instance_missing_from_the_catalog_gives_no_price():
+    rows = report.build_rows([make_record(1_000, instance=None, run="x"),
+                              make_record(1_000, instance="g6.xlarge", run="y")], SEED)
+    none, g6 = sorted(rows, key=lambda r: r["instance"] is not None)
+    assert none["usd_per_hour"] is None and "no --instance recorded: no price" in none["notes"]
+    assert g6["images_per_usd"] is None and "g6.xlarge is not in the seed-2022 catalog" in g6["notes"][0]
+
+
+def test_bottleneck_column_only_when_some_record_has_a_verdict():
+    plain = report.render(report.build_rows([make_record(1_000)], SEED), SEED, "md")
+    assert "Bottleneck" not in plain
+    rows = report.build_rows([make_record(1_000), make_record(1_000, batch=8, diagnosis="data loader")], SEED)
+    text = report.render(rows, SEED, "md")
+    assert "| Bottleneck |" in text and "| data loader |" in text
+
+
+def test_csv_and_json_carry_the_numbers_and_the_catalog():
+    rows = report.build_rows([make_record(5_830_000)], SEED)
+    parsed = list(csv.DictReader(io.StringIO(report.render(rows, SEED, "csv"))))
+    assert float(parsed[0]["images_per_usd"]) == pytest.approx(5_830_000 / 3.06)
+    assert parsed[0]["prices_catalog"] == "seed-2022" and parsed[0]["prices_as_of"] == "2022"
+    data = json.loads(report.render(rows, SEED, "json", dataset_size=1000))
+    assert data["catalog"]["name"] == "seed-2022" and data["dataset_size"] == 1000
+    assert data["rows"][0]["spot_usd_per_hour"] == 0.92
+
+
+def write_json(path, data) -> None:
+    path.write_text(json.dumps(data) if not isinstance(data, str) else data)
+
+
+def test_report_skips_corrupt_foreign_and_old_files_with_a_warning_naming_each(tmp_path, capsys):
+    folder = tmp_path / "results"
+    folder.mkdir()
+    write_json(folder / "good.json", make_record(5_830_000))
+    write_json(folder / "corrupt.json", '{"schema": "suite.run", "sch')
+    write_json(folder / "foreign.json", {"name": "package.json of something else"})
+    old = make_record(1_234_567, run="old")
+    old["schema_version"] = 0
+    write_json(folder / "old.json", old)
+    (folder / "binary.json").write_bytes(b"\xff\xfe\x00junk")
+    assert main(["report", str(folder), "--prices", "seed-2022"]) == 0
+    out, err = capsys.readouterr()
+    assert "| 5,830,000 |" in out and "1,234,567" not in out
+    assert f"skipped {folder / 'corrupt.json'}: not valid JSON" in err
+    assert f"skipped {folder / 'foreign.json'}: not a suite run record" in err
+    assert f"skipped {folder / 'old.json'}: schema version 0, this suite reads version 1" in err
+    assert f"skipped {folder / 'binary.json'}" in err
+
+
+def test_report_bad_input_is_one_line_exit_2(tmp_path, capsys):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["report", str(empty)]) == 2
+    assert "no suite run records found" in capsys.readouterr().err
+    write_json(tmp_path / "r.json", make_record(1_000))
+    for argv, message in [(["--format", "xls"], "unknown --format 'xls' (known: md, csv, json)"),
+                          (["--dataset-size", "many"], "--dataset-size must be a positive integer, got 'many'"),
+                          (["--prices", "nope"], "unknown price catalog 'nope'"),
+                          (["--out", str(tmp_path / "no" / "such" / "r.md")], "cannot be written")]:
+        assert main(["report", str(tmp_path / "r.json"), *argv]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("suite: error: ") and message in err and "Traceback" not in err
+    assert main(["report", str(tmp_path / "missing")]) == 2
+    assert "no such file or folder" in capsys.readouterr().err
+
+
+def test_report_writes_out_file_and_accepts_commas_in_dataset_size(tmp_path, capsys):
+    write_json(tmp_path / "r.json", make_record(3_600_000))
+    out = tmp_path / "report.md"
+    assert main(["report", str(tmp_path / "r.json"), "--prices", "seed-2022", "--dataset-size", "3,600,000",
+                 "--out", str(out)]) == 0
+    assert "| 1.00 |" in out.read_text() and "Epoch: 3,600,000 images." in out.read_text()
+
+
+def test_plots_are_drawn_as_png(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    folder = tmp_path / "results"
+    folder.mkdir()
+    write_json(folder / "a.json", make_record(5_830_000, run="a"))
+    write_json(folder / "b.json", make_record(1_000_000, instance="p3.8xlarge", used=1, run="b"))
+    write_json(folder / "c.json", make_record(None, status="oom", run="c", batch=9999))
+    plots = tmp_path / "plots"
+    assert main(["report", str(folder), "--prices", "seed-2022", "--plot", str(plots)]) == 0
+    for name in ("throughput_over_run.png", "images_per_dollar.png"):
+        data = (plots / name).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+
+
+def test_a_real_cpu_run_on_an_instance_is_reported(tmp_path):
+    from suite.config import RunConfig
+    from suite.pricing import resolve_run_instance
+    from suite.runner import execute, plan_run
+
+    config = RunConfig(backend="cpu", batch_size=2, warmup_steps=1, steps_per_window=1, windows=2,
+                       model_overrides={"ngf": 8, "ndf": 8}, instance="p3.2xlarge")
+    plan = plan_run(config)
+    plan.config = plan.backend.config = resolve_run_instance(plan.config)
+    record = execute(plan)
+    path = results.write_record(record, str(tmp_path))
+    assert record["config"]["instance"] == "p3.2xlarge" and record["config"]["accelerators_used"] == 1
+    loaded = report.load_records([path])
+    rows = report.build_rows([r for _, r in loaded], SEED)
+    assert rows[0]["images_per_hour"] == pytest.approx(record["metrics"]["images_per_hour"])
+    assert rows[0]["images_per_usd"] == pytest.approx(record["metrics"]["images_per_hour"] / 3.06)
+    assert any("not on the instance's NVIDIA V100" in n for n in rows[0]["notes"])
