@@ -89,6 +89,32 @@ def loader_settings(config, backend, default_workers: int) -> dict:
     return {"workers": workers, "pin_memory": bool(pin_memory), "prefetch": prefetch}
 
 
+def check_batch_fits(batch_size: int, images: int, world_size: int, where: str) -> int:
+    """Each process's share of the images; a batch must fit in it (drop_last: no partial batches)."""
+    share = images // world_size
+    if batch_size > share:
+        raise UserError(f"--batch-size {batch_size} is larger than the {share} images each of {world_size} "
+                        f"process(es) gets from {where}: use --batch-size {share} or less, or more images")
+    return share
+
+
+def check_data(config, workload, backend, batch_size: int) -> None:
+    """Refuse bad data input before anything is built (a person's mistake: exit 2, not a failed run)."""
+    if config.data == "synthetic":
+        return
+    from suite.data.cache import check_cache_fits, is_cache
+
+    _, world_size = rank_and_world_size()
+    if os.path.isdir(config.data) and is_cache(config.data):
+        check_cache_fits(config.data, workload.image_size, batch_size, world_size)
+        loader_settings(config, backend, DEFAULT_CACHE_WORKERS)
+    else:
+        from suite.data.imagefolder import scan_folder
+
+        check_batch_fits(batch_size, len(scan_folder(config.data).samples), world_size, repr(config.data))
+        loader_settings(config, backend, DEFAULT_IMAGEFOLDER_WORKERS)
+
+
 def open_data(config, workload, backend, batch_size: int) -> DataSource:
     """`config.data`: "synthetic", a cache folder (it has a manifest.json), or an ImageFolder."""
     if config.data == "synthetic":

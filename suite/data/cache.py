@@ -106,6 +106,17 @@ def open_cache(path: str) -> Cache:
     return Cache(path, manifest, images, labels)
 
 
+def check_cache_fits(path: str, image_size: int, batch_size: int, world_size: int) -> tuple[Cache, int]:
+    """The opened cache and each process's share of it, or a UserError (wrong size, batch too big)."""
+    from suite.data import check_batch_fits
+
+    cache = open_cache(path)
+    if cache.image_size != image_size:
+        raise UserError(f"cache {path!r} holds {cache.image_size} px images but the workload trains on "
+                        f"{image_size} px: prepare one with `suite data prepare SRC --size {image_size}`")
+    return cache, check_batch_fits(batch_size, cache.count, world_size, f"cache {path!r}")
+
+
 def _pinnable() -> bool:
     """Whether this process can allocate page-locked host memory (it needs an accelerator runtime)."""
     import torch
@@ -123,15 +134,7 @@ class CacheData(DataSource):
     def __init__(self, path: str, image_size: int, backend, batch_size: int, workers: int = 0,
                  pin_memory: bool = False, prefetch: int | None = None, seed: int = 0, rank: int = 0,
                  world_size: int = 1):
-        self.cache = open_cache(path)
-        if self.cache.image_size != image_size:
-            raise UserError(f"cache {path!r} holds {self.cache.image_size} px images but the workload trains "
-                            f"on {image_size} px: prepare one with `suite data prepare SRC --size {image_size}`")
-        share = self.cache.count // world_size
-        if batch_size > share:
-            raise UserError(f"--batch-size {batch_size} is larger than the {share} images each of "
-                            f"{world_size} process(es) gets from cache {path!r}: use --batch-size {share} "
-                            "or less, or prepare more images")
+        self.cache, share = check_cache_fits(path, image_size, batch_size, world_size)
         self.backend, self.batch_size, self.image_size = backend, batch_size, image_size
         self.workers, self.prefetch = workers, prefetch
         self.pin_memory = pin_memory

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from suite.data import DataSource
+from suite.data import DataSource, check_batch_fits
 from suite.errors import UserError
 
 # ToTensor gives [0, 1]; (x - 0.5) / 0.5 maps it onto [-1, 1], the range of the generator's tanh.
@@ -123,11 +123,7 @@ class ImageFolderData(DataSource):
         self.workers, self.pin_memory, self.prefetch = workers, pin_memory, prefetch
         self.rank, self.world_size = rank, world_size
         dataset = ImageFolder(path, transform=image_transform(image_size), allow_empty=True)
-        share = len(dataset) // world_size
-        if batch_size > share:
-            raise UserError(f"--batch-size {batch_size} is larger than the {share} images each of "
-                            f"{world_size} process(es) gets from {path!r} (with --workers and drop_last a "
-                            f"batch must fit in the data): use --batch-size {share} or less, or more images")
+        check_batch_fits(batch_size, len(dataset), world_size, repr(path))
         self.sampler = None
         if world_size > 1:
             # Each process reads its own share; set_epoch reshuffles the shares every epoch.
