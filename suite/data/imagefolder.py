@@ -57,8 +57,8 @@ def scan_folder(path: str, option: str = "--data") -> FolderScan:
 
     accepted = "a folder of class sub-folders holding images (" + ", ".join(IMG_EXTENSIONS) + ")"
     if not os.path.exists(path):
-        raise UserError(f"{option} {path!r}: no such file or folder (accepted: synthetic, {accepted}, "
-                        "or a cache made by `suite data prepare`)")
+        others = "synthetic, a cache made by `suite data prepare`, or " if option == "--data" else ""
+        raise UserError(f"{option} {path!r}: no such file or folder (accepted: {others}{accepted})")
     if not os.path.isdir(path):
         raise UserError(f"{option} {path!r} is a file, not a folder (accepted: {accepted})")
     try:
