@@ -18,6 +18,7 @@ import json
 import multiprocessing
 import os
 import shutil
+import signal
 import tempfile
 
 import numpy as np
@@ -30,9 +31,12 @@ from suite.errors import UserError, positive_int
 _transform = None  # set in each worker (and in the parent for a single process)
 
 
-def _init_worker(image_size: int) -> None:
+def _init_worker(image_size: int, in_pool: bool = False) -> None:
     global _transform
     _transform = resize_and_crop(image_size)
+    if in_pool:
+        # Ctrl-C is the parent's to handle (it removes the partial cache); workers just get terminated.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _decode(path: str):
@@ -109,7 +113,7 @@ def _build(scan, fingerprint: str, image_size: int, folder: str, workers: int, p
     images_path = os.path.join(folder, cache_format.IMAGES_FILE)
     if workers > 1 and len(paths) > 1:
         # fork: the workers start at once, without importing torch again.
-        pool = multiprocessing.get_context("fork").Pool(workers, initializer=_init_worker, initargs=(image_size,))
+        pool = multiprocessing.get_context("fork").Pool(workers, initializer=_init_worker, initargs=(image_size, True))
         decoded = pool.imap(_decode, paths, chunksize=max(1, min(64, len(paths) // (workers * 8))))
     else:
         pool = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 
 import numpy as np
 
@@ -99,7 +100,9 @@ def synthesize(out_dir: str, count, size: str | tuple[int, int] = (480, 360), cl
         results = map(_write_one, jobs)
         pool = None
     else:
-        pool = multiprocessing.get_context("fork").Pool(workers)
+        # Workers ignore Ctrl-C: the parent handles it and terminates them.
+        pool = multiprocessing.get_context("fork").Pool(workers, initializer=signal.signal,
+                                                        initargs=(signal.SIGINT, signal.SIG_IGN))
         results = pool.imap(_write_one, jobs, chunksize=16)
     try:
         for done, size_bytes in enumerate(results, 1):
@@ -107,7 +110,7 @@ def synthesize(out_dir: str, count, size: str | tuple[int, int] = (480, 360), cl
             progress.update(done)
     finally:
         if pool is not None:
-            pool.close()
+            pool.terminate()
             pool.join()
     progress.close()
     return {"path": out_dir, "count": count, "classes": classes, "width": width, "height": height,
