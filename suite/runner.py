@@ -18,7 +18,7 @@ import torch
 from backends import Backend, backend_class, resolve_backend_name
 from suite import context, results, stats
 from suite.config import RunConfig
-from suite.data import open_data
+from suite.data import check_data, open_data
 from suite.errors import UserError, non_negative_int, positive_int
 from suite.telemetry import HostSampler, Telemetry
 from workloads import Workload, get_workload
@@ -62,6 +62,7 @@ def plan_run(config: RunConfig) -> Plan:
     # From the backend's config: a backend may fill in defaults of its own (hpu: the execution mode).
     resolved = backend.config.resolved(batch_size=batch_size)
     backend.config = resolved
+    check_data(resolved, workload, backend, batch_size)
     return Plan(resolved, backend, workload, why)
 
 

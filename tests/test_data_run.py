@@ -1,0 +1,103 @@
+"""Real data end to end: `suite run` on a cache and on a JPEG folder, and `suite loader`."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from suite.cli import main
+from suite.config import RunConfig
+from suite.data.prepare import prepare
+from suite.data.progress import Progress
+from suite.data.synth import synthesize
+from suite.runner import execute, plan_run
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TINY = {"ngf": 8, "ndf": 8}
+
+
+@pytest.fixture(scope="module")
+def paths(tmp_path_factory):
+    base = tmp_path_factory.mktemp("data")
+    jpeg, cache = str(base / "jpeg"), str(base / "cache")
+    synthesize(jpeg, 8, size=(80, 60), workers=1, progress=Progress("t", 0, io.StringIO()))
+    prepare(jpeg, 64, cache, workers=1, progress=Progress("t", 0, io.StringIO()))
+    return jpeg, cache
+
+
+def run(data: str, workers: int) -> dict:
+    config = RunConfig(backend="cpu", workload="dcgan64", batch_size=4, warmup_steps=1, steps_per_window=2,
+                       windows=1, data=data, workers=workers, model_overrides=TINY)
+    return execute(plan_run(config))
+
+
+def test_cache_and_jpeg_runs_complete_and_their_records_differ_only_where_they_should(paths):
+    jpeg, cache = paths
+    from_cache, from_jpeg = run(cache, workers=0), run(jpeg, workers=1)
+    assert from_cache["status"] == "ok" and from_jpeg["status"] == "ok"
+    assert from_cache["metrics"]["images_timed"] == from_jpeg["metrics"]["images_timed"] == 8
+    a, b = from_cache["data"], from_jpeg["data"]
+    assert set(a) - {"pinned", "cache"} == set(b)  # the same description, plus the cache's provenance
+    assert (a["source"], b["source"]) == ("cache", "imagefolder")
+    same = ("images", "classes", "source_image_size", "image_size", "batches_per_epoch", "pin_memory",
+            "rank", "world_size")
+    assert {k: a[k] for k in same} == {k: b[k] for k in same}
+    assert (a["images"], a["source_image_size"], a["image_size"]) == (8, [80, 60], 64)
+    assert (a["workers"], a["prefetch"], b["workers"], b["prefetch"]) == (0, None, 1, 2)
+    assert a["dataset_bytes"] == 8 * 3 * 64 * 64 and b["dataset_bytes"] > 0
+    assert a["cache"]["source"] == b["path"]
+    # Only the data path's own knobs differ in the configuration.
+    differing = {k for k in from_cache["config"] if from_cache["config"][k] != from_jpeg["config"][k]}
+    assert differing == {"data", "workers"}
+
+
+def test_bad_data_input_exits_2_before_building_anything(paths, tmp_path, capsys):
+    jpeg, cache = paths
+    out = str(tmp_path / "r")
+    for argv, message in [
+        (["--data", cache, "--batch-size", "9"], "--batch-size 9 is larger than the 8 images"),
+        (["--data", jpeg, "--batch-size", "4", "--workers", "0", "--prefetch", "2"],
+         "--prefetch 2 needs --workers 1 or more"),
+        (["--data", cache, "--workload", "dcgan128"], "holds 64 px images but the workload trains on 128 px"),
+    ]:
+        assert main(["run", "--backend", "cpu", "--out", out, *argv]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("suite: error: ") and message in err
+    # Once as a person runs it: one line, exit 2, no traceback, no record.
+    process = subprocess.run([sys.executable, "-m", "suite", "run", "--backend", "cpu", "--out", out,
+                              "--data", str(tmp_path / "missing")], cwd=ROOT, capture_output=True, text=True,
+                             timeout=300)
+    assert process.returncode == 2
+    assert process.stderr.startswith("suite: error: --data ") and "no such file or folder" in process.stderr
+    assert "Traceback" not in process.stderr
+    assert not os.path.exists(out) or os.listdir(out) == []
+
+
+def test_loader_command_measures_each_setting_and_writes_records(paths, tmp_path, capsys):
+    _, cache = paths
+    out = str(tmp_path / "records")
+    assert main(["loader", "--data", cache, "--backend", "cpu", "--batch-size", "4", "--workers", "0,1",
+                 "--pin-memory", "off", "--batches", "2", "--windows", "2", "--warmup", "1", "--out", out]) == 0
+    table = capsys.readouterr().out
+    assert "img/s (median ± σ)" in table and "records: 2" in table
+    records = [json.load(open(os.path.join(out, name))) for name in sorted(os.listdir(out))]
+    assert sorted(r["data"]["workers"] for r in records) == [0, 1]
+    for record in records:
+        assert record["kind"] == "loader" and record["status"] == "ok"
+        assert record["metrics"]["images_per_window"] == 8 and record["metrics"]["images_per_second"] > 0
+        assert record["loader"]["stage"] == "host"
+
+
+def test_loader_command_bad_values_exit_2(paths, capsys):
+    jpeg, _ = paths
+    assert main(["loader", "--data", jpeg, "--pin-memory", "maybe"]) == 2
+    assert "--pin-memory accepts on and off" in capsys.readouterr().err
+    assert main(["loader", "--data", jpeg, "--workers", "0,,1"]) == 2
+    assert "--workers must be a comma-separated list" in capsys.readouterr().err
+    assert main(["loader", "--data", "synthetic"]) == 2
+    assert "has no loader to measure" in capsys.readouterr().err
