@@ -45,6 +45,8 @@ def load_records(paths: list[str], warn=None) -> list[tuple[str, dict]]:
         except (OSError, UnicodeDecodeError) as error:
             warn(f"skipped {path}: cannot be read ({error})")
             continue
+        if record.get("kind", "train") != "train":
+            continue  # loader-only and other non-training records are not rows of a training table
         if not isinstance(record.get("config"), dict) or not record["config"].get("workload"):
             warn(f"skipped {path}: a suite.run record without its config (damaged?)")
             continue
