@@ -124,3 +124,14 @@ def test_help_does_not_import_torch():
     proc = subprocess.run([sys.executable, "-c", "import sys; from suite import cli; cli.build_parser(); "
                            "print('torch' in sys.modules)"], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "False"
+
+
+def test_threads_sets_torch_threads_and_is_recorded(capsys, tmp_path):
+    before = torch.get_num_threads()
+    try:
+        code, out, err = run_cli(capsys, *TINY_RUN, "--threads", "1", "--json", "--out", str(tmp_path))
+        assert code == 0, err
+        record = json.loads(out)
+        assert record["config"]["threads"] == 1 and record["device"]["threads"] == 1
+    finally:
+        torch.set_num_threads(before)

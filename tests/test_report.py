@@ -242,3 +242,15 @@ def test_a_real_cpu_run_on_an_instance_is_reported(tmp_path):
     assert rows[0]["images_per_hour"] == pytest.approx(record["metrics"]["images_per_hour"])
     assert rows[0]["images_per_usd"] == pytest.approx(record["metrics"]["images_per_hour"] / 3.06)
     assert any("not on the instance's NVIDIA V100" in n for n in rows[0]["notes"])
+
+
+def test_loader_only_records_are_not_training_rows(tmp_path, capsys):
+    folder = tmp_path / "results"
+    folder.mkdir()
+    write_json(folder / "train.json", make_record(5_830_000))
+    loader = make_record(9_999_999, run="loader")
+    loader["kind"] = "loader"
+    write_json(folder / "loader.json", loader)
+    assert main(["report", str(folder), "--prices", "seed-2022"]) == 0
+    out, err = capsys.readouterr()
+    assert "| 5,830,000 |" in out and "9,999,999" not in out and "skipped" not in err
