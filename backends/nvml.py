@@ -38,7 +38,7 @@ class NVMLSampler(Sampler):
         self.pci_bus_id = pci_bus_id
         self.nvml = None
         self.handle = None
-        self.gauges: dict = {}
+        self.readers: list = []
         self.unsupported: list[str] = []
         self.has_energy = False
 
@@ -55,33 +55,41 @@ class NVMLSampler(Sampler):
             nvml.nvmlShutdown()
             raise
         handle = self.handle
-        candidates = {
-            "gpu_util_percent": lambda: float(nvml.nvmlDeviceGetUtilizationRates(handle).gpu),
-            "gpu_memory_util_percent": lambda: float(nvml.nvmlDeviceGetUtilizationRates(handle).memory),
-            "gpu_memory_used_bytes": lambda: float(nvml.nvmlDeviceGetMemoryInfo(handle).used),
-            "gpu_power_w": lambda: nvml.nvmlDeviceGetPowerUsage(handle) * MILLI,  # mW -> W
-            "gpu_temperature_c": lambda: float(nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU)),
-            "gpu_sm_clock_mhz": lambda: float(nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM)),
+
+        def utilisation():  # one NVML call answers both
+            rates = nvml.nvmlDeviceGetUtilizationRates(handle)
+            return {"gpu_util_percent": float(rates.gpu), "gpu_memory_util_percent": float(rates.memory)}
+
+        readers = {
+            "utilisation": utilisation,
+            "memory": lambda: {"gpu_memory_used_bytes": float(nvml.nvmlDeviceGetMemoryInfo(handle).used)},
+            "power": lambda: {"gpu_power_w": nvml.nvmlDeviceGetPowerUsage(handle) * MILLI},  # mW -> W
+            "temperature": lambda: {
+                "gpu_temperature_c": float(nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU))},
+            "sm_clock": lambda: {"gpu_sm_clock_mhz": float(nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM))},
         }
-        # Probe each gauge once: a GPU without power management (or a vGPU) answers NOT_SUPPORTED for
-        # some; those are left out rather than failing every sample.
-        for gauge, read in candidates.items():
+        # Probe each reading once: a GPU without power management (or a vGPU) answers NOT_SUPPORTED
+        # for some; those are left out rather than failing every sample.
+        for what, read in readers.items():
             try:
                 read()
-                self.gauges[gauge] = read
+                self.readers.append(read)
             except Exception:
-                self.unsupported.append(gauge)
+                self.unsupported.append(what)
         try:
             nvml.nvmlDeviceGetTotalEnergyConsumption(handle)
             self.has_energy = True
         except Exception:
-            self.unsupported.append("gpu_energy_j")
-        if not self.gauges and not self.has_energy:
+            self.unsupported.append("energy")
+        if not self.readers and not self.has_energy:
             self.close()
-            raise RuntimeError("NVML answered none of its gauges for this GPU")
+            raise RuntimeError("NVML answered none of its queries for this GPU")
 
     def sample(self) -> dict[str, float]:
-        return {gauge: read() for gauge, read in self.gauges.items()}
+        values: dict[str, float] = {}
+        for read in self.readers:
+            values.update(read())
+        return values
 
     def counters(self) -> dict[str, float]:
         if not self.has_energy:
