@@ -97,10 +97,10 @@ def test_samples_fall_only_inside_open_windows():
     telemetry = Telemetry([sampler], interval_s=0.01)
     windows = []
     for _ in range(3):
-        time.sleep(0.08)  # closed: nothing may be sampled
+        time.sleep(0.06)  # closed: nothing may be sampled
         opened = time.perf_counter()
         telemetry.window_open()
-        time.sleep(0.08)
+        time.sleep(0.2)
         telemetry.window_closed()
         windows.append((opened, time.perf_counter()))
     time.sleep(0.05)
