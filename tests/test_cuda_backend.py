@@ -7,12 +7,12 @@ import os
 
 import pytest
 import torch
+from fakes import pynvml as fake_nvml
+from fakes.torch_cuda import patch_cuda
 
 from backends.cuda import CUDABackend
 from suite.cli import main
 from suite.config import RunConfig
-from tests.fakes import pynvml as fake_nvml
-from tests.fakes.torch_cuda import patch_cuda
 from workloads import get_workload
 
 TINY_DCGAN = {"ngf": 8, "ndf": 8}

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 import torch
+from fakes import pynvml as fake_nvml
+from fakes.torch_cuda import patch_cuda
+from tiny_workload import FLOPS_PER_IMAGE, make_plan
 
 from backends.cuda import CUDABackend
 from suite.runner import execute
-from tests.fakes import pynvml as fake_nvml
-from tests.fakes.torch_cuda import patch_cuda
-from tests.tiny_workload import FLOPS_PER_IMAGE, make_plan
 
 
 @pytest.fixture

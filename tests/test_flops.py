@@ -6,9 +6,9 @@ import json
 
 import pytest
 import torch
+from tiny_workload import FLOPS_PER_IMAGE, tiny
 
 from suite import flops
-from tests.tiny_workload import FLOPS_PER_IMAGE, tiny
 
 
 @pytest.fixture(autouse=True)

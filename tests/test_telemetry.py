@@ -6,13 +6,13 @@ import sys
 import time
 
 import pytest
+from fakes import pynvml as fake_nvml
+from tiny_workload import make_plan
 
 from backends.cpu import CPUBackend
 from backends.nvml import NVMLSampler
 from suite.runner import execute
 from suite.telemetry import Sampler, Telemetry, energy_per_image
-from tests.fakes import pynvml as fake_nvml
-from tests.tiny_workload import make_plan
 
 
 class RecordingSampler(Sampler):
