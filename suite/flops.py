@@ -59,10 +59,10 @@ def count_flops_per_image(workload) -> float:
     """Count one real training step on the CPU and divide by its images (uncached)."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    from backends.cpu import CPUBackend
+    from backends import backend_class
     from suite.config import RunConfig
 
-    backend = CPUBackend(RunConfig(backend="cpu", precision="fp32", workload=workload.name,
+    backend = backend_class("cpu")(RunConfig(backend="cpu", precision="fp32", workload=workload.name,
                                    batch_size=COUNT_BATCH))
     with torch.random.fork_rng(devices=[]):  # leave the run's random stream untouched
         torch.manual_seed(0)

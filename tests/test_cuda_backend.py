@@ -10,10 +10,13 @@ import torch
 from fakes import pynvml as fake_nvml
 from fakes.torch_cuda import patch_cuda
 
-from backends.cuda import CUDABackend
+from backends import backend_class
 from suite.cli import main
 from suite.config import RunConfig
 from workloads import get_workload
+
+# Through the registry, so that backends register in its own order (cpu, cuda, hpu).
+CUDABackend = backend_class("cuda")
 
 TINY_DCGAN = {"ngf": 8, "ndf": 8}
 

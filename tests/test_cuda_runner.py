@@ -9,8 +9,11 @@ from fakes import pynvml as fake_nvml
 from fakes.torch_cuda import patch_cuda
 from tiny_workload import FLOPS_PER_IMAGE, make_plan
 
-from backends.cuda import CUDABackend
+from backends import backend_class
 from suite.runner import execute
+
+# Through the registry, so that backends register in its own order (cpu, cuda, hpu).
+CUDABackend = backend_class("cuda")
 
 
 @pytest.fixture

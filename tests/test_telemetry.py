@@ -9,10 +9,12 @@ import pytest
 from fakes import pynvml as fake_nvml
 from tiny_workload import make_plan
 
-from backends.cpu import CPUBackend
+from backends import backend_class
 from backends.nvml import NVMLSampler
 from suite.runner import execute
 from suite.telemetry import Sampler, Telemetry, energy_per_image
+
+CPUBackend = backend_class("cpu")  # through the registry, which keeps its own order
 
 
 class RecordingSampler(Sampler):

@@ -10,7 +10,10 @@ from types import SimpleNamespace
 
 import torch
 
-from backends.cuda import CUDABackend
+from backends import backend_class
+
+# Through the registry, so that backends register in its own order (cpu, cuda, hpu).
+CUDABackend = backend_class("cuda")
 
 
 class FakeCuda:
