@@ -1,11 +1,41 @@
-"""The CUDA backend (NVIDIA GPUs). Registered so `suite list` and `--backend auto` can see it."""
+"""The CUDA backend (NVIDIA GPUs): where AMP, TF32, fused optimizers and GPU timing are decided.
+
+Precisions:
+  fp32  plain fp32; TF32 tensor-core math only with --tf32 (off by default, so fp32 means fp32).
+  amp   fp16 autocast with one torch.amp.GradScaler: backward on the scaled loss, scaler.step() per
+        optimizer, and scaler.update() once per iteration after every optimizer has stepped (DCGAN has
+        two). "If you use multiple optimizers, call scaler.update() once, after all optimizers used this
+        iteration have been stepped":
+        https://pytorch.org/docs/stable/notes/amp_examples.html#working-with-multiple-models-losses-and-optimizers
+  bf16  bf16 autocast, no scaler (bf16 has fp32's exponent range, gradients do not underflow).
+
+Tests run this file's real logic on the CPU by replacing `_torch_device` and torch.cuda's queries;
+nothing here has yet been verified on a real GPU by the project's own tests.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
+
 import torch
+
+from suite.errors import UserError, non_negative_int
 
 from . import register_backend
 from .base import Backend
+
+# bf16 tensor cores arrived with Ampere (compute capability 8.0). torch.cuda.is_bf16_supported() also
+# answers True where bf16 is only emulated (slowly), so the capability is checked instead.
+BF16_MIN_CAPABILITY = (8, 0)
+
+
+def _pci_bus_id(props) -> str | None:
+    """NVML's bus-id format, NVML_DEVICE_PCI_BUS_ID_FMT "%08X:%02X:%02X.0" (nvml.h)."""
+    try:
+        return f"{props.pci_domain_id:08X}:{props.pci_bus_id:02X}:{props.pci_device_id:02X}.0"
+    except (AttributeError, TypeError, ValueError):
+        return None
 
 
 @register_backend
@@ -14,8 +44,176 @@ class CUDABackend(Backend):
     dist_backend = "nccl"
     precisions = ("amp", "fp32", "bf16")
 
+    def __init__(self, config):
+        super().__init__(config)
+        # Checked here, while the run is planned, so a bad index is exit 2 before anything is built.
+        self.index = self._device_index()
+        count = torch.cuda.device_count()
+        if self.index >= count:
+            raise UserError(f"GPU index {self.index} is not visible: {count} GPU(s) visible "
+                            f"(accepted: 0..{max(count - 1, 0)}); check --device-index, LOCAL_RANK and "
+                            "CUDA_VISIBLE_DEVICES")
+        if self.precision == "bf16":
+            capability = tuple(torch.cuda.get_device_capability(self.index))
+            if capability < BF16_MIN_CAPABILITY:
+                raise UserError(f"precision 'bf16' needs compute capability 8.0 or newer (A100, L4, H100, ...); "
+                                f"GPU {self.index} ({torch.cuda.get_device_name(self.index)}) is "
+                                f"{capability[0]}.{capability[1]}: use --precision amp or fp32")
+        self.scaler: torch.amp.GradScaler | None = None
+        self.optimizers_built: list[str] = []
+
+    def _device_index(self) -> int:
+        if self.config.device_index is not None:
+            return non_negative_int("--device-index", self.config.device_index)
+        local_rank = os.environ.get("LOCAL_RANK")
+        if local_rank is not None:  # torchrun: one process per GPU
+            return non_negative_int("LOCAL_RANK", local_rank)
+        return 0
+
+    def _torch_device(self, index: int) -> torch.device:
+        """The device tensors go to (tests replace this with the CPU)."""
+        return torch.device("cuda", index)
+
+    # -- discovery -----------------------------------------------------------------------------
     @classmethod
     def is_available(cls) -> tuple[bool, str]:
+        if torch.version.cuda is None and getattr(torch.version, "hip", None) is None:
+            return False, (f"this torch build ({torch.__version__}) has no CUDA support: install a CUDA build "
+                           "(https://pytorch.org/get-started/locally/)")
         if not torch.cuda.is_available():
-            return False, "no CUDA GPU visible to torch (torch.cuda.is_available() is False)"
-        return False, "not implemented yet"
+            return False, ("no CUDA GPU visible to torch (torch.cuda.is_available() is False): check "
+                           "`nvidia-smi`, the driver and CUDA_VISIBLE_DEVICES")
+        return True, f"{torch.cuda.device_count()} GPU(s) visible"
+
+    # -- life cycle ----------------------------------------------------------------------------
+    def setup(self) -> None:
+        torch.cuda.set_device(self.index)
+        self.device = self._torch_device(self.index)
+        # Let cuDNN time its convolution algorithms for these fixed shapes and keep the fastest. The
+        # autotuning happens in the first steps, which is what warm-up is for.
+        torch.backends.cudnn.benchmark = True
+        # PyTorch's defaults disagree (cuDNN convolutions allow TF32, matmuls do not), so both are set:
+        # fp32 means fp32 unless --tf32 asks for tensor-core TF32 math.
+        # https://pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices
+        torch.backends.cuda.matmul.allow_tf32 = bool(self.config.tf32)
+        torch.backends.cudnn.allow_tf32 = bool(self.config.tf32)
+        if self.precision == "amp":
+            # One scaler for every optimizer of the run (torch.amp.GradScaler, device-generic API).
+            self.scaler = torch.amp.GradScaler(self.device.type)
+
+    def prepare_model(self, module: torch.nn.Module) -> torch.nn.Module:
+        if self.config.channels_last:
+            # NHWC lets cuDNN use tensor-core convolution kernels without transposes.
+            module = module.to(self.device, memory_format=torch.channels_last)
+        else:
+            module = module.to(self.device)
+        if self.config.compile:
+            module = torch.compile(module)  # compile time lands in warm-up / time-to-first-step
+        return module
+
+    def make_optimizer(self, params, kind: str, **hyper) -> torch.optim.Optimizer:
+        classes = {"adamw": torch.optim.AdamW, "sgd": torch.optim.SGD}
+        if kind not in classes:
+            raise ValueError(f"unknown optimizer kind {kind!r}")
+        params = list(params)  # may be a generator, and may be needed twice
+        # fused=True: one kernel for the whole update instead of several per parameter; supported by
+        # AdamW and SGD on CUDA (and by GradScaler, which hands the fused kernel its scale and inf flag).
+        # https://pytorch.org/docs/stable/generated/torch.optim.AdamW.html ("fused")
+        try:
+            optimizer = classes[kind](params, fused=True, **hyper)
+            self.optimizers_built.append(f"{kind} (fused)")
+        except (RuntimeError, ValueError, TypeError) as error:
+            optimizer = classes[kind](params, **hyper)
+            self.optimizers_built.append(f"{kind} (not fused: {error})")
+        return optimizer
+
+    def to_device(self, tensor: torch.Tensor, non_blocking: bool = True) -> torch.Tensor:
+        # non_blocking from pinned host memory (make_loader pins it) overlaps the copy with compute.
+        if self.config.channels_last and tensor.dim() == 4:
+            return tensor.to(self.device, non_blocking=non_blocking, memory_format=torch.channels_last)
+        return tensor.to(self.device, non_blocking=non_blocking)
+
+    def make_loader(self, dataset, **loader_kwargs) -> tuple[object, dict]:
+        loader_kwargs.setdefault("pin_memory", True)
+        loader = torch.utils.data.DataLoader(dataset, **loader_kwargs)
+        return loader, {"loader": "torch.utils.data.DataLoader", "pin_memory": loader_kwargs["pin_memory"]}
+
+    # -- the training step ---------------------------------------------------------------------
+    def autocast(self):
+        if self.precision == "amp":
+            return torch.autocast(device_type=self.device.type, dtype=torch.float16)
+        if self.precision == "bf16":
+            return torch.autocast(device_type=self.device.type, dtype=torch.bfloat16)
+        return contextlib.nullcontext()
+
+    def backward(self, loss: torch.Tensor) -> None:
+        if self.scaler is not None:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+
+    def step(self, optimizer: torch.optim.Optimizer) -> None:
+        if self.scaler is not None:
+            self.scaler.step(optimizer)  # skips the update if this optimizer's gradients hold inf/NaN
+        else:
+            optimizer.step()
+
+    def end_step(self) -> None:
+        if self.scaler is not None:
+            self.scaler.update()  # once per iteration, after every optimizer has stepped
+
+    # -- measurement ---------------------------------------------------------------------------
+    def synchronize(self) -> None:
+        # Host-device sync point: kernels are queued asynchronously, so a clock read without this
+        # measures how fast work was queued, not done. Only the runner calls it, at window edges.
+        torch.cuda.synchronize(self.device)
+
+    def reset_peak_memory(self) -> None:
+        torch.cuda.reset_peak_memory_stats(self.device)
+
+    def memory_stats(self) -> dict:
+        peak_allocated = torch.cuda.max_memory_allocated(self.device)
+        return {
+            # Tensors' peak (what the model needs) and the caching allocator's peak (what it took).
+            "peak_memory_bytes": peak_allocated,
+            "peak_allocated_bytes": peak_allocated,
+            "peak_reserved_bytes": torch.cuda.max_memory_reserved(self.device),
+            "allocated_bytes": torch.cuda.memory_allocated(self.device),
+            "total_memory_bytes": torch.cuda.get_device_properties(self.index).total_memory,
+        }
+
+    def device_info(self) -> dict:
+        from . import nvml, peaks
+
+        props = torch.cuda.get_device_properties(self.index)
+        peak, peak_note = peaks.peak_tflops(props.name, self.precision, bool(self.config.tf32))
+        return {
+            "backend": self.name,
+            "name": props.name,
+            "index": self.index,
+            "count": torch.cuda.device_count(),
+            "compute_capability": f"{props.major}.{props.minor}",
+            "total_memory_bytes": props.total_memory,
+            "multiprocessors": props.multi_processor_count,
+            "driver": nvml.driver_version(),
+            "cuda": torch.version.cuda,
+            "cudnn": torch.backends.cudnn.version(),
+            "peak_tflops": peak,  # for this run's precision; None where no datasheet figure is known
+            "peak_tflops_note": peak_note,
+            "cudnn_benchmark": bool(torch.backends.cudnn.benchmark),
+            "tf32": bool(self.config.tf32),
+            "channels_last": bool(self.config.channels_last),
+            "compile": bool(self.config.compile),
+            "grad_scaler": self.scaler is not None,
+            "optimizers": list(self.optimizers_built),
+        }
+
+    def telemetry_samplers(self) -> list:
+        from .nvml import NVMLSampler
+
+        props = torch.cuda.get_device_properties(self.index)
+        return [NVMLSampler(index=self.index, pci_bus_id=_pci_bus_id(props))]
+
+    def is_out_of_memory(self, error: BaseException) -> bool:
+        # torch.cuda.OutOfMemoryError is torch.OutOfMemoryError; older builds raise a RuntimeError.
+        return isinstance(error, torch.OutOfMemoryError) or "CUDA out of memory" in str(error)

@@ -32,6 +32,10 @@ class RunConfig:
     accelerators_used: int | None = None  # of the instance's accelerators; None: one per process
 
     # -- cuda --------------------------------------------------------------------------------------
+    device_index: int | None = None  # None: LOCAL_RANK (set by torchrun), else 0
+    tf32: bool = False  # allow TF32 tensor-core math for fp32 matmuls and convolutions
+    channels_last: bool = False  # NHWC memory format for the model (and 4-D inputs copied in)
+    compile: bool = False  # torch.compile the model(s)
 
     # -- hpu ---------------------------------------------------------------------------------------
     hpu_mode: str | None = None  # lazy | eager | compile; None: the environment's or the Habana release's default

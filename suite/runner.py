@@ -16,11 +16,11 @@ import psutil
 import torch
 
 from backends import Backend, backend_class, resolve_backend_name
-from suite import context, results, stats
+from suite import context, flops, results, stats
 from suite.config import RunConfig
 from suite.data import check_data, open_data
 from suite.errors import UserError, non_negative_int, positive_int
-from suite.telemetry import HostSampler, Telemetry
+from suite.telemetry import HostSampler, Telemetry, energy_per_image
 from workloads import Workload, get_workload
 
 
@@ -99,7 +99,22 @@ def execute(plan: Plan, progress=_noop) -> dict:
         record["memory"] = backend.memory_stats()
     except Exception as error:  # noqa: BLE001 - a broken device query must not lose the measurement
         record["warnings"].append(f"device query failed: {error}")
+    if "images_per_second" in record["metrics"]:
+        _add_efficiency(record, workload)
     return record
+
+
+def _add_efficiency(record: dict, workload: Workload) -> None:
+    """MFU (where the device's peak is known) and energy per image (where the device reports power)."""
+    metrics = record["metrics"]
+    try:
+        metrics.update(flops.mfu_metrics(workload, metrics["images_per_second"],
+                                         record["device"].get("peak_tflops")))
+    except Exception as error:  # noqa: BLE001 - counting FLOPs must not lose the measurement
+        record["warnings"].append(f"FLOP count failed, MFU left blank: {error}")
+    energy, method = energy_per_image(record["telemetry"], metrics["images_timed"], metrics["time_timed_s"])
+    metrics["energy_per_image_j"] = energy
+    metrics["energy_method"] = method
 
 
 def _measure(plan: Plan, record: dict, progress) -> None:
@@ -144,6 +159,8 @@ def _measure(plan: Plan, record: dict, progress) -> None:
                      images_per_second=images_per_window / elapsed)
     finally:
         record["telemetry"] = telemetry.close()
+        record["warnings"].extend(f"telemetry '{name}' off: {why}"
+                                  for name, why in record["telemetry"]["failed"].items())
         data.close()
 
     metrics = stats.summarise_windows(images_per_window, config.steps_per_window, window_times)

@@ -41,7 +41,15 @@ def add_parser(subparsers) -> None:
     cost.add_argument("--prices", metavar="NAME|FILE",
                       help="price catalog the instance is looked up in (default: any shipped catalog)")
 
-    cuda = p.add_argument_group("cuda")  # noqa: F841
+    cuda = p.add_argument_group("cuda")
+    cuda.add_argument("--device-index", dest="device_index",
+                      help="GPU to use (default: $LOCAL_RANK under torchrun, else 0)")
+    cuda.add_argument("--tf32", dest="tf32", action="store_true", default=None,
+                      help="allow TF32 tensor cores for fp32 math (default off: fp32 means fp32)")
+    cuda.add_argument("--channels-last", dest="channels_last", action="store_true", default=None,
+                      help="channels-last (NHWC) memory format for the model and image batches")
+    cuda.add_argument("--compile", dest="compile", action="store_true", default=None,
+                      help="torch.compile the model(s); compile time shows in time-to-first-step")
 
     hpu = p.add_argument_group("hpu")
     hpu.add_argument("--hpu-mode", dest="hpu_mode", choices=["lazy", "eager", "compile"],

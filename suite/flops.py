@@ -1,0 +1,107 @@
+"""FLOPs per training image, and model FLOPs utilisation (MFU), in one place.
+
+FLOPs are counted once per workload with torch.utils.flop_counter.FlopCounterMode over one real
+training step (forward, backward and optimizer step, exactly as the workload trains) on the CPU with a
+tiny batch, then divided by the images that step consumed. FlopCounterMode counts the matrix work
+(matmul, convolution and their backward passes, 2 FLOPs per multiply-add); element-wise ops and the
+optimizer's update are not counted, as is usual for MFU. The count does not depend on the device or the
+precision, so it is cached: in this process, and on disk keyed by the workload and the torch version.
+
+MFU = flops_per_image × images_per_second ÷ the device's datasheet peak. Blank where no peak is known.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+
+import torch
+
+COUNT_BATCH = 2  # BatchNorm needs more than one value per channel in training mode
+_MEMO: dict[str, float] = {}
+
+
+def cache_path() -> str:
+    root = os.environ.get("SUITE_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "suite")
+    return os.path.join(root, "flops.json")
+
+
+def _key(workload) -> str:
+    return f"{workload!r} torch={torch.__version__}"
+
+
+def _read_cache() -> dict:
+    try:
+        with open(cache_path()) as handle:
+            data = json.load(handle)
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _write_cache(key: str, value: float) -> None:
+    path = cache_path()
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        data = _read_cache()
+        data[key] = value
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-flops-")
+        with os.fdopen(fd, "w") as handle:
+            json.dump(data, handle, indent=1)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only home only costs a recount next time
+
+
+def count_flops_per_image(workload) -> float:
+    """Count one real training step on the CPU and divide by its images (uncached)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from backends import backend_class
+    from suite.config import RunConfig
+
+    backend = backend_class("cpu")(RunConfig(backend="cpu", precision="fp32", workload=workload.name,
+                                   batch_size=COUNT_BATCH))
+    with torch.random.fork_rng(devices=[]):  # leave the run's random stream untouched
+        torch.manual_seed(0)
+        training = workload.build(backend)
+        batch = workload.synthetic_batch(COUNT_BATCH, backend.device)
+        counter = FlopCounterMode(display=False)
+        with counter:
+            training.train_step(batch)
+    return counter.get_total_flops() / workload.images_per_step(COUNT_BATCH)
+
+
+def flops_per_image(workload) -> float:
+    """FLOPs one training image costs, counted once and cached."""
+    key = _key(workload)
+    if key not in _MEMO:
+        cached = _read_cache().get(key)
+        if isinstance(cached, (int, float)) and cached > 0:
+            _MEMO[key] = float(cached)
+        else:
+            _MEMO[key] = count_flops_per_image(workload)
+            _write_cache(key, _MEMO[key])
+    return _MEMO[key]
+
+
+def mfu(flops_per_image_: float, images_per_second: float, peak_tflops: float | None) -> float | None:
+    """Model FLOPs utilisation as a fraction (0.42 = 42 %); None where the peak is unknown."""
+    if not peak_tflops or not images_per_second:
+        return None
+    return flops_per_image_ * images_per_second / (peak_tflops * 1e12)
+
+
+def mfu_metrics(workload, images_per_second: float, peak_tflops: float | None) -> dict:
+    """The record's MFU fields. FLOPs are only counted where a peak makes MFU computable."""
+    if not peak_tflops:
+        return {"flops_per_image": None, "model_tflops_per_second": None, "mfu": None, "mfu_peak_tflops": None}
+    per_image = flops_per_image(workload)
+    return {
+        "flops_per_image": per_image,
+        "model_tflops_per_second": per_image * images_per_second / 1e12,
+        "mfu": mfu(per_image, images_per_second, peak_tflops),
+        "mfu_peak_tflops": peak_tflops,
+    }

@@ -1,0 +1,251 @@
+"""The CUDA backend's logic, on the CPU: torch.cuda's queries and NVML are fakes that record calls.
+Every test here checks wiring; none of it says anything about a real GPU."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+from fakes import pynvml as fake_nvml
+from fakes.torch_cuda import patch_cuda
+
+from backends import backend_class
+from suite.cli import main
+from suite.config import RunConfig
+from workloads import get_workload
+
+# Through the registry, so that backends register in its own order (cpu, cuda, hpu).
+CUDABackend = backend_class("cuda")
+
+TINY_DCGAN = {"ngf": 8, "ndf": 8}
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch, tmp_path):
+    monkeypatch.setenv("SUITE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("LOCAL_RANK", raising=False)
+    fake_nvml.install(monkeypatch)
+    return patch_cuda(monkeypatch)
+
+
+def make_backend(precision="amp", **config):
+    backend = CUDABackend(RunConfig(backend="cuda", precision=precision, batch_size=2, **config))
+    backend.setup()
+    return backend
+
+
+class RecordingScaler:
+    """Wraps a real GradScaler (on the CPU) and logs the calls the backend makes."""
+
+    def __init__(self, log):
+        self.real = torch.amp.GradScaler("cpu")
+        self.log = log
+
+    def scale(self, loss):
+        self.log.append("scale")
+        return self.real.scale(loss)
+
+    def step(self, optimizer):
+        self.log.append("step")
+        return self.real.step(optimizer)
+
+    def update(self):
+        self.log.append("update")
+        return self.real.update()
+
+
+# -- precisions --------------------------------------------------------------------------------------
+def test_which_precision_gets_a_grad_scaler_wiring(fake_gpu):
+    amp = make_backend("amp")
+    assert isinstance(amp.scaler, torch.amp.GradScaler) and amp.scaler.is_enabled()
+    assert make_backend("fp32").scaler is None
+    assert make_backend("bf16").scaler is None
+
+
+def test_autocast_dtype_per_precision_wiring(fake_gpu):
+    x = torch.ones(2, 2)
+    with make_backend("amp").autocast():
+        assert (x @ x).dtype == torch.float16
+    with make_backend("bf16").autocast():
+        assert (x @ x).dtype == torch.bfloat16
+    with make_backend("fp32").autocast():
+        assert (x @ x).dtype == torch.float32
+
+
+def test_amp_dcgan_one_scaler_update_per_iteration_after_both_optimizers_wiring(fake_gpu):
+    backend = make_backend("amp")
+    log: list[str] = []
+    backend.scaler = RecordingScaler(log)
+    workload = get_workload("dcgan64").with_overrides(**TINY_DCGAN)
+    training = workload.build(backend)
+    batch = workload.synthetic_batch(2, backend.device)
+    iterations = 2
+    for _ in range(iterations):
+        training.train_step(batch)
+    # Discriminator then generator: scale+step each, then exactly one update.
+    assert log == ["scale", "step", "scale", "step", "update"] * iterations
+    assert log.count("update") == iterations
+
+
+def test_amp_dcgan_trains_with_real_grad_scaler_wiring(fake_gpu):
+    backend = make_backend("amp")
+    # The default initial scale (2**16) overflows fp16 gradients in the first iterations, which the
+    # scaler then skips; a small one lets the first step be a real update.
+    backend.scaler = torch.amp.GradScaler("cpu", init_scale=2.0**6)
+    workload = get_workload("dcgan64").with_overrides(**TINY_DCGAN)
+    training = workload.build(backend)
+    batch = workload.synthetic_batch(2, backend.device)
+    before = [p.detach().clone() for p in training.modules["discriminator"].parameters()]
+    loss = training.train_step(batch)
+    assert torch.isfinite(loss).all()
+    after = list(training.modules["discriminator"].parameters())
+    assert any(not torch.equal(b, a) for b, a in zip(before, after))  # the fused AdamW step happened
+
+
+def test_bf16_on_a_pre_ampere_gpu_is_exit_2(fake_gpu, tmp_path, capsys):
+    fake_gpu.capability = (7, 0)
+    fake_gpu.name = "Tesla V100-SXM2-16GB"
+    code = main(["run", "--backend", "cuda", "--precision", "bf16", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "bf16" in err and "7.0" in err and "--precision amp" in err and "Traceback" not in err
+
+
+# -- device selection and switches -------------------------------------------------------------------
+def test_device_index_from_option_then_local_rank_wiring(fake_gpu, monkeypatch):
+    fake_gpu.count = 4
+    assert make_backend(device_index="2").index == 2
+    assert fake_gpu.set_device_calls[-1] == 2
+    monkeypatch.setenv("LOCAL_RANK", "3")
+    assert make_backend().index == 3
+    assert make_backend(device_index="1").index == 1  # the option wins over LOCAL_RANK
+    monkeypatch.delenv("LOCAL_RANK")
+    assert make_backend().index == 0
+
+
+@pytest.mark.parametrize("value, expected", [("5", "GPU index 5 is not visible: 2 GPU(s)"),
+                                             ("x", "--device-index must be a whole number >= 0, got 'x'"),
+                                             ("-1", "--device-index must be a whole number >= 0")])
+def test_bad_device_index_is_exit_2(fake_gpu, tmp_path, capsys, value, expected):
+    fake_gpu.count = 2
+    code = main(["run", "--backend", "cuda", "--device-index", value, "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert expected in err and "Traceback" not in err
+    assert err.count("\n") == 1
+
+
+def test_no_gpu_visible_is_one_line_exit_2(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    code = main(["run", "--backend", "cuda", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("suite: error: backend 'cuda' is not available")
+    assert "nvidia-smi" in err and err.count("\n") == 1 and "Traceback" not in err
+    assert not os.listdir(tmp_path)
+
+
+def test_is_available_reasons(monkeypatch):
+    monkeypatch.setattr(torch.version, "cuda", "12.4")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    assert CUDABackend.is_available() == (True, "2 GPU(s) visible")
+    monkeypatch.setattr(torch.version, "cuda", None)
+    monkeypatch.setattr(torch.version, "hip", None, raising=False)
+    ok, reason = CUDABackend.is_available()
+    assert not ok and "no CUDA support" in reason and torch.__version__ in reason
+
+
+def test_setup_switches_wiring(fake_gpu):
+    make_backend("fp32")
+    assert torch.backends.cudnn.benchmark is True
+    # fp32 means fp32: TF32 off for both matmuls and convolutions unless asked for.
+    assert torch.backends.cuda.matmul.allow_tf32 is False and torch.backends.cudnn.allow_tf32 is False
+    make_backend("fp32", tf32=True)
+    assert torch.backends.cuda.matmul.allow_tf32 is True and torch.backends.cudnn.allow_tf32 is True
+
+
+def test_fused_optimizers_wiring(fake_gpu):
+    backend = make_backend("fp32")
+    model = torch.nn.Linear(3, 2)
+    adamw = backend.make_optimizer(model.parameters(), "adamw", lr=1e-3, weight_decay=0.05)
+    sgd = backend.make_optimizer(model.parameters(), "sgd", lr=0.1, momentum=0.9)
+    assert isinstance(adamw, torch.optim.AdamW) and adamw.defaults["fused"] is True
+    assert adamw.defaults["weight_decay"] == 0.05
+    assert isinstance(sgd, torch.optim.SGD) and sgd.defaults["fused"] is True
+    assert backend.optimizers_built == ["adamw (fused)", "sgd (fused)"]
+
+
+def test_unfusable_optimizer_falls_back_wiring(fake_gpu, monkeypatch):
+    backend = make_backend("fp32")
+    model = torch.nn.Linear(3, 2)
+
+    class NoFused(torch.optim.SGD):  # a torch without fused kernels for these parameters
+        def __init__(self, params, fused=None, **hyper):
+            if fused:
+                raise RuntimeError("`fused=True` requires all the params to be floating point Tensors")
+            super().__init__(params, **hyper)
+
+    monkeypatch.setattr(torch.optim, "SGD", NoFused)
+    optimizer = backend.make_optimizer((p for p in model.parameters()), "sgd", lr=0.1)
+    # The generator was not used up by the first, failed try.
+    assert len(optimizer.param_groups[0]["params"]) == 2
+    assert backend.optimizers_built[0].startswith("sgd (not fused: ")
+
+
+def test_channels_last_and_compile_wiring(fake_gpu, monkeypatch):
+    compiled = []
+    monkeypatch.setattr(torch, "compile", lambda module: compiled.append(module) or module)
+    backend = make_backend("fp32", channels_last=True, compile=True)
+    conv = torch.nn.Conv2d(3, 8, 3)
+    model = backend.prepare_model(torch.nn.Sequential(conv))
+    assert compiled == [model]
+    assert conv.weight.is_contiguous(memory_format=torch.channels_last)
+    batch = backend.to_device(torch.rand(2, 3, 8, 8))
+    assert batch.is_contiguous(memory_format=torch.channels_last)
+    assert backend.to_device(torch.rand(2, 3)).shape == (2, 3)  # not an image batch: left alone
+    plain = make_backend("fp32")
+    plain.prepare_model(torch.nn.Conv2d(3, 8, 3))
+    assert len(compiled) == 1  # no --compile, no compile
+
+
+def test_loader_pins_memory_wiring(fake_gpu):
+    loader, note = make_backend("fp32").make_loader(torch.utils.data.TensorDataset(torch.zeros(4, 1)),
+                                                    batch_size=2)
+    assert loader.pin_memory is True and note["pin_memory"] is True
+
+
+# -- measurement verbs -------------------------------------------------------------------------------
+def test_memory_stats_names_and_device_info_wiring(fake_gpu, monkeypatch):
+    backend = make_backend("amp")
+    backend.reset_peak_memory()
+    assert fake_gpu.peak_resets == 1
+    memory = backend.memory_stats()
+    assert memory == {"peak_memory_bytes": 3_000_000, "peak_allocated_bytes": 3_000_000,
+                      "peak_reserved_bytes": 4_194_304, "allocated_bytes": 1_000_000,
+                      "total_memory_bytes": 40 * 1024**3}
+    info = backend.device_info()
+    assert info["name"] == "NVIDIA A100-SXM4-40GB" and info["compute_capability"] == "8.0"
+    assert info["driver"] == "550.54.15" and info["cuda"] == torch.version.cuda
+    assert info["count"] == 1 and info["grad_scaler"] is True
+    assert info["peak_tflops"] == 312.0 and "datasheet" in info["peak_tflops_note"]
+    assert backend.telemetry_samplers()[0].pci_bus_id == "00000000:3B:00.0"
+
+
+def test_device_info_without_nvml_has_no_driver_wiring(fake_gpu, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "pynvml", None)  # import pynvml -> ImportError
+    assert make_backend("fp32").device_info()["driver"] is None
+
+
+def test_is_out_of_memory(fake_gpu):
+    backend = make_backend("fp32")
+    assert backend.is_out_of_memory(torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2 GiB"))
+    assert backend.is_out_of_memory(RuntimeError("CUDA out of memory. Tried to allocate 20.00 MiB"))
+    assert not backend.is_out_of_memory(RuntimeError("shape mismatch"))
+
+
+def test_unknown_precision_for_cuda_is_exit_2(fake_gpu, tmp_path, capsys):
+    code = main(["run", "--backend", "cuda", "--precision", "fp8", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "'fp8'" in err and "amp, fp32, bf16" in err
