@@ -23,20 +23,21 @@ def _load() -> None:
 
 
 def backend_names() -> list[str]:
+    """Sorted: registration order depends on which module happened to be imported first."""
     _load()
-    return list(_REGISTRY)
+    return sorted(_REGISTRY)
 
 
 def backend_class(name: str) -> type[Backend]:
     _load()
     if name not in _REGISTRY:
-        raise one_of("backend", name, ["auto", *_REGISTRY])
+        raise one_of("backend", name, ["auto", *backend_names()])
     return _REGISTRY[name]
 
 
 def availability() -> dict[str, tuple[bool, str]]:
     _load()
-    return {name: cls.is_available() for name, cls in _REGISTRY.items()}
+    return {name: _REGISTRY[name].is_available() for name in backend_names()}
 
 
 def resolve_backend_name(name: str) -> tuple[str, str]:
