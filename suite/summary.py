@@ -14,6 +14,16 @@ def human_bytes(count) -> str:
     return f"{value:.2f} TiB"
 
 
+# Gauges worth a glance in the summary: (telemetry key, label, unit). The record keeps them all.
+TELEMETRY_SHOWN = [
+    ("host_cpu_util_percent", "host CPU", "%"),
+    ("gpu_util_percent", "GPU", "%"),
+    ("gpu_power_w", "GPU power", " W"),
+    ("hpu_util_percent", "HPU (AIP)", "%"),
+    ("hpu_power_w", "HPU power", " W"),
+]
+
+
 def render(record: dict, path: str | None = None) -> str:
     config, metrics = record["config"], record.get("metrics", {})
     device = record.get("device", {})
@@ -40,6 +50,16 @@ def render(record: dict, path: str | None = None) -> str:
         first = metrics.get("time_to_first_step_s")
         lines.append(f"  warm-up      {metrics['warmup_steps']} steps in {metrics['warmup_time_s']:.2f} s"
                      + (f"; time to first step {first:.2f} s (from process start)" if first else ""))
+        if metrics.get("mfu") is not None:
+            lines.append(f"  MFU          {metrics['mfu']:.1%} of {metrics['mfu_peak_tflops']:g} TFLOP/s "
+                         f"(datasheet peak; {metrics['flops_per_image'] / 1e9:.2f} GFLOP per image)")
+        if metrics.get("energy_per_image_j") is not None:
+            lines.append(f"  energy       {metrics['energy_per_image_j']:.3f} J per image ({metrics['energy_method']})")
+    gauges = (record.get("telemetry") or {}).get("summary", {})
+    shown = [f"{label} {gauges[key]['mean']:.0f}{unit}" for key, label, unit in TELEMETRY_SHOWN
+             if gauges.get(key)]
+    if shown:
+        lines.append("  telemetry    " + ", ".join(shown) + " (means over the timed windows)")
     memory = record.get("memory", {})
     if memory.get("peak_memory_bytes"):
         lines.append(f"  peak memory  {human_bytes(memory['peak_memory_bytes'])}")
