@@ -1,0 +1,200 @@
+"""`suite run --nproc N [--nnodes K --node-rank R --rdzv-endpoint HOST:PORT]`: run through torch's launcher.
+
+The command re-executes itself under torch.distributed.run (torchrun) in a subprocess, with the same run
+options; each worker is `python -m suite run ...` and sees RANK / WORLD_SIZE / LOCAL_RANK. Rank 0 writes
+the record. If a rank fails, torchrun stops the others (it polls its workers every 0.1 s) and this parent
+writes the record instead, naming the failed rank and its error from torchrun's failure report.
+
+The subprocess is `python -m suite.launch <torchrun options> -m suite -- run ...`: torchrun's own `run()`,
+with its ChildFailedError (rank -> exit code, error file, message) saved as JSON for this parent.
+`torchrun -m suite run ...` works too; then rank 0 writes whatever record it has.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+
+from suite.errors import UserError, non_negative_int, positive_int
+
+# Options of `suite run` that only the launcher parent uses; workers get them too and ignore them.
+LAUNCH_DESTS = ("nproc", "nnodes", "node_rank", "rdzv_endpoint")
+
+
+def check_launch_options(config) -> None:
+    positive_int("--nproc", config.nproc)
+    nnodes = positive_int("--nnodes", config.nnodes) if config.nnodes is not None else 1
+    if nnodes > 1:
+        if config.node_rank is None or not config.rdzv_endpoint:
+            raise UserError(f"--nnodes {nnodes} needs --node-rank (0 … {nnodes - 1}) and --rdzv-endpoint "
+                            "HOST:PORT (the address of node 0, reachable from every node)")
+    if config.node_rank is not None:
+        rank = non_negative_int("--node-rank", config.node_rank)
+        if rank >= nnodes:
+            raise UserError(f"--node-rank {rank} is out of range for --nnodes {nnodes} (accepted: 0 … {nnodes - 1})")
+    if config.rdzv_endpoint:
+        host, _, port = str(config.rdzv_endpoint).rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise UserError(f"--rdzv-endpoint {config.rdzv_endpoint!r} is not HOST:PORT "
+                            "(for example 10.0.0.1:29500)")
+
+
+def torchrun_options(config) -> list[str]:
+    nnodes = int(config.nnodes or 1)
+    options = ["--nproc-per-node", str(int(config.nproc)), "--nnodes", str(nnodes),
+               "--max-restarts", "0", "--monitor-interval", "0.1"]
+    if config.rdzv_endpoint:
+        # Static rendezvous: node ranks as given, node 0's address as the master (RANK 0's store).
+        options += ["--rdzv-backend", "static", "--rdzv-endpoint", str(config.rdzv_endpoint),
+                    "--node-rank", str(int(config.node_rank or 0))]
+    # One node without an endpoint: torchrun picks a free local port (c10d on localhost:0).
+    return options
+
+
+def worker_argv(args, parser) -> list[str]:
+    """`run` followed by every option of `args` that differs from its default, as it would be typed."""
+    argv = ["run"]
+    for action in parser._actions:
+        if not action.option_strings or action.dest in ("help", "version"):
+            continue
+        value = getattr(args, action.dest, None)
+        if value is None or value == action.default:
+            continue
+        option = max(action.option_strings, key=len)
+        if action.nargs == 0:  # flags: store_true, store_const, ...
+            if value == action.const:
+                argv.append(option)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                argv += [option, f"{key}={item}"]
+        elif isinstance(value, (list, tuple)):
+            if action.nargs in (None, "?"):  # append: the option once per value
+                for item in value:
+                    argv += [option, str(item)]
+            else:
+                argv += [option, *map(str, value)]
+        else:
+            argv += [option, str(value)]
+    return argv
+
+
+def launch(args, parser, plan) -> int:
+    """Run `plan` under torchrun with `args`; return the exit status (0: every rank finished)."""
+    from suite import context, results, summary
+
+    config = plan.config
+    check_launch_options(config)
+    out_dir = results.check_out_dir(args.out)
+    ctx = context.collect()
+    run_id = results.new_run_id(plan.workload.name, plan.backend.name, ctx["utc_time"])
+    fd, failures_path = tempfile.mkstemp(prefix="suite-launch-", suffix=".json")
+    os.close(fd)
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "SUITE_RUN_ID": run_id, "SUITE_LAUNCH_FAILURES": failures_path,
+           # Workers import this same suite, wherever the parent was started from.
+           "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
+    command = [sys.executable, "-m", "suite.launch", *torchrun_options(config),
+               "-m", "suite", "--", *worker_argv(args, parser)]
+    try:
+        status = subprocess.call(command, env=env)
+        failures = _read_failures(failures_path)
+    finally:
+        os.unlink(failures_path)
+    record_path = os.path.join(out_dir, f"{run_id}.json")
+    if status == 0 or os.path.exists(record_path) or int(config.node_rank or 0) != 0:
+        return status  # rank 0 wrote the record (or lives on another node)
+    record = failure_record(run_id, ctx, plan, status, failures)
+    path = results.write_record(record, out_dir)
+    if args.json:
+        json.dump(record, sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+    else:
+        print(summary.render(record, os.path.relpath(path)))
+    return 1
+
+
+def _read_failures(path: str) -> dict:
+    try:
+        with open(path) as handle:
+            text = handle.read()
+        return json.loads(text) if text.strip() else {}
+    except (OSError, json.JSONDecodeError):
+        return {}
+
+
+def _rank_failure(rank: int, failure: dict) -> dict:
+    """One rank's failure as torchrun reported it, in words."""
+    info = failure.get("extra") or {}
+    exitcode = failure.get("exitcode")
+    if info.get("suite_rank") is not None:
+        message = failure.get("message", "")
+    elif exitcode is not None and exitcode < 0:
+        name = signal.Signals(-exitcode).name if -exitcode in signal.valid_signals() else str(-exitcode)
+        message = f"rank {rank}: killed by signal {name}"
+    else:
+        message = (f"rank {rank}: exited with status {exitcode} without reporting an error "
+                   "(killed, or it crashed outside Python)")
+    return {"rank": rank, "local_rank": failure.get("local_rank"), "pid": failure.get("pid"),
+            "exitcode": exitcode, "message": message, "status": info.get("suite_status", "error"),
+            "time": info.get("suite_time") or failure.get("timestamp")}
+
+
+def failure_record(run_id: str, ctx: dict, plan, status: int, failures: dict) -> dict:
+    """The record of a run that a rank ended: which rank failed first and why, and every failure seen."""
+    from suite import results
+
+    record = results.new_record(run_id, ctx, plan.config.to_dict())
+    record["workload"] = {"name": plan.workload.name, "image_size": plan.workload.image_size}
+    ranks = sorted((_rank_failure(int(r), f) for r, f in failures.items()),
+                   key=lambda f: (f["time"] is None, f["time"] or 0.0))
+    if ranks:
+        first = ranks[0]
+        record["status"] = first["status"] if first["status"] in results.STATUSES else "error"
+        record["error"] = {"type": "RankFailed", "rank": first["rank"],
+                           "message": f"{first['message']} — the run was ended (launcher exit status {status})"}
+    else:
+        record["error"] = {"type": "LaunchFailed",
+                           "message": f"torch's launcher exited with status {status} before any rank reported"}
+    record["ranks"] = ranks
+    return record
+
+
+# -- the launcher subprocess ----------------------------------------------------------------------
+
+def agent_main(argv: list[str]) -> int:
+    """torchrun's `run()`, saving its ChildFailedError as JSON at $SUITE_LAUNCH_FAILURES."""
+    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
+    from torch.distributed.run import parse_args, run
+
+    # Worker arguments come after "--" and are not shown to torchrun's parser: it would take (or
+    # refuse as ambiguous) worker options that look like its own, such as --nproc.
+    split = argv.index("--") if "--" in argv else len(argv)
+    launcher_args = parse_args(argv[:split])
+    launcher_args.training_script_args = argv[split + 1:]
+    try:
+        run(launcher_args)
+    except ChildFailedError as error:
+        failures = {}
+        for rank, failure in error.failures.items():
+            message = failure.error_file_data.get("message", {})
+            extra = message.get("extraInfo", {}) if isinstance(message, dict) else {}
+            failures[rank] = {"local_rank": failure.local_rank, "pid": failure.pid,
+                              "exitcode": failure.exitcode, "message": failure.message,
+                              "timestamp": failure.timestamp, "extra": extra}
+        path = os.environ.get("SUITE_LAUNCH_FAILURES")
+        if path:
+            with open(path, "w") as handle:
+                json.dump(failures, handle)
+        rank, first = error.get_first_failure()
+        print(f"suite: rank {rank} failed (exit status {first.exitcode}); the other ranks were stopped",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(agent_main(sys.argv[1:]))
