@@ -132,20 +132,30 @@ def process_group(backend, config) -> ProcessGroup | None:
 
 def resolved_fields(config, batch_size: int) -> dict:
     """RunConfig fields for the record: world size and global batch; under a launcher, what it started."""
+    fields = {}
     if config.dist_timeout_s is not None:
         try:
-            timeout_ok = float(config.dist_timeout_s) > 0
+            fields["dist_timeout_s"] = float(config.dist_timeout_s)
         except (TypeError, ValueError):
-            timeout_ok = False
-        if not timeout_ok:
+            fields["dist_timeout_s"] = 0.0
+        if not fields["dist_timeout_s"] > 0:
             raise UserError(f"--dist-timeout must be a positive number of seconds, got {config.dist_timeout_s!r}")
     if launched():
         info = rank_info()
-        return {"world_size": info.world_size, "global_batch_size": batch_size * info.world_size,
+        return {**fields, "world_size": info.world_size, "global_batch_size": batch_size * info.world_size,
                 "nproc": info.local_world_size, "nnodes": info.nnodes, "node_rank": info.node_rank}
+    if config.nproc is None:
+        given = [option for option, value in (("--nnodes", config.nnodes), ("--node-rank", config.node_rank),
+                                              ("--rdzv-endpoint", config.rdzv_endpoint)) if value is not None]
+        if given:
+            raise UserError(f"{', '.join(given)} needs --nproc N (processes on this node)")
+        return {**fields, "world_size": 1, "global_batch_size": batch_size}
     # Before launching (`suite run --nproc`): the world the launcher is about to start.
-    world_size = (config.nproc or 1) * (config.nnodes or 1)
-    return {"world_size": world_size, "global_batch_size": batch_size * world_size}
+    from suite.launch import check_launch_options
+
+    launch = check_launch_options(config)
+    world_size = launch["nproc"] * launch["nnodes"]
+    return {**fields, **launch, "world_size": world_size, "global_batch_size": batch_size * world_size}
 
 
 def launcher_run_id(env=None) -> str | None:

@@ -25,13 +25,14 @@ from suite.errors import UserError, non_negative_int, positive_int
 LAUNCH_DESTS = ("nproc", "nnodes", "node_rank", "rdzv_endpoint")
 
 
-def check_launch_options(config) -> None:
-    positive_int("--nproc", config.nproc)
+def check_launch_options(config) -> dict:
+    """The launch options, checked and as numbers: nproc, nnodes, node_rank, rdzv_endpoint."""
+    nproc = positive_int("--nproc", config.nproc)
     nnodes = positive_int("--nnodes", config.nnodes) if config.nnodes is not None else 1
-    if nnodes > 1:
-        if config.node_rank is None or not config.rdzv_endpoint:
-            raise UserError(f"--nnodes {nnodes} needs --node-rank (0 … {nnodes - 1}) and --rdzv-endpoint "
-                            "HOST:PORT (the address of node 0, reachable from every node)")
+    if nnodes > 1 and (config.node_rank is None or not config.rdzv_endpoint):
+        raise UserError(f"--nnodes {nnodes} needs --node-rank (0 … {nnodes - 1}) and --rdzv-endpoint "
+                        "HOST:PORT (the address of node 0, reachable from every node)")
+    rank = None
     if config.node_rank is not None:
         rank = non_negative_int("--node-rank", config.node_rank)
         if rank >= nnodes:
@@ -41,6 +42,7 @@ def check_launch_options(config) -> None:
         if not host or not port.isdigit() or not 0 < int(port) < 65536:
             raise UserError(f"--rdzv-endpoint {config.rdzv_endpoint!r} is not HOST:PORT "
                             "(for example 10.0.0.1:29500)")
+    return {"nproc": nproc, "nnodes": nnodes, "node_rank": rank, "rdzv_endpoint": config.rdzv_endpoint}
 
 
 def torchrun_options(config) -> list[str]:
@@ -86,11 +88,12 @@ def launch(args, parser, plan) -> int:
     """Run `plan` under torchrun with `args`; return the exit status (0: every rank finished)."""
     from suite import context, results, summary
 
-    config = plan.config
-    check_launch_options(config)
+    config = plan.config  # launch options already checked by plan_run
     out_dir = results.check_out_dir(args.out)
     ctx = context.collect()
-    run_id = results.new_run_id(plan.workload.name, plan.backend.name, ctx["utc_time"])
+    # `suite scale` names the run itself, to find its record.
+    run_id = os.environ.get("SUITE_RUN_ID") or results.new_run_id(plan.workload.name, plan.backend.name,
+                                                                  ctx["utc_time"])
     fd, failures_path = tempfile.mkstemp(prefix="suite-launch-", suffix=".json")
     os.close(fd)
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -105,7 +108,7 @@ def launch(args, parser, plan) -> int:
     finally:
         os.unlink(failures_path)
     record_path = os.path.join(out_dir, f"{run_id}.json")
-    if status == 0 or os.path.exists(record_path) or int(config.node_rank or 0) != 0:
+    if status == 0 or os.path.exists(record_path) or (config.node_rank or 0) != 0:
         return status  # rank 0 wrote the record (or lives on another node)
     record = failure_record(run_id, ctx, plan, status, failures)
     path = results.write_record(record, out_dir)
@@ -143,19 +146,27 @@ def _rank_failure(rank: int, failure: dict) -> dict:
             "time": info.get("suite_time") or failure.get("timestamp")}
 
 
+def _first_failure_order(failure: dict):
+    """Earliest first; a rank the launcher stopped itself (SIGTERM, nothing reported) is never the cause."""
+    stopped = failure["exitcode"] == -signal.SIGTERM and "killed by signal" in failure["message"]
+    return (stopped, failure["time"] is None, failure["time"] or 0.0)
+
+
 def failure_record(run_id: str, ctx: dict, plan, status: int, failures: dict) -> dict:
     """The record of a run that a rank ended: which rank failed first and why, and every failure seen."""
     from suite import results
 
     record = results.new_record(run_id, ctx, plan.config.to_dict())
     record["workload"] = {"name": plan.workload.name, "image_size": plan.workload.image_size}
-    ranks = sorted((_rank_failure(int(r), f) for r, f in failures.items()),
-                   key=lambda f: (f["time"] is None, f["time"] or 0.0))
+    ranks = sorted((_rank_failure(int(r), f) for r, f in failures.items()), key=_first_failure_order)
     if ranks:
         first = ranks[0]
         record["status"] = first["status"] if first["status"] in results.STATUSES else "error"
         record["error"] = {"type": "RankFailed", "rank": first["rank"],
                            "message": f"{first['message']} — the run was ended (launcher exit status {status})"}
+        if "timed out" in first["message"].lower():
+            record["error"]["hint"] = ("a rank waited longer than --dist-timeout for the others: one of them "
+                                       "hung or is far slower (see `ranks`)")
     else:
         record["error"] = {"type": "LaunchFailed",
                            "message": f"torch's launcher exited with status {status} before any rank reported"}
@@ -180,19 +191,19 @@ def agent_main(argv: list[str]) -> int:
     except ChildFailedError as error:
         failures = {}
         for rank, failure in error.failures.items():
+            # The error file's "message" is {"message": text, "extraInfo": {...}} (or, older, a string).
             message = failure.error_file_data.get("message", {})
+            text = message.get("message", "") if isinstance(message, dict) else str(message)
             extra = message.get("extraInfo", {}) if isinstance(message, dict) else {}
+            extra.pop("py_callstack", None)
             failures[rank] = {"local_rank": failure.local_rank, "pid": failure.pid,
-                              "exitcode": failure.exitcode, "message": failure.message,
+                              "exitcode": failure.exitcode, "message": text or str(failure.message),
                               "timestamp": failure.timestamp, "extra": extra}
         path = os.environ.get("SUITE_LAUNCH_FAILURES")
         if path:
             with open(path, "w") as handle:
                 json.dump(failures, handle)
-        rank, first = error.get_first_failure()
-        print(f"suite: rank {rank} failed (exit status {first.exitcode}); the other ranks were stopped",
-              file=sys.stderr)
-        return 1
+        return 1  # the parent says which rank failed first, and why
     return 0
 
 
