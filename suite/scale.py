@@ -42,24 +42,28 @@ def parse_instances(text: str | None, counts: list[int]) -> dict[int, str]:
     return instances
 
 
-def hourly_price(instance: str, prices: str | None = None) -> tuple[float, str]:
-    """On-demand $/hour of `instance` and the catalog it came from.
+def hourly_price(instance: str, prices: str | None = None) -> tuple[float, float | None, str]:
+    """(on-demand $/hour, spot $/hour or None, the catalog's name and date) of `instance`.
 
-    The one place that reads the price catalog (suite.pricing); without it, `--usd-per-hour` works."""
+    The one place that reads the price catalog (suite.pricing: `find_instance(name, prices)` ->
+    (instance, catalog)); without a catalog, `--usd-per-hour` gives the price directly."""
+    import importlib
+
     try:
-        from suite import pricing
+        pricing = importlib.import_module("suite.pricing")
     except ImportError:
+        pricing = None
+    find = getattr(pricing, "find_instance", None)
+    if find is None:
         raise UserError("--instance needs the price catalog (suite.pricing), which this installation does not "
-                        "have; give the instance's price with --usd-per-hour instead") from None
-    lookup = getattr(pricing, "on_demand_usd_per_hour", None)
-    if lookup is None:
-        raise UserError("this installation's price catalog has no on_demand_usd_per_hour(); "
-                        "give the instance's price with --usd-per-hour instead")
-    return lookup(instance, prices)
+                        "have; give the machine's price with --usd-per-hour instead")
+    found, catalog = find(instance, prices)
+    return found.on_demand_usd_per_hour, found.spot_usd_per_hour, f"{catalog.name}, as of {catalog.as_of}"
 
 
-def scaling_rows(records: dict[int, dict], prices: dict[int, tuple[float, str]] | None = None) -> list[dict]:
-    """One row per process count, from each count's run record; failed runs stay in as such."""
+def scaling_rows(records: dict[int, dict], prices: dict[int, tuple] | None = None) -> list[dict]:
+    """`prices`: count -> (on-demand $/hour, spot $/hour or None, where the price came from)."""
+    # One row per process count, from each count's run record; failed runs stay in as such.
     prices = prices or {}
     ok = {n: r for n, r in records.items() if r.get("status") == "ok" and r.get("metrics", {}).get("images_per_second")}
     base_count = min(ok) if ok else None
@@ -73,6 +77,7 @@ def scaling_rows(records: dict[int, dict], prices: dict[int, tuple[float, str]] 
                "error": (record.get("error") or {}).get("message"), "run_id": record.get("run_id"),
                "images_per_second": None, "images_per_second_stdev": None, "speedup": None,
                "efficiency": None, "usd_per_hour": None, "usd_per_million_images": None,
+               "spot_usd_per_hour": None, "spot_usd_per_million_images": None,
                "instance": None, "price_source": None}
         if count in ok:
             rate = metrics["images_per_second"]
@@ -81,9 +86,13 @@ def scaling_rows(records: dict[int, dict], prices: dict[int, tuple[float, str]] 
             row["speedup"] = rate / base
             row["efficiency"] = row["speedup"] / (count / base_count)
             if count in prices:
-                usd_per_hour, source = prices[count]
+                usd_per_hour, spot_usd_per_hour, source = prices[count]
+                millions_per_hour = rate * 3600.0 / IMAGES_PER_MILLION
                 row["usd_per_hour"], row["price_source"] = usd_per_hour, source
-                row["usd_per_million_images"] = usd_per_hour / (rate * 3600.0 / IMAGES_PER_MILLION)
+                row["usd_per_million_images"] = usd_per_hour / millions_per_hour
+                if spot_usd_per_hour is not None:
+                    row["spot_usd_per_hour"] = spot_usd_per_hour
+                    row["spot_usd_per_million_images"] = spot_usd_per_hour / millions_per_hour
         rows.append(row)
     return rows
 
@@ -93,8 +102,9 @@ def render(rows: list[dict], instances: dict[int, str] | None = None) -> str:
     show_cost = any(row["usd_per_million_images"] is not None for row in rows)
     base = next((row["nproc"] for row in rows if row["speedup"] is not None), None)
     headers = ["processes", "global batch", "img/s (median ± σ)", f"speedup vs {base}", "efficiency"]
+    show_spot = any(row["spot_usd_per_million_images"] is not None for row in rows)
     if show_cost:
-        headers += ["instance", "$/hour", "$ / M images"]
+        headers += ["instance", "$/hour", "$ / M images"] + (["spot $ / M images"] if show_spot else [])
     table = []
     for row in rows:
         if row["images_per_second"] is None:
@@ -109,6 +119,9 @@ def render(rows: list[dict], instances: dict[int, str] | None = None) -> str:
             cells += [instances.get(row["nproc"], ""),
                       f"{row['usd_per_hour']:.3f}" if row["usd_per_hour"] is not None else "—",
                       f"{cost:,.2f}" if cost is not None else "—"]
+            if show_spot:
+                spot = row["spot_usd_per_million_images"]
+                cells.append(f"{spot:,.2f}" if spot is not None else "—")
         table.append(cells)
     from tabulate import tabulate
 

@@ -59,7 +59,7 @@ def _prices(args, counts) -> tuple[dict, dict]:
             usd = -1.0
         if not usd > 0:
             raise UserError(f"--usd-per-hour must be a positive number, got {args.usd_per_hour!r}")
-        return {n: (usd, "given with --usd-per-hour") for n in counts}, {}
+        return {n: (usd, None, "given with --usd-per-hour") for n in counts}, {}
     instances = scale.parse_instances(args.instance, counts)
     return {n: scale.hourly_price(name, args.prices) for n, name in instances.items()}, instances
 
