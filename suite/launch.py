@@ -21,8 +21,7 @@ import tempfile
 
 from suite.errors import UserError, non_negative_int, positive_int
 
-# Options of `suite run` that only the launcher parent uses; workers get them too and ignore them.
-LAUNCH_DESTS = ("nproc", "nnodes", "node_rank", "rdzv_endpoint")
+INTERRUPTED = 130  # the launcher subprocess's exit status after Ctrl-C
 
 
 def check_launch_options(config) -> dict:
@@ -103,10 +102,18 @@ def launch(args, parser, plan) -> int:
     command = [sys.executable, "-m", "suite.launch", *torchrun_options(config),
                "-m", "suite", "--", *worker_argv(args, parser)]
     try:
-        status = subprocess.call(command, env=env)
+        agent = subprocess.Popen(command, env=env)
+        try:
+            status = agent.wait()
+        except KeyboardInterrupt:
+            # Ctrl-C reached torchrun too: let it stop its workers rather than orphan them by killing it.
+            agent.wait(timeout=60)
+            raise
         failures = _read_failures(failures_path)
     finally:
         os.unlink(failures_path)
+    if status == INTERRUPTED:
+        raise KeyboardInterrupt  # as for one process: an interrupted run leaves no record
     record_path = os.path.join(out_dir, f"{run_id}.json")
     if status == 0 or os.path.exists(record_path) or (config.node_rank or 0) != 0:
         return status  # rank 0 wrote the record (or lives on another node)
@@ -178,6 +185,7 @@ def failure_record(run_id: str, ctx: dict, plan, status: int, failures: dict) ->
 
 def agent_main(argv: list[str]) -> int:
     """torchrun's `run()`, saving its ChildFailedError as JSON at $SUITE_LAUNCH_FAILURES."""
+    from torch.distributed.elastic.multiprocessing.api import SignalException
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.run import parse_args, run
 
@@ -204,6 +212,8 @@ def agent_main(argv: list[str]) -> int:
             with open(path, "w") as handle:
                 json.dump(failures, handle)
         return 1  # the parent says which rank failed first, and why
+    except (SignalException, KeyboardInterrupt):
+        return INTERRUPTED  # torchrun has stopped the workers
     return 0
 
 
