@@ -73,6 +73,17 @@ class Backend:
         A vendor loader (HabanaDataLoader) replaces the stock one where the dataset qualifies."""
         return torch.utils.data.DataLoader(dataset, **loader_kwargs), {"loader": "torch.utils.data.DataLoader"}
 
+    # -- distributed (torch.distributed, one process per device) --------------------------------
+    def init_distributed(self) -> None:
+        """Called just before init_process_group: make `dist_backend` usable (hpu imports
+        `habana_frameworks.torch.distributed.hccl` here, which registers hccl)."""
+
+    def wrap_ddp(self, module: torch.nn.Module) -> torch.nn.Module:
+        """DistributedDataParallel around a prepared module. cpu: no device_ids. cuda passes
+        device_ids=[local rank]; hpu wants broadcast_buffers=False, gradient_as_bucket_view=True and
+        no device_ids (Habana's DDP guidance)."""
+        return torch.nn.parallel.DistributedDataParallel(module)
+
     # -- the training step ---------------------------------------------------------------------
     def autocast(self):
         return contextlib.nullcontext()

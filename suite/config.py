@@ -46,6 +46,15 @@ class RunConfig:
     # -- profiling and diagnosis -------------------------------------------------------------------
 
     # -- distributed -------------------------------------------------------------------------------
+    # Launch: processes on this node, nodes, this node's rank, rendezvous HOST:PORT (multi-node).
+    nproc: int | None = None  # None: one process, no launcher
+    nnodes: int | None = None
+    node_rank: int | None = None
+    rdzv_endpoint: str | None = None
+    dist_timeout_s: float | None = None  # bound on any wait for another rank; None: the default
+    # Resolved from the launcher's environment: what actually ran.
+    world_size: int = 1
+    global_batch_size: int | None = None  # batch_size (per process) x world_size
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

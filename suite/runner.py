@@ -4,6 +4,10 @@
 
 The device is synchronised only at window edges. Inside a window nothing reads a device value: the
 step returns its loss as a tensor, and losses are checked for NaN/inf after the last window.
+
+A distributed run (world size > 1, see suite.distributed) adds a barrier at each window's start, so
+all ranks start their clocks together, and takes the slowest rank's time as the window's time; its
+throughput counts the images of all ranks. With one process none of that runs.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import psutil
 import torch
 
 from backends import Backend, backend_class, resolve_backend_name
-from suite import context, flops, results, stats
+from suite import context, distributed, flops, results, stats
 from suite.config import RunConfig
 from suite.data import check_data, open_data
 from suite.errors import UserError, non_negative_int, positive_int
@@ -59,7 +63,8 @@ def plan_run(config: RunConfig) -> Plan:
     batch_size = (backend.default_batch_size(workload) if config.batch_size is None
                   else positive_int("--batch-size", config.batch_size))
     # From the backend's config: a backend may fill in defaults of its own (hpu: the execution mode).
-    resolved = backend.config.resolved(batch_size=batch_size)
+    resolved = backend.config.resolved(batch_size=batch_size,
+                                       **distributed.resolved_fields(backend.config, batch_size))
     backend.config = resolved
     check_data(resolved, workload, backend, batch_size)
     return Plan(resolved, backend, workload, why)
@@ -79,13 +84,15 @@ def execute(plan: Plan, progress=_noop) -> dict:
     KeyboardInterrupt is not caught: an interrupted run leaves no record."""
     config, backend, workload = plan.config, plan.backend, plan.workload
     ctx = context.collect()
-    record = results.new_record(results.new_run_id(workload.name, backend.name, ctx["utc_time"]),
-                                ctx, config.to_dict())
+    # A launcher parent (`suite run --nproc`) names the run, so that it can find rank 0's record.
+    run_id = distributed.launcher_run_id() or results.new_run_id(workload.name, backend.name, ctx["utc_time"])
+    record = results.new_record(run_id, ctx, config.to_dict())
     record["backend_choice"] = plan.backend_choice
     record["workload"] = {"name": workload.name, "description": workload.description,
                           "image_size": workload.image_size, "parameters": workload.parameter_counts()}
+    group = distributed.process_group(backend, config)  # None for a single process
     try:
-        _measure(plan, record, progress)
+        _measure(plan, record, progress, group)
     except Exception as error:  # noqa: BLE001 - every failure becomes a record
         status = "oom" if backend.is_out_of_memory(error) else "error"
         record["status"] = status
@@ -94,11 +101,15 @@ def execute(plan: Plan, progress=_noop) -> dict:
         if status == "oom":
             record["error"]["hint"] = (f"batch size {config.batch_size} does not fit: lower --batch-size, "
                                        "or find the largest that fits with `suite batch-size`")
+        if group is not None:
+            distributed.report_failure(group.info, record["error"], status)  # for the launcher's summary
     try:
         record["device"] = backend.device_info()
         record["memory"] = backend.memory_stats()
     except Exception as error:  # noqa: BLE001 - a broken device query must not lose the measurement
         record["warnings"].append(f"device query failed: {error}")
+    if group is not None:
+        distributed.finish(group, record)
     if "images_per_second" in record["metrics"]:
         _add_efficiency(record, workload)
     return record
@@ -107,21 +118,32 @@ def execute(plan: Plan, progress=_noop) -> dict:
 def _add_efficiency(record: dict, workload: Workload) -> None:
     """MFU (where the device's peak is known) and energy per image (where the device reports power)."""
     metrics = record["metrics"]
+    # MFU is per device: a distributed run's throughput is all ranks', each on its own device.
+    per_device = metrics["images_per_second"] / (record["config"].get("world_size") or 1)
     try:
-        metrics.update(flops.mfu_metrics(workload, metrics["images_per_second"],
-                                         record["device"].get("peak_tflops")))
+        metrics.update(flops.mfu_metrics(workload, per_device, record["device"].get("peak_tflops")))
     except Exception as error:  # noqa: BLE001 - counting FLOPs must not lose the measurement
         record["warnings"].append(f"FLOP count failed, MFU left blank: {error}")
-    energy, method = energy_per_image(record["telemetry"], metrics["images_timed"], metrics["time_timed_s"])
+    # This rank's telemetry saw this rank's device only: divide its energy by this rank's images.
+    world_size = record["config"].get("world_size") or 1
+    energy, method = energy_per_image(record["telemetry"], metrics["images_timed"] / world_size,
+                                      metrics["time_timed_s"])
     metrics["energy_per_image_j"] = energy
     metrics["energy_method"] = method
 
 
-def _measure(plan: Plan, record: dict, progress) -> None:
+def _measure(plan: Plan, record: dict, progress, group: distributed.ProcessGroup | None = None) -> None:
     config, backend, workload = plan.config, plan.backend, plan.workload
     torch.manual_seed(config.seed)
     backend.setup()
+    if group is not None:
+        group.start()
     training = workload.build(backend)
+    train_step = training.train_step
+    if group is not None:
+        group.wrap(training)  # DDP copies rank 0's weights to every rank here
+        torch.manual_seed(config.seed + group.info.rank)  # each rank draws its own noise from now on
+        train_step = distributed.inject_faults(training.train_step, group.info)
     data = open_data(config, workload, backend, config.batch_size)
     record["data"] = data.describe()
     batches = iter(data)
@@ -132,7 +154,7 @@ def _measure(plan: Plan, record: dict, progress) -> None:
     warmup_start = clock()
     first_step_done_at = None
     for step in range(config.warmup_steps):
-        losses.append(training.train_step(next(batches)))
+        losses.append(train_step(next(batches)))
         if step == 0:
             backend.synchronize()  # sync point: only to timestamp the first step
             first_step_done_at = time.time()
@@ -141,19 +163,27 @@ def _measure(plan: Plan, record: dict, progress) -> None:
     warmup_time_s = clock() - warmup_start
     backend.reset_peak_memory()
 
-    images_per_window = workload.images_per_step(config.batch_size) * config.steps_per_window
+    # Every rank consumes its own batch each step: a window holds world_size x the images of one.
+    images_per_window = workload.images_per_step(config.batch_size) * config.steps_per_window * config.world_size
     telemetry = Telemetry([HostSampler(), *backend.telemetry_samplers()])
     window_times: list[float] = []
+    rank_window_times: list[float] = []  # this rank's own times, when distributed
     try:
         for window in range(config.windows):
             backend.synchronize()  # window edge: all earlier work is done before the clock starts
+            if group is not None:
+                group.barrier()  # window edge: every rank starts its clock together (blocks the host)
             telemetry.window_open()
             start = clock()
             for _ in range(config.steps_per_window):
-                losses.append(training.train_step(next(batches)))
+                losses.append(train_step(next(batches)))
             backend.synchronize()  # window edge: all of this window's work is done
             elapsed = clock() - start
             telemetry.window_closed()
+            if group is not None:
+                # A collective, after the clock stopped: the window lasts until its slowest rank is done.
+                rank_window_times.append(elapsed)
+                elapsed = group.slowest(elapsed)
             window_times.append(elapsed)
             progress("window", window=window + 1, of=config.windows,
                      images_per_second=images_per_window / elapsed)
@@ -168,10 +198,12 @@ def _measure(plan: Plan, record: dict, progress) -> None:
         "warmup_steps": config.warmup_steps,
         "warmup_time_s": warmup_time_s,
         "time_to_first_step_s": (first_step_done_at - process_start_time()) if first_step_done_at else None,
-        "images_per_step": workload.images_per_step(config.batch_size),
+        "images_per_step": workload.images_per_step(config.batch_size) * config.world_size,
         "steps_timed": config.steps_per_window * config.windows,
     })
     record["metrics"] = metrics
+    if group is not None:
+        metrics["rank_window_time_s"] = rank_window_times
     record["warnings"].extend(stats.spread_warnings(metrics))
 
     # After the windows: now reading device values costs nothing we measure.

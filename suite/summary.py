@@ -30,6 +30,12 @@ def render(record: dict, path: str | None = None) -> str:
     data = record.get("data", {}).get("source", config.get("data"))
     lines = [f"{config['workload']} on {config['backend']} ({device.get('name', '?')}), "
              f"{config['precision']}, batch {config['batch_size']}, {data} data"]
+    if (config.get("world_size") or 1) > 1:
+        per_rank = ", ".join(f"{r['images_per_second']:,.1f}" for r in record.get("ranks", [])
+                             if r.get("images_per_second"))
+        lines.append(f"  processes    world size {config['world_size']} ({config.get('nnodes') or 1} node(s) × "
+                     f"{config.get('nproc')}), global batch {config.get('global_batch_size')}"
+                     + (f"; per rank {per_rank} img/s" if per_rank else ""))
     if record.get("backend_choice") and record["backend_choice"] != "asked for":
         lines.append(f"  backend      {config['backend']}: {record['backend_choice']}")
     if record["status"] in ("oom", "error"):

@@ -65,9 +65,35 @@ def add_parser(subparsers) -> None:
 
     diagnosis = p.add_argument_group("profiling and diagnosis")  # noqa: F841
 
-    distributed = p.add_argument_group("distributed")  # noqa: F841
+    distributed = p.add_argument_group("distributed", "run on N processes through torch's launcher "
+                                        "(torchrun); --batch-size stays per process")
+    distributed.add_argument("--nproc", help="processes on this node, one per device (default: 1, no launcher)")
+    distributed.add_argument("--nnodes", help="nodes in the run (default 1); needs --node-rank and --rdzv-endpoint")
+    distributed.add_argument("--node-rank", dest="node_rank", help="this node's rank, 0 … nnodes-1")
+    distributed.add_argument("--rdzv-endpoint", dest="rdzv_endpoint", help="HOST:PORT of node 0, for every node")
+    distributed.add_argument("--dist-timeout", dest="dist_timeout_s",
+                             help="seconds any rank waits for another before the run fails (default 600)")
+    distributed.add_argument("--model-override", dest="model_overrides", action=ModelOverride, metavar="KEY=INT",
+                             help=argparse.SUPPRESS)
+    p.set_defaults(run_parser=p)  # the launcher re-types these options for its workers
 
     p.set_defaults(func=run_command)
+
+
+class ModelOverride(argparse.Action):
+    """`--model-override ngf=8` (repeatable) -> {"ngf": 8}: architecture overrides for tiny test models."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        from suite.errors import UserError
+
+        key, sep, number = value.partition("=")
+        try:
+            parsed = int(number)
+        except ValueError:
+            parsed = None
+        if not sep or not key or parsed is None:
+            raise UserError(f"{option_string} {value!r} is not KEY=INTEGER (for example ngf=8)")
+        setattr(namespace, self.dest, {**(getattr(namespace, self.dest) or {}), key: parsed})
 
 
 def config_from_args(args):
@@ -97,18 +123,30 @@ def progress_printer(stream):
 
 
 def run_command(args) -> int:
-    from suite import results, summary
+    from suite import distributed, results, summary
     from suite.pricing import resolve_run_instance
     from suite.runner import execute, plan_run
 
     plan = plan_run(config_from_args(args))
     plan.config = plan.backend.config = resolve_run_instance(plan.config)  # checked before measuring
+    if plan.config.nproc is not None and not distributed.launched():
+        from suite import launch
+
+        return launch.launch(args, args.run_parser, plan)  # workers come back here, under torchrun
+    rank = distributed.rank_info()
     out_dir = results.check_out_dir(args.out)
-    interactive = not args.json and sys.stdout.isatty()
+    # Only rank 0 speaks and writes; the other ranks report to it (or, failing, to the launcher).
+    interactive = not args.json and sys.stdout.isatty() and rank.rank == 0
     if interactive:
         print(f"suite: {plan.workload.name} on {plan.backend.name} ({plan.backend_choice}), "
               f"batch {plan.config.batch_size}, {plan.config.precision}", file=sys.stderr)
     record = execute(plan, progress=progress_printer(sys.stderr) if interactive else lambda *a, **k: None)
+    if rank.is_distributed:
+        failed = record["status"] not in ("ok", "diverged")
+        if rank.rank != 0:
+            return 1 if failed else 0  # a finished rank's status reached rank 0's record
+        if failed and distributed.launcher_run_id():
+            return 1  # the launcher parent writes the record, naming the rank that failed first
     path = results.write_record(record, out_dir)
     if args.json:
         json.dump(record, sys.stdout, indent=2, default=str)

@@ -1,0 +1,101 @@
+"""`suite scale`: one workload at several process counts; speedup, scaling efficiency and $ per image."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+DEFAULT_OUT = "results"
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("scale", help="run at several process counts: speedup, scaling efficiency, cost",
+                              description="Run one workload with each process count (through `suite run "
+                              "--nproc`), then compare throughput with the smallest count.")
+    p.add_argument("--nproc", required=True, help="process counts, comma-separated (for example 1,2,4,8)")
+    p.add_argument("--backend", default="auto", help="auto, cpu, cuda, hpu (as for `suite run`)")
+    p.add_argument("--workload", default="dcgan64", help="a workload name (see `suite list`)")
+    p.add_argument("--batch-size", help="images per step per process")
+    p.add_argument("--precision", help="as for `suite run`")
+    p.add_argument("--warmup", help="warm-up steps per run")
+    p.add_argument("--steps", help="steps per timed window")
+    p.add_argument("--windows", help="timed windows per run")
+    p.add_argument("--threads", help="host threads per process (default: torchrun's, 1 per process when N > 1)")
+    p.add_argument("--instance", help="NAME, or COUNT=NAME,…: price each count from the price catalog")
+    p.add_argument("--prices", help="price catalog NAME or FILE (with --instance)")
+    p.add_argument("--usd-per-hour", help="the machine's price in $/hour, instead of --instance")
+    p.add_argument("--out", default=DEFAULT_OUT, help=f"folder for the runs' records (default {DEFAULT_OUT}/)")
+    p.add_argument("--json", action="store_true", help="print the rows as JSON instead of a table")
+    p.add_argument("--model-override", dest="model_overrides", action="append", default=[],
+                   help=argparse.SUPPRESS)
+    p.set_defaults(func=scale_command)
+
+
+def _run_options(args) -> list[str]:
+    options = ["--backend", args.backend, "--workload", args.workload, "--out", args.out]
+    for option, value in (("--batch-size", args.batch_size), ("--precision", args.precision),
+                          ("--warmup", args.warmup), ("--steps", args.steps), ("--windows", args.windows),
+                          ("--threads", args.threads)):
+        if value is not None:
+            options += [option, str(value)]
+    for override in args.model_overrides:
+        options += ["--model-override", override]
+    return options
+
+
+def _prices(args, counts) -> tuple[dict, dict]:
+    from suite import scale
+    from suite.errors import UserError
+
+    if args.usd_per_hour is not None and args.instance:
+        raise UserError("give --instance (priced from the catalog) or --usd-per-hour, not both")
+    if args.usd_per_hour is not None:
+        try:
+            usd = float(args.usd_per_hour)
+        except ValueError:
+            usd = -1.0
+        if not usd > 0:
+            raise UserError(f"--usd-per-hour must be a positive number, got {args.usd_per_hour!r}")
+        return {n: (usd, None, "given with --usd-per-hour") for n in counts}, {}
+    instances = scale.parse_instances(args.instance, counts)
+    return {n: scale.hourly_price(name, args.prices) for n, name in instances.items()}, instances
+
+
+def scale_command(args) -> int:
+    from suite import context, results, scale
+
+    counts = scale.parse_counts(args.nproc)
+    prices, instances = _prices(args, counts)
+    results.check_out_dir(args.out)
+    stamp = context.collect()["utc_time"]
+    records = {}
+    for count in counts:
+        run_id = results.new_run_id(args.workload, f"{args.backend}-n{count}", stamp)
+        print(f"suite scale: {count} process{'es' if count > 1 else ''} …", file=sys.stderr, flush=True)
+        # Each count is its own `suite run --nproc N` (its own torchrun): nothing carries over between them.
+        command = [sys.executable, "-m", "suite", "run", *_run_options(args), "--nproc", str(count), "--json"]
+        done = subprocess.run(command, env={**os.environ, "SUITE_RUN_ID": run_id},
+                              capture_output=True, text=True)
+        path = os.path.join(args.out, f"{run_id}.json")
+        if done.returncode == 2 or not os.path.exists(path):
+            sys.stderr.write(done.stderr[-3000:])
+            if done.returncode == 2:  # bad input: the same for every count
+                return 2
+            records[count] = {"status": "error", "config": {"world_size": count},
+                              "error": {"message": f"no record (exit status {done.returncode})"}}
+            continue
+        records[count] = results.read_record(path)
+        print(f"  {records[count]['status']}, record {os.path.relpath(path)}", file=sys.stderr)
+    rows = scale.scaling_rows(records, prices)
+    if args.json:
+        json.dump(rows, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        config = next(iter(records.values())).get("config", {})
+        print(f"{args.workload} on {config.get('backend', args.backend)}, batch {config.get('batch_size', '?')} "
+              f"per process, {config.get('precision', '?')}, {config.get('data', '?')} data")
+        print(scale.render(rows, instances))
+    return 0 if all(row["status"] == "ok" for row in rows) else 1

@@ -1,0 +1,257 @@
+"""torch.distributed for one rank of a run: process group, DDP, aligned windows, failure reports.
+
+A distributed run is started by torch's launcher (`torchrun`, or `suite run --nproc N`, which calls it),
+which sets RANK / WORLD_SIZE / LOCAL_RANK / MASTER_ADDR / MASTER_PORT for each process. With a world
+size of 1 nothing here is used: the single-process path has no distributed overhead at all.
+
+The collective library is the backend's (`Backend.dist_backend`: gloo, nccl, hccl); the backend may
+import its bindings first (`Backend.init_distributed`, hccl) and decides how DDP wraps a module
+(`Backend.wrap_ddp`). Every wait on another rank is bounded by the process group's timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import traceback
+from dataclasses import dataclass
+from datetime import timedelta
+
+from suite.errors import UserError
+
+# Long enough for a slow rank's graph compilation (first steps on Gaudi / torch.compile), short
+# enough that a hung peer ends the run in minutes rather than torch's default of 30 minutes.
+DEFAULT_TIMEOUT_S = 600.0
+
+
+@dataclass(frozen=True)
+class RankInfo:
+    """Where this process sits in the run. A data path shards on `rank` / `world_size`."""
+
+    rank: int = 0
+    world_size: int = 1
+    local_rank: int = 0
+    local_world_size: int = 1
+    node_rank: int = 0
+    nnodes: int = 1
+
+    @property
+    def is_distributed(self) -> bool:
+        return self.world_size > 1
+
+
+def launched(env=None) -> bool:
+    """True inside a process started by torch's launcher (it sets RANK and WORLD_SIZE)."""
+    env = os.environ if env is None else env
+    return "RANK" in env and "WORLD_SIZE" in env
+
+
+def rank_info(env=None) -> RankInfo:
+    """This process's rank and world size, from the launcher's environment (torchrun sets these;
+    GROUP_RANK / GROUP_WORLD_SIZE are its node rank and node count). Outside a launcher: rank 0 of 1."""
+    env = os.environ if env is None else env
+    if not launched(env):
+        return RankInfo()
+
+    def number(name, default):
+        value = env.get(name, default)
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            raise UserError(f"environment variable {name}={value!r} is not a whole number "
+                            "(it is set by torch's launcher)") from None
+
+    world_size = number("WORLD_SIZE", 1)
+    return RankInfo(rank=number("RANK", 0), world_size=world_size, local_rank=number("LOCAL_RANK", 0),
+                    local_world_size=number("LOCAL_WORLD_SIZE", world_size),
+                    node_rank=number("GROUP_RANK", 0), nnodes=number("GROUP_WORLD_SIZE", 1))
+
+
+class ProcessGroup:
+    """The default process group of one rank, on the backend's collective library."""
+
+    def __init__(self, backend, info: RankInfo, timeout_s: float | None = None):
+        self.backend = backend
+        self.info = info
+        self.timeout_s = DEFAULT_TIMEOUT_S if timeout_s is None else float(timeout_s)
+
+    def start(self) -> None:
+        import torch.distributed as dist
+
+        # hccl must be importable as a torch.distributed backend before init_process_group.
+        self.backend.init_distributed()
+        # env:// rendezvous: MASTER_ADDR / MASTER_PORT / RANK / WORLD_SIZE from the launcher.
+        # The timeout bounds every collective: a rank that hangs ends the others' wait.
+        dist.init_process_group(backend=self.backend.dist_backend, rank=self.info.rank,
+                                world_size=self.info.world_size, timeout=timedelta(seconds=self.timeout_s))
+
+    def wrap(self, training) -> None:
+        """Wrap each module of a built workload in DDP. Optimizers keep working: DDP shares the
+        module's parameters. Workloads look their modules up in `training.modules` every step."""
+        training.modules = {name: self.backend.wrap_ddp(module) for name, module in training.modules.items()}
+
+    def barrier(self) -> None:
+        import torch.distributed as dist
+
+        dist.barrier()
+
+    def slowest(self, elapsed_s: float) -> float:
+        """The largest of every rank's `elapsed_s`. A collective: call it outside timed windows."""
+        import torch
+        import torch.distributed as dist
+
+        # On the backend's device: nccl and hccl reduce device tensors only. float32 holds seconds to
+        # about a microsecond per second, far below a window's length.
+        value = torch.tensor([elapsed_s], dtype=torch.float32, device=self.backend.device)
+        dist.all_reduce(value, op=dist.ReduceOp.MAX)
+        return float(value.cpu()[0])
+
+    def gather(self, obj) -> list:
+        """Every rank's `obj` (picklable), in rank order, on every rank."""
+        import torch.distributed as dist
+
+        gathered = [None] * self.info.world_size
+        dist.all_gather_object(gathered, obj)
+        return gathered
+
+    def close(self) -> None:
+        import torch.distributed as dist
+
+        if dist.is_initialized():
+            dist.destroy_process_group()
+
+
+def process_group(backend, config) -> ProcessGroup | None:
+    """The process group for this run, or None for a single process (world size 1)."""
+    info = rank_info()
+    if not info.is_distributed:
+        return None
+    return ProcessGroup(backend, info, config.dist_timeout_s)
+
+
+def resolved_fields(config, batch_size: int) -> dict:
+    """RunConfig fields for the record: world size and global batch; under a launcher, what it started."""
+    fields = {}
+    if config.dist_timeout_s is not None:
+        try:
+            fields["dist_timeout_s"] = float(config.dist_timeout_s)
+        except (TypeError, ValueError):
+            fields["dist_timeout_s"] = 0.0
+        if not fields["dist_timeout_s"] > 0:
+            raise UserError(f"--dist-timeout must be a positive number of seconds, got {config.dist_timeout_s!r}")
+    if launched():
+        info = rank_info()
+        return {**fields, "world_size": info.world_size, "global_batch_size": batch_size * info.world_size,
+                "nproc": info.local_world_size, "nnodes": info.nnodes, "node_rank": info.node_rank}
+    if config.nproc is None:
+        given = [option for option, value in (("--nnodes", config.nnodes), ("--node-rank", config.node_rank),
+                                              ("--rdzv-endpoint", config.rdzv_endpoint)) if value is not None]
+        if given:
+            raise UserError(f"{', '.join(given)} needs --nproc N (processes on this node)")
+        return {**fields, "world_size": 1, "global_batch_size": batch_size}
+    # Before launching (`suite run --nproc`): the world the launcher is about to start.
+    from suite.launch import check_launch_options
+
+    launch = check_launch_options(config)
+    world_size = launch["nproc"] * launch["nnodes"]
+    return {**fields, **launch, "world_size": world_size, "global_batch_size": batch_size * world_size}
+
+
+def launcher_run_id(env=None) -> str | None:
+    """The run id chosen by a `suite run --nproc` parent, so that it can find rank 0's record."""
+    return (os.environ if env is None else env).get("SUITE_RUN_ID")
+
+
+def rank_figures(info: RankInfo, record: dict) -> dict:
+    """What one rank tells rank 0 about itself, for the record's `ranks` list."""
+    import socket
+    import statistics
+
+    metrics = record.get("metrics", {})
+    times = metrics.get("rank_window_time_s") or []
+    images = metrics.get("images_per_window", 0) / info.world_size
+    return {
+        "rank": info.rank, "local_rank": info.local_rank, "node_rank": info.node_rank,
+        "host": socket.gethostname(), "pid": os.getpid(),
+        "status": record["status"], "error": record.get("error"),
+        "window_time_s": times,
+        "images_per_second": images / statistics.median(times) if times else None,
+        "final_loss": metrics.get("final_loss"),
+        "peak_memory_bytes": record.get("memory", {}).get("peak_memory_bytes"),
+        "device": record.get("device", {}).get("name"),
+    }
+
+
+def finish(group: ProcessGroup, record: dict) -> None:
+    """Rank 0 gathers every rank's figures into its record, then the group is closed.
+
+    Only a rank that finished its windows enters the gather: a rank that failed leaves at once, its
+    peers' pending collectives fail (or time out), and the launcher ends the run."""
+    try:
+        if record["status"] in ("ok", "diverged"):
+            ranks = group.gather(rank_figures(group.info, record))
+            if group.info.rank == 0:
+                record["ranks"] = ranks
+                bad = [r for r in ranks if r["status"] != "ok"]
+                if bad and record["status"] == "ok":
+                    record["status"] = bad[0]["status"]
+                    error = bad[0]["error"] or {}
+                    record["error"] = {**error, "rank": bad[0]["rank"],
+                                       "message": f"rank {bad[0]['rank']}: {error.get('message', '')}"}
+    except Exception as error:  # noqa: BLE001 - a peer that died during the gather
+        record["status"] = "error"
+        record["error"] = {"type": type(error).__name__, "message": f"gathering per-rank figures failed: {error}"}
+        report_failure(group.info, record["error"])
+    finally:
+        group.close()
+
+
+# -- failure reports ------------------------------------------------------------------------------
+# torch's launcher gives each worker an error file (TORCHELASTIC_ERROR_FILE); what a worker writes
+# there becomes that rank's message in the launcher's failure summary (ChildFailedError). Format as
+# written by torch.distributed.elastic.multiprocessing.errors.ErrorHandler.record_exception.
+
+def report_failure(info: RankInfo, error: dict, status: str = "error", env=None) -> None:
+    """Write this rank's failure (`record["error"]`) to the launcher's error file, if there is one."""
+    env = os.environ if env is None else env
+    path = env.get("TORCHELASTIC_ERROR_FILE")
+    if not path:
+        return
+    data = {"message": {
+        "message": f"rank {info.rank}: {error.get('type', 'Error')}: {error.get('message', '')}",
+        "extraInfo": {"py_callstack": error.get("traceback") or traceback.format_exc(),
+                      "timestamp": str(int(time.time())),
+                      # torch's timestamp is whole seconds; ours orders failures within one second.
+                      "suite_time": time.time(), "suite_rank": info.rank, "suite_status": status}}}
+    with open(path, "w") as handle:
+        json.dump(data, handle)
+
+
+# -- fault injection (tests) ----------------------------------------------------------------------
+# SUITE_FAULT_RANK=1 SUITE_FAULT_STEP=3 [SUITE_FAULT_KIND=raise|exit|hang]: that rank fails at that
+# step (counting warm-up from 1), to show that one failing rank ends the whole run.
+
+class InjectedFault(RuntimeError):
+    pass
+
+
+def inject_faults(train_step, info: RankInfo, env=None):
+    env = os.environ if env is None else env
+    if "SUITE_FAULT_RANK" not in env or int(env["SUITE_FAULT_RANK"]) != info.rank:
+        return train_step
+    at_step, kind = int(env.get("SUITE_FAULT_STEP", "1")), env.get("SUITE_FAULT_KIND", "raise")
+    steps = 0
+
+    def faulty_step(batch):
+        nonlocal steps
+        steps += 1
+        if steps == at_step:
+            if kind == "exit":
+                os._exit(3)  # as if killed: no clean-up, no error file
+            if kind == "hang":
+                time.sleep(3600)
+            raise InjectedFault(f"injected fault at step {at_step}")
+        return train_step(batch)
+
+    return faulty_step

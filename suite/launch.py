@@ -1,0 +1,221 @@
+"""`suite run --nproc N [--nnodes K --node-rank R --rdzv-endpoint HOST:PORT]`: run through torch's launcher.
+
+The command re-executes itself under torch.distributed.run (torchrun) in a subprocess, with the same run
+options; each worker is `python -m suite run ...` and sees RANK / WORLD_SIZE / LOCAL_RANK. Rank 0 writes
+the record. If a rank fails, torchrun stops the others (it polls its workers every 0.1 s) and this parent
+writes the record instead, naming the failed rank and its error from torchrun's failure report.
+
+The subprocess is `python -m suite.launch <torchrun options> -m suite -- run ...`: torchrun's own `run()`,
+with its ChildFailedError (rank -> exit code, error file, message) saved as JSON for this parent.
+`torchrun -m suite run ...` works too; then rank 0 writes whatever record it has.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+
+from suite.errors import UserError, non_negative_int, positive_int
+
+INTERRUPTED = 130  # the launcher subprocess's exit status after Ctrl-C
+
+
+def check_launch_options(config) -> dict:
+    """The launch options, checked and as numbers: nproc, nnodes, node_rank, rdzv_endpoint."""
+    nproc = positive_int("--nproc", config.nproc)
+    nnodes = positive_int("--nnodes", config.nnodes) if config.nnodes is not None else 1
+    if nnodes > 1 and (config.node_rank is None or not config.rdzv_endpoint):
+        raise UserError(f"--nnodes {nnodes} needs --node-rank (0 … {nnodes - 1}) and --rdzv-endpoint "
+                        "HOST:PORT (the address of node 0, reachable from every node)")
+    rank = None
+    if config.node_rank is not None:
+        rank = non_negative_int("--node-rank", config.node_rank)
+        if rank >= nnodes:
+            raise UserError(f"--node-rank {rank} is out of range for --nnodes {nnodes} (accepted: 0 … {nnodes - 1})")
+    if config.rdzv_endpoint:
+        host, _, port = str(config.rdzv_endpoint).rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise UserError(f"--rdzv-endpoint {config.rdzv_endpoint!r} is not HOST:PORT "
+                            "(for example 10.0.0.1:29500)")
+    return {"nproc": nproc, "nnodes": nnodes, "node_rank": rank, "rdzv_endpoint": config.rdzv_endpoint}
+
+
+def torchrun_options(config) -> list[str]:
+    nnodes = int(config.nnodes or 1)
+    options = ["--nproc-per-node", str(int(config.nproc)), "--nnodes", str(nnodes),
+               "--max-restarts", "0", "--monitor-interval", "0.1"]
+    if config.rdzv_endpoint:
+        # Static rendezvous: node ranks as given, node 0's address as the master (RANK 0's store).
+        options += ["--rdzv-backend", "static", "--rdzv-endpoint", str(config.rdzv_endpoint),
+                    "--node-rank", str(int(config.node_rank or 0))]
+    # One node without an endpoint: torchrun picks a free local port (c10d on localhost:0).
+    return options
+
+
+def worker_argv(args, parser) -> list[str]:
+    """`run` followed by every option of `args` that differs from its default, as it would be typed."""
+    argv = ["run"]
+    for action in parser._actions:
+        if not action.option_strings or action.dest in ("help", "version"):
+            continue
+        value = getattr(args, action.dest, None)
+        if value is None or value == action.default:
+            continue
+        option = max(action.option_strings, key=len)
+        if action.nargs == 0:  # flags: store_true, store_const, ...
+            if value == action.const:
+                argv.append(option)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                argv += [option, f"{key}={item}"]
+        elif isinstance(value, (list, tuple)):
+            if action.nargs in (None, "?"):  # append: the option once per value
+                for item in value:
+                    argv += [option, str(item)]
+            else:
+                argv += [option, *map(str, value)]
+        else:
+            argv += [option, str(value)]
+    return argv
+
+
+def launch(args, parser, plan) -> int:
+    """Run `plan` under torchrun with `args`; return the exit status (0: every rank finished)."""
+    from suite import context, results, summary
+
+    config = plan.config  # launch options already checked by plan_run
+    out_dir = results.check_out_dir(args.out)
+    ctx = context.collect()
+    # `suite scale` names the run itself, to find its record.
+    run_id = os.environ.get("SUITE_RUN_ID") or results.new_run_id(plan.workload.name, plan.backend.name,
+                                                                  ctx["utc_time"])
+    fd, failures_path = tempfile.mkstemp(prefix="suite-launch-", suffix=".json")
+    os.close(fd)
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "SUITE_RUN_ID": run_id, "SUITE_LAUNCH_FAILURES": failures_path,
+           # Workers import this same suite, wherever the parent was started from.
+           "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
+    command = [sys.executable, "-m", "suite.launch", *torchrun_options(config),
+               "-m", "suite", "--", *worker_argv(args, parser)]
+    try:
+        agent = subprocess.Popen(command, env=env)
+        try:
+            status = agent.wait()
+        except KeyboardInterrupt:
+            # Ctrl-C reached torchrun too: let it stop its workers rather than orphan them by killing it.
+            agent.wait(timeout=60)
+            raise
+        failures = _read_failures(failures_path)
+    finally:
+        os.unlink(failures_path)
+    if status == INTERRUPTED:
+        raise KeyboardInterrupt  # as for one process: an interrupted run leaves no record
+    record_path = os.path.join(out_dir, f"{run_id}.json")
+    if status == 0 or os.path.exists(record_path) or (config.node_rank or 0) != 0:
+        return status  # rank 0 wrote the record (or lives on another node)
+    record = failure_record(run_id, ctx, plan, status, failures)
+    path = results.write_record(record, out_dir)
+    if args.json:
+        json.dump(record, sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+    else:
+        print(summary.render(record, os.path.relpath(path)))
+    return 1
+
+
+def _read_failures(path: str) -> dict:
+    try:
+        with open(path) as handle:
+            text = handle.read()
+        return json.loads(text) if text.strip() else {}
+    except (OSError, json.JSONDecodeError):
+        return {}
+
+
+def _rank_failure(rank: int, failure: dict) -> dict:
+    """One rank's failure as torchrun reported it, in words."""
+    info = failure.get("extra") or {}
+    exitcode = failure.get("exitcode")
+    if info.get("suite_rank") is not None:
+        message = failure.get("message", "")
+    elif exitcode is not None and exitcode < 0:
+        name = signal.Signals(-exitcode).name if -exitcode in signal.valid_signals() else str(-exitcode)
+        message = f"rank {rank}: killed by signal {name}"
+    else:
+        message = (f"rank {rank}: exited with status {exitcode} without reporting an error "
+                   "(killed, or it crashed outside Python)")
+    return {"rank": rank, "local_rank": failure.get("local_rank"), "pid": failure.get("pid"),
+            "exitcode": exitcode, "message": message, "status": info.get("suite_status", "error"),
+            "time": info.get("suite_time") or failure.get("timestamp")}
+
+
+def _first_failure_order(failure: dict):
+    """Earliest first; a rank the launcher stopped itself (SIGTERM, nothing reported) is never the cause."""
+    stopped = failure["exitcode"] == -signal.SIGTERM and "killed by signal" in failure["message"]
+    return (stopped, failure["time"] is None, failure["time"] or 0.0)
+
+
+def failure_record(run_id: str, ctx: dict, plan, status: int, failures: dict) -> dict:
+    """The record of a run that a rank ended: which rank failed first and why, and every failure seen."""
+    from suite import results
+
+    record = results.new_record(run_id, ctx, plan.config.to_dict())
+    record["workload"] = {"name": plan.workload.name, "image_size": plan.workload.image_size}
+    ranks = sorted((_rank_failure(int(r), f) for r, f in failures.items()), key=_first_failure_order)
+    if ranks:
+        first = ranks[0]
+        record["status"] = first["status"] if first["status"] in results.STATUSES else "error"
+        record["error"] = {"type": "RankFailed", "rank": first["rank"],
+                           "message": f"{first['message']} — the run was ended (launcher exit status {status})"}
+        if "timed out" in first["message"].lower():
+            record["error"]["hint"] = ("a rank waited longer than --dist-timeout for the others: one of them "
+                                       "hung or is far slower (see `ranks`)")
+    else:
+        record["error"] = {"type": "LaunchFailed",
+                           "message": f"torch's launcher exited with status {status} before any rank reported"}
+    record["ranks"] = ranks
+    return record
+
+
+# -- the launcher subprocess ----------------------------------------------------------------------
+
+def agent_main(argv: list[str]) -> int:
+    """torchrun's `run()`, saving its ChildFailedError as JSON at $SUITE_LAUNCH_FAILURES."""
+    from torch.distributed.elastic.multiprocessing.api import SignalException
+    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
+    from torch.distributed.run import parse_args, run
+
+    # Worker arguments come after "--" and are not shown to torchrun's parser: it would take (or
+    # refuse as ambiguous) worker options that look like its own, such as --nproc.
+    split = argv.index("--") if "--" in argv else len(argv)
+    launcher_args = parse_args(argv[:split])
+    launcher_args.training_script_args = argv[split + 1:]
+    try:
+        run(launcher_args)
+    except ChildFailedError as error:
+        failures = {}
+        for rank, failure in error.failures.items():
+            # The error file's "message" is {"message": text, "extraInfo": {...}} (or, older, a string).
+            message = failure.error_file_data.get("message", {})
+            text = message.get("message", "") if isinstance(message, dict) else str(message)
+            extra = message.get("extraInfo", {}) if isinstance(message, dict) else {}
+            extra.pop("py_callstack", None)
+            failures[rank] = {"local_rank": failure.local_rank, "pid": failure.pid,
+                              "exitcode": failure.exitcode, "message": text or str(failure.message),
+                              "timestamp": failure.timestamp, "extra": extra}
+        path = os.environ.get("SUITE_LAUNCH_FAILURES")
+        if path:
+            with open(path, "w") as handle:
+                json.dump(failures, handle)
+        return 1  # the parent says which rank failed first, and why
+    except (SignalException, KeyboardInterrupt):
+        return INTERRUPTED  # torchrun has stopped the workers
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(agent_main(sys.argv[1:]))

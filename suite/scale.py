@@ -1,0 +1,132 @@
+"""Scaling efficiency: throughput at several process counts against one process, and cost per image.
+
+    speedup(n)    = throughput(n) / throughput(base)
+    efficiency(n) = speedup(n) / (n / base)               (1.0 = perfectly linear)
+    $ / M images  = $ per hour / (images per hour / 1e6)
+
+`base` is the smallest count measured (normally 1: one process, no DDP, as a person with one device
+would train). Every figure comes from the runs' records.
+"""
+
+from __future__ import annotations
+
+from suite.errors import UserError, positive_int
+
+IMAGES_PER_MILLION = 1e6
+
+
+def parse_counts(text: str) -> list[int]:
+    """"1,2,4,8" -> [1, 2, 4, 8] (sorted, without repeats)."""
+    parts = [part.strip() for part in str(text).split(",") if part.strip()]
+    if not parts:
+        raise UserError(f"--nproc {text!r} names no process counts (for example 1,2,4,8)")
+    return sorted({positive_int("--nproc", part) for part in parts})
+
+
+def parse_instances(text: str | None, counts: list[int]) -> dict[int, str]:
+    """`p3.8xlarge` (one instance for every count) or `1=p3.2xlarge,4=p3.8xlarge` (one per count)."""
+    if not text:
+        return {}
+    if "=" not in text:
+        return dict.fromkeys(counts, text.strip())
+    instances = {}
+    for part in text.split(","):
+        count, sep, name = part.partition("=")
+        if not sep or not name.strip():
+            raise UserError(f"--instance {text!r}: {part!r} is not COUNT=NAME (for example 1=p3.2xlarge,4=p3.8xlarge)")
+        count = positive_int("--instance count", count.strip())
+        if count not in counts:
+            raise UserError(f"--instance names {count} processes, which --nproc does not run "
+                            f"(accepted: {', '.join(map(str, counts))})")
+        instances[count] = name.strip()
+    return instances
+
+
+def hourly_price(instance: str, prices: str | None = None) -> tuple[float, float | None, str]:
+    """(on-demand $/hour, spot $/hour or None, the catalog's name and date) of `instance`.
+
+    The one place that reads the price catalog (suite.pricing: `find_instance(name, prices)` ->
+    (instance, catalog)); without a catalog, `--usd-per-hour` gives the price directly."""
+    import importlib
+
+    try:
+        pricing = importlib.import_module("suite.pricing")
+    except ImportError:
+        pricing = None
+    find = getattr(pricing, "find_instance", None)
+    if find is None:
+        raise UserError("--instance needs the price catalog (suite.pricing), which this installation does not "
+                        "have; give the machine's price with --usd-per-hour instead")
+    found, catalog = find(instance, prices)
+    return found.on_demand_usd_per_hour, found.spot_usd_per_hour, f"{catalog.name}, as of {catalog.as_of}"
+
+
+def scaling_rows(records: dict[int, dict], prices: dict[int, tuple] | None = None) -> list[dict]:
+    """`prices`: count -> (on-demand $/hour, spot $/hour or None, where the price came from)."""
+    # One row per process count, from each count's run record; failed runs stay in as such.
+    prices = prices or {}
+    ok = {n: r for n, r in records.items() if r.get("status") == "ok" and r.get("metrics", {}).get("images_per_second")}
+    base_count = min(ok) if ok else None
+    base = ok[base_count]["metrics"]["images_per_second"] if ok else None
+    rows = []
+    for count in sorted(records):
+        record = records[count]
+        config, metrics = record.get("config", {}), record.get("metrics", {})
+        row = {"nproc": count, "world_size": config.get("world_size", count),
+               "global_batch_size": config.get("global_batch_size"), "status": record.get("status"),
+               "error": (record.get("error") or {}).get("message"), "run_id": record.get("run_id"),
+               "images_per_second": None, "images_per_second_stdev": None, "speedup": None,
+               "efficiency": None, "usd_per_hour": None, "usd_per_million_images": None,
+               "spot_usd_per_hour": None, "spot_usd_per_million_images": None,
+               "instance": None, "price_source": None}
+        if count in ok:
+            rate = metrics["images_per_second"]
+            row["images_per_second"] = rate
+            row["images_per_second_stdev"] = metrics.get("images_per_second_stdev")
+            row["speedup"] = rate / base
+            row["efficiency"] = row["speedup"] / (count / base_count)
+            if count in prices:
+                usd_per_hour, spot_usd_per_hour, source = prices[count]
+                millions_per_hour = rate * 3600.0 / IMAGES_PER_MILLION
+                row["usd_per_hour"], row["price_source"] = usd_per_hour, source
+                row["usd_per_million_images"] = usd_per_hour / millions_per_hour
+                if spot_usd_per_hour is not None:
+                    row["spot_usd_per_hour"] = spot_usd_per_hour
+                    row["spot_usd_per_million_images"] = spot_usd_per_hour / millions_per_hour
+        rows.append(row)
+    return rows
+
+
+def render(rows: list[dict], instances: dict[int, str] | None = None) -> str:
+    instances = instances or {}
+    show_cost = any(row["usd_per_million_images"] is not None for row in rows)
+    base = next((row["nproc"] for row in rows if row["speedup"] is not None), None)
+    headers = ["processes", "global batch", "img/s (median ± σ)", f"speedup vs {base}", "efficiency"]
+    show_spot = any(row["spot_usd_per_million_images"] is not None for row in rows)
+    if show_cost:
+        headers += ["instance", "$/hour", "$ / M images"] + (["spot $ / M images"] if show_spot else [])
+    table = []
+    for row in rows:
+        if row["images_per_second"] is None:
+            cells = [str(row["nproc"]), str(row["global_batch_size"] or "?"),
+                     f"{row['status']}: {row['error'] or ''}"[:60], "—", "—"]
+        else:
+            cells = [str(row["nproc"]), str(row["global_batch_size"]),
+                     f"{row['images_per_second']:,.1f} ± {row['images_per_second_stdev'] or 0:,.1f}",
+                     f"{row['speedup']:.2f}×", f"{row['efficiency']:.0%}"]
+        if show_cost:
+            cost = row["usd_per_million_images"]
+            cells += [instances.get(row["nproc"], ""),
+                      f"{row['usd_per_hour']:.3f}" if row["usd_per_hour"] is not None else "—",
+                      f"{cost:,.2f}" if cost is not None else "—"]
+            if show_spot:
+                spot = row["spot_usd_per_million_images"]
+                cells.append(f"{spot:,.2f}" if spot is not None else "—")
+        table.append(cells)
+    from tabulate import tabulate
+
+    lines = [tabulate(table, headers=headers, disable_numparse=True, colalign=("right",) * len(headers))]
+    sources = sorted({row["price_source"] for row in rows if row["price_source"]})
+    if sources:
+        lines.append(f"prices: {'; '.join(sources)}")
+    return "\n".join(lines)
