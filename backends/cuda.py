@@ -101,6 +101,11 @@ class CUDABackend(Backend):
             # One scaler for every optimizer of the run (torch.amp.GradScaler, device-generic API).
             self.scaler = torch.amp.GradScaler(self.device.type)
 
+    def wrap_ddp(self, module: torch.nn.Module) -> torch.nn.Module:
+        # One process per GPU: DDP keeps its buckets and collectives (NCCL) on this process's GPU.
+        return torch.nn.parallel.DistributedDataParallel(module, device_ids=[self.index],
+                                                         output_device=self.index)
+
     def prepare_model(self, module: torch.nn.Module) -> torch.nn.Module:
         if self.config.channels_last:
             # NHWC lets cuDNN use tensor-core convolution kernels without transposes.

@@ -164,8 +164,7 @@ class HPUBackend(Backend):
             raise UserError("habana_frameworks is installed but torch.hpu.is_available() is False: "
                             "check `hl-smi` and that the devices are passed into the container")
         if os.environ.get("WORLD_SIZE", "1") != "1" or "OMPI_COMM_WORLD_SIZE" in os.environ:
-            # Registers the hccl process-group backend and maps OMPI_COMM_WORLD_* to RANK/WORLD_SIZE.
-            importlib.import_module("habana_frameworks.torch.distributed.hccl")
+            self.init_distributed()
         if self.precision == "hmp":
             try:
                 self._hmp = importlib.import_module("habana_frameworks.torch.hpex.hmp")
@@ -175,6 +174,16 @@ class HPUBackend(Backend):
             # bf16_file_path=..., fp32_file_path=..., isVerbose=...)); "" selects HMP's built-in lists.
             self._hmp.convert(opt_level="O1", bf16_file_path=self.bf16_ops or "",
                               fp32_file_path=self.fp32_ops or "", isVerbose=False)
+
+    def init_distributed(self) -> None:
+        # Registers the hccl process-group backend and maps OMPI_COMM_WORLD_* to RANK/WORLD_SIZE; it must
+        # come before init_process_group(backend="hccl").
+        importlib.import_module("habana_frameworks.torch.distributed.hccl")
+
+    def wrap_ddp(self, module: torch.nn.Module) -> torch.nn.Module:
+        # Habana's DDP guidance: no device_ids, no buffer broadcast each step, gradients as bucket views.
+        return torch.nn.parallel.DistributedDataParallel(module, broadcast_buffers=False,
+                                                         gradient_as_bucket_view=True)
 
     def prepare_model(self, module: torch.nn.Module) -> torch.nn.Module:
         # channels_last is not supported on HPU: the default (contiguous) layout is kept.

@@ -249,3 +249,14 @@ def test_unknown_precision_for_cuda_is_exit_2(fake_gpu, tmp_path, capsys):
     code = main(["run", "--backend", "cuda", "--precision", "fp8", "--out", str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 2 and "'fp8'" in err and "amp, fp32, bf16" in err
+
+
+def test_ddp_pins_each_process_to_its_gpu_wiring(fake_gpu, monkeypatch):
+    fake_gpu.count = 2
+    seen = {}
+    monkeypatch.setattr(torch.nn.parallel, "DistributedDataParallel",
+                        lambda module, **kwargs: seen.update(kwargs) or module)
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    backend = make_backend(precision="fp32")
+    backend.wrap_ddp(torch.nn.Linear(2, 2))
+    assert seen == {"device_ids": [1], "output_device": 1}

@@ -386,3 +386,14 @@ def test_wiring_hlml_without_energy_counter(fakes, monkeypatch):
     sampler.open()
     assert "hpu_energy_total_j" not in sampler.sample()
     assert "handle 3" in pyhlml.CALLS
+
+
+def test_wiring_hpu_ddp_follows_habanas_guidance(fakes, monkeypatch):
+    seen = {}
+    monkeypatch.setattr(torch.nn.parallel, "DistributedDataParallel",
+                        lambda module, **kwargs: seen.update(kwargs) or module)
+    backend = make_backend(hpu_mode="lazy")
+    backend.init_distributed()
+    assert "import hccl" in recorder().events()
+    backend.wrap_ddp(torch.nn.Linear(2, 2))
+    assert seen == {"broadcast_buffers": False, "gradient_as_bucket_view": True}  # and no device_ids
