@@ -29,6 +29,10 @@ def cpu_model_name() -> str:
     return platform.processor() or platform.machine()
 
 
+class MemoryCeilingExceeded(MemoryError):
+    """The CPU's stand-in for a device out-of-memory error: the --max-memory ceiling was passed."""
+
+
 @register_backend
 class CPUBackend(Backend):
     name = "cpu"
@@ -44,6 +48,9 @@ class CPUBackend(Backend):
         return min(workload.default_batch_size, CPU_DEFAULT_BATCH_CAP)
 
     def setup(self) -> None:
+        # What the process holds before any model exists (Python, torch): --max-memory counts above it,
+        # so that the ceiling stands for what a device's memory would hold (model, optimizer, batches).
+        self._baseline_rss_bytes = psutil.Process().memory_info().rss
         if self.config.threads is not None:
             if self.config.threads > (psutil.cpu_count(logical=True) or 1) * 4:
                 raise UserError(f"--threads {self.config.threads} is far more than this machine's "
@@ -54,6 +61,17 @@ class CPUBackend(Backend):
         if self.precision == "bf16":
             return torch.autocast(device_type="cpu", dtype=torch.bfloat16)
         return contextlib.nullcontext()
+
+    def end_step(self) -> None:
+        # The --max-memory ceiling. ru_maxrss (the peak resident set) is a cheap syscall and reads no
+        # tensor, so checking it every step adds no host-device sync to a timed window.
+        ceiling = self.config.max_memory_bytes
+        if ceiling is None:
+            return
+        used = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - getattr(self, "_baseline_rss_bytes", 0)
+        if used > ceiling:
+            raise MemoryCeilingExceeded(f"out of memory: the step used {used / 2**20:,.0f} MiB of host memory, "
+                                        f"over --max-memory {ceiling / 2**20:,.0f} MiB")
 
     def memory_stats(self) -> dict:
         # ru_maxrss is the process's peak resident set, in KiB on Linux: it includes everything the

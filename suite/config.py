@@ -30,6 +30,10 @@ class RunConfig:
     # -- hpu ---------------------------------------------------------------------------------------
 
     # -- profiling and diagnosis -------------------------------------------------------------------
+    profile_dir: str | None = None  # torch.profiler traces go here; a profiled run's timings are perturbed
+    # A memory ceiling for backends without device memory of their own (the CPU): peak resident memory
+    # above what the process held at setup; going over it is an out-of-memory failure, as on a device.
+    max_memory_bytes: int | None = None
 
     # -- distributed -------------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ import psutil
 import torch
 
 from backends import Backend, backend_class, resolve_backend_name
-from suite import context, results, stats
+from suite import context, profiling, results, stats
 from suite.config import RunConfig
 from suite.data import open_data
 from suite.errors import UserError, non_negative_int, positive_int
@@ -127,6 +127,7 @@ def _measure(plan: Plan, record: dict, progress) -> None:
     images_per_window = workload.images_per_step(config.batch_size) * config.steps_per_window
     telemetry = Telemetry([HostSampler(), *backend.telemetry_samplers()])
     window_times: list[float] = []
+    profiler = profiling.open_profiler(config, backend, config.steps_per_window * config.windows)
     try:
         for window in range(config.windows):
             backend.synchronize()  # window edge: all earlier work is done before the clock starts
@@ -134,6 +135,7 @@ def _measure(plan: Plan, record: dict, progress) -> None:
             start = time.perf_counter()
             for _ in range(config.steps_per_window):
                 losses.append(training.train_step(next(batches)))
+                profiler.step()
             backend.synchronize()  # window edge: all of this window's work is done
             elapsed = time.perf_counter() - start
             telemetry.window_closed()
@@ -143,6 +145,10 @@ def _measure(plan: Plan, record: dict, progress) -> None:
     finally:
         record["telemetry"] = telemetry.close()
         data.close()
+        profile = profiler.close()
+        if profile:
+            record["profile"] = profile
+            record["warnings"].append(profiling.PERTURBED)
 
     metrics = stats.summarise_windows(images_per_window, config.steps_per_window, window_times)
     metrics.update({

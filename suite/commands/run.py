@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -31,11 +32,40 @@ def add_parser(subparsers) -> None:
 
     hpu = p.add_argument_group("hpu")  # noqa: F841
 
-    diagnosis = p.add_argument_group("profiling and diagnosis")  # noqa: F841
+    diagnosis = p.add_argument_group("profiling and diagnosis")
+    diagnosis.add_argument("--profile", dest="profile_dir", metavar="DIR",
+                           help="trace the timed steps with torch.profiler into DIR (TensorBoard/Perfetto); "
+                                "a profiled run is slower and is marked so in its record")
+    diagnosis.add_argument("--max-memory", dest="max_memory_bytes", metavar="SIZE", action=SizeAction,
+                           help="memory ceiling, e.g. 2GiB or 512MiB: on the CPU it stands in for device "
+                                "memory, and going over it is an out-of-memory failure")
+    diagnosis.add_argument("--model-override", dest="model_overrides", metavar="KEY=VALUE",
+                           action=OverrideAction, help=argparse.SUPPRESS)  # tiny models for tests and sweeps
 
     distributed = p.add_argument_group("distributed")  # noqa: F841
 
     p.set_defaults(func=run_command)
+
+
+class SizeAction(argparse.Action):
+    """`--max-memory 2GiB` -> bytes."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        from suite.sizes import parse_size
+
+        setattr(namespace, self.dest, parse_size(option_string, value))
+
+
+class OverrideAction(argparse.Action):
+    """`--model-override ngf=8` (repeatable) -> {"ngf": 8}."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        from suite.sizes import parse_override
+
+        overrides = dict(getattr(namespace, self.dest, None) or {})
+        key, parsed = parse_override(option_string, value)
+        overrides[key] = parsed
+        setattr(namespace, self.dest, overrides)
 
 
 def config_from_args(args):
@@ -81,4 +111,8 @@ def run_command(args) -> int:
         sys.stdout.write("\n")
     else:
         print(summary.render(record, os.path.relpath(path)))
+        if record.get("profile"):
+            from suite import profiling
+
+            print(profiling.render(record["profile"]))
     return 0 if record["status"] == "ok" else 1
