@@ -43,11 +43,10 @@ def plan_run(config: RunConfig) -> Plan:
     if config.precision is not None and config.precision not in cls.precisions:
         raise UserError(f"precision {config.precision!r} is not supported by the {name} backend "
                         f"(accepted: {', '.join(cls.precisions)})")
-    if config.threads is not None:
-        positive_int("--threads", config.threads)
     schedule = cls.schedule
     resolved = config.resolved(
         backend=name,
+        threads=None if config.threads is None else positive_int("--threads", config.threads),
         precision=config.precision or cls.precisions[0],
         warmup_steps=schedule.warmup_steps if config.warmup_steps is None
         else non_negative_int("--warmup", config.warmup_steps),
