@@ -21,7 +21,10 @@ class RunConfig:
     model_overrides: dict = field(default_factory=dict)
 
     # -- data path ---------------------------------------------------------------------------------
-    data: str = "synthetic"
+    data: str = "synthetic"  # "synthetic", a folder of class sub-folders of images, or a prepared cache
+    workers: int | None = None  # loader workers (None: 4 for images, capped at the cores; 1 for a cache)
+    pin_memory: bool | None = None  # None: pin when the device is not the host
+    prefetch: int | None = None  # batches each worker prepares ahead (None: 2 with workers)
 
     # -- where it ran (cost) -----------------------------------------------------------------------
 

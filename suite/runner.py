@@ -17,7 +17,7 @@ import torch
 from backends import Backend, backend_class, resolve_backend_name
 from suite import context, profiling, results, stats
 from suite.config import RunConfig
-from suite.data import open_data
+from suite.data import check_data, open_data
 from suite.errors import UserError, non_negative_int, positive_int
 from suite.telemetry import HostSampler, Telemetry
 from workloads import Workload, get_workload
@@ -59,6 +59,7 @@ def plan_run(config: RunConfig) -> Plan:
                   else positive_int("--batch-size", config.batch_size))
     resolved = resolved.resolved(batch_size=batch_size)
     backend.config = resolved
+    check_data(resolved, workload, backend, batch_size)
     return Plan(resolved, backend, workload, why)
 
 

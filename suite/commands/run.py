@@ -24,7 +24,15 @@ def add_parser(subparsers) -> None:
     p.add_argument("--out", default=DEFAULT_OUT, help=f"folder for the result record (default {DEFAULT_OUT}/)")
     p.add_argument("--json", action="store_true", help="print the record on stdout instead of a summary")
 
-    data = p.add_argument_group("data path")  # noqa: F841
+    data = p.add_argument_group("data path")
+    data.add_argument("--data", help="synthetic (default: one batch reused, compute only), a folder of class "
+                      "sub-folders of JPEG/PNG images, or a cache made by `suite data prepare`")
+    data.add_argument("--workers", help="loader workers (default 4 for images, at most the cores; 1 gather "
+                      "thread for a cache)")
+    data.add_argument("--pin-memory", dest="pin_memory", action=argparse.BooleanOptionalAction, default=None,
+                      help="page-locked host batches for faster copies (default: on when the device is not "
+                      "the host)")
+    data.add_argument("--prefetch", help="batches each worker prepares ahead (default 2)")
 
     cost = p.add_argument_group("where it runs (cost)")  # noqa: F841
 

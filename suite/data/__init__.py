@@ -1,12 +1,19 @@
-"""Data paths for a run. Each yields ready batches `(images, labels)` on the backend's device.
+"""Data paths for a run. Each yields ready batches `(images, labels)` on the backend's device:
+images float, normalised to [-1, 1]; labels int64.
 
-`synthetic` makes one batch on the device and hands it out again and again: the compute-only ceiling,
-with no loader and no host-to-device copy in the measurement.
+- `synthetic` makes one batch on the device and hands it out again and again: the compute-only
+  ceiling, with no loader and no host-to-device copy in the measurement.
+- a folder of class sub-folders of JPEG/PNG images (suite/data/imagefolder.py): decoded while training.
+- a cache made by `suite data prepare` (suite/data/cache.py): decoded once, memory-mapped.
+
+The runner pulls batches inside its timed windows, so a real-data run's throughput includes its loader.
 """
 
 from __future__ import annotations
 
-from suite.errors import UserError
+import os
+
+from suite.errors import UserError, non_negative_int, positive_int
 
 
 class DataSource:
@@ -15,6 +22,10 @@ class DataSource:
     kind = "base"
 
     def __iter__(self):
+        raise NotImplementedError
+
+    def host_batches(self):
+        """The loader alone: endless batches as they are before the copy to the device."""
         raise NotImplementedError
 
     def describe(self) -> dict:
@@ -35,11 +46,86 @@ class SyntheticData(DataSource):
         while True:
             yield batch
 
+    def host_batches(self):
+        return iter(self)
+
     def describe(self) -> dict:
         return {"source": self.kind, "note": "one batch made on the device and reused (compute-only ceiling)"}
 
 
+# Decoding workers for the JPEG path when --workers is not given; more rarely help (the seed found
+# a plateau at about 4) and each costs memory.
+DEFAULT_IMAGEFOLDER_WORKERS = 4
+# The cache needs no decoding: one thread gathering the next batch while the device computes.
+DEFAULT_CACHE_WORKERS = 1
+
+
+def rank_and_world_size() -> tuple[int, int]:
+    """This process's share of the data: from torch.distributed if started, else torchrun's variables."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
+
+
+def loader_settings(config, backend, default_workers: int) -> dict:
+    """workers, pin_memory, prefetch as they will run (the record stores these, not the defaults)."""
+    workers = (min(default_workers, os.cpu_count() or 1) if getattr(config, "workers", None) is None
+               else non_negative_int("--workers", config.workers))
+    pin_memory = getattr(config, "pin_memory", None)
+    if pin_memory is None:
+        # Pinned host memory only helps a copy into separate device memory; when the device is the
+        # host itself there is no copy to speed up.
+        pin_memory = backend.device.type != "cpu"
+    prefetch = getattr(config, "prefetch", None)
+    if prefetch is not None:
+        prefetch = positive_int("--prefetch", prefetch)
+        if workers == 0:
+            raise UserError(f"--prefetch {prefetch} needs --workers 1 or more (with 0 workers batches are "
+                            "made when asked for, nothing ahead)")
+    elif workers > 0:
+        prefetch = 2  # torch.utils.data.DataLoader's default prefetch_factor
+    return {"workers": workers, "pin_memory": bool(pin_memory), "prefetch": prefetch}
+
+
+def check_batch_fits(batch_size: int, images: int, world_size: int, where: str) -> int:
+    """Each process's share of the images; a batch must fit in it (drop_last: no partial batches)."""
+    share = images // world_size
+    if batch_size > share:
+        raise UserError(f"--batch-size {batch_size} is larger than the {share} images each of {world_size} "
+                        f"process(es) gets from {where}: use --batch-size {share} or less, or more images")
+    return share
+
+
+def check_data(config, workload, backend, batch_size: int) -> None:
+    """Refuse bad data input before anything is built (a person's mistake: exit 2, not a failed run)."""
+    if config.data == "synthetic":
+        return
+    from suite.data.cache import check_cache_fits, is_cache
+
+    _, world_size = rank_and_world_size()
+    if os.path.isdir(config.data) and is_cache(config.data):
+        check_cache_fits(config.data, workload.image_size, batch_size, world_size)
+        loader_settings(config, backend, DEFAULT_CACHE_WORKERS)
+    else:
+        from suite.data.imagefolder import scan_folder
+
+        check_batch_fits(batch_size, len(scan_folder(config.data).samples), world_size, repr(config.data))
+        loader_settings(config, backend, DEFAULT_IMAGEFOLDER_WORKERS)
+
+
 def open_data(config, workload, backend, batch_size: int) -> DataSource:
+    """`config.data`: "synthetic", a cache folder (it has a manifest.json), or an ImageFolder."""
     if config.data == "synthetic":
         return SyntheticData(workload, backend, batch_size, seed=config.seed)
-    raise UserError(f"unknown data source {config.data!r} (accepted: synthetic)")
+    from suite.data.cache import CacheData, is_cache
+
+    rank, world_size = rank_and_world_size()
+    common = dict(image_size=workload.image_size, backend=backend, batch_size=batch_size, seed=config.seed,
+                  rank=rank, world_size=world_size)
+    if os.path.isdir(config.data) and is_cache(config.data):
+        return CacheData(config.data, **common, **loader_settings(config, backend, DEFAULT_CACHE_WORKERS))
+    from suite.data.imagefolder import ImageFolderData
+
+    return ImageFolderData(config.data, **common, **loader_settings(config, backend, DEFAULT_IMAGEFOLDER_WORKERS))

@@ -1,0 +1,193 @@
+"""The JPEG path: an ImageFolder decoded while training, as the seed did.
+
+Every image is decoded by PIL, resized (shorter side) and centre-cropped to the workload's size,
+turned into a tensor and normalised to [-1, 1], in `torch.utils.data.DataLoader` workers. This is
+the path that starved the seed's V100: its cost is part of what a run on it measures.
+
+A folder must hold class sub-folders (torchvision's ImageFolder layout). A folder of loose images
+is refused with an error that says how to make it one class (move them into a sub-folder), rather
+than guessed at: the same rule as torchvision's, so every loader (HabanaDataLoader too) sees the
+same dataset.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from suite.data import DataSource, check_batch_fits
+from suite.errors import UserError
+
+# ToTensor gives [0, 1]; (x - 0.5) / 0.5 maps it onto [-1, 1], the range of the generator's tanh.
+NORMALISE_MEAN = (0.5, 0.5, 0.5)
+NORMALISE_STD = (0.5, 0.5, 0.5)
+
+
+@dataclass
+class FolderScan:
+    path: str
+    classes: list[str]
+    samples: list[tuple[str, int]]  # (file path, class index), in torchvision's order
+
+    @property
+    def image_bytes(self) -> int:
+        return sum(os.path.getsize(path) for path, _ in self.samples)
+
+    def first_image_size(self) -> list[int] | None:
+        """(width, height) of the first image, read from its header only."""
+        from PIL import Image
+
+        for path, _ in self.samples[:10]:
+            try:
+                with Image.open(path) as image:
+                    return list(image.size)
+            except OSError:
+                continue
+        return None
+
+
+def scan_folder(path: str, option: str = "--data") -> FolderScan:
+    """Class sub-folders and their images, as torchvision's ImageFolder will see them, or a UserError."""
+    from torchvision.datasets.folder import (
+        IMG_EXTENSIONS,
+        find_classes,
+        has_file_allowed_extension,
+        make_dataset,
+    )
+
+    accepted = "a folder of class sub-folders holding images (" + ", ".join(IMG_EXTENSIONS) + ")"
+    if not os.path.exists(path):
+        raise UserError(f"{option} {path!r}: no such file or folder (accepted: synthetic, {accepted}, "
+                        "or a cache made by `suite data prepare`)")
+    if not os.path.isdir(path):
+        raise UserError(f"{option} {path!r} is a file, not a folder (accepted: {accepted})")
+    try:
+        classes, class_to_idx = find_classes(path)
+    except FileNotFoundError:
+        loose = [name for name in os.listdir(path) if has_file_allowed_extension(name, IMG_EXTENSIONS)]
+        if loose:
+            raise UserError(f"{option} {path!r} holds {len(loose)} images but no class sub-folders: put "
+                            f"them in one sub-folder (e.g. {os.path.join(path, 'images')}/) to use them "
+                            "as one class") from None
+        raise UserError(f"{option} {path!r} is empty: no class sub-folders and no images "
+                        f"(accepted: {accepted})") from None
+    samples = make_dataset(path, class_to_idx, extensions=IMG_EXTENSIONS, allow_empty=True)
+    if not samples:
+        raise UserError(f"{option} {path!r} has {len(classes)} sub-folder(s) but no images in them "
+                        f"(accepted: {accepted})")
+    return FolderScan(path, classes, samples)
+
+
+def image_transform(image_size: int):
+    """Resize + CenterCrop + ToTensor + Normalize: the seed's transform, and the standard one that
+    HabanaDataLoader can take over (gaudi.md)."""
+    from torchvision import transforms
+
+    return transforms.Compose([
+        transforms.Resize(image_size),
+        transforms.CenterCrop(image_size),
+        transforms.ToTensor(),
+        transforms.Normalize(NORMALISE_MEAN, NORMALISE_STD),
+    ])
+
+
+def resize_and_crop(image_size: int):
+    """The geometric part alone, on a PIL image (the cache stores its uint8 result)."""
+    from torchvision import transforms
+
+    return transforms.Compose([transforms.Resize(image_size), transforms.CenterCrop(image_size)])
+
+
+class LoaderFailed(RuntimeError):
+    """The JPEG path stopped (e.g. an undecodable image): the run's data must not silently change."""
+
+
+def unreadable(error: Exception) -> LoaderFailed:
+    """One line that names the cause. A worker's exception arrives as "Caught X in DataLoader worker
+    process N" followed by the worker's traceback, whose last line is the original error."""
+    lines = str(error).strip().splitlines() or [type(error).__name__]
+    return LoaderFailed(f"the image loader failed: {lines[-1]} (`suite data prepare` skips and lists "
+                        "unreadable images)")
+
+
+class ImageFolderData(DataSource):
+    kind = "imagefolder"
+
+    def __init__(self, path: str, image_size: int, backend, batch_size: int, workers: int,
+                 pin_memory: bool, prefetch: int | None, seed: int = 0, rank: int = 0, world_size: int = 1):
+        import torch
+        from torchvision.datasets import ImageFolder
+
+        self.scan = scan_folder(path)
+        self.backend, self.batch_size, self.image_size = backend, batch_size, image_size
+        self.workers, self.pin_memory, self.prefetch = workers, pin_memory, prefetch
+        self.rank, self.world_size = rank, world_size
+        dataset = ImageFolder(path, transform=image_transform(image_size), allow_empty=True)
+        check_batch_fits(batch_size, len(dataset), world_size, repr(path))
+        self.sampler = None
+        if world_size > 1:
+            # Each process reads its own share; set_epoch reshuffles the shares every epoch.
+            self.sampler = torch.utils.data.DistributedSampler(dataset, num_replicas=world_size, rank=rank,
+                                                               shuffle=True, seed=seed, drop_last=True)
+        kwargs = dict(batch_size=batch_size, shuffle=self.sampler is None, sampler=self.sampler,
+                      num_workers=workers, pin_memory=pin_memory, drop_last=True,  # fixed shapes
+                      generator=torch.Generator().manual_seed(seed))
+        if workers > 0:
+            # Persistent workers: an epoch boundary does not pay process start-up again.
+            kwargs.update(prefetch_factor=prefetch, persistent_workers=True)
+        self.dataset = dataset
+        self.loader, self.loader_info = backend.make_loader(dataset, **kwargs)
+        self._iterators: list = []
+
+    def host_batches(self):
+        """Endless (images, labels) batches as the DataLoader hands them out, on the host."""
+
+        def epochs():
+            epoch = 0
+            while True:
+                if self.sampler is not None:
+                    self.sampler.set_epoch(epoch)
+                try:
+                    yield from self.loader
+                except Exception as error:
+                    raise unreadable(error) from error
+                epoch += 1
+
+        iterator = epochs()
+        self._iterators.append(iterator)
+        return iterator
+
+    def __iter__(self):
+        to_device = self.backend.to_device
+        # Non-blocking only from pinned memory: from pageable memory the copy is synchronous anyway.
+        for images, labels in self.host_batches():
+            yield (to_device(images, non_blocking=self.pin_memory),
+                   to_device(labels, non_blocking=self.pin_memory))
+
+    def describe(self) -> dict:
+        return {
+            "source": self.kind,
+            "path": os.path.abspath(self.scan.path),
+            "images": len(self.dataset),
+            "classes": len(self.scan.classes),
+            "dataset_bytes": self.scan.image_bytes,
+            "source_image_size": self.scan.first_image_size(),
+            "image_size": self.image_size,
+            "batches_per_epoch": len(self.loader),
+            "workers": self.workers,
+            "pin_memory": self.pin_memory,
+            "prefetch": self.prefetch,
+            "rank": self.rank,
+            "world_size": self.world_size,
+            "transform": "Resize, CenterCrop, ToTensor, Normalize(0.5, 0.5) (PIL decode in the workers)",
+            **self.loader_info,
+        }
+
+    def close(self) -> None:
+        for iterator in self._iterators:
+            iterator.close()
+        self._iterators.clear()
+        # Persistent workers live as long as the loader's iterator; dropping it ends them now.
+        shutdown = getattr(getattr(self.loader, "_iterator", None), "_shutdown_workers", None)
+        if shutdown is not None:
+            shutdown()

@@ -1,0 +1,162 @@
+"""`suite data prepare`: decode, resize and crop an ImageFolder once, out of band, into a cache.
+
+All cores decode in parallel (a process pool: PIL decoding holds the GIL); the parent writes the
+images in source order, so a cache is the same whatever the number of processes. An image that
+cannot be read is skipped, counted and listed in the manifest: never a crash, never silently lost.
+
+Nothing that looks like a complete cache exists until the end: everything is written into a hidden
+temporary folder beside the target, which is renamed onto the target last. An interrupted prepare
+leaves at most that temporary folder, which the next prepare of the same target removes.
+"""
+
+from __future__ import annotations
+
+import datetime
+import glob
+import hashlib
+import json
+import multiprocessing
+import os
+import shutil
+import tempfile
+
+import numpy as np
+
+import suite
+from suite.data import cache as cache_format
+from suite.data.imagefolder import resize_and_crop, scan_folder
+from suite.errors import UserError, positive_int
+
+_transform = None  # set in each worker (and in the parent for a single process)
+
+
+def _init_worker(image_size: int) -> None:
+    global _transform
+    _transform = resize_and_crop(image_size)
+
+
+def _decode(path: str):
+    """(CHW uint8 bytes, None) or (None, why it could not be read)."""
+    from PIL import Image
+
+    try:
+        with Image.open(path) as image:
+            # The same steps as torchvision's default loader and the JPEG path's transform.
+            pixels = np.asarray(_transform(image.convert("RGB")), dtype=np.uint8)
+        return np.ascontiguousarray(pixels.transpose(2, 0, 1)).tobytes(), None
+    except Exception as error:  # noqa: BLE001 - any undecodable file is skipped and reported
+        return None, f"{type(error).__name__}: {error}"
+
+
+def source_fingerprint(samples: list[tuple[str, int]], root: str) -> str:
+    """A digest of what the source held: every image's relative path, class, size and modification time."""
+    digest = hashlib.sha256()
+    for path, label in samples:
+        stat = os.stat(path)
+        digest.update(f"{os.path.relpath(path, root)}\0{label}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def _partial_prefix(out: str) -> str:
+    parent, name = os.path.split(os.path.abspath(out))
+    return os.path.join(parent, f".{name}.partial-")
+
+
+def prepare(source: str, image_size, out: str, workers: int | None = None, force: bool = False,
+            progress=None) -> dict:
+    """Build the cache at `out` from the ImageFolder at `source`; returns its manifest."""
+    from suite.data.progress import Progress
+
+    image_size = positive_int("--size", image_size)
+    scan = scan_folder(source, option="SRC")
+    fingerprint = source_fingerprint(scan.samples, source)
+    if os.path.exists(out):
+        if cache_format.is_cache(out) and not force:
+            try:
+                existing = cache_format.open_cache(out).manifest
+            except UserError:
+                existing = {}
+            if existing.get("source_fingerprint") == fingerprint and existing.get("image_size") == image_size:
+                return {**existing, "up_to_date": True}
+            raise UserError(f"--out {out!r} already holds a different cache; pass --force to replace it")
+        if not cache_format.is_cache(out) and (not os.path.isdir(out) or os.listdir(out)):
+            raise UserError(f"--out {out!r} exists and is not a cache; choose another path")
+
+    # Leftovers of an interrupted prepare of this target: never a cache, safe to remove.
+    for leftover in glob.glob(glob.escape(_partial_prefix(out)) + "*"):
+        shutil.rmtree(leftover, ignore_errors=True)
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=os.path.basename(_partial_prefix(out)), dir=os.path.dirname(_partial_prefix(out)))
+    try:
+        manifest = _build(scan, fingerprint, image_size, tmp, workers or os.cpu_count() or 1,
+                          progress or Progress(f"prepare {image_size} px", len(scan.samples)))
+        if os.path.exists(out):  # an empty folder, or a cache being replaced (--force)
+            old = tmp + "-old"
+            os.rename(out, old)
+            os.rename(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(tmp, out)  # the moment the cache becomes complete
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return manifest
+
+
+def _build(scan, fingerprint: str, image_size: int, folder: str, workers: int, progress) -> dict:
+    paths = [path for path, _ in scan.samples]
+    labels, skipped = [], []
+    images_path = os.path.join(folder, cache_format.IMAGES_FILE)
+    if workers > 1 and len(paths) > 1:
+        # fork: the workers start at once, without importing torch again.
+        pool = multiprocessing.get_context("fork").Pool(workers, initializer=_init_worker, initargs=(image_size,))
+        decoded = pool.imap(_decode, paths, chunksize=max(1, min(64, len(paths) // (workers * 8))))
+    else:
+        pool = None
+        _init_worker(image_size)
+        decoded = map(_decode, paths)
+    try:
+        with open(images_path, "wb") as images_file:
+            for done, ((path, label), (pixels, error)) in enumerate(zip(scan.samples, decoded), 1):
+                if pixels is None:
+                    skipped.append({"path": os.path.relpath(path, scan.path), "error": error})
+                else:
+                    images_file.write(pixels)
+                    labels.append(label)
+                progress.update(done, skipped=len(skipped))
+            images_file.flush()
+            os.fsync(images_file.fileno())
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+    progress.close()
+    if not labels:
+        raise UserError(f"SRC {scan.path!r}: none of its {len(paths)} images could be read "
+                        f"(first error: {skipped[0]['error']})")
+
+    label_array = np.asarray(labels, dtype=np.int64)
+    np.save(os.path.join(folder, cache_format.LABELS_FILE), label_array)
+    manifest = {
+        "format": cache_format.FORMAT,
+        "format_version": cache_format.FORMAT_VERSION,
+        "count": len(labels),
+        "image_size": image_size,
+        "layout": "uint8 (count, 3, image_size, image_size), C order; labels int64",
+        "classes": scan.classes,
+        "labels_sha256": cache_format.labels_digest(label_array),
+        "source": os.path.abspath(scan.path),
+        "source_images": len(paths),
+        "source_bytes": scan.image_bytes,
+        "source_image_size": scan.first_image_size(),
+        "source_fingerprint": fingerprint,
+        "skipped_count": len(skipped),
+        "skipped": skipped,
+        "transform": "PIL decode, convert RGB, Resize (shorter side, bilinear), CenterCrop",
+        "created_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "suite_version": suite.__version__,
+    }
+    with open(os.path.join(folder, cache_format.MANIFEST), "w") as handle:
+        json.dump(manifest, handle, indent=2)
+        handle.write("\n")
+    return manifest
