@@ -159,7 +159,8 @@ def check_option(name: str, options: dict, where: str) -> None:
                         f"{', '.join(sorted(options))}")
 
 
-def parse_inline(grid: list[str], fixed: list[str], options: dict, spec: Spec | None = None) -> Spec:
+def parse_inline(grid: list[str], fixed: list[str], options: dict, spec: Spec | None = None,
+                 require_grid: bool = True) -> Spec:
     """`--grid batch-size=16,32 precision=fp32,bf16` and `--set workload=dcgan64` onto a spec."""
     spec = spec or Spec()
     for text in grid:
@@ -176,7 +177,7 @@ def parse_inline(grid: list[str], fixed: list[str], options: dict, spec: Spec | 
             raise UserError(f"--set takes OPTION=VALUE (e.g. workload=dcgan64), got {text!r}")
         check_option(name, options, "--set")
         spec.fixed.setdefault(name, []).append(value.strip())
-    if not spec.grid:
+    if require_grid and not spec.grid:
         raise UserError("nothing to sweep: give a sweep file or --grid OPTION=V1,V2 ...")
     return spec
 
