@@ -51,6 +51,7 @@ class CPUBackend(Backend):
         # What the process holds before any model exists (Python, torch): --max-memory counts above it,
         # so that the ceiling stands for what a device's memory would hold (model, optimizer, batches).
         self._baseline_rss_bytes = psutil.Process().memory_info().rss
+        self._maxrss_at_setup_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         if self.config.threads is not None:
             if self.config.threads > (psutil.cpu_count(logical=True) or 1) * 4:
                 raise UserError(f"--threads {self.config.threads} is far more than this machine's "
@@ -68,10 +69,19 @@ class CPUBackend(Backend):
         ceiling = self.config.max_memory_bytes
         if ceiling is None:
             return
-        used = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - getattr(self, "_baseline_rss_bytes", 0)
+        used = self._peak_rss_since_setup() - self._baseline_rss_bytes
         if used > ceiling:
             raise MemoryCeilingExceeded(f"out of memory: the step used {used / 2**20:,.0f} MiB of host memory, "
                                         f"over --max-memory {ceiling / 2**20:,.0f} MiB")
+
+    def _peak_rss_since_setup(self) -> int:
+        # ru_maxrss is the high-water mark of the process's whole life: once it has risen since setup,
+        # it is this run's peak; before that, the run's peak is hidden under an older one and the
+        # current resident set is the best cheap estimate.
+        maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        if maxrss > self._maxrss_at_setup_bytes:
+            return maxrss
+        return psutil.Process().memory_info().rss
 
     def memory_stats(self) -> dict:
         # ru_maxrss is the process's peak resident set, in KiB on Linux: it includes everything the
