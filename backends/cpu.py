@@ -29,6 +29,10 @@ def cpu_model_name() -> str:
     return platform.processor() or platform.machine()
 
 
+class MemoryCeilingExceeded(MemoryError):
+    """The CPU's stand-in for a device out-of-memory error: the --max-memory ceiling was passed."""
+
+
 @register_backend
 class CPUBackend(Backend):
     name = "cpu"
@@ -44,6 +48,10 @@ class CPUBackend(Backend):
         return min(workload.default_batch_size, CPU_DEFAULT_BATCH_CAP)
 
     def setup(self) -> None:
+        # What the process holds before any model exists (Python, torch): --max-memory counts above it,
+        # so that the ceiling stands for what a device's memory would hold (model, optimizer, batches).
+        self._baseline_rss_bytes = psutil.Process().memory_info().rss
+        self._maxrss_at_setup_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         if self.config.threads is not None:
             if self.config.threads > (psutil.cpu_count(logical=True) or 1) * 4:
                 raise UserError(f"--threads {self.config.threads} is far more than this machine's "
@@ -54,6 +62,26 @@ class CPUBackend(Backend):
         if self.precision == "bf16":
             return torch.autocast(device_type="cpu", dtype=torch.bfloat16)
         return contextlib.nullcontext()
+
+    def end_step(self) -> None:
+        # The --max-memory ceiling. ru_maxrss (the peak resident set) is a cheap syscall and reads no
+        # tensor, so checking it every step adds no host-device sync to a timed window.
+        ceiling = self.config.max_memory_bytes
+        if ceiling is None:
+            return
+        used = self._peak_rss_since_setup() - self._baseline_rss_bytes
+        if used > ceiling:
+            raise MemoryCeilingExceeded(f"out of memory: the step used {used / 2**20:,.0f} MiB of host memory, "
+                                        f"over --max-memory {ceiling / 2**20:,.0f} MiB")
+
+    def _peak_rss_since_setup(self) -> int:
+        # ru_maxrss is the high-water mark of the process's whole life: once it has risen since setup,
+        # it is this run's peak; before that, the run's peak is hidden under an older one and the
+        # current resident set is the best cheap estimate.
+        maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        if maxrss > self._maxrss_at_setup_bytes:
+            return maxrss
+        return psutil.Process().memory_info().rss
 
     def memory_stats(self) -> dict:
         # ru_maxrss is the process's peak resident set, in KiB on Linux: it includes everything the

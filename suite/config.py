@@ -44,6 +44,10 @@ class RunConfig:
     hpu_fp32_ops: str | None = None  # op-list file: ops kept in fp32 (autocast or HMP)
 
     # -- profiling and diagnosis -------------------------------------------------------------------
+    profile_dir: str | None = None  # torch.profiler traces go here; a profiled run's timings are perturbed
+    # A memory ceiling for backends without device memory of their own (the CPU): peak resident memory
+    # above what the process held at setup; going over it is an out-of-memory failure, as on a device.
+    max_memory_bytes: int | None = None
 
     # -- distributed -------------------------------------------------------------------------------
     # Launch: processes on this node, nodes, this node's rank, rendezvous HOST:PORT (multi-node).

@@ -39,6 +39,8 @@ def load_records(paths: list[str], warn=None) -> list[tuple[str, dict]]:
     for path in results.iter_record_paths(paths):
         try:
             record = results.read_record(path)
+        except results.OtherSuiteRecord:
+            continue  # the suite's own non-run records (batch-size searches) share results folders
         except results.NotARecord as error:
             warn(f"skipped {path}: {error}")
             continue

@@ -77,7 +77,13 @@ class NotARecord(ValueError):
     """A JSON file that is not a suite run record of a version this suite reads."""
 
 
+class OtherSuiteRecord(NotARecord):
+    """A record the suite wrote that is not a run (a batch-size search's summary, say)."""
+
+
 def parse_record(data) -> dict:
+    if isinstance(data, dict) and str(data.get("schema", "")).startswith("suite.") and data["schema"] != SCHEMA:
+        raise OtherSuiteRecord(f"a {data['schema']} record, not a run record")
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise NotARecord("not a suite run record (no \"schema\": \"suite.run\")")
     version = data.get("schema_version")

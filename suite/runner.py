@@ -20,7 +20,7 @@ import psutil
 import torch
 
 from backends import Backend, backend_class, resolve_backend_name
-from suite import context, distributed, flops, results, stats
+from suite import context, distributed, flops, profiling, results, stats
 from suite.config import RunConfig
 from suite.data import check_data, open_data
 from suite.errors import UserError, non_negative_int, positive_int
@@ -168,6 +168,7 @@ def _measure(plan: Plan, record: dict, progress, group: distributed.ProcessGroup
     telemetry = Telemetry([HostSampler(), *backend.telemetry_samplers()])
     window_times: list[float] = []
     rank_window_times: list[float] = []  # this rank's own times, when distributed
+    profiler = profiling.open_profiler(config, backend, config.steps_per_window * config.windows)
     try:
         for window in range(config.windows):
             backend.synchronize()  # window edge: all earlier work is done before the clock starts
@@ -177,6 +178,7 @@ def _measure(plan: Plan, record: dict, progress, group: distributed.ProcessGroup
             start = clock()
             for _ in range(config.steps_per_window):
                 losses.append(train_step(next(batches)))
+                profiler.step()
             backend.synchronize()  # window edge: all of this window's work is done
             elapsed = clock() - start
             telemetry.window_closed()
@@ -192,6 +194,10 @@ def _measure(plan: Plan, record: dict, progress, group: distributed.ProcessGroup
         record["warnings"].extend(f"telemetry '{name}' off: {why}"
                                   for name, why in record["telemetry"]["failed"].items())
         data.close()
+        profile = profiler.close()
+        if profile:
+            record["profile"] = profile
+            record["warnings"].append(profiling.PERTURBED)
 
     metrics = stats.summarise_windows(images_per_window, config.steps_per_window, window_times)
     metrics.update({

@@ -145,7 +145,7 @@ def test_cpu_backend_wraps_in_ddp_without_device_ids():
     (["--nproc", "1", "--rdzv-endpoint", "nohost"], "--rdzv-endpoint 'nohost' is not HOST:PORT"),
     (["--nnodes", "2"], "--nnodes needs --nproc N"),
     (["--dist-timeout", "0"], "--dist-timeout must be a positive number of seconds, got '0'"),
-    (["--model-override", "ngf"], "--model-override 'ngf' is not KEY=INTEGER"),
+    (["--model-override", "ngf"], "--model-override takes KEY=VALUE (e.g. ngf=8), got 'ngf'"),
 ])
 def test_bad_launch_options_are_user_errors(args, message, capsys, tmp_path):
     status = main(["run", "--backend", "cpu", "--out", str(tmp_path), *args])

@@ -254,3 +254,13 @@ def test_loader_only_records_are_not_training_rows(tmp_path, capsys):
     assert main(["report", str(folder), "--prices", "seed-2022"]) == 0
     out, err = capsys.readouterr()
     assert "| 5,830,000 |" in out and "9,999,999" not in out and "skipped" not in err
+
+
+def test_the_suites_other_records_are_left_out_quietly(tmp_path, capsys):
+    folder = tmp_path / "results"
+    folder.mkdir()
+    write_json(folder / "train.json", make_record(5_830_000))
+    write_json(folder / "search.json", {"schema": "suite.batch-size-search", "schema_version": 1})
+    assert main(["report", str(folder), "--prices", "seed-2022"]) == 0
+    out, err = capsys.readouterr()
+    assert "| 5,830,000 |" in out and "skipped" not in err

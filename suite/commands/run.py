@@ -63,7 +63,15 @@ def add_parser(subparsers) -> None:
     hpu.add_argument("--hpu-fp32-ops", dest="hpu_fp32_ops", metavar="FILE",
                      help="op list kept in fp32 (PT_HPU_AUTOCAST_FP32_OPS_LIST, or HMP's fp32 list)")
 
-    diagnosis = p.add_argument_group("profiling and diagnosis")  # noqa: F841
+    diagnosis = p.add_argument_group("profiling and diagnosis")
+    diagnosis.add_argument("--profile", dest="profile_dir", metavar="DIR",
+                           help="trace the timed steps with torch.profiler into DIR (TensorBoard/Perfetto); "
+                                "a profiled run is slower and is marked so in its record")
+    diagnosis.add_argument("--max-memory", dest="max_memory_bytes", metavar="SIZE", action=SizeAction,
+                           help="memory ceiling, e.g. 2GiB or 512MiB: on the CPU it stands in for device "
+                                "memory, and going over it is an out-of-memory failure")
+    diagnosis.add_argument("--model-override", dest="model_overrides", metavar="KEY=VALUE",
+                           action=OverrideAction, help=argparse.SUPPRESS)  # tiny models for tests and sweeps
 
     distributed = p.add_argument_group("distributed", "run on N processes through torch's launcher "
                                         "(torchrun); --batch-size stays per process")
@@ -73,27 +81,30 @@ def add_parser(subparsers) -> None:
     distributed.add_argument("--rdzv-endpoint", dest="rdzv_endpoint", help="HOST:PORT of node 0, for every node")
     distributed.add_argument("--dist-timeout", dest="dist_timeout_s",
                              help="seconds any rank waits for another before the run fails (default 600)")
-    distributed.add_argument("--model-override", dest="model_overrides", action=ModelOverride, metavar="KEY=INT",
-                             help=argparse.SUPPRESS)
     p.set_defaults(run_parser=p)  # the launcher re-types these options for its workers
 
     p.set_defaults(func=run_command)
 
 
-class ModelOverride(argparse.Action):
-    """`--model-override ngf=8` (repeatable) -> {"ngf": 8}: architecture overrides for tiny test models."""
+class SizeAction(argparse.Action):
+    """`--max-memory 2GiB` -> bytes."""
 
     def __call__(self, parser, namespace, value, option_string=None):
-        from suite.errors import UserError
+        from suite.sizes import parse_size
 
-        key, sep, number = value.partition("=")
-        try:
-            parsed = int(number)
-        except ValueError:
-            parsed = None
-        if not sep or not key or parsed is None:
-            raise UserError(f"{option_string} {value!r} is not KEY=INTEGER (for example ngf=8)")
-        setattr(namespace, self.dest, {**(getattr(namespace, self.dest) or {}), key: parsed})
+        setattr(namespace, self.dest, parse_size(option_string, value))
+
+
+class OverrideAction(argparse.Action):
+    """`--model-override ngf=8` (repeatable) -> {"ngf": 8}."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        from suite.sizes import parse_override
+
+        overrides = dict(getattr(namespace, self.dest, None) or {})
+        key, parsed = parse_override(option_string, value)
+        overrides[key] = parsed
+        setattr(namespace, self.dest, overrides)
 
 
 def config_from_args(args):
@@ -153,4 +164,8 @@ def run_command(args) -> int:
         sys.stdout.write("\n")
     else:
         print(summary.render(record, os.path.relpath(path)))
+        if record.get("profile"):
+            from suite import profiling
+
+            print(profiling.render(record["profile"]))
     return 0 if record["status"] == "ok" else 1

@@ -1,0 +1,134 @@
+"""`suite batch-size`: the largest batch that fits, and the smallest that is nearly as fast.
+
+The largest: double the batch until a try runs out of memory, then bisect between the last batch that
+fit and the first that did not. On the CPU, `--max-memory` stands in for device memory. Each try is a
+fresh `suite run` process, so one out-of-memory error cannot leave the allocator in a state that makes
+the next try fail (or pass) for the wrong reason.
+
+The recommended: the smallest batch whose throughput reaches 95% of the best seen (seed 000's advice: a
+batch larger than that buys little speed and may train a worse model).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+NEARLY_AS_FAST = 0.95
+
+
+@dataclass
+class Try:
+    batch_size: int
+    status: str  # a run record's status: ok, diverged, oom, error
+    images_per_second: float | None = None
+    run_id: str | None = None
+    message: str = ""
+
+    @property
+    def fits(self) -> bool:
+        return self.status in ("ok", "diverged")
+
+
+@dataclass
+class Search:
+    tries: list[Try] = field(default_factory=list)
+    largest_fit: int | None = None
+    smallest_oom: int | None = None
+    recommended: int | None = None
+    best_images_per_second: float | None = None
+    stopped: str = ""  # why the search ended where it did
+
+    def to_dict(self) -> dict:
+        return {
+            "largest_batch_size": self.largest_fit,
+            "smallest_failing_batch_size": self.smallest_oom,
+            "recommended_batch_size": self.recommended,
+            "recommended_rule": f"smallest batch reaching >= {NEARLY_AS_FAST:.0%} of the best throughput seen",
+            "best_images_per_second": self.best_images_per_second,
+            "stopped": self.stopped,
+            "tries": [vars(t) for t in self.tries],
+        }
+
+
+def search(try_batch, start: int = 1, max_batch: int = 1024, granularity: int = 1, log=lambda _: None) -> Search:
+    """Find the largest fitting batch with `try_batch(n) -> Try`. Pure: all running is in `try_batch`."""
+    result = Search()
+
+    def attempt(n: int) -> Try:
+        outcome = try_batch(n)
+        result.tries.append(outcome)
+        rate = f"{outcome.images_per_second:,.1f} img/s" if outcome.images_per_second else outcome.status
+        log(f"batch {n:>6}: {rate}" + (f" ({outcome.message})" if outcome.message and not outcome.fits else ""))
+        return outcome
+
+    # Doubling: 1, 2, 4, ... up to max_batch (which is itself tried when the doubling steps over it).
+    n = start
+    while True:
+        outcome = attempt(n)
+        if outcome.status == "error":
+            result.stopped = f"batch {n} failed with an error that is not out-of-memory: {outcome.message}"
+            break
+        if not outcome.fits:
+            result.smallest_oom = n
+            break
+        result.largest_fit = n
+        if n >= max_batch:
+            result.stopped = f"reached --max-batch {max_batch} without running out of memory"
+            break
+        n = min(n * 2, max_batch)
+
+    # Bisection between the last fit and the first out-of-memory.
+    if result.largest_fit is not None and result.smallest_oom is not None:
+        low, high = result.largest_fit, result.smallest_oom
+        while high - low > granularity:
+            mid = (low + high) // 2
+            outcome = attempt(mid)
+            if outcome.status == "error":
+                result.stopped = f"batch {mid} failed with an error that is not out-of-memory: {outcome.message}"
+                break
+            if outcome.fits:
+                low = mid
+            else:
+                high = mid
+        result.largest_fit, result.smallest_oom = low, high
+        result.stopped = result.stopped or (f"batch {low} fits and {high} does not"
+                                            + (f" (within --granularity {granularity})" if granularity > 1 else ""))
+    elif result.largest_fit is None and not result.stopped:
+        result.stopped = f"even the first batch, {start}, does not fit"
+    result.recommended, result.best_images_per_second = recommend(result.tries)
+    return result
+
+
+def recommend(tries: list[Try]) -> tuple[int | None, float | None]:
+    """The smallest batch reaching NEARLY_AS_FAST of the best throughput seen, and that best."""
+    measured = [t for t in tries if t.status == "ok" and t.images_per_second]
+    if not measured:
+        return None, None
+    best = max(t.images_per_second for t in measured)
+    return min(t.batch_size for t in measured if t.images_per_second >= NEARLY_AS_FAST * best), best
+
+
+def try_from_record(batch_size: int, record: dict) -> Try:
+    error = record.get("error") or {}
+    return Try(batch_size, record.get("status", "error"), (record.get("metrics") or {}).get("images_per_second"),
+               record.get("run_id"), error.get("message", ""))
+
+
+def render(result: Search, workload: str, backend: str) -> str:
+    from tabulate import tabulate
+
+    rows = [[t.batch_size, t.status, f"{t.images_per_second:,.1f}" if t.images_per_second else "-",
+             "largest" if t.batch_size == result.largest_fit and t.fits else
+             ("recommended" if t.batch_size == result.recommended else "")]
+            for t in sorted(result.tries, key=lambda t: t.batch_size)]
+    for row in rows:
+        if row[0] == result.recommended and row[0] == result.largest_fit:
+            row[3] = "largest, recommended"
+    lines = [tabulate(rows, headers=["batch", "status", "img/s", ""], disable_numparse=True), ""]
+    lines.append(f"largest batch that fits:  {result.largest_fit if result.largest_fit else 'none'}"
+                 f"  ({result.stopped})")
+    if result.recommended:
+        lines.append(f"recommended batch:        {result.recommended}  (the smallest reaching "
+                     f"{NEARLY_AS_FAST:.0%} of the best, {result.best_images_per_second:,.1f} img/s)")
+    lines.append(f"for {workload} on {backend}")
+    return "\n".join(lines)

@@ -1,0 +1,397 @@
+"""`suite sweep`: every combination of a grid of `suite run` options, each in a fresh process.
+
+A sweep file (YAML) names options exactly as `suite run` spells them, without the dashes:
+
+    fixed:                      # the same for every point
+      backend: cpu
+      workload: dcgan64
+    grid:                       # every combination of these runs
+      batch-size: [16, 32, 64]
+      precision: [fp32, bf16]
+
+One process per point, so an out-of-memory error or a crash cannot poison the next point. Points whose
+configuration is already recorded in the out folder are not run again (resume). A point that fails is
+recorded with its error and the sweep goes on.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+from suite import results
+from suite.errors import UserError
+
+# Options the sweep itself decides for every point.
+RESERVED = {"out", "json", "help"}
+# Outcomes that a second run would only repeat: such a point is done. "error" points are run again.
+DONE_STATUSES = ("ok", "diverged", "oom")
+# Within this band an effect reads better as a percentage ("+4%") than as a ratio ("1.04×").
+PERCENT_BAND = (0.8, 1.25)
+
+
+@dataclass
+class Spec:
+    """A parsed sweep: fixed options and the grid, each value kept as `suite run` text."""
+
+    fixed: dict[str, list[str]] = field(default_factory=dict)  # option -> its values (repeatable options)
+    grid: dict[str, list[str]] = field(default_factory=dict)  # option -> the values to sweep
+    source: str = "command line"
+
+
+@dataclass
+class Point:
+    index: int
+    knobs: dict[str, str]  # the grid's values for this point, e.g. {"batch-size": "32"}
+    argv: list[str]  # `suite run` options
+    config: dict = field(default_factory=dict)  # the resolved RunConfig (what a record of it holds)
+
+    def label(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in self.knobs.items()) or "(single point)"
+
+
+# -- the options `suite run` accepts -----------------------------------------------------------------
+
+def run_options() -> dict[str, object]:
+    """`suite run`'s options by name without dashes (e.g. "batch-size"), and their argparse actions."""
+    import argparse
+
+    from suite.cli import Parser
+    from suite.commands import run
+
+    parser = Parser(prog="suite")
+    subparsers = parser.add_subparsers(parser_class=Parser)
+    run.add_parser(subparsers)
+    run_parser = subparsers.choices["run"]
+    options = {}
+    for action in run_parser._actions:  # argparse has no public listing of a parser's options
+        for string in action.option_strings:
+            name = string.lstrip("-")
+            if string.startswith("--") and name not in RESERVED:
+                if isinstance(action, argparse.BooleanOptionalAction) and name.startswith("no-"):
+                    continue
+                options[name] = action
+    return options
+
+
+def option_argv(name: str, value: str, action) -> list[str]:
+    """`--name value`, or for a switch `--name` / `--no-name` (or nothing) from a true/false value."""
+    import argparse
+
+    if action.nargs == 0:
+        truth = str(value).strip().lower()
+        if truth not in ("true", "false", "yes", "no", "on", "off", "1", "0"):
+            raise UserError(f"option {name!r} is a switch: give true or false, got {value!r}")
+        on = truth in ("true", "yes", "on", "1")
+        if isinstance(action, argparse.BooleanOptionalAction):
+            return [f"--{name}" if on else f"--no-{name}"]
+        return [f"--{name}"] if on else []
+    return [f"--{name}", str(value)]
+
+
+# -- reading a sweep -----------------------------------------------------------------------------------
+
+def _where(spec_source: str, node) -> str:
+    return f"{spec_source}, line {node.start_mark.line + 1}"
+
+
+def _scalars(key: str, node, source: str) -> list[str]:
+    """A scalar, a list of scalars, or (for repeatable KEY=VALUE options) a mapping -> values as text."""
+    import yaml
+
+    if isinstance(node, yaml.ScalarNode):
+        return [node.value]
+    if isinstance(node, yaml.SequenceNode) and all(isinstance(n, yaml.ScalarNode) for n in node.value):
+        if not node.value:
+            raise UserError(f"{key!r} has an empty list of values ({_where(source, node)})")
+        return [n.value for n in node.value]
+    if isinstance(node, yaml.MappingNode) and all(isinstance(k, yaml.ScalarNode) and isinstance(v, yaml.ScalarNode)
+                                                 for k, v in node.value):
+        return [f"{k.value}={v.value}" for k, v in node.value]
+    raise UserError(f"{key!r} must be a value or a list of values ({_where(source, node)})")
+
+
+def load_spec(path: str, options: dict) -> Spec:
+    """Parse a sweep file; anything malformed is a UserError naming the key and its line."""
+    import yaml
+
+    try:
+        with open(path) as handle:
+            root = yaml.compose(handle, Loader=yaml.SafeLoader)
+    except OSError as error:
+        raise UserError(f"cannot read sweep file {path!r}: {error.strerror or error}") from None
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line = f", line {mark.line + 1}" if mark else ""
+        raise UserError(f"sweep file {path}{line} is not valid YAML: {error.problem or error}") from None
+    spec = Spec(source=path)
+    if root is None or not isinstance(root, yaml.MappingNode):
+        raise UserError(f"sweep file {path} must be a mapping with a 'grid' (and optionally 'fixed') section")
+    for key_node, value_node in root.value:
+        section = key_node.value
+        if section not in ("fixed", "grid"):
+            raise UserError(f"unknown section {section!r} in {_where(path, key_node)} "
+                            "(accepted: fixed, grid)")
+        if not isinstance(value_node, yaml.MappingNode):
+            raise UserError(f"section {section!r} must map option names to values ({_where(path, value_node)})")
+        target = spec.fixed if section == "fixed" else spec.grid
+        for option_node, values_node in value_node.value:
+            name = str(option_node.value).replace("_", "-")
+            check_option(name, options, _where(path, option_node))
+            target[name] = _scalars(name, values_node, path)
+    if not spec.grid:
+        raise UserError(f"sweep file {path} has no 'grid' section: nothing to sweep")
+    return spec
+
+
+def check_option(name: str, options: dict, where: str) -> None:
+    if name in RESERVED:
+        raise UserError(f"option {name!r} ({where}) is set by the sweep itself")
+    if name not in options:
+        raise UserError(f"unknown option {name!r} ({where}); a sweep takes `suite run` options: "
+                        f"{', '.join(sorted(options))}")
+
+
+def parse_inline(grid: list[str], fixed: list[str], options: dict, spec: Spec | None = None,
+                 require_grid: bool = True) -> Spec:
+    """`--grid batch-size=16,32 precision=fp32,bf16` and `--set workload=dcgan64` onto a spec."""
+    spec = spec or Spec()
+    for text in grid:
+        name, sep, values = text.partition("=")
+        name = name.strip().replace("_", "-")
+        if not sep or not values.strip():
+            raise UserError(f"--grid takes OPTION=V1,V2,... (e.g. batch-size=16,32), got {text!r}")
+        check_option(name, options, "--grid")
+        spec.grid[name] = [v.strip() for v in values.split(",") if v.strip()]
+    for text in fixed:
+        name, sep, value = text.partition("=")
+        name = name.strip().replace("_", "-")
+        if not sep:
+            raise UserError(f"--set takes OPTION=VALUE (e.g. workload=dcgan64), got {text!r}")
+        check_option(name, options, "--set")
+        spec.fixed.setdefault(name, []).append(value.strip())
+    if require_grid and not spec.grid:
+        raise UserError("nothing to sweep: give a sweep file or --grid OPTION=V1,V2 ...")
+    return spec
+
+
+def expand(spec: Spec, options: dict) -> list[Point]:
+    """Every combination of the grid, in order (the first option varies slowest)."""
+    fixed_argv = [arg for name, values in spec.fixed.items() if name not in spec.grid
+                  for value in values for arg in option_argv(name, value, options[name])]
+    names = list(spec.grid)
+    points = []
+    for index, combo in enumerate(itertools.product(*(spec.grid[n] for n in names))):
+        knobs = dict(zip(names, combo))
+        argv = list(fixed_argv)
+        for name, value in knobs.items():
+            argv += option_argv(name, value, options[name])
+        points.append(Point(index, knobs, argv))
+    return points
+
+
+def resolve(points: list[Point]) -> None:
+    """Fill each point's resolved configuration (checks every value before anything runs)."""
+    from suite.cli import build_parser
+    from suite.commands.run import config_from_args
+    from suite.runner import plan_run
+
+    parser = build_parser()
+    for point in points:
+        try:
+            args = parser.parse_args(["run", *point.argv])
+            point.config = json.loads(json.dumps(plan_run(config_from_args(args)).config.to_dict()))
+        except UserError as error:
+            raise UserError(f"sweep point {point.index + 1} ({point.label()}): {error}") from None
+
+
+# -- resume --------------------------------------------------------------------------------------------
+
+def existing_records(out_dir: str) -> list[dict]:
+    found = []
+    if not os.path.isdir(out_dir):
+        return found
+    for path in results.iter_record_paths([out_dir]):
+        try:
+            found.append(results.read_record(path))
+        except (results.NotARecord, OSError):
+            continue  # other files in the folder are not ours to judge
+    return found
+
+
+def matches(config: dict, record: dict) -> bool:
+    from suite.config import RunConfig
+
+    defaults = json.loads(json.dumps(RunConfig().to_dict()))
+    recorded = record.get("config") or {}
+    return all(recorded.get(key, defaults.get(key)) == value for key, value in config.items())
+
+
+def find_record(point: Point, records: list[dict]) -> dict | None:
+    """The newest record of this point's configuration whose outcome a re-run would only repeat."""
+    done = [r for r in records if r.get("status") in DONE_STATUSES and matches(point.config, r)]
+    return max(done, key=lambda r: r.get("context", {}).get("utc_time", ""), default=None)
+
+
+# -- running -------------------------------------------------------------------------------------------
+
+def child_env() -> dict:
+    """The child must import this same suite, installed or not."""
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    return env
+
+
+def failure_record(point: Point, out_dir: str, kind: str, message: str, exit_status) -> dict:
+    """A child that left no record (crash, kill, timeout): the sweep records the failure itself."""
+    from suite import context
+
+    ctx = context.collect()
+    record = results.new_record(results.new_run_id(point.config.get("workload", "run"),
+                                                   point.config.get("backend", "?"), ctx["utc_time"]),
+                                ctx, point.config)
+    record["status"] = "error"
+    record["error"] = {"type": kind, "message": message, "exit_status": exit_status}
+    record["sweep_point"] = point.knobs
+    results.write_record(record, out_dir)
+    return record
+
+
+def run_point(point: Point, out_dir: str, timeout_s: float | None = None) -> dict:
+    """Run one point in a fresh process and return its record. KeyboardInterrupt stops the child too."""
+    command = [sys.executable, "-m", "suite", "run", *point.argv, "--json", "--out", out_dir]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=child_env())
+    try:
+        stdout, stderr = child.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.communicate()
+        return failure_record(point, out_dir, "Timeout", f"no result within {timeout_s:g} s", None)
+    except KeyboardInterrupt:
+        # Ctrl-C at a terminal reaches the child as well; a SIGINT sent to this process alone is passed
+        # on. Either way the child stops without a record, and the point runs again on resume.
+        if child.poll() is None:
+            child.send_signal(signal.SIGINT)
+        try:
+            child.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.communicate()
+        raise
+    try:
+        record = json.loads(stdout)
+        if isinstance(record, dict) and record.get("schema") == results.SCHEMA:
+            return record
+    except json.JSONDecodeError:
+        pass
+    last = [line for line in stderr.strip().splitlines() if line.strip()]
+    message = last[-1] if last else f"exited with status {child.returncode} and no record"
+    return failure_record(point, out_dir, "ChildFailed", message, child.returncode)
+
+
+def throughput(record: dict | None) -> float | None:
+    if not record or record.get("status") != "ok":
+        return None
+    return (record.get("metrics") or {}).get("images_per_second")
+
+
+def run_sweep(points: list[Point], out_dir: str, log=print, timeout_s: float | None = None) -> list:
+    """Run what is not yet recorded; returns [(point, record)] for every point."""
+    records = existing_records(out_dir)
+    outcome = []
+    to_run = sum(1 for p in points if find_record(p, records) is None)
+    log(f"sweep: {len(points)} points, {len(points) - to_run} already recorded in {out_dir}, {to_run} to run")
+    ran = 0
+    for point in points:
+        head = f"[{point.index + 1:>{len(str(len(points)))}}/{len(points)}] {point.label()}"
+        record = find_record(point, records)
+        if record is not None:
+            log(f"{head}: recorded ({describe(record)})")
+            outcome.append((point, record))
+            continue
+        ran += 1
+        started = time.monotonic()
+        try:
+            record = run_point(point, out_dir, timeout_s)
+        except KeyboardInterrupt:
+            done = len(outcome)
+            log(f"{head}: interrupted. {done} of {len(points)} points are recorded in {out_dir}; "
+                "run the same command again to resume")
+            raise
+        log(f"{head}: {describe(record)} ({time.monotonic() - started:.1f} s)")
+        outcome.append((point, record))
+    return outcome
+
+
+def describe(record: dict) -> str:
+    rate = throughput(record)
+    if rate is not None:
+        return f"{rate:,.1f} img/s"
+    error = record.get("error") or {}
+    return f"{record.get('status')}: {error.get('message', '')}".strip()
+
+
+# -- reading the results -------------------------------------------------------------------------------
+
+def format_effect(ratio: float) -> str:
+    if PERCENT_BAND[0] <= ratio <= PERCENT_BAND[1]:
+        return f"{(ratio - 1) * 100:+.0f}%"
+    return f"{ratio:.2f}×"
+
+
+def knob_effects(grid: dict[str, list[str]], rates: list[tuple[dict, float | None]]) -> list[str]:
+    """The effect of each knob, step by step along its values: the geometric mean, over every pair of
+    points that differ only in that knob, of the throughput ratio. "precision fp32→bf16: 1.70×"."""
+    by_knobs = {tuple(sorted(knobs.items())): rate for knobs, rate in rates if rate}
+    lines = []
+    for name, values in grid.items():
+        if len(values) < 2:
+            continue
+        steps = []
+        for before, after in zip(values, values[1:]):
+            logs = []
+            for knobs, rate in rates:
+                if knobs.get(name) != before or not rate:
+                    continue
+                other = tuple(sorted({**knobs, name: after}.items()))
+                if by_knobs.get(other):
+                    logs.append(math.log(by_knobs[other] / rate))
+            ratio = math.exp(sum(logs) / len(logs)) if logs else None
+            steps.append(f"{before}→{after}: " + (format_effect(ratio) if ratio else "n/a (no pair completed)"))
+        lines.append(f"{name} " + ", ".join(steps))
+    return lines
+
+
+def render(outcome: list, grid: dict[str, list[str]]) -> str:
+    from tabulate import tabulate
+
+    from suite.summary import human_bytes
+
+    names = list(grid)
+    ordered = sorted(outcome, key=lambda pr: (throughput(pr[1]) is None, -(throughput(pr[1]) or 0)))
+    rows = []
+    for point, record in ordered:
+        metrics, rate = record.get("metrics") or {}, throughput(record)
+        rows.append([*(point.knobs[n] for n in names),
+                     f"{rate:,.1f}" if rate is not None else "-",
+                     f"{metrics['images_per_second_stdev']:,.1f}" if rate is not None else "-",
+                     f"{metrics['step_time_s'] * 1e3:,.1f}" if rate is not None else "-",
+                     human_bytes((record.get("memory") or {}).get("peak_memory_bytes")),
+                     record.get("status") if rate is not None else describe(record)[:60]])
+    table = tabulate(rows, headers=[*names, "img/s", "± σ", "step (ms)", "peak memory", "status"],
+                     disable_numparse=True, colalign=("left",) * len(names) + ("right",) * 3 + ("left",) * 2)
+    effects = knob_effects(grid, [(p.knobs, throughput(r)) for p, r in outcome])
+    lines = [table]
+    if effects:
+        lines += ["", "effect of each knob (throughput ratio, geometric mean over points that differ only in it):"]
+        lines += [f"  {line}" for line in effects]
+    return "\n".join(lines)

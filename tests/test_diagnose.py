@@ -1,0 +1,96 @@
+"""The bottleneck rules, with numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+from suite.diagnose import device_util_percent, from_records, render, verdict, workers_needed
+
+
+def test_slow_loader_is_input_bound_with_a_workers_suggestion():
+    found = verdict(compute_ips=1000.0, end_to_end_ips=240.0, loader_ips=250.0, workers=1, cores=16)
+    assert found["verdict"] == "input-bound"
+    assert "the loader delivers 250.0 img/s, the device could do 1,000.0 img/s" in found["message"]
+    assert found["suggestions"] == ["try --workers 4, or a prepared cache (`suite data prepare`)"]
+    assert found["end_to_end_over_compute"] == pytest.approx(0.24)
+
+
+def test_input_bound_beyond_the_cores_suggests_a_prepared_cache():
+    found = verdict(compute_ips=1000.0, end_to_end_ips=100.0, loader_ips=100.0, workers=1, cores=2)
+    assert "about 10 workers would be needed and this machine has 2 cores" in found["suggestions"][0]
+
+
+def test_input_bound_on_a_cache_does_not_suggest_a_cache():
+    found = verdict(compute_ips=1000.0, end_to_end_ips=500.0, loader_ips=500.0, data_kind="cache")
+    assert found["verdict"] == "input-bound" and "already skips decoding" in found["suggestions"][0]
+
+
+def test_end_to_end_near_compute_is_compute_bound():
+    found = verdict(compute_ips=1000.0, end_to_end_ips=950.0, loader_ips=3000.0)
+    assert found["verdict"] == "compute-bound"
+    assert "reaches 95% of compute-only" in found["message"]
+
+
+def test_synthetic_data_is_compute_bound():
+    found = verdict(compute_ips=800.0, end_to_end_ips=800.0, loader_ips=None)
+    assert found["verdict"] == "compute-bound" and "synthetic data has no loader" in found["message"]
+
+
+def test_fast_parts_slow_together_is_transfer_bound():
+    found = verdict(compute_ips=1000.0, end_to_end_ips=500.0, loader_ips=2000.0)
+    assert found["verdict"] == "transfer-bound"
+    assert "--pin-memory" in found["suggestions"][0]
+
+
+@pytest.mark.parametrize("loader, e2e, expected", [
+    (899.0, 880.0, "input-bound"),     # just under 90% of compute: the loader is the narrowest pipe
+    (901.0, 880.0, "transfer-bound"),  # loader keeps up alone, yet end to end falls short
+    (500.0, 900.0, "compute-bound"),   # end to end reaching 90% wins over a slower loader measurement
+])
+def test_thresholds(loader, e2e, expected):
+    assert verdict(compute_ips=1000.0, end_to_end_ips=e2e, loader_ips=loader)["verdict"] == expected
+
+
+def test_telemetry_evidence_follows_seed_002():
+    busy_host = verdict(compute_ips=1000.0, end_to_end_ips=200.0, loader_ips=200.0, host_cpu_percent=95.0,
+                        device_util=20.0)
+    assert "the device waits on the host" in busy_host["evidence"][0]
+    idle = verdict(compute_ips=1000.0, end_to_end_ips=500.0, loader_ips=2000.0, host_cpu_percent=10.0,
+                   device_util=30.0)
+    assert "neither is busy" in idle["evidence"][0]
+    busy_device = verdict(compute_ips=1000.0, end_to_end_ips=990.0, loader_ips=5000.0, host_cpu_percent=10.0,
+                          device_util=97.0)
+    assert busy_device["evidence"] == ["device utilisation 97%"]
+
+
+def test_free_memory_suggests_a_larger_batch_only_when_compute_bound():
+    roomy = verdict(compute_ips=1000.0, end_to_end_ips=990.0, loader_ips=5000.0, peak_memory_bytes=2e9,
+                    total_memory_bytes=16e9)
+    assert any("a larger batch may help" in s for s in roomy["suggestions"])
+    full = verdict(compute_ips=1000.0, end_to_end_ips=990.0, loader_ips=5000.0, peak_memory_bytes=14e9,
+                   total_memory_bytes=16e9)
+    assert not any("may help" in s for s in full["suggestions"])
+    starved = verdict(compute_ips=1000.0, end_to_end_ips=100.0, loader_ips=100.0, peak_memory_bytes=2e9,
+                      total_memory_bytes=16e9)
+    assert not any("may help" in s for s in starved["suggestions"])
+
+
+def test_device_gauge_is_found_by_suffix_not_by_backend():
+    summary = {"host_cpu_util_percent": {"mean": 90.0}, "gpu_mem_util_percent": {"mean": 5.0},
+               "gpu_util_percent": {"mean": 40.0}}
+    assert device_util_percent(summary) == 40.0
+    assert device_util_percent({"host_cpu_util_percent": {"mean": 90.0}}) is None
+    assert workers_needed(0, 100.0, 250.0) == 3
+
+
+def test_from_records_reads_the_three_records():
+    def run(rate, **extra):
+        return {"metrics": {"images_per_second": rate}, **extra}
+
+    e2e = run(90.0, data={"source": "imagefolder", "workers": 1},
+              telemetry={"summary": {"host_cpu_util_percent": {"mean": 99.0}}}, memory={})
+    found = from_records(e2e, run(1000.0), run(100.0), cores=4)
+    assert found["verdict"] == "input-bound" and found["host_cpu_util_percent"] == 99.0
+    assert found["suggestions"][0].startswith("about 10 workers would be needed and this machine has 4 cores")
+    text = render(found)
+    assert "loader only   100.0 img/s" in text and "verdict: input-bound" in text

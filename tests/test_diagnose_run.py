@@ -1,0 +1,68 @@
+"""`suite diagnose` end to end on the CPU: a slow JPEG loader is input-bound, synthetic data compute-bound."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TINY = ["--backend", "cpu", "--batch-size", "8", "--set", "model-override=ngf=4", "--set", "model-override=ndf=4",
+        "--set", "warmup=1", "--set", "steps=2", "--set", "windows=2", "--set", "threads=1"]
+
+
+def suite(*argv, timeout=300):
+    return subprocess.run([sys.executable, "-m", "suite", *argv], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def diagnosed_record(out) -> dict:
+    found = []
+    for path in glob.glob(os.path.join(str(out), "*.json")):
+        with open(path) as handle:
+            record = json.load(handle)
+        if "diagnosis" in record:
+            found.append(record)
+    [record] = found
+    return record
+
+
+@pytest.fixture(scope="module")
+def slow_jpegs(tmp_path_factory):
+    """Large JPEGs: decoding and resizing them on one worker is far slower than a tiny model's step."""
+    folder = tmp_path_factory.mktemp("data") / "jpegs"
+    done = suite("data", "synth", "--out", str(folder), "--count", "16", "--size", "1280x960")
+    assert done.returncode == 0, done.stderr
+    return folder
+
+
+def test_slow_jpeg_loader_with_one_worker_is_input_bound(tmp_path, slow_jpegs):
+    done = suite("diagnose", "--data", str(slow_jpegs), "--workers", "1", *TINY, "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "verdict: input-bound: the loader delivers" in done.stdout
+    record = diagnosed_record(tmp_path)
+    diagnosis = record["diagnosis"]
+    assert diagnosis["verdict"] == "input-bound"
+    assert diagnosis["loader_images_per_second"] < 0.9 * diagnosis["compute_images_per_second"]
+    assert record["data"]["source"] == "imagefolder" and record["config"]["workers"] in (1, "1")
+    # the three measurements are each recorded
+    runs = {os.path.basename(p)[:-5] for p in glob.glob(str(tmp_path / "*.json"))}
+    assert set(diagnosis["records"].values()) <= runs and len(runs) == 3
+
+
+def test_synthetic_data_is_compute_bound(tmp_path):
+    done = suite("diagnose", "--data", "synthetic", *TINY, "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "verdict: compute-bound" in done.stdout
+    record = diagnosed_record(tmp_path)
+    assert record["diagnosis"]["verdict"] == "compute-bound"
+    assert record["diagnosis"]["loader_images_per_second"] is None
+
+
+def test_diagnose_bad_data_path_exits_2(tmp_path):
+    done = suite("diagnose", "--data", str(tmp_path / "missing"), "--backend", "cpu", "--out", str(tmp_path))
+    assert done.returncode == 2 and done.stderr.startswith("suite: error:") and "Traceback" not in done.stderr

@@ -1,0 +1,79 @@
+"""Sweeps run end to end on the CPU with a tiny DCGAN: interrupted and resumed, and with a failing point."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TINY = ["--set", "backend=cpu", "--set", "workload=dcgan64", "--set", "model-override=ngf=4",
+        "--set", "model-override=ndf=4", "--set", "warmup=1", "--set", "steps=1", "--set", "windows=1"]
+
+
+def sweep_command(out, *grid):
+    return [sys.executable, "-m", "suite", "sweep", "--grid", *grid, *TINY, "--out", str(out)]
+
+
+def records(out) -> dict[str, dict]:
+    found = {}
+    for path in glob.glob(os.path.join(str(out), "*.json")):
+        with open(path) as handle:
+            found[os.path.basename(path)] = json.load(handle)
+    return found
+
+
+def test_sweep_interrupted_with_sigint_resumes_without_redoing_or_losing_points(tmp_path):
+    out = tmp_path / "sweep"
+    command = sweep_command(out, "batch-size=2,3,4", "precision=fp32,bf16", "threads=1,2")  # 12 points
+    # A new session, so that SIGINT can go to the sweep and its child together, as Ctrl-C at a terminal does.
+    first = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
+    deadline = time.monotonic() + 240
+    while len(records(out)) < 3 and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert first.poll() is None, first.communicate()[1]
+    time.sleep(1.0)  # part-way into the next point
+    os.killpg(first.pid, signal.SIGINT)
+    _, err = first.communicate(timeout=60)
+    assert first.returncode == 130, err
+    assert "run the same command again to resume" in err and "Traceback" not in err
+    before = records(out)
+    assert 3 <= len(before) < 12
+    assert all(r["status"] == "ok" for r in before.values())
+
+    second = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=400)
+    assert second.returncode == 0, second.stderr
+    assert f"{len(before)} already recorded" in second.stderr
+    assert second.stderr.count(": recorded (") == len(before)
+
+    after = records(out)
+    assert len(after) == 12  # nothing redone, nothing lost
+    for name, record in before.items():  # the first run's records are untouched
+        assert after[name] == record
+    configs = {(r["config"]["batch_size"], r["config"]["precision"], r["config"]["threads"]) for r in after.values()}
+    assert len(configs) == 12
+    table = second.stdout.split("\n\n")[0].splitlines()[2:]
+    assert len(table) == 12 and all(line.rstrip().endswith("ok") for line in table)
+    rates = [float(line.split()[3].replace(",", "")) for line in table]
+    assert rates == sorted(rates, reverse=True)
+    assert "precision fp32→bf16:" in second.stdout and "batch-size 2→3:" in second.stdout
+
+
+def test_sweep_records_a_failed_point_and_completes_the_others(tmp_path):
+    out = tmp_path / "sweep"
+    # 512 images of 64 px need far more than 64 MiB for activations; 2 images do not.
+    command = sweep_command(out, "batch-size=2,512,3") + ["--set", "max-memory=64MiB", "--set", "threads=1"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    by_batch = {r["config"]["batch_size"]: r for r in records(out).values()}
+    assert sorted(by_batch) == [2, 3, 512]
+    assert by_batch[512]["status"] == "oom"
+    assert "--max-memory" in by_batch[512]["error"]["message"]
+    assert by_batch[2]["status"] == by_batch[3]["status"] == "ok"
+    assert "oom: out of memory" in done.stdout
+    assert "1 of 3 points did not complete" in done.stdout
