@@ -111,6 +111,10 @@ class Backend:
     def device_info(self) -> dict:
         return {"backend": self.name}
 
+    def profiler_activities(self) -> list:
+        """torch.profiler activities to trace for this device (the host's always)."""
+        return [torch.profiler.ProfilerActivity.CPU]
+
     def telemetry_samplers(self) -> list:
         """Device samplers for suite.telemetry (host CPU/RAM is sampled for every backend)."""
         return []

@@ -101,6 +101,10 @@ class CUDABackend(Backend):
             # One scaler for every optimizer of the run (torch.amp.GradScaler, device-generic API).
             self.scaler = torch.amp.GradScaler(self.device.type)
 
+    def profiler_activities(self) -> list:
+        # CUPTI traces the kernels, so the trace shows what the GPU did, not only what was launched.
+        return [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+
     def wrap_ddp(self, module: torch.nn.Module) -> torch.nn.Module:
         # One process per GPU: DDP keeps its buckets and collectives (NCCL) on this process's GPU.
         return torch.nn.parallel.DistributedDataParallel(module, device_ids=[self.index],

@@ -180,6 +180,12 @@ class HPUBackend(Backend):
         # come before init_process_group(backend="hccl").
         importlib.import_module("habana_frameworks.torch.distributed.hccl")
 
+    def profiler_activities(self) -> list:
+        # Habana's torch build adds ProfilerActivity.HPU ("replace GPU with HPU": docs.habana.ai, Profiling
+        # with PyTorch); a stock torch has none, and then only the host is traced.
+        hpu_activity = getattr(torch.profiler.ProfilerActivity, "HPU", None)
+        return [torch.profiler.ProfilerActivity.CPU, *([hpu_activity] if hpu_activity else [])]
+
     def wrap_ddp(self, module: torch.nn.Module) -> torch.nn.Module:
         # Habana's DDP guidance: no device_ids, no buffer broadcast each step, gradients as bucket views.
         return torch.nn.parallel.DistributedDataParallel(module, broadcast_buffers=False,

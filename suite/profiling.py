@@ -73,12 +73,11 @@ class StepProfiler:
 
 
 def open_profiler(config, backend, timed_steps: int):
-    """A StepProfiler when the run asked for --profile, else a no-op. The backend may name the
-    profiler activities for its device (`profiler_activities()`); otherwise the host's are traced."""
+    """A StepProfiler when the run asked for --profile, else a no-op. The backend names the profiler
+    activities for its device (`profiler_activities()`: the host's, plus CUDA's or HPU's)."""
     if not config.profile_dir:
         return NoProfiler()
-    activities_of = getattr(backend, "profiler_activities", None)
-    return StepProfiler(config.profile_dir, timed_steps, activities_of() if activities_of else None)
+    return StepProfiler(config.profile_dir, timed_steps, backend.profiler_activities())
 
 
 def top_operators(averages, limit: int = TOP_OPERATORS) -> list[dict]:

@@ -260,3 +260,8 @@ def test_ddp_pins_each_process_to_its_gpu_wiring(fake_gpu, monkeypatch):
     backend = make_backend(precision="fp32")
     backend.wrap_ddp(torch.nn.Linear(2, 2))
     assert seen == {"device_ids": [1], "output_device": 1}
+
+
+def test_profiler_traces_host_and_gpu_wiring(fake_gpu):
+    activities = make_backend(precision="fp32").profiler_activities()
+    assert activities == [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
