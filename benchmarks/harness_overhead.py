@@ -11,16 +11,20 @@ bookkeeping and window synchronisation. Goal: ratio (suite / plain) >= 0.98.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import sys
 import time
 
 import torch
 from torch import nn
 
-from suite import runner
-from suite.config import RunConfig
-from workloads import get_workload
-from workloads.dcgan import ADAMW
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from suite import runner  # noqa: E402
+from suite.config import RunConfig  # noqa: E402
+from workloads import get_workload  # noqa: E402
+from workloads.dcgan import ADAMW  # noqa: E402
 
 
 def plain_loop(batch_size: int, steps: int, warmup: int) -> float:
