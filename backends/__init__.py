@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from suite.errors import UserError, one_of
 
-from .base import Backend, Schedule
+from .base import DEVICE_OPTIONS, Backend, Schedule
 
 _REGISTRY: dict[str, type[Backend]] = {}
 
@@ -60,6 +60,19 @@ def resolve_backend_name(name: str) -> tuple[str, str]:
     raise UserError("no backend is available: " + "; ".join(skipped))
 
 
+def check_options(name: str, config) -> None:
+    """Refuse an option the chosen backend would ignore (e.g. --tf32 on the cpu backend)."""
+    import dataclasses
+
+    defaults = {f.name: f.default for f in dataclasses.fields(config)}
+    cls = backend_class(name)
+    for field, flag in DEVICE_OPTIONS.items():
+        if getattr(config, field) != defaults[field] and field not in cls.options:
+            owners = [other for other in backend_names() if field in backend_class(other).options]
+            raise UserError(f"{flag} does not apply to the {name} backend (it is an option of: "
+                            f"{', '.join(owners)})")
+
+
 __all__ = [
     "AUTO_ORDER",
     "Backend",
@@ -67,6 +80,7 @@ __all__ = [
     "availability",
     "backend_class",
     "backend_names",
+    "check_options",
     "register_backend",
     "resolve_backend_name",
 ]

@@ -38,6 +38,7 @@ class CPUBackend(Backend):
     name = "cpu"
     dist_backend = "gloo"
     precisions = ("fp32", "bf16")
+    options = frozenset({"max_memory_bytes"})
     schedule = Schedule(warmup_steps=2, steps_per_window=4, windows=5)
 
     @classmethod

@@ -118,12 +118,7 @@ def launch(args, parser, plan) -> int:
     if status == 0 or os.path.exists(record_path) or (config.node_rank or 0) != 0:
         return status  # rank 0 wrote the record (or lives on another node)
     record = failure_record(run_id, ctx, plan, status, failures)
-    path = results.write_record(record, out_dir)
-    if args.json:
-        json.dump(record, sys.stdout, indent=2, default=str)
-        sys.stdout.write("\n")
-    else:
-        print(summary.render(record, os.path.relpath(path)))
+    summary.show(record, results.write_record(record, out_dir), as_json=args.json)
     return 1
 
 

@@ -54,6 +54,15 @@ def check_out_dir(path: str) -> str:
     return path
 
 
+def write_text(path: str, text: str, option: str = "--out") -> None:
+    """Write a report or catalog the user asked for; a path that cannot be written is their error."""
+    try:
+        with open(path, "w") as handle:
+            handle.write(text)
+    except OSError as error:
+        raise UserError(f"{option} {path!r} cannot be written: {error.strerror or error}") from None
+
+
 def write_record(record: dict, out_dir: str) -> str:
     """Write atomically: a temporary file in the same folder, then rename over the final name."""
     os.makedirs(out_dir, exist_ok=True)

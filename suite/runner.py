@@ -19,7 +19,7 @@ from time import perf_counter as clock  # the window clock: monotonic, high reso
 import psutil
 import torch
 
-from backends import Backend, backend_class, resolve_backend_name
+from backends import Backend, backend_class, check_options, resolve_backend_name
 from suite import context, distributed, flops, profiling, results, stats
 from suite.config import RunConfig
 from suite.data import check_data, open_data
@@ -45,6 +45,7 @@ def plan_run(config: RunConfig) -> Plan:
         workload = workload.with_overrides(**config.model_overrides)
     name, why = resolve_backend_name(config.backend)
     cls = backend_class(name)
+    check_options(name, config)
     if config.precision is not None and config.precision not in cls.precisions:
         raise UserError(f"precision {config.precision!r} is not supported by the {name} backend "
                         f"(accepted: {', '.join(cls.precisions)})")

@@ -43,21 +43,10 @@ def parse_instances(text: str | None, counts: list[int]) -> dict[int, str]:
 
 
 def hourly_price(instance: str, prices: str | None = None) -> tuple[float, float | None, str]:
-    """(on-demand $/hour, spot $/hour or None, the catalog's name and date) of `instance`.
+    """(on-demand $/hour, spot $/hour or None, the catalog's name and date) of `instance`."""
+    from suite.pricing import find_instance
 
-    The one place that reads the price catalog (suite.pricing: `find_instance(name, prices)` ->
-    (instance, catalog)); without a catalog, `--usd-per-hour` gives the price directly."""
-    import importlib
-
-    try:
-        pricing = importlib.import_module("suite.pricing")
-    except ImportError:
-        pricing = None
-    find = getattr(pricing, "find_instance", None)
-    if find is None:
-        raise UserError("--instance needs the price catalog (suite.pricing), which this installation does not "
-                        "have; give the machine's price with --usd-per-hour instead")
-    found, catalog = find(instance, prices)
+    found, catalog = find_instance(instance, prices)
     return found.on_demand_usd_per_hour, found.spot_usd_per_hour, f"{catalog.name}, as of {catalog.as_of}"
 
 

@@ -79,3 +79,16 @@ def render(record: dict, path: str | None = None) -> str:
     if path:
         lines.append(f"  record       {path}")
     return "\n".join(lines)
+
+
+def show(record: dict, path: str, as_json: bool = False) -> None:
+    """Print a written record: the whole record as JSON, or the summary naming its file."""
+    import json
+    import os
+    import sys
+
+    if as_json:
+        json.dump(record, sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+    else:
+        print(render(record, os.path.relpath(path)))

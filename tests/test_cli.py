@@ -135,3 +135,14 @@ def test_threads_sets_torch_threads_and_is_recorded(capsys, tmp_path):
         assert record["config"]["threads"] == 1 and record["device"]["threads"] == 1
     finally:
         torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--tf32"], "--tf32 does not apply to the cpu backend (it is an option of: cuda)"),
+    (["--channels-last"], "--channels-last does not apply to the cpu backend (it is an option of: cuda)"),
+    (["--hpu-mode", "lazy"], "--hpu-mode does not apply to the cpu backend (it is an option of: hpu)"),
+    (["--no-fused"], "--no-fused does not apply to the cpu backend (it is an option of: hpu)"),
+])
+def test_an_option_of_another_backend_is_refused_not_ignored(capsys, tmp_path, argv, message):
+    code, out, err = run_cli(capsys, *TINY_RUN, *argv, "--out", str(tmp_path))
+    assert code == 2 and err == f"suite: error: {message}\n"

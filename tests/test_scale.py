@@ -54,25 +54,10 @@ def test_dollars_per_million_images():
     assert "$ / M images" in table and "0.85" in table and "p3.2xlarge" in table and "test catalog" in table
 
 
-def test_instance_price_without_a_catalog_says_what_to_do(monkeypatch):
-    monkeypatch.setitem(sys.modules, "suite.pricing", None)  # as if the catalog were not installed
-    with pytest.raises(UserError, match="--usd-per-hour"):
-        scale.hourly_price("p3.2xlarge")
-
-
-def test_instance_price_comes_from_the_catalog_seam(monkeypatch):
-    import types
-
-    calls = []
-
-    def find_instance(name, prices=None):
-        calls.append((name, prices))
-        return (types.SimpleNamespace(on_demand_usd_per_hour=3.06, spot_usd_per_hour=None),
-                types.SimpleNamespace(name="test", as_of="2022-01-01"))
-
-    monkeypatch.setitem(sys.modules, "suite.pricing", types.SimpleNamespace(find_instance=find_instance))
-    assert scale.hourly_price("p3.2xlarge", "seed-2022") == (3.06, None, "test, as of 2022-01-01")
-    assert calls == [("p3.2xlarge", "seed-2022")]
+def test_instance_price_comes_from_the_catalog():
+    assert scale.hourly_price("p3.2xlarge", "seed-2022") == (3.06, 0.92, "seed-2022, as of 2022")
+    with pytest.raises(UserError, match="unknown instance 'p3.2xlrge'"):
+        scale.hourly_price("p3.2xlrge", "seed-2022")
 
 
 def test_instances_one_for_all_or_one_per_count():

@@ -59,18 +59,14 @@ def list_command(args) -> int:
 
 
 def import_command(args) -> int:
-    from suite.errors import UserError
+    from suite import results
     from suite.price_import import import_file, to_yaml
 
     catalog, unpriced = import_file(args.file, args.format, args.region, args.name, args.spot, args.zones,
                                     args.gcp_host, args.all)
     text = to_yaml(catalog)
     if args.out:
-        try:
-            with open(args.out, "w") as handle:
-                handle.write(text)
-        except OSError as error:
-            raise UserError(f"--out {args.out!r} cannot be written: {error.strerror or error}") from None
+        results.write_text(args.out, text)
     else:
         sys.stdout.write(text)
     skipped = f"; {unpriced} without a price in {args.region} skipped" if unpriced else ""

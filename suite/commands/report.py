@@ -31,7 +31,7 @@ def add_parser(subparsers) -> None:
 
 
 def report_command(args) -> int:
-    from suite import report
+    from suite import report, results
     from suite.errors import UserError, one_of, positive_int
     from suite.pricing import load_catalog
 
@@ -53,11 +53,7 @@ def report_command(args) -> int:
         for path in plots.draw_all(records, rows, catalog, args.plot):
             print(f"suite: plot {os.path.relpath(path)}", file=sys.stderr)
     if args.out:
-        try:
-            with open(args.out, "w") as handle:
-                handle.write(text)
-        except OSError as error:
-            raise UserError(f"--out {args.out!r} cannot be written: {error.strerror or error}") from None
+        results.write_text(args.out, text)
         print(f"suite: report of {len(records)} run(s) in {len(rows)} row(s) written to {args.out}",
               file=sys.stderr)
     else:

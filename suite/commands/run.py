@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 
 DEFAULT_OUT = "results"
@@ -159,13 +157,9 @@ def run_command(args) -> int:
         if failed and distributed.launcher_run_id():
             return 1  # the launcher parent writes the record, naming the rank that failed first
     path = results.write_record(record, out_dir)
-    if args.json:
-        json.dump(record, sys.stdout, indent=2, default=str)
-        sys.stdout.write("\n")
-    else:
-        print(summary.render(record, os.path.relpath(path)))
-        if record.get("profile"):
-            from suite import profiling
+    summary.show(record, path, as_json=args.json)
+    if not args.json and record.get("profile"):
+        from suite import profiling
 
-            print(profiling.render(record["profile"]))
+        print(profiling.render(record["profile"]))
     return 0 if record["status"] == "ok" else 1

@@ -77,6 +77,8 @@ def scale_command(args) -> int:
         print(f"suite scale: {count} process{'es' if count > 1 else ''} …", file=sys.stderr, flush=True)
         # Each count is its own `suite run --nproc N` (its own torchrun): nothing carries over between them.
         command = [sys.executable, "-m", "suite", "run", *_run_options(args), "--nproc", str(count), "--json"]
+        if count in instances:  # the record says where it ran, as `suite run --instance` would
+            command += ["--instance", instances[count], *(["--prices", args.prices] if args.prices else [])]
         done = subprocess.run(command, env={**os.environ, "SUITE_RUN_ID": run_id},
                               capture_output=True, text=True)
         path = os.path.join(args.out, f"{run_id}.json")
