@@ -37,7 +37,9 @@ def render(record: dict, path: str | None = None) -> str:
                      f"{config.get('nproc')}), global batch {config.get('global_batch_size')}"
                      + (f"; per rank {per_rank} img/s" if per_rank else ""))
     if record.get("backend_choice") and record["backend_choice"] != "asked for":
-        lines.append(f"  backend      {config['backend']}: {record['backend_choice']}")
+        # The full reasons stay in the record; `suite list` prints them too.
+        lines.append(f"  backend      {config['backend']}: {record['backend_choice'].split(' (')[0]} "
+                     "(`suite list` says why others are unavailable)")
     if record["status"] in ("oom", "error"):
         error = record.get("error") or {}
         lines.append(f"  FAILED       {record['status']}: {error.get('message', '')}")
