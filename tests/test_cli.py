@@ -146,3 +146,23 @@ def test_threads_sets_torch_threads_and_is_recorded(capsys, tmp_path):
 def test_an_option_of_another_backend_is_refused_not_ignored(capsys, tmp_path, argv, message):
     code, out, err = run_cli(capsys, *TINY_RUN, *argv, "--out", str(tmp_path))
     assert code == 2 and err == f"suite: error: {message}\n"
+
+
+def test_progress_shows_warmup_and_each_window_on_one_line():
+    import io
+
+    from suite.commands.run import progress_printer
+
+    stream = io.StringIO()
+    show = progress_printer(stream)
+    show("warmup", step=1, of=2)
+    show("window", window=1, of=2, images_per_second=1234.5)
+    show("window", window=2, of=2, images_per_second=1000.0)
+    text = stream.getvalue()
+    assert "warm-up step 1/2" in text and "window 1/2: 1,234.5 img/s" in text and "window 2/2" in text
+    assert "\n" not in text and text.endswith("\r\033[K")  # rewritten in place, cleared at the end
+
+
+def test_no_progress_when_stdout_is_not_a_terminal(capsys, tmp_path):
+    code, out, err = run_cli(capsys, *TINY_RUN, "--out", str(tmp_path))
+    assert code == 0 and "warm-up step" not in err and "window 1/1" not in err
