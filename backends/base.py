@@ -98,7 +98,9 @@ class Backend:
         """DistributedDataParallel around a prepared module. cpu: no device_ids. cuda passes
         device_ids=[local rank]; hpu wants broadcast_buffers=False, gradient_as_bucket_view=True and
         no device_ids (Habana's DDP guidance)."""
-        return torch.nn.parallel.DistributedDataParallel(module)
+        # No buffer broadcast before every forward (BatchNorm statistics stay per rank), as on hpu: the
+        # same collectives on every backend, and none between DCGAN's two discriminator passes.
+        return torch.nn.parallel.DistributedDataParallel(module, broadcast_buffers=False)
 
     # -- the training step ---------------------------------------------------------------------
     def autocast(self):

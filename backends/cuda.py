@@ -109,7 +109,7 @@ class CUDABackend(Backend):
     def wrap_ddp(self, module: torch.nn.Module) -> torch.nn.Module:
         # One process per GPU: DDP keeps its buckets and collectives (NCCL) on this process's GPU.
         return torch.nn.parallel.DistributedDataParallel(module, device_ids=[self.index],
-                                                         output_device=self.index)
+                                                         output_device=self.index, broadcast_buffers=False)
 
     def prepare_model(self, module: torch.nn.Module) -> torch.nn.Module:
         if self.config.channels_last:

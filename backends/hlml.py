@@ -54,10 +54,13 @@ class HLMLSampler(Sampler):
             "hpu_power_w": hlml.hlmlDeviceGetPowerUsage(handle) / 1000.0,  # mW -> W
             "hpu_temperature_c": float(hlml.hlmlDeviceGetTemperature(handle, TEMPERATURE_SENSOR_AIP)),
         }
-        if self._energy:
-            # A running total: the energy of a window is its last value minus its first.
-            values["hpu_energy_total_j"] = hlml.hlmlDeviceGetTotalEnergyConsumption(handle) / 1000.0  # mJ -> J
         return values
+
+    def counters(self) -> dict[str, float]:
+        if not self._energy:
+            return {}
+        # A running total (mJ -> J), read at window edges: a window's energy is the difference.
+        return {"hpu_energy_j": self._hlml.hlmlDeviceGetTotalEnergyConsumption(self._handle) / 1000.0}
 
     def close(self) -> None:
         if self._hlml is not None:

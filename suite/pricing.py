@@ -193,8 +193,9 @@ def resolve_run_instance(config):
     if not getattr(config, "instance", None):
         return config
     instance, catalog = find_instance(config.instance, getattr(config, "prices", None))
-    world_size = getattr(config, "world_size", None) or 1
-    used = config.accelerators_used if config.accelerators_used is not None else world_size
+    # Per instance: a run over several nodes rents one instance per node.
+    per_node = max(1, (getattr(config, "world_size", None) or 1) // (getattr(config, "nnodes", None) or 1))
+    used = config.accelerators_used if config.accelerators_used is not None else per_node
     if instance.accelerator_count and used > instance.accelerator_count:
         raise UserError(f"the run uses {used} accelerators but {instance.name} has "
                         f"{instance.accelerator_count} ({instance.accelerator})")

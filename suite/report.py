@@ -13,6 +13,7 @@ scaled to the whole instance only when asked (extrapolate), and then marked as e
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import re
@@ -61,18 +62,47 @@ def data_path(record: dict) -> str:
     return str(data.get("source") or record["config"].get("data") or "?")
 
 
+# Knobs beyond the table's columns that change a number (RunConfig fields; the loader's three are read
+# from what actually ran, in record["data"]). Runs that differ in any of them are not one configuration.
+SETTING_FIELDS = ("threads", "tf32", "channels_last", "compile", "hpu_mode", "hpu_fused", "nnodes",
+                  "model_overrides")
+LOADER_FIELDS = ("workers", "pin_memory", "prefetch")
+
+
+def settings(record: dict) -> tuple[str, ...]:
+    """The non-default knobs of a run, as `name=value` (e.g. `workers=4`, `channels_last=True`)."""
+    from suite.config import RunConfig
+
+    defaults = {f.name: f.default for f in dataclasses.fields(RunConfig)}
+    config, data = record["config"], record.get("data") or {}
+    found = [f"{name}={config[name]}" for name in SETTING_FIELDS
+             if config.get(name, defaults[name]) not in (defaults[name], None, {})]
+    found += [f"{name}={data[name]}" for name in LOADER_FIELDS if data.get(name) is not None]
+    return tuple(found)
+
+
 def group_key(record: dict) -> tuple:
     """What makes two runs the same configuration."""
     config, device = record["config"], record.get("device") or {}
     return (config.get("workload"), config.get("backend"), device.get("name"), device.get("count"),
             config.get("world_size", 1), config.get("precision"), config.get("batch_size"),
-            data_path(record), config.get("instance"))
+            data_path(record), config.get("instance"), settings(record))
+
+
+def nodes(record: dict) -> int:
+    return int(record["config"].get("nnodes") or 1)
 
 
 def accelerators_used(record: dict) -> int:
+    """Accelerators used on each instance (node) of the run."""
     config = record["config"]
     used = config.get("accelerators_used")
-    return int(used) if used is not None else int(config.get("world_size", 1) or 1)
+    return int(used) if used is not None else max(1, int(config.get("world_size", 1) or 1) // nodes(record))
+
+
+def profiled(record: dict) -> bool:
+    """A profiled run's steps were slowed by the profiler: shown, never in a median."""
+    return bool(record.get("profile") or record["config"].get("profile_dir"))
 
 
 def images_per_hour(record: dict) -> float | None:
@@ -111,10 +141,11 @@ def build_rows(records: list[dict], catalog: Catalog, dataset_size: int = DEFAUL
 def _row(group: list[dict], catalog: Catalog, dataset_size: int, extrapolate: bool) -> dict:
     first = group[0]
     config, device = first["config"], first.get("device") or {}
-    ok = [r for r in group if r.get("status") == "ok" and images_per_hour(r)]
+    ok = [r for r in group if r.get("status") == "ok" and images_per_hour(r) and not profiled(r)]
     failed = [r for r in group if not any(r is o for o in ok)]
-    # an "ok" record without a throughput is damaged: counted apart, never in the median
-    not_ok = Counter("no throughput" if r.get("status") == "ok" else (r.get("status") or "error") for r in failed)
+    # an "ok" record without a throughput is damaged, a profiled one perturbed: counted apart, never in the median
+    not_ok = Counter(("profiled" if profiled(r) else "no throughput") if r.get("status") == "ok"
+                     else (r.get("status") or "error") for r in failed)
     used = accelerators_used(first)
     row = {
         "model_run": config.get("workload"), "instance": config.get("instance"),
@@ -131,6 +162,8 @@ def _row(group: list[dict], catalog: Catalog, dataset_size: int, extrapolate: bo
         "verdict": _verdict(group), "errors": sorted({_error_text(r) for r in failed}),
         "notes": [], "prices_catalog": catalog.name, "prices_as_of": catalog.as_of,
     }
+    if settings(first):
+        row["notes"].append("settings: " + ", ".join(settings(first)))
     if not_ok:
         row["notes"].append(", ".join(f"{n} {status}" for status, n in sorted(not_ok.items()))
                             + (" run(s) not in the median" if ok else ""))
@@ -154,7 +187,8 @@ def _row(group: list[dict], catalog: Catalog, dataset_size: int, extrapolate: bo
             if extrapolate:
                 factor = instance.accelerator_count / used
                 rate *= factor
-                row["extrapolated_factor"] = factor
+                row.update(extrapolated_factor=factor, images_per_hour_min=row["images_per_hour_min"] * factor,
+                           images_per_hour_max=row["images_per_hour_max"] * factor)
                 row["notes"].append(f"EXTRAPOLATED ×{factor:g} from {used} of {instance.accelerator_count} "
                                     "accelerators (assumes linear scaling)")
             else:
@@ -165,7 +199,12 @@ def _row(group: list[dict], catalog: Catalog, dataset_size: int, extrapolate: bo
     row["images_per_hour"] = rate
     row["epoch_hours"] = dataset_size / rate
     if instance is not None:
-        on_demand, spot = instance.on_demand_usd_per_hour, instance.spot_usd_per_hour
+        # A multi-node run rents one instance per node.
+        count = nodes(first)
+        on_demand = instance.on_demand_usd_per_hour * count
+        spot = instance.spot_usd_per_hour * count if instance.spot_usd_per_hour is not None else None
+        if count > 1:
+            row["notes"].append(f"priced as {count} × {instance.name} (one per node)")
         row.update(usd_per_hour=on_demand, images_per_usd=rate / on_demand,
                    usd_per_million_images=on_demand / rate * 1e6, epoch_usd=row["epoch_hours"] * on_demand)
         if spot is not None:

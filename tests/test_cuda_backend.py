@@ -259,7 +259,7 @@ def test_ddp_pins_each_process_to_its_gpu_wiring(fake_gpu, monkeypatch):
     monkeypatch.setenv("LOCAL_RANK", "1")
     backend = make_backend(precision="fp32")
     backend.wrap_ddp(torch.nn.Linear(2, 2))
-    assert seen == {"device_ids": [1], "output_device": 1}
+    assert seen == {"device_ids": [1], "output_device": 1, "broadcast_buffers": False}
 
 
 def test_profiler_traces_host_and_gpu_wiring(fake_gpu):

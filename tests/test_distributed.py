@@ -126,7 +126,7 @@ def test_cpu_backend_wraps_in_ddp_without_device_ids():
     try:
         wrapped = CPUBackend(RunConfig()).wrap_ddp(torch.nn.Linear(2, 2))
         assert isinstance(wrapped, torch.nn.parallel.DistributedDataParallel)
-        assert wrapped.device_ids is None
+        assert wrapped.device_ids is None and wrapped.broadcast_buffers is False
         group = distributed.ProcessGroup(CPUBackend(RunConfig()), distributed.RankInfo(0, 1))
         assert group.slowest(0.25) == pytest.approx(0.25)
         assert group.gather({"rank": 0}) == [{"rank": 0}]

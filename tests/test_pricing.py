@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import subprocess
@@ -121,13 +120,12 @@ def test_run_records_the_instance_and_accelerators_used_per_process():
     config = resolve_run_instance(RunConfig(instance="p3.8xlarge"))
     assert (config.instance, config.accelerators_used, config.prices) == ("p3.8xlarge", 1, DEFAULT_CATALOG)
 
-    @dataclasses.dataclass
-    class DistributedConfig(RunConfig):  # what a multi-process run's config will carry
-        world_size: int = 4
-
-    assert resolve_run_instance(DistributedConfig(instance="p3.8xlarge")).accelerators_used == 4
+    assert resolve_run_instance(RunConfig(instance="p3.8xlarge", world_size=4)).accelerators_used == 4
     with pytest.raises(UserError, match="uses 4 accelerators but p3.2xlarge has 1"):
-        resolve_run_instance(DistributedConfig(instance="p3.2xlarge"))
+        resolve_run_instance(RunConfig(instance="p3.2xlarge", world_size=4))
+    # Two nodes of four: each instance is used whole.
+    two_nodes = resolve_run_instance(RunConfig(instance="p3.8xlarge", world_size=8, nnodes=2))
+    assert two_nodes.accelerators_used == 4
     assert resolve_run_instance(RunConfig()).instance is None
 
 

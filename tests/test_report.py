@@ -264,3 +264,42 @@ def test_the_suites_other_records_are_left_out_quietly(tmp_path, capsys):
     assert main(["report", str(folder), "--prices", "seed-2022"]) == 0
     out, err = capsys.readouterr()
     assert "| 5,830,000 |" in out and "skipped" not in err
+
+
+def test_runs_that_differ_in_a_knob_are_separate_rows_that_say_so():
+    four = make_record(4_000_000, run="w4")
+    four["data"]["workers"] = 4
+    one = make_record(1_000_000, run="w1")
+    one["data"]["workers"] = 1
+    last = make_record(2_000_000, run="cl")
+    last["config"]["channels_last"] = True
+    rows = report.build_rows([four, one, last], SEED)
+    assert sorted(r["images_per_hour"] for r in rows) == [1_000_000, 2_000_000, 4_000_000]
+    notes = {r["images_per_hour"]: "; ".join(r["notes"]) for r in rows}
+    assert "settings: workers=4" in notes[4_000_000] and "settings: channels_last=True" in notes[2_000_000]
+
+
+def test_a_profiled_run_is_shown_but_never_in_the_median():
+    plain = make_record(1_000_000, run="a")
+    traced = make_record(500_000, run="b")
+    traced["profile"] = {"trace_dir": "traces"}
+    (row,) = report.build_rows([plain, traced], SEED)
+    assert row["images_per_hour"] == 1_000_000 and row["runs"] == 1
+    assert "1 profiled run(s) not in the median" in "; ".join(row["notes"])
+
+
+def test_extrapolation_scales_the_spread_with_the_median():
+    runs = [make_record(r, instance="p3.8xlarge", run=str(r), used=1) for r in (1_000_000, 1_200_000, 1_100_000)]
+    (row,) = report.build_rows(runs, SEED, extrapolate=True)
+    assert row["images_per_hour"] == pytest.approx(4_400_000)
+    assert (row["images_per_hour_min"], row["images_per_hour_max"]) == pytest.approx((4_000_000, 4_800_000))
+
+
+def test_a_multi_node_run_is_priced_as_one_instance_per_node():
+    record = make_record(10_000_000, instance="p3.8xlarge")
+    record["config"].update(world_size=8, nnodes=2)
+    (row,) = report.build_rows([record], SEED)
+    assert row["accelerators_used"] == 4  # per node: the instance is used whole
+    assert row["usd_per_hour"] == pytest.approx(2 * 12.24)
+    assert row["images_per_usd"] == pytest.approx(10_000_000 / 24.48)
+    assert "priced as 2 × p3.8xlarge (one per node)" in row["notes"]

@@ -39,7 +39,10 @@ class SyntheticData(DataSource):
     kind = "synthetic"
 
     def __init__(self, workload, backend, batch_size: int, seed: int = 0):
-        self.batch = workload.synthetic_batch(batch_size, backend.device, seed=seed)
+        # Made on the host, copied once through the backend, so it has the layout real batches get
+        # (channels-last on cuda, say): the ceiling measures the same kernels as a real-data run.
+        images, labels = workload.synthetic_batch(batch_size, "cpu", seed=seed)
+        self.batch = (backend.to_device(images), backend.to_device(labels))
 
     def __iter__(self):
         batch = self.batch
