@@ -20,7 +20,7 @@ import psutil
 import torch
 
 from backends import Backend, backend_class, check_options, resolve_backend_name
-from suite import context, distributed, flops, profiling, results, stats
+from suite import context, diagnose, distributed, flops, probe, profiling, results, stats
 from suite.config import RunConfig
 from suite.data import check_data, open_data
 from suite.errors import UserError, non_negative_int, positive_int
@@ -190,6 +190,10 @@ def _measure(plan: Plan, record: dict, progress, group: distributed.ProcessGroup
             window_times.append(elapsed)
             progress("window", window=window + 1, of=config.windows,
                      images_per_second=images_per_window / elapsed)
+        # Real data, one process: where is the bottleneck? Measured after the windows, outside them.
+        probed = (probe.measure(train_step, data, batches, backend, config.steps_per_window,
+                                workload.images_per_step(config.batch_size))
+                  if data.kind != "synthetic" and group is None else None)
     finally:
         record["telemetry"] = telemetry.close()
         record["warnings"].extend(f"telemetry '{name}' off: {why}"
@@ -212,6 +216,14 @@ def _measure(plan: Plan, record: dict, progress, group: distributed.ProcessGroup
     if group is not None:
         metrics["rank_window_time_s"] = rank_window_times
     record["warnings"].extend(stats.spread_warnings(metrics))
+    if probed:
+        summary = record["telemetry"].get("summary") or {}
+        record["diagnosis"] = diagnose.verdict(
+            compute_ips=probed["compute_images_per_second"], end_to_end_ips=metrics["images_per_second"],
+            loader_ips=probed["loader_images_per_second"], workers=record["data"].get("workers"),
+            cores=psutil.cpu_count(logical=True), data_kind=data.kind,
+            host_cpu_percent=diagnose.host_cpu_util_percent(summary),
+            device_util=diagnose.device_util_percent(summary))
 
     # After the windows: now reading device values costs nothing we measure.
     all_losses = torch.stack([loss.reshape(-1) for loss in losses]).float().cpu()

@@ -68,6 +68,10 @@ def render(record: dict, path: str | None = None) -> str:
              if gauges.get(key)]
     if shown:
         lines.append("  telemetry    " + ", ".join(shown) + " (means over the timed windows)")
+    diagnosis = record.get("diagnosis")
+    if diagnosis:
+        lines.append(f"  bottleneck   {diagnosis['message']}")
+        lines += [f"               next: {line}" for line in diagnosis.get("suggestions", [])]
     memory = record.get("memory", {})
     if memory.get("peak_memory_bytes"):
         lines.append(f"  peak memory  {human_bytes(memory['peak_memory_bytes'])}")

@@ -101,3 +101,16 @@ def test_loader_command_bad_values_exit_2(paths, capsys):
     assert "--workers must be a comma-separated list" in capsys.readouterr().err
     assert main(["loader", "--data", "synthetic"]) == 2
     assert "has no loader to measure" in capsys.readouterr().err
+
+
+def test_a_real_data_run_records_where_its_bottleneck_is(paths):
+    jpeg, cache = paths
+    for record in (run(cache, workers=0), run(jpeg, workers=1)):
+        diagnosis = record["diagnosis"]
+        assert diagnosis["verdict"] in ("input-bound", "compute-bound", "transfer-bound")
+        assert diagnosis["loader_images_per_second"] > 0 and diagnosis["compute_images_per_second"] > 0
+        assert diagnosis["end_to_end_images_per_second"] == record["metrics"]["images_per_second"]
+        assert diagnosis["message"].startswith(diagnosis["verdict"])
+    synthetic = execute(plan_run(RunConfig(backend="cpu", workload="dcgan64", batch_size=4, warmup_steps=1,
+                                           steps_per_window=1, windows=1, model_overrides=TINY)))
+    assert "diagnosis" not in synthetic  # no loader: nothing to place
