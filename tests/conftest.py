@@ -28,3 +28,15 @@ def tiny_config(workload: str = "dcgan64", **fields):
 @pytest.fixture
 def tiny():
     return tiny_config
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch, tmp_path):
+    """The CUDA backend's queries answered by fakes (torch.cuda on the CPU, a recording pynvml)."""
+    from fakes import pynvml as fake_nvml
+    from fakes.torch_cuda import patch_cuda
+
+    monkeypatch.setenv("SUITE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("LOCAL_RANK", raising=False)
+    fake_nvml.install(monkeypatch)
+    return patch_cuda(monkeypatch)

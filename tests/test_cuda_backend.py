@@ -7,8 +7,6 @@ import os
 
 import pytest
 import torch
-from fakes import pynvml as fake_nvml
-from fakes.torch_cuda import patch_cuda
 
 from backends import backend_class
 from suite.cli import main
@@ -19,14 +17,6 @@ from workloads import get_workload
 CUDABackend = backend_class("cuda")
 
 TINY_DCGAN = {"ngf": 8, "ndf": 8}
-
-
-@pytest.fixture
-def fake_gpu(monkeypatch, tmp_path):
-    monkeypatch.setenv("SUITE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("LOCAL_RANK", raising=False)
-    fake_nvml.install(monkeypatch)
-    return patch_cuda(monkeypatch)
 
 
 def make_backend(precision="amp", **config):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 import torch
 from fakes import pynvml as fake_nvml
-from fakes.torch_cuda import patch_cuda
 from tiny_workload import FLOPS_PER_IMAGE, make_plan
 
 from backends import backend_class
@@ -14,14 +13,6 @@ from suite.runner import execute
 
 # Through the registry, so that backends register in its own order (cpu, cuda, hpu).
 CUDABackend = backend_class("cuda")
-
-
-@pytest.fixture
-def fake_gpu(monkeypatch, tmp_path):
-    monkeypatch.setenv("SUITE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("LOCAL_RANK", raising=False)
-    fake_nvml.install(monkeypatch)
-    return patch_cuda(monkeypatch)
 
 
 def test_synchronize_only_at_window_edges_wiring(fake_gpu, monkeypatch):
