@@ -96,3 +96,12 @@ def test_an_unknown_override_is_a_clear_error():
 
     with pytest.raises(UserError, match="unknown model override.*wdith"):
         get_workload("dcgan64").with_overrides(wdith=3)
+
+
+def test_listing_order_does_not_depend_on_which_module_was_imported_first():
+    import subprocess
+    import sys
+
+    code = "import workloads.resnet; from workloads import workload_names; print(','.join(workload_names()))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout.strip()
+    assert out == "dcgan64,dcgan64-safe,dcgan128-safe,dcgan128,resnet50,resnet50-inat,resnet18-cifar"

@@ -17,19 +17,30 @@ def register_workload(factory: Callable[[], Workload]) -> Callable[[], Workload]
     return factory
 
 
+# Families in the order they are listed; within a family, the order its module registers them.
+FAMILIES = ("workloads.dcgan", "workloads.resnet")
+
+
 def _load() -> None:
     from . import dcgan, resnet  # noqa: F401
 
 
 def workload_names() -> list[str]:
+    """In a fixed order, whichever module happened to be imported first."""
     _load()
-    return list(_REGISTRY)
+
+    def family(name: str) -> int:
+        module = _REGISTRY[name].__module__
+        return FAMILIES.index(module) if module in FAMILIES else len(FAMILIES)
+
+    names = list(_REGISTRY)
+    return sorted(names, key=lambda name: (family(name), names.index(name)))
 
 
 def get_workload(name: str) -> Workload:
     _load()
     if name not in _REGISTRY:
-        raise one_of("workload", name, list(_REGISTRY))
+        raise one_of("workload", name, workload_names())
     return _REGISTRY[name]()
 
 
