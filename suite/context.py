@@ -26,6 +26,13 @@ def git_commit() -> str | None:
     return commit if out.returncode == 0 and commit else None
 
 
+def child_env(**extra: str) -> dict:
+    """The environment for a child `python -m suite ...`: it imports this same suite, installed or not."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return {**os.environ, **extra,
+            "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
+
+
 def utc_now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 

@@ -95,10 +95,8 @@ def launch(args, parser, plan) -> int:
                                                                   ctx["utc_time"])
     fd, failures_path = tempfile.mkstemp(prefix="suite-launch-", suffix=".json")
     os.close(fd)
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = {**os.environ, "SUITE_RUN_ID": run_id, "SUITE_LAUNCH_FAILURES": failures_path,
-           # Workers import this same suite, wherever the parent was started from.
-           "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
+    # Workers import this same suite, wherever the parent was started from.
+    env = context.child_env(SUITE_RUN_ID=run_id, SUITE_LAUNCH_FAILURES=failures_path)
     command = [sys.executable, "-m", "suite.launch", *torchrun_options(config),
                "-m", "suite", "--", *worker_argv(args, parser)]
     try:

@@ -26,7 +26,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from suite import results
+from suite import context, results
 from suite.errors import UserError
 
 # Options the sweep itself decides for every point.
@@ -242,18 +242,8 @@ def find_record(point: Point, records: list[dict]) -> dict | None:
 
 # -- running -------------------------------------------------------------------------------------------
 
-def child_env() -> dict:
-    """The child must import this same suite, installed or not."""
-    env = dict(os.environ)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    return env
-
-
 def failure_record(point: Point, out_dir: str, kind: str, message: str, exit_status) -> dict:
     """A child that left no record (crash, kill, timeout): the sweep records the failure itself."""
-    from suite import context
-
     ctx = context.collect()
     record = results.new_record(results.new_run_id(point.config.get("workload", "run"),
                                                    point.config.get("backend", "?"), ctx["utc_time"]),
@@ -269,7 +259,7 @@ def run_point(point: Point, out_dir: str, timeout_s: float | None = None) -> dic
     """Run one point in a fresh process and return its record. KeyboardInterrupt stops the child too."""
     command = [sys.executable, "-m", "suite", "run", *point.argv, "--json", "--out", out_dir]
     child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=child_env())
+                             env=context.child_env())
     try:
         stdout, stderr = child.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
