@@ -134,7 +134,7 @@ class Backend:
         return [torch.profiler.ProfilerActivity.CPU]
 
     def telemetry_samplers(self) -> list:
-        """Device samplers for suite.telemetry (host CPU/RAM is sampled for every backend)."""
+        """Device samplers for suite.measurement.telemetry (host CPU/RAM is sampled for every backend)."""
         return []
 
     def is_out_of_memory(self, error: BaseException) -> bool:

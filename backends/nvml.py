@@ -1,4 +1,4 @@
-"""NVML telemetry for one NVIDIA GPU (pynvml, from the nvidia-ml-py package), for suite.telemetry.
+"""NVML telemetry for one NVIDIA GPU (pynvml, from the nvidia-ml-py package), for suite.measurement.telemetry.
 
 Units, as the NVML API reference gives them (https://docs.nvidia.com/deploy/nvml-api/, nvmlDevice
 queries): utilisation in percent over the driver's last sample period; memory in bytes; power in
@@ -12,7 +12,7 @@ without it loses telemetry, with one warning, not the run.
 
 from __future__ import annotations
 
-from suite.telemetry import Sampler
+from suite.measurement.telemetry import Sampler
 
 MILLI = 1e-3
 

@@ -3,7 +3,7 @@
 Both train the same model (the registry's dcgan64 architecture) at the same batch size and thread count
 on the CPU. They run alternately, round after round, in one process, so drift in the machine's speed hits
 both alike; the headline is the median of each round's paired ratio (suite / plain), which cancels drift
-that the two sides' separate medians would not. The suite side is the real thing: `suite.runner.execute`,
+that the two sides' separate medians would not. The suite side is the real thing: `suite.measurement.runner.execute`,
 with its telemetry thread, loss bookkeeping and window synchronisation. Goal: ratio >= 0.98.
 
     python benchmarks/harness_overhead.py [--batch-size 64] [--steps 10] [--rounds 7] [--threads 2]
@@ -27,12 +27,12 @@ from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from backends.cpu import CPUBackend  # noqa: E402
+from suite.backends.cpu import CPUBackend  # noqa: E402
 from suite import runner  # noqa: E402
 from suite.config import RunConfig  # noqa: E402
-from workloads import get_workload  # noqa: E402
-from workloads.base import Training, Workload  # noqa: E402
-from workloads.dcgan import ADAMW  # noqa: E402
+from suite.workloads import get_workload  # noqa: E402
+from suite.workloads.base import Training, Workload  # noqa: E402
+from suite.workloads.dcgan import ADAMW  # noqa: E402
 
 
 class NoopTraining(Training):

@@ -27,7 +27,7 @@ from suite.data.cache import open_cache  # noqa: E402
 from suite.data.loader_bench import measure_loader  # noqa: E402
 from suite.data.prepare import prepare  # noqa: E402
 from suite.data.synth import synthesize  # noqa: E402
-from suite.runner import plan_run  # noqa: E402
+from suite.measurement.runner import plan_run  # noqa: E402
 
 CACHE_GOAL_RATIO = 50
 CACHE_GOAL_IMAGES_PER_S = 200_000

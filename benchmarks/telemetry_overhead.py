@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from suite import runner  # noqa: E402
 from suite.config import RunConfig  # noqa: E402
-from suite.telemetry import Telemetry  # noqa: E402
+from suite.measurement.telemetry import Telemetry  # noqa: E402
 
 
 class NoTelemetry:

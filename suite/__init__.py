@@ -1,3 +1,26 @@
-"""suite: a cross-accelerator benchmark for deep-learning training."""
+"""suite: a cross-accelerator benchmark for deep-learning training.
+
+The package's parts, in the order the imports run (each subpackage's docstring says what it owns and what
+it may import):
+
+    suite.cli, suite.commands    the command line: parse, call one orchestration or measurement entry, print
+    suite.orchestration          child runs: sweeps, the launcher, batch-size searches
+    suite.measurement            one run: plan, warm-up, timed windows, telemetry, the bottleneck probe
+    suite.backends, suite.workloads, suite.data   what a run is made of: a device, a model, its input
+    suite.reporting              records in, tables and plots out (reads records only)
+
+config, context, errors, results and sizes are the shared vocabulary every layer may import.
+"""
+
+import os as _os
 
 __version__ = "0.1.0"
+
+# backends/ and workloads/ sit at the top of the repository and install as suite.backends and
+# suite.workloads (pyproject's package-dir). In a checkout that is not installed, look for them beside this
+# folder, so `python -m suite` and the benchmarks run from a clone as they do from an install.
+_checkout = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
+if _os.path.isfile(_os.path.join(_checkout, "pyproject.toml")) and _os.path.isfile(
+    _os.path.join(_checkout, "backends", "base.py")
+):
+    __path__.append(_checkout)

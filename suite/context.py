@@ -41,7 +41,7 @@ def collect() -> dict:
     import torch
     import torchvision
 
-    from backends.cpu import cpu_model_name
+    from suite.backends.cpu import cpu_model_name
 
     return {
         "host": socket.gethostname(),

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from suite.batch_size import Try, recommend, search
+from suite.orchestration.batch_size import Try, recommend, search
 from suite.cli import main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

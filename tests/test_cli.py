@@ -10,7 +10,8 @@ import sys
 import pytest
 import torch
 
-from suite import cli, runner
+from suite import cli
+from suite.measurement import runner
 
 TINY_RUN = ["run", "--backend", "cpu", "--batch-size", "2", "--warmup", "1", "--steps", "1", "--windows", "1"]
 

@@ -8,10 +8,10 @@ import os
 import pytest
 import torch
 
-from backends import backend_class
+from suite.backends import backend_class
 from suite.cli import main
 from suite.config import RunConfig
-from workloads import get_workload
+from suite.workloads import get_workload
 
 # Through the registry, so that backends register in its own order (cpu, cuda, hpu).
 CUDABackend = backend_class("cuda")

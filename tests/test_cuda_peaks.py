@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from backends.peaks import lookup, peak_tflops
+from suite.backends.peaks import lookup, peak_tflops
 
 
 @pytest.mark.parametrize("name, precision, expected", [

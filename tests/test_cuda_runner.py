@@ -8,8 +8,8 @@ import torch
 from fakes import pynvml as fake_nvml
 from tiny_workload import FLOPS_PER_IMAGE, make_plan
 
-from backends import backend_class
-from suite.runner import execute
+from suite.backends import backend_class
+from suite.measurement.runner import execute
 
 # Through the registry, so that backends register in its own order (cpu, cuda, hpu).
 CUDABackend = backend_class("cuda")
@@ -69,9 +69,9 @@ def test_amp_record_has_mfu_energy_and_nvml_telemetry_wiring(fake_gpu):
 
 def test_unknown_gpu_leaves_mfu_blank_without_counting_wiring(fake_gpu, monkeypatch):
     fake_gpu.name = "NVIDIA H200"  # not in the datasheet table
-    import suite.flops
+    import suite.measurement.flops
 
-    monkeypatch.setattr(suite.flops, "count_flops_per_image", lambda w: pytest.fail("counted without a peak"))
+    monkeypatch.setattr(suite.measurement.flops, "count_flops_per_image", lambda w: pytest.fail("counted without a peak"))
     record = execute(make_plan(CUDABackend, precision="fp32"))
     assert record["status"] == "ok"
     assert record["metrics"]["mfu"] is None and record["device"]["peak_tflops"] is None

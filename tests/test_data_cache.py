@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from backends.cpu import CPUBackend
+from suite.backends.cpu import CPUBackend
 from suite.cli import main
 from suite.config import RunConfig
 from suite.data import open_data
@@ -22,7 +22,7 @@ from suite.data.prepare import prepare
 from suite.data.progress import Progress
 from suite.data.synth import synthesize
 from suite.errors import UserError
-from workloads import get_workload
+from suite.workloads import get_workload
 
 
 def quiet():

@@ -8,14 +8,14 @@ import os
 import pytest
 import torch
 
-from backends.cpu import CPUBackend
+from suite.backends.cpu import CPUBackend
 from suite.config import RunConfig
 from suite.data import loader_settings, open_data
 from suite.data.imagefolder import ImageFolderData, LoaderFailed, scan_folder
 from suite.data.progress import Progress
 from suite.data.synth import synthesize
 from suite.errors import UserError
-from workloads import get_workload
+from suite.workloads import get_workload
 
 
 def make_folder(path, count=8, classes=2, size=(40, 30)) -> str:

@@ -15,7 +15,7 @@ from suite.config import RunConfig
 from suite.data.prepare import prepare
 from suite.data.progress import Progress
 from suite.data.synth import synthesize
-from suite.runner import execute, plan_run
+from suite.measurement.runner import execute, plan_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = {"ngf": 8, "ndf": 8}

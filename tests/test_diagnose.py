@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from suite.diagnose import device_util_percent, from_records, render, verdict, workers_needed
+from suite.measurement.diagnose import device_util_percent, from_records, render, verdict, workers_needed
 
 
 def test_slow_loader_is_input_bound_with_a_workers_suggestion():

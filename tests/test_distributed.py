@@ -16,7 +16,8 @@ import time
 
 import pytest
 
-from suite import distributed, launch
+from suite.measurement import distributed
+from suite.orchestration import launch
 from suite.cli import build_parser, main
 from suite.config import RunConfig
 
@@ -119,7 +120,7 @@ def test_cpu_backend_wraps_in_ddp_without_device_ids():
     import torch
     import torch.distributed as dist
 
-    from backends.cpu import CPUBackend
+    from suite.backends.cpu import CPUBackend
 
     store = dist.HashStore()
     dist.init_process_group("gloo", store=store, rank=0, world_size=1)
@@ -192,7 +193,7 @@ def test_report_failure_writes_what_torch_elastic_reads(tmp_path):
 
 
 def test_failure_record_names_the_first_failed_rank_not_the_stopped_one():
-    from workloads import get_workload
+    from suite.workloads import get_workload
 
     class Plan:
         config = RunConfig(backend="cpu", nproc=2, world_size=2)

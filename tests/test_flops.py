@@ -8,7 +8,7 @@ import pytest
 import torch
 from tiny_workload import FLOPS_PER_IMAGE, tiny
 
-from suite import flops
+from suite.measurement import flops
 
 
 @pytest.fixture(autouse=True)
@@ -31,7 +31,7 @@ def test_dcgan_counts_every_pass_of_its_step():
     # its count must exceed the same models' single forward pass several times over.
     from torch.utils.flop_counter import FlopCounterMode
 
-    from workloads import get_workload
+    from suite.workloads import get_workload
 
     workload = get_workload("dcgan64").with_overrides(ngf=4, ndf=4, nz=8)
     per_image = flops.count_flops_per_image(workload)

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from backends.hpu import HPUBackend
+from suite.backends.hpu import HPUBackend
 from suite.cli import main
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("habana_frameworks") is not None,

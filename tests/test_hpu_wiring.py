@@ -16,12 +16,12 @@ import time
 import pytest
 import torch
 
-from backends import hpu
-from suite import runner
+from suite.backends import hpu
+from suite.measurement import runner
 from suite.cli import main
 from suite.config import RunConfig
 from suite.errors import UserError
-from workloads import get_workload
+from suite.workloads import get_workload
 
 FAKES = pathlib.Path(__file__).parent / "fakes"
 FAKE_PACKAGES = ("habana_frameworks", "habana_dataloader", "pyhlml")
@@ -357,7 +357,7 @@ def test_wiring_hccl_imported_for_multi_process_runs(fakes, monkeypatch):
 def test_wiring_hlml_units_converted_and_init_once(fakes):
     import pyhlml
 
-    from backends.hlml import HLMLSampler
+    from suite.backends.hlml import HLMLSampler
 
     backend = make_backend(hpu_mode="lazy")
     (sampler,) = backend.telemetry_samplers()
@@ -380,7 +380,7 @@ def test_wiring_hlml_units_converted_and_init_once(fakes):
 def test_wiring_hlml_without_energy_counter(fakes, monkeypatch):
     import pyhlml
 
-    from backends.hlml import HLMLSampler
+    from suite.backends.hlml import HLMLSampler
 
     monkeypatch.setattr(pyhlml, "HAS_ENERGY", False)
     sampler = HLMLSampler(index=3)

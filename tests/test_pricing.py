@@ -13,8 +13,8 @@ import yaml
 from suite.cli import main
 from suite.config import RunConfig
 from suite.errors import UserError
-from suite.price_import import import_file
-from suite.pricing import (
+from suite.reporting.price_import import import_file
+from suite.reporting.pricing import (
     DEFAULT_CATALOG,
     find_instance,
     load_catalog,

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from suite.cli import main
-from suite.profiling import schedule_for
+from suite.measurement.profiling import schedule_for
 from suite.sizes import parse_size
 
 TINY = ["run", "--backend", "cpu", "--model-override", "ngf=4", "--model-override", "ndf=4", "--batch-size", "2",

@@ -8,9 +8,10 @@ import json
 
 import pytest
 
-from suite import report, results
+from suite import results
+from suite.reporting import report
 from suite.cli import main
-from suite.pricing import load_catalog
+from suite.reporting.pricing import load_catalog
 
 SEED = load_catalog("seed-2022")
 
@@ -227,8 +228,8 @@ def test_plots_are_drawn_as_png(tmp_path, capsys):
 
 def test_a_real_cpu_run_on_an_instance_is_reported(tmp_path):
     from suite.config import RunConfig
-    from suite.pricing import resolve_run_instance
-    from suite.runner import execute, plan_run
+    from suite.reporting.pricing import resolve_run_instance
+    from suite.measurement.runner import execute, plan_run
 
     config = RunConfig(backend="cpu", batch_size=2, warmup_steps=1, steps_per_window=1, windows=2,
                        model_overrides={"ngf": 8, "ndf": 8}, instance="p3.2xlarge")

@@ -8,7 +8,7 @@ import pytest
 import torch
 from conftest import tiny_config
 
-from suite import runner
+from suite.measurement import runner
 from suite.errors import UserError
 
 

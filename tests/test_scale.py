@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from suite import scale
+from suite.reporting import scale
 from suite.cli import main
 from suite.errors import UserError
 

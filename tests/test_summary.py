@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from suite import results, summary
+from suite import results
+from suite.reporting import summary
 
 
 def record_with(**metrics) -> dict:

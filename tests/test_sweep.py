@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from suite import sweep
+from suite.orchestration import sweep
 from suite.cli import main
 from suite.errors import UserError
 

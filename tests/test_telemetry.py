@@ -9,10 +9,10 @@ import pytest
 from fakes import pynvml as fake_nvml
 from tiny_workload import make_plan
 
-from backends import backend_class
-from backends.nvml import NVMLSampler
-from suite.runner import execute
-from suite.telemetry import Sampler, Telemetry, energy_per_image
+from suite.backends import backend_class
+from suite.backends.nvml import NVMLSampler
+from suite.measurement.runner import execute
+from suite.measurement.telemetry import Sampler, Telemetry, energy_per_image
 
 CPUBackend = backend_class("cpu")  # through the registry, which keeps its own order
 

@@ -7,9 +7,9 @@ import torch
 import torchvision
 from conftest import TINY
 
-from backends.cpu import CPUBackend
+from suite.backends.cpu import CPUBackend
 from suite.config import RunConfig
-from workloads import get_workload, workload_names
+from suite.workloads import get_workload, workload_names
 
 # shared/reference/dcgan.md: the seed's trainable-parameter counts, to the parameter.
 SEED_COUNTS = {
@@ -102,6 +102,6 @@ def test_listing_order_does_not_depend_on_which_module_was_imported_first():
     import subprocess
     import sys
 
-    code = "import workloads.resnet; from workloads import workload_names; print(','.join(workload_names()))"
+    code = "import suite.workloads.resnet; from suite.workloads import workload_names; print(','.join(workload_names()))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout.strip()
     assert out == "dcgan64,dcgan64-safe,dcgan128-safe,dcgan128,resnet50,resnet50-inat,resnet18-cifar"

@@ -9,9 +9,9 @@ import torch
 from torch import nn
 
 from suite.config import RunConfig
-from suite.runner import Plan
-from workloads.base import Workload
-from workloads.resnet import ClassifierTraining  # the same cross-entropy step as the ResNets
+from suite.measurement.runner import Plan
+from suite.workloads.base import Workload
+from suite.workloads.resnet import ClassifierTraining  # the same cross-entropy step as the ResNets
 
 IN_FEATURES = 3 * 4 * 4
 HIDDEN = 8

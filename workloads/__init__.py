@@ -18,7 +18,7 @@ def register_workload(factory: Callable[[], Workload]) -> Callable[[], Workload]
 
 
 # Families in the order they are listed; within a family, the order its module registers them.
-FAMILIES = ("workloads.dcgan", "workloads.resnet")
+FAMILIES = ("suite.workloads.dcgan", "suite.workloads.resnet")
 
 
 def _load() -> None:

@@ -32,7 +32,8 @@ def add_parser(subparsers) -> None:
 
 
 def batch_size_command(args) -> int:
-    from suite import batch_size, context, results, sweep
+    from suite import context, results
+    from suite.orchestration import batch_size, sweep
     from suite.errors import UserError, positive_int
 
     start = positive_int("--start", args.start)

@@ -28,10 +28,12 @@ def add_parser(subparsers) -> None:
 
 
 def diagnose_command(args) -> int:
-    from suite import diagnose, results, sweep
+    from suite import results
+    from suite.measurement import diagnose
+    from suite.orchestration import sweep
     from suite.commands.loader import measure_setting
     from suite.config import RunConfig
-    from suite.runner import plan_run
+    from suite.measurement.runner import plan_run
 
     options = sweep.run_options()
     given = [f"{name}={value}" for name, value in (

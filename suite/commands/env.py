@@ -12,7 +12,7 @@ def add_parser(subparsers) -> None:
 
 
 def env_command(args) -> int:
-    from backends import availability, backend_class
+    from suite.backends import availability, backend_class
     from suite import context
     from suite.config import RunConfig
 

@@ -11,8 +11,8 @@ def add_parser(subparsers) -> None:
 def list_command(args) -> int:
     from tabulate import tabulate
 
-    from backends import availability
-    from workloads import get_workload, workload_names
+    from suite.backends import availability
+    from suite.workloads import get_workload, workload_names
 
     rows = []
     for name in workload_names():

@@ -59,8 +59,8 @@ def loader_command(args) -> int:
     from suite import results
     from suite.config import RunConfig
     from suite.errors import UserError, non_negative_int, positive_int
-    from suite.runner import plan_run
-    from workloads import get_workload
+    from suite.measurement.runner import plan_run
+    from suite.workloads import get_workload
 
     if args.data == "synthetic":
         raise UserError("--data synthetic has no loader to measure (one batch is made on the device and "

@@ -6,7 +6,7 @@ import sys
 
 
 def add_parser(subparsers) -> None:
-    from suite.pricing import DEFAULT_CATALOG
+    from suite.reporting.pricing import DEFAULT_CATALOG
 
     p = subparsers.add_parser("prices", help="show the price catalogs, or import one from a public price list",
                               description="Instance price catalogs used by `suite report`.")
@@ -42,7 +42,7 @@ def _fmt(value, digits=4) -> str:
 def list_command(args) -> int:
     from tabulate import tabulate
 
-    from suite.pricing import DEFAULT_CATALOG, load_catalog, shipped_catalog_names
+    from suite.reporting.pricing import DEFAULT_CATALOG, load_catalog, shipped_catalog_names
 
     catalog = load_catalog(args.catalog)
     rows = [[i.name, i.provider, i.region, i.accelerator, i.accelerator_count, _fmt(i.accelerator_memory_gib),
@@ -60,7 +60,7 @@ def list_command(args) -> int:
 
 def import_command(args) -> int:
     from suite import results
-    from suite.price_import import import_file, to_yaml
+    from suite.reporting.price_import import import_file, to_yaml
 
     catalog, unpriced = import_file(args.file, args.format, args.region, args.name, args.spot, args.zones,
                                     args.gcp_host, args.all)

@@ -9,7 +9,7 @@ DEFAULT_RESULTS = "results"
 
 
 def add_parser(subparsers) -> None:
-    from suite.pricing import DEFAULT_CATALOG
+    from suite.reporting.pricing import DEFAULT_CATALOG
 
     p = subparsers.add_parser(
         "report", help="a cost table (images/hour, $/hour, images per $) from run records",
@@ -31,9 +31,10 @@ def add_parser(subparsers) -> None:
 
 
 def report_command(args) -> int:
-    from suite import report, results
+    from suite import results
+    from suite.reporting import report
     from suite.errors import UserError, one_of, positive_int
-    from suite.pricing import load_catalog
+    from suite.reporting.pricing import load_catalog
 
     if args.format not in report.FORMATS:
         raise one_of("--format", args.format, report.FORMATS)
@@ -48,7 +49,7 @@ def report_command(args) -> int:
     rows = report.build_rows(records, catalog, dataset_size, args.extrapolate)
     text = report.render(rows, catalog, args.format, dataset_size, args.extrapolate)
     if args.plot:
-        from suite import plots
+        from suite.reporting import plots
 
         for path in plots.draw_all(records, rows, catalog, args.plot):
             print(f"suite: plot {os.path.relpath(path)}", file=sys.stderr)

@@ -132,14 +132,16 @@ def progress_printer(stream):
 
 
 def run_command(args) -> int:
-    from suite import distributed, results, summary
-    from suite.pricing import resolve_run_instance
-    from suite.runner import execute, plan_run
+    from suite import results
+    from suite.measurement import distributed
+    from suite.reporting import summary
+    from suite.reporting.pricing import resolve_run_instance
+    from suite.measurement.runner import execute, plan_run
 
     plan = plan_run(config_from_args(args))
     plan.config = plan.backend.config = resolve_run_instance(plan.config)  # checked before measuring
     if plan.config.nproc is not None and not distributed.launched():
-        from suite import launch
+        from suite.orchestration import launch
 
         return launch.launch(args, args.run_parser, plan)  # workers come back here, under torchrun
     rank = distributed.rank_info()
@@ -159,7 +161,7 @@ def run_command(args) -> int:
     path = results.write_record(record, out_dir)
     summary.show(record, path, as_json=args.json)
     if not args.json and record.get("profile"):
-        from suite import profiling
+        from suite.measurement import profiling
 
         print(profiling.render(record["profile"]))
     return 0 if record["status"] == "ok" else 1

@@ -47,7 +47,7 @@ def _run_options(args) -> list[str]:
 
 
 def _prices(args, counts) -> tuple[dict, dict]:
-    from suite import scale
+    from suite.reporting import scale
     from suite.errors import UserError
 
     if args.usd_per_hour is not None and args.instance:
@@ -65,7 +65,8 @@ def _prices(args, counts) -> tuple[dict, dict]:
 
 
 def scale_command(args) -> int:
-    from suite import context, results, scale
+    from suite import context, results
+    from suite.reporting import scale
 
     counts = scale.parse_counts(args.nproc)
     prices, instances = _prices(args, counts)

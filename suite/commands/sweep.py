@@ -28,7 +28,8 @@ def add_parser(subparsers) -> None:
 
 
 def sweep_command(args) -> int:
-    from suite import results, sweep
+    from suite import results
+    from suite.orchestration import sweep
 
     options = sweep.run_options()
     spec = sweep.load_spec(args.file, options) if args.file else None

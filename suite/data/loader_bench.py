@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from suite import stats
+from suite.measurement import stats
 
 
 def measure_loader(source, batches: int = 20, windows: int = 3, warmup_batches: int = 2,

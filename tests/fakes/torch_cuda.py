@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import torch
 
-from backends import backend_class
+from suite.backends import backend_class
 
 # Through the registry, so that backends register in its own order (cpu, cuda, hpu).
 CUDABackend = backend_class("cuda")

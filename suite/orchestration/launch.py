@@ -5,7 +5,7 @@ options; each worker is `python -m suite run ...` and sees RANK / WORLD_SIZE / L
 the record. If a rank fails, torchrun stops the others (it polls its workers every 0.1 s) and this parent
 writes the record instead, naming the failed rank and its error from torchrun's failure report.
 
-The subprocess is `python -m suite.launch <torchrun options> -m suite -- run ...`: torchrun's own `run()`,
+The subprocess is `python -m suite.orchestration.launch <torchrun options> -m suite -- run ...`: torchrun's own `run()`,
 with its ChildFailedError (rank -> exit code, error file, message) saved as JSON for this parent.
 `torchrun -m suite run ...` works too; then rank 0 writes whatever record it has.
 """
@@ -85,7 +85,8 @@ def worker_argv(args, parser) -> list[str]:
 
 def launch(args, parser, plan) -> int:
     """Run `plan` under torchrun with `args`; return the exit status (0: every rank finished)."""
-    from suite import context, results, summary
+    from suite import context, results
+    from suite.reporting import summary
 
     config = plan.config  # launch options already checked by plan_run
     out_dir = results.check_out_dir(args.out)
@@ -97,7 +98,7 @@ def launch(args, parser, plan) -> int:
     os.close(fd)
     # Workers import this same suite, wherever the parent was started from.
     env = context.child_env(SUITE_RUN_ID=run_id, SUITE_LAUNCH_FAILURES=failures_path)
-    command = [sys.executable, "-m", "suite.launch", *torchrun_options(config),
+    command = [sys.executable, "-m", "suite.orchestration.launch", *torchrun_options(config),
                "-m", "suite", "--", *worker_argv(args, parser)]
     try:
         agent = subprocess.Popen(command, env=env)

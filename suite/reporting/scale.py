@@ -44,7 +44,7 @@ def parse_instances(text: str | None, counts: list[int]) -> dict[int, str]:
 
 def hourly_price(instance: str, prices: str | None = None) -> tuple[float, float | None, str]:
     """(on-demand $/hour, spot $/hour or None, the catalog's name and date) of `instance`."""
-    from suite.pricing import find_instance
+    from suite.reporting.pricing import find_instance
 
     found, catalog = find_instance(instance, prices)
     return found.on_demand_usd_per_hour, found.spot_usd_per_hour, f"{catalog.name}, as of {catalog.as_of}"

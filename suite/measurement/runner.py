@@ -5,7 +5,7 @@
 The device is synchronised only at window edges. Inside a window nothing reads a device value: the
 step returns its loss as a tensor, and losses are checked for NaN/inf after the last window.
 
-A distributed run (world size > 1, see suite.distributed) adds a barrier at each window's start, so
+A distributed run (world size > 1, see suite.measurement.distributed) adds a barrier at each window's start, so
 all ranks start their clocks together, and takes the slowest rank's time as the window's time; its
 throughput counts the images of all ranks. With one process none of that runs.
 """
@@ -19,13 +19,14 @@ from time import perf_counter as clock  # the window clock: monotonic, high reso
 import psutil
 import torch
 
-from backends import Backend, backend_class, check_options, resolve_backend_name
-from suite import context, diagnose, distributed, flops, probe, profiling, results, stats
+from suite.backends import Backend, backend_class, check_options, resolve_backend_name
+from suite import context, results
+from suite.measurement import diagnose, distributed, flops, probe, profiling, stats
 from suite.config import RunConfig
 from suite.data import check_data, open_data
 from suite.errors import UserError, non_negative_int, positive_int
-from suite.telemetry import HostSampler, Telemetry, energy_per_image
-from workloads import Workload, get_workload
+from suite.measurement.telemetry import HostSampler, Telemetry, energy_per_image
+from suite.workloads import Workload, get_workload
 
 
 @dataclass

@@ -201,7 +201,7 @@ def resolve(points: list[Point]) -> None:
     """Fill each point's resolved configuration (checks every value before anything runs)."""
     from suite.cli import build_parser
     from suite.commands.run import config_from_args
-    from suite.runner import plan_run
+    from suite.measurement.runner import plan_run
 
     parser = build_parser()
     for point in points:
@@ -364,7 +364,7 @@ def knob_effects(grid: dict[str, list[str]], rates: list[tuple[dict, float | Non
 def render(outcome: list, grid: dict[str, list[str]]) -> str:
     from tabulate import tabulate
 
-    from suite.summary import human_bytes
+    from suite.reporting.summary import human_bytes
 
     names = list(grid)
     ordered = sorted(outcome, key=lambda pr: (throughput(pr[1]) is None, -(throughput(pr[1]) or 0)))

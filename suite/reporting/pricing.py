@@ -1,6 +1,6 @@
 """Price catalogs: what an instance costs per hour, on-demand and spot, and where that price came from.
 
-A catalog is a YAML file (the shipped ones live in suite/prices/): a name, its source, an as-of date, how
+A catalog is a YAML file (the shipped ones live in suite/reporting/prices/): a name, its source, an as-of date, how
 its spot prices were obtained, and per instance the provider, region, accelerator model, count and memory,
 vCPUs, RAM and the two prices. Prices go stale, so every report prints the catalog's source and date.
 
@@ -87,7 +87,7 @@ def unknown_instance(name: str, known, where: str) -> UserError:
 
 
 def shipped_catalog_names() -> list[str]:
-    folder = resources.files("suite") / "prices"
+    folder = resources.files("suite.reporting") / "prices"
     return sorted(entry.name[: -len(".yaml")] for entry in folder.iterdir() if entry.name.endswith(".yaml"))
 
 
@@ -161,7 +161,7 @@ def load_catalog(name_or_path: str | None = None) -> Catalog:
     choice = name_or_path or DEFAULT_CATALOG
     shipped = shipped_catalog_names()
     if choice in shipped:
-        entry = resources.files("suite") / "prices" / f"{choice}.yaml"
+        entry = resources.files("suite.reporting") / "prices" / f"{choice}.yaml"
         with resources.as_file(entry) as path:
             return parse_catalog(_read_yaml(str(path), f"price catalog {choice!r}"),
                                  f"price catalog {choice!r}", str(entry))

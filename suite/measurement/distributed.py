@@ -151,7 +151,7 @@ def resolved_fields(config, batch_size: int) -> dict:
             raise UserError(f"{', '.join(given)} needs --nproc N (processes on this node)")
         return {**fields, "world_size": 1, "global_batch_size": batch_size}
     # Before launching (`suite run --nproc`): the world the launcher is about to start.
-    from suite.launch import check_launch_options
+    from suite.orchestration.launch import check_launch_options
 
     launch = check_launch_options(config)
     world_size = launch["nproc"] * launch["nnodes"]

@@ -23,7 +23,7 @@ from datetime import date
 import yaml
 
 from suite.errors import UserError
-from suite.pricing import parse_catalog
+from suite.reporting.pricing import parse_catalog
 
 FORMATS = ("auto", "ec2instances", "skypilot")
 ZONE_STATS = {"mean": statistics.fmean, "median": statistics.median, "min": min, "max": max}

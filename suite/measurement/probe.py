@@ -1,6 +1,6 @@
 """The bottleneck probe of a real-data run: after its timed windows, the same model without the loader
 (compute only) and the loader without the model, one window each, so the record can say which pipe is
-the narrowest (suite.diagnose's rules). `suite diagnose` measures the same three in fresh processes.
+the narrowest (suite.measurement.diagnose's rules). `suite diagnose` measures the same three in fresh processes.
 """
 
 from __future__ import annotations

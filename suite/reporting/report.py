@@ -22,7 +22,7 @@ import sys
 from collections import Counter
 
 from suite import results
-from suite.pricing import Catalog
+from suite.reporting.pricing import Catalog
 
 # The seed's data set: Mapillary Street Level Sequences, ~1.2 M JPEGs.
 DEFAULT_DATASET_SIZE = 1_200_000

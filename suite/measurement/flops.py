@@ -59,7 +59,7 @@ def count_flops_per_image(workload) -> float:
     """Count one real training step on the CPU and divide by its images (uncached)."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    from backends import backend_class
+    from suite.backends import backend_class
     from suite.config import RunConfig
 
     backend = backend_class("cpu")(RunConfig(backend="cpu", precision="fp32", workload=workload.name,

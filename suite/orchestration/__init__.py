@@ -1,0 +1,7 @@
+"""Orchestrating child runs: a sweep over a grid, the batch-size search, and the launcher that starts
+torchrun for a multi-process run. Each child is a fresh `suite run` process, so one failure (an
+out-of-memory error, a crash) cannot spoil the next measurement.
+
+May import: suite.measurement, suite.reporting (to render what its children recorded) and the shared
+modules. Never imports suite.commands.
+"""
