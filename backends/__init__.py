@@ -69,8 +69,9 @@ def check_options(name: str, config) -> None:
     for field, flag in DEVICE_OPTIONS.items():
         if getattr(config, field) != defaults[field] and field not in cls.options:
             owners = [other for other in backend_names() if field in backend_class(other).options]
-            raise UserError(f"{flag} does not apply to the {name} backend (it is an option of: "
-                            f"{', '.join(owners)})")
+            raise UserError(
+                f"{flag} does not apply to the {name} backend (it is an option of: {', '.join(owners)})"
+            )
 
 
 __all__ = [

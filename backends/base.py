@@ -87,7 +87,9 @@ class Backend:
     def make_loader(self, dataset, **loader_kwargs) -> tuple[object, dict]:
         """A data loader for `dataset`, and a note for the record saying which loader it is and why.
         A vendor loader (HabanaDataLoader) replaces the stock one where the dataset qualifies."""
-        return torch.utils.data.DataLoader(dataset, **loader_kwargs), {"loader": "torch.utils.data.DataLoader"}
+        return torch.utils.data.DataLoader(dataset, **loader_kwargs), {
+            "loader": "torch.utils.data.DataLoader"
+        }
 
     # -- distributed (torch.distributed, one process per device) --------------------------------
     def init_distributed(self) -> None:

@@ -55,8 +55,10 @@ class CPUBackend(Backend):
         self._maxrss_at_setup_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         if self.config.threads is not None:
             if self.config.threads > (psutil.cpu_count(logical=True) or 1) * 4:
-                raise UserError(f"--threads {self.config.threads} is far more than this machine's "
-                                f"{psutil.cpu_count(logical=True)} logical cores")
+                raise UserError(
+                    f"--threads {self.config.threads} is far more than this machine's "
+                    f"{psutil.cpu_count(logical=True)} logical cores"
+                )
             torch.set_num_threads(self.config.threads)
 
     def autocast(self):
@@ -72,8 +74,10 @@ class CPUBackend(Backend):
             return
         used = self._peak_rss_since_setup() - self._baseline_rss_bytes
         if used > ceiling:
-            raise MemoryCeilingExceeded(f"out of memory: the step used {used / 2**20:,.0f} MiB of host memory, "
-                                        f"over --max-memory {ceiling / 2**20:,.0f} MiB")
+            raise MemoryCeilingExceeded(
+                f"out of memory: the step used {used / 2**20:,.0f} MiB of host memory, "
+                f"over --max-memory {ceiling / 2**20:,.0f} MiB"
+            )
 
     def _peak_rss_since_setup(self) -> int:
         # ru_maxrss is the high-water mark of the process's whole life: once it has risen since setup,

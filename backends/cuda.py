@@ -51,15 +51,19 @@ class CUDABackend(Backend):
         self.index = self._device_index()
         count = torch.cuda.device_count()
         if self.index >= count:
-            raise UserError(f"GPU index {self.index} is not visible: {count} GPU(s) visible "
-                            f"(accepted: 0..{max(count - 1, 0)}); check --device-index, LOCAL_RANK and "
-                            "CUDA_VISIBLE_DEVICES")
+            raise UserError(
+                f"GPU index {self.index} is not visible: {count} GPU(s) visible "
+                f"(accepted: 0..{max(count - 1, 0)}); check --device-index, LOCAL_RANK and "
+                "CUDA_VISIBLE_DEVICES"
+            )
         if self.precision == "bf16":
             capability = tuple(torch.cuda.get_device_capability(self.index))
             if capability < BF16_MIN_CAPABILITY:
-                raise UserError(f"precision 'bf16' needs compute capability 8.0 or newer (A100, L4, H100, ...); "
-                                f"GPU {self.index} ({torch.cuda.get_device_name(self.index)}) is "
-                                f"{capability[0]}.{capability[1]}: use --precision amp or fp32")
+                raise UserError(
+                    f"precision 'bf16' needs compute capability 8.0 or newer (A100, L4, H100, ...); "
+                    f"GPU {self.index} ({torch.cuda.get_device_name(self.index)}) is "
+                    f"{capability[0]}.{capability[1]}: use --precision amp or fp32"
+                )
         self.scaler: torch.amp.GradScaler | None = None
         self.optimizers_built: list[str] = []
 
@@ -79,11 +83,15 @@ class CUDABackend(Backend):
     @classmethod
     def is_available(cls) -> tuple[bool, str]:
         if torch.version.cuda is None and getattr(torch.version, "hip", None) is None:
-            return False, (f"this torch build ({torch.__version__}) has no CUDA support: install a CUDA build "
-                           "(https://pytorch.org/get-started/locally/)")
+            return False, (
+                f"this torch build ({torch.__version__}) has no CUDA support: install a CUDA build "
+                "(https://pytorch.org/get-started/locally/)"
+            )
         if not torch.cuda.is_available():
-            return False, ("no CUDA GPU visible to torch (torch.cuda.is_available() is False): check "
-                           "`nvidia-smi`, the driver and CUDA_VISIBLE_DEVICES")
+            return False, (
+                "no CUDA GPU visible to torch (torch.cuda.is_available() is False): check "
+                "`nvidia-smi`, the driver and CUDA_VISIBLE_DEVICES"
+            )
         return True, f"{torch.cuda.device_count()} GPU(s) visible"
 
     # -- life cycle ----------------------------------------------------------------------------
@@ -108,8 +116,9 @@ class CUDABackend(Backend):
 
     def wrap_ddp(self, module: torch.nn.Module) -> torch.nn.Module:
         # One process per GPU: DDP keeps its buckets and collectives (NCCL) on this process's GPU.
-        return torch.nn.parallel.DistributedDataParallel(module, device_ids=[self.index],
-                                                         output_device=self.index, broadcast_buffers=False)
+        return torch.nn.parallel.DistributedDataParallel(
+            module, device_ids=[self.index], output_device=self.index, broadcast_buffers=False
+        )
 
     def prepare_model(self, module: torch.nn.Module) -> torch.nn.Module:
         if self.config.channels_last:

@@ -39,17 +39,26 @@ PLUGIN_DIST = "habana-torch-plugin"  # the wheel that provides habana_frameworks
 # Gaudi device nodes: /dev/hl<N> (habanalabs driver; "habanalabs: create two char devices per ASIC", hlX and
 # hl_controlDX) or /dev/accel/accel<N> since the driver moved to the kernel's accel subsystem.
 DEVICE_NODE_GLOBS = ("/dev/hl[0-9]*", "/dev/accel/accel[0-9]*")
-INSTALL_HINT = ("use a Gaudi instance with Habana's PyTorch container (vault.habana.ai/gaudi-docker) or "
-                "Habana's installer; the bridge is not on PyPI")
+INSTALL_HINT = (
+    "use a Gaudi instance with Habana's PyTorch container (vault.habana.ai/gaudi-docker) or "
+    "Habana's installer; the bridge is not on PyPI"
+)
 
 # habana_dataloader accelerates only these (its aeon_transformers.py HabanaAeonTransforms): anything else
 # makes it fall back to a plain DataLoader silently, so the suite decides first and says why.
 IMAGENET_MEAN = [0.485, 0.456, 0.406]
 IMAGENET_STD = [0.229, 0.224, 0.225]
 # Loader arguments habana_dataloader's _handle_vars() refuses unless left at these values.
-HABANA_LOADER_FIXED = {"batch_sampler": None, "collate_fn": None, "timeout": 0, "worker_init_fn": None,
-                       "multiprocessing_context": None, "generator": None, "prefetch_factor": 2,
-                       "persistent_workers": False}
+HABANA_LOADER_FIXED = {
+    "batch_sampler": None,
+    "collate_fn": None,
+    "timeout": 0,
+    "worker_init_fn": None,
+    "multiprocessing_context": None,
+    "generator": None,
+    "prefetch_factor": 2,
+    "persistent_workers": False,
+}
 
 
 def _package_dir(*parts: str) -> str | None:
@@ -81,7 +90,10 @@ def default_mode() -> tuple[str, str]:
         return "lazy", f"{LAZY_ENV}={env} in the environment"
     version = plugin_version()
     if version is None:
-        return "lazy", f"{PLUGIN_DIST} version unknown: lazy mode, the default before {EAGER_DEFAULT_FROM[0]}.{EAGER_DEFAULT_FROM[1]}"
+        return (
+            "lazy",
+            f"{PLUGIN_DIST} version unknown: lazy mode, the default before {EAGER_DEFAULT_FROM[0]}.{EAGER_DEFAULT_FROM[1]}",
+        )
     try:
         major_minor = tuple(int(p) for p in version.split(".")[:2])
     except ValueError:
@@ -115,8 +127,10 @@ class HPUBackend(Backend):
         if importlib.util.find_spec("habana_frameworks") is None:
             return False, f"Habana software not installed (no habana_frameworks module): {INSTALL_HINT}"
         if not any(glob.glob(pattern) for pattern in DEVICE_NODE_GLOBS):
-            return False, ("habana_frameworks is installed but no Gaudi device is visible (no /dev/hl* or "
-                           "/dev/accel/accel*): run on a Gaudi instance, or pass the devices into the container")
+            return False, (
+                "habana_frameworks is installed but no Gaudi device is visible (no /dev/hl* or "
+                "/dev/accel/accel*): run on a Gaudi instance, or pass the devices into the container"
+            )
         return True, f"habana_frameworks found ({PLUGIN_DIST} {plugin_version() or 'version unknown'})"
 
     def __init__(self, config):
@@ -130,9 +144,11 @@ class HPUBackend(Backend):
         self.bf16_ops = _checked_file("--hpu-bf16-ops", config.hpu_bf16_ops)
         self.fp32_ops = _checked_file("--hpu-fp32-ops", config.hpu_fp32_ops)
         if self.precision == "hmp" and _package_dir("habana_frameworks", "torch", "hpex", "hmp") is None:
-            raise UserError("precision 'hmp' needs habana_frameworks.torch.hpex.hmp, which this Habana release "
-                            "does not have (HMP was dropped after SynapseAI 1.11): use --precision bf16 "
-                            "(torch.autocast on hpu)")
+            raise UserError(
+                "precision 'hmp' needs habana_frameworks.torch.hpex.hmp, which this Habana release "
+                "does not have (HMP was dropped after SynapseAI 1.11): use --precision bf16 "
+                "(torch.autocast on hpu)"
+            )
         # The record stores the mode that ran, not only the one typed.
         self.config = config.resolved(hpu_mode=self.mode)
         self.device = torch.device(self.device_type)
@@ -155,15 +171,19 @@ class HPUBackend(Backend):
             # Too late to choose: the bridge already loaded the library of whatever mode was set then.
             lazy_now = os.environ.get(LAZY_ENV, "1") != "0"
             if lazy_now != (self.mode == "lazy"):
-                raise UserError(f"habana_frameworks was imported before the suite could set {LAZY_ENV} "
-                                f"for --hpu-mode {self.mode}; run the suite in a fresh process")
+                raise UserError(
+                    f"habana_frameworks was imported before the suite could set {LAZY_ENV} "
+                    f"for --hpu-mode {self.mode}; run the suite in a fresh process"
+                )
         os.environ.update(env)  # before the first import of habana_frameworks, which reads them once
         self._env_at_import = {k: v for k, v in os.environ.items() if k.startswith("PT_HPU_")}
         self._htcore = importlib.import_module("habana_frameworks.torch.core")
         self._hthpu = importlib.import_module("habana_frameworks.torch.hpu")
         if not self._hthpu.is_available():
-            raise UserError("habana_frameworks is installed but torch.hpu.is_available() is False: "
-                            "check `hl-smi` and that the devices are passed into the container")
+            raise UserError(
+                "habana_frameworks is installed but torch.hpu.is_available() is False: "
+                "check `hl-smi` and that the devices are passed into the container"
+            )
         if os.environ.get("WORLD_SIZE", "1") != "1" or "OMPI_COMM_WORLD_SIZE" in os.environ:
             self.init_distributed()
         if self.precision == "hmp":
@@ -173,8 +193,12 @@ class HPUBackend(Backend):
                 raise UserError(f"precision 'hmp': {error}; use --precision bf16") from None
             # Once, before training (Model-References' setup_hpu: hmp.convert(opt_level=...,
             # bf16_file_path=..., fp32_file_path=..., isVerbose=...)); "" selects HMP's built-in lists.
-            self._hmp.convert(opt_level="O1", bf16_file_path=self.bf16_ops or "",
-                              fp32_file_path=self.fp32_ops or "", isVerbose=False)
+            self._hmp.convert(
+                opt_level="O1",
+                bf16_file_path=self.bf16_ops or "",
+                fp32_file_path=self.fp32_ops or "",
+                isVerbose=False,
+            )
 
     def init_distributed(self) -> None:
         # Registers the hccl process-group backend and maps OMPI_COMM_WORLD_* to RANK/WORLD_SIZE; it must
@@ -189,8 +213,9 @@ class HPUBackend(Backend):
 
     def wrap_ddp(self, module: torch.nn.Module) -> torch.nn.Module:
         # Habana's DDP guidance: no device_ids, no buffer broadcast each step, gradients as bucket views.
-        return torch.nn.parallel.DistributedDataParallel(module, broadcast_buffers=False,
-                                                         gradient_as_bucket_view=True)
+        return torch.nn.parallel.DistributedDataParallel(
+            module, broadcast_buffers=False, gradient_as_bucket_view=True
+        )
 
     def prepare_model(self, module: torch.nn.Module) -> torch.nn.Module:
         # channels_last is not supported on HPU: the default (contiguous) layout is kept.
@@ -222,15 +247,20 @@ class HPUBackend(Backend):
         loader_kwargs.setdefault("drop_last", True)
         ok, why = habana_loader_qualifies(dataset, loader_kwargs)
         if not ok:
-            return (torch.utils.data.DataLoader(dataset, **loader_kwargs),
-                    {"loader": "torch.utils.data.DataLoader", "why": why})
+            return (
+                torch.utils.data.DataLoader(dataset, **loader_kwargs),
+                {"loader": "torch.utils.data.DataLoader", "why": why},
+            )
         kwargs, adjusted = habana_loader_kwargs(dataset, loader_kwargs)
         habana_dataloader = importlib.import_module("habana_dataloader")
         loader = habana_dataloader.HabanaDataLoader(dataset, **kwargs)
         info = {"loader": "habana_dataloader.HabanaDataLoader", "why": why, "adjusted": adjusted}
         if getattr(loader, "fallback_activated", False):  # its own refusal, printed and otherwise silent
-            info = {"loader": "torch.utils.data.DataLoader (HabanaDataLoader fell back)", "why": why,
-                    "adjusted": adjusted}
+            info = {
+                "loader": "torch.utils.data.DataLoader (HabanaDataLoader fell back)",
+                "why": why,
+                "adjusted": adjusted,
+            }
         return loader, info
 
     # -- the training step ---------------------------------------------------------------------
@@ -285,8 +315,11 @@ class HPUBackend(Backend):
             "backend": self.name,
             "execution_mode": self.mode,
             "execution_mode_source": self.mode_source,
-            "precision_path": {"bf16": "torch.autocast(hpu, bfloat16)", "fp32": "fp32",
-                               "hmp": "hmp.convert(O1) + disable_casts()"}[self.precision],
+            "precision_path": {
+                "bf16": "torch.autocast(hpu, bfloat16)",
+                "fp32": "fp32",
+                "hmp": "hmp.convert(O1) + disable_casts()",
+            }[self.precision],
             "optimizers": sorted(set(self._optimizer_notes)),
             "habana_torch_plugin": plugin_version(),
             "env_at_import": self._env_at_import,
@@ -305,7 +338,9 @@ class HPUBackend(Backend):
     def is_out_of_memory(self, error: BaseException) -> bool:
         # The bridge reports device OOM as a RuntimeError naming the allocator.
         text = str(error)
-        return super().is_out_of_memory(error) or "Allocation failed" in text or "out of memory" in text.lower()
+        return (
+            super().is_out_of_memory(error) or "Allocation failed" in text or "out of memory" in text.lower()
+        )
 
 
 def _transforms(dataset) -> list:
@@ -321,7 +356,10 @@ def habana_loader_qualifies(dataset, loader_kwargs: dict) -> tuple[bool, str]:
     if importlib.util.find_spec("habana_dataloader") is None:
         return False, "habana_dataloader not installed (pip package habana-torch-dataloader)"
     if not isinstance(dataset, torchvision.datasets.ImageFolder):
-        return False, f"HabanaDataLoader accelerates only torchvision ImageFolder, not {type(dataset).__name__}"
+        return (
+            False,
+            f"HabanaDataLoader accelerates only torchvision ImageFolder, not {type(dataset).__name__}",
+        )
     if not isinstance(dataset.transform, T.Compose):
         return False, "HabanaDataLoader needs the transforms in a torchvision Compose"
     train = val = False
@@ -336,12 +374,17 @@ def habana_loader_qualifies(dataset, loader_kwargs: dict) -> tuple[bool, str]:
                 return False, f"HabanaDataLoader flips only with p=0.5, not {t.p}"
         elif isinstance(t, T.Normalize):
             if list(t.mean) != IMAGENET_MEAN or list(t.std) != IMAGENET_STD:
-                return False, (f"HabanaDataLoader normalises only with ImageNet mean/std, not "
-                               f"mean={list(t.mean)} std={list(t.std)}")
+                return False, (
+                    f"HabanaDataLoader normalises only with ImageNet mean/std, not "
+                    f"mean={list(t.mean)} std={list(t.std)}"
+                )
         elif not isinstance(t, T.ToTensor):
             return False, f"HabanaDataLoader does not support the transform {type(t).__name__}"
     if train == val:
-        return False, "HabanaDataLoader needs either RandomResizedCrop/flip (train) or Resize/CenterCrop (eval)"
+        return (
+            False,
+            "HabanaDataLoader needs either RandomResizedCrop/flip (train) or Resize/CenterCrop (eval)",
+        )
     for name, expected in HABANA_LOADER_FIXED.items():
         if loader_kwargs.get(name) is not None and loader_kwargs[name] != expected:
             return False, f"HabanaDataLoader supports {name} only as {expected!r}"

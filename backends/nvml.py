@@ -21,8 +21,9 @@ def _import_pynvml():
     try:
         import pynvml
     except ImportError:
-        raise RuntimeError("pynvml is not installed (pip install 'suite[cuda]', which brings nvidia-ml-py)") \
-            from None
+        raise RuntimeError(
+            "pynvml is not installed (pip install 'suite[cuda]', which brings nvidia-ml-py)"
+        ) from None
     return pynvml
 
 
@@ -65,8 +66,11 @@ class NVMLSampler(Sampler):
             "memory": lambda: {"gpu_memory_used_bytes": float(nvml.nvmlDeviceGetMemoryInfo(handle).used)},
             "power": lambda: {"gpu_power_w": nvml.nvmlDeviceGetPowerUsage(handle) * MILLI},  # mW -> W
             "temperature": lambda: {
-                "gpu_temperature_c": float(nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU))},
-            "sm_clock": lambda: {"gpu_sm_clock_mhz": float(nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM))},
+                "gpu_temperature_c": float(nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU))
+            },
+            "sm_clock": lambda: {
+                "gpu_sm_clock_mhz": float(nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM))
+            },
         }
         # Probe each reading once: a GPU without power management (or a vGPU) answers NOT_SUPPORTED
         # for some; those are left out rather than failing every sample.

@@ -30,12 +30,28 @@ _TABLE: tuple[tuple[str, Peak], ...] = (
     (r"H100.*(SXM|HBM3)", Peak("NVIDIA H100 SXM", 67.0, 989.0, 989.0)),
     (r"A100[- ]SXM", Peak("NVIDIA A100 SXM", 19.5, 312.0, 312.0)),
     (r"V100[- ]SXM2", Peak("NVIDIA V100 SXM2", 15.7, 125.0, None)),
-    (r"\bA10G\b", Peak("NVIDIA A10G", None, None, None,
-                       "no published datasheet peak (the A10's 31.2 / 125 is a different part)")),
+    (
+        r"\bA10G\b",
+        Peak(
+            "NVIDIA A10G",
+            None,
+            None,
+            None,
+            "no published datasheet peak (the A10's 31.2 / 125 is a different part)",
+        ),
+    ),
     (r"\bL4\b", Peak("NVIDIA L4", 30.3, 121.0, 121.0)),
     (r"\bT4\b", Peak("NVIDIA T4", 8.1, 65.0, None)),
-    (r"\bK80\b", Peak("NVIDIA K80 (one GK210 die)", 4.4, None, None,
-                      "torch sees each of the board's two dies as one device")),
+    (
+        r"\bK80\b",
+        Peak(
+            "NVIDIA K80 (one GK210 die)",
+            4.4,
+            None,
+            None,
+            "torch sees each of the board's two dies as one device",
+        ),
+    ),
 )
 
 

@@ -28,11 +28,12 @@ from torch import nn
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from suite.backends.cpu import CPUBackend  # noqa: E402
-from suite import runner  # noqa: E402
-from suite.config import RunConfig  # noqa: E402
 from suite.workloads import get_workload  # noqa: E402
 from suite.workloads.base import Training, Workload  # noqa: E402
 from suite.workloads.dcgan import ADAMW  # noqa: E402
+
+from suite import runner  # noqa: E402
+from suite.config import RunConfig  # noqa: E402
 
 
 class NoopTraining(Training):
@@ -52,8 +53,9 @@ class Noop(Workload):
 
 def harness_seconds_per_step(steps: int) -> tuple[float, float]:
     """(seconds per step through the runner, seconds per step of a bare loop) for a no-op step."""
-    config = RunConfig(backend="cpu", workload="noop", batch_size=1, warmup_steps=1, steps_per_window=steps,
-                       windows=3)
+    config = RunConfig(
+        backend="cpu", workload="noop", batch_size=1, warmup_steps=1, steps_per_window=steps, windows=3
+    )
     workload = Noop("noop", "a step that does nothing", image_size=1, default_batch_size=1, num_classes=1)
     record = runner.execute(runner.Plan(config, CPUBackend(config), workload, "asked for"))
     training = workload.build(None)
@@ -99,8 +101,15 @@ def plain_loop(batch_size: int, steps: int, warmup: int) -> float:
 
 
 def suite_loop(batch_size: int, steps: int, warmup: int, threads: int) -> float:
-    config = RunConfig(backend="cpu", workload="dcgan64", batch_size=batch_size, warmup_steps=warmup,
-                       steps_per_window=steps, windows=1, threads=threads)
+    config = RunConfig(
+        backend="cpu",
+        workload="dcgan64",
+        batch_size=batch_size,
+        warmup_steps=warmup,
+        steps_per_window=steps,
+        windows=1,
+        threads=threads,
+    )
     record = runner.execute(runner.plan_run(config))
     assert record["status"] == "ok", record["error"]
     return record["metrics"]["images_per_second"]
@@ -125,23 +134,32 @@ def main() -> None:
                 suite_rates.append(suite_loop(args.batch_size, args.steps, args.warmup, args.threads))
             else:
                 plain_rates.append(plain_loop(args.batch_size, args.steps, args.warmup))
-        print(f"round {round_index + 1}/{args.rounds}: suite {suite_rates[-1]:.2f} img/s, "
-              f"plain {plain_rates[-1]:.2f} img/s, ratio {suite_rates[-1] / plain_rates[-1]:.3f}", flush=True)
+        print(
+            f"round {round_index + 1}/{args.rounds}: suite {suite_rates[-1]:.2f} img/s, "
+            f"plain {plain_rates[-1]:.2f} img/s, ratio {suite_rates[-1] / plain_rates[-1]:.3f}",
+            flush=True,
+        )
 
     suite_median, plain_median = statistics.median(suite_rates), statistics.median(plain_rates)
     ratios = [s / p for s, p in zip(suite_rates, plain_rates)]
-    print(f"\ndcgan64, cpu, batch {args.batch_size}, {args.threads} threads, {args.steps} steps per window, "
-          f"{args.rounds} rounds")
+    print(
+        f"\ndcgan64, cpu, batch {args.batch_size}, {args.threads} threads, {args.steps} steps per window, "
+        f"{args.rounds} rounds"
+    )
     print(f"suite  {suite_median:8.2f} img/s median ({min(suite_rates):.2f} … {max(suite_rates):.2f})")
     print(f"plain  {plain_median:8.2f} img/s median ({min(plain_rates):.2f} … {max(plain_rates):.2f})")
     harness_s, bare_s = harness_seconds_per_step(20_000)
     plain_step_s = args.batch_size / plain_median
-    print(f"\nharness cost per step (no-op step): {harness_s * 1e6:.2f} µs through the runner, {bare_s * 1e6:.2f} µs "
-          f"in a bare loop: {(harness_s - bare_s) * 1e6:.2f} µs per step, "
-          f"{(harness_s - bare_s) / plain_step_s:.4%} of a {plain_step_s * 1000:.0f} ms dcgan64 step "
-          f"(ratio {1 - (harness_s - bare_s) / plain_step_s:.5f})")
-    print(f"ratio  {statistics.median(ratios):.3f} median of paired rounds ({min(ratios):.3f} … {max(ratios):.3f}); "
-          f"ratio of medians {suite_median / plain_median:.3f}  (suite / plain; goal >= 0.98)")
+    print(
+        f"\nharness cost per step (no-op step): {harness_s * 1e6:.2f} µs through the runner, {bare_s * 1e6:.2f} µs "
+        f"in a bare loop: {(harness_s - bare_s) * 1e6:.2f} µs per step, "
+        f"{(harness_s - bare_s) / plain_step_s:.4%} of a {plain_step_s * 1000:.0f} ms dcgan64 step "
+        f"(ratio {1 - (harness_s - bare_s) / plain_step_s:.5f})"
+    )
+    print(
+        f"ratio  {statistics.median(ratios):.3f} median of paired rounds ({min(ratios):.3f} … {max(ratios):.3f}); "
+        f"ratio of medians {suite_median / plain_median:.3f}  (suite / plain; goal >= 0.98)"
+    )
 
 
 if __name__ == "__main__":

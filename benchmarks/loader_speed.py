@@ -34,8 +34,16 @@ CACHE_GOAL_IMAGES_PER_S = 200_000
 
 
 def loader_rate(data: str, workers: int, batch_size: int, batches: int, windows: int) -> dict:
-    plan = plan_run(RunConfig(backend="cpu", workload="dcgan64", data=data, workers=workers,
-                              pin_memory=False, batch_size=batch_size))
+    plan = plan_run(
+        RunConfig(
+            backend="cpu",
+            workload="dcgan64",
+            data=data,
+            workers=workers,
+            pin_memory=False,
+            batch_size=batch_size,
+        )
+    )
     source = open_data(plan.config, plan.workload, plan.backend, batch_size)
     try:
         return measure_loader(source.host_batches(), batches=batches, windows=windows, warmup_batches=2)
@@ -55,7 +63,9 @@ def bare_gather_rate(cache_dir: str, batch_size: int, seconds: float = 2.0) -> f
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--count", type=int, default=4096, help="JPEGs to synthesize (default 4096)")
     parser.add_argument("--size", default="480x360", help="source JPEG size (default 480x360)")
     parser.add_argument("--image-size", type=int, default=64, help="training image size (default 64)")
@@ -65,8 +75,11 @@ def main() -> int:
     parser.add_argument("--cache-batch", type=int, default=1024, help="cache batch size (default 1024)")
     parser.add_argument("--cache-batches", type=int, default=50, help="cache batches per window (default 50)")
     parser.add_argument("--windows", type=int, default=3, help="timed windows, median reported (default 3)")
-    parser.add_argument("--dir", default=os.path.join(tempfile.gettempdir(), "suite-loader-bench"),
-                        help="where the JPEGs and the cache are kept between runs")
+    parser.add_argument(
+        "--dir",
+        default=os.path.join(tempfile.gettempdir(), "suite-loader-bench"),
+        help="where the JPEGs and the cache are kept between runs",
+    )
     args = parser.parse_args()
     workers = [int(w) for w in args.workers.split(",")]
 
@@ -82,23 +95,33 @@ def main() -> int:
     rows = []
     for w in workers:
         jpeg = loader_rate(jpeg_dir, w, args.jpeg_batch, args.jpeg_batches, args.windows)["images_per_second"]
-        cache = loader_rate(cache_dir, w, args.cache_batch, args.cache_batches, args.windows)["images_per_second"]
+        cache = loader_rate(cache_dir, w, args.cache_batch, args.cache_batches, args.windows)[
+            "images_per_second"
+        ]
         rows.append((w, jpeg, cache))
     bare = bare_gather_rate(cache_dir, args.cache_batch)
 
-    print(f"\nsource: {args.count} JPEGs of {args.size} ({manifest['source_bytes'] / 1e6:,.1f} MB); cache: "
-          f"{args.image_size} px uint8 ({manifest['count'] * 3 * args.image_size ** 2 / 1e6:,.1f} MB)"
-          + ("" if manifest.get("up_to_date") else f", prepared in {prepare_s:.1f} s on {os.cpu_count()} cores"))
-    print(f"{'workers':>7}  {'JPEG img/s (batch ' + str(args.jpeg_batch) + ')':>24}  "
-          f"{'cache img/s (batch ' + str(args.cache_batch) + ', uint8)':>33}  {'cache / JPEG':>12}")
+    print(
+        f"\nsource: {args.count} JPEGs of {args.size} ({manifest['source_bytes'] / 1e6:,.1f} MB); cache: "
+        f"{args.image_size} px uint8 ({manifest['count'] * 3 * args.image_size**2 / 1e6:,.1f} MB)"
+        + ("" if manifest.get("up_to_date") else f", prepared in {prepare_s:.1f} s on {os.cpu_count()} cores")
+    )
+    print(
+        f"{'workers':>7}  {'JPEG img/s (batch ' + str(args.jpeg_batch) + ')':>24}  "
+        f"{'cache img/s (batch ' + str(args.cache_batch) + ', uint8)':>33}  {'cache / JPEG':>12}"
+    )
     for w, jpeg, cache in rows:
         print(f"{w:>7}  {jpeg:>24,.0f}  {cache:>33,.0f}  {cache / jpeg:>11,.0f}×")
-    print(f"bare np.take gather of random {args.cache_batch}-image batches: {bare:,.0f} img/s "
-          f"(the cache loader keeps {max(c for _, _, c in rows) / bare:.0%} of it)")
+    print(
+        f"bare np.take gather of random {args.cache_batch}-image batches: {bare:,.0f} img/s "
+        f"(the cache loader keeps {max(c for _, _, c in rows) / bare:.0%} of it)"
+    )
     ratio_ok = all(cache >= CACHE_GOAL_RATIO * jpeg for _, jpeg, cache in rows)
     rate_ok = max(c for _, _, c in rows) >= CACHE_GOAL_IMAGES_PER_S
-    print(f"goal cache >= {CACHE_GOAL_RATIO}x JPEG at equal workers: {'met' if ratio_ok else 'NOT met'}; "
-          f"goal >= {CACHE_GOAL_IMAGES_PER_S:,} img/s: {'met' if rate_ok else 'NOT met'}")
+    print(
+        f"goal cache >= {CACHE_GOAL_RATIO}x JPEG at equal workers: {'met' if ratio_ok else 'NOT met'}; "
+        f"goal >= {CACHE_GOAL_IMAGES_PER_S:,} img/s: {'met' if rate_ok else 'NOT met'}"
+    )
     return 0
 
 

@@ -41,9 +41,17 @@ class NoTelemetry:
 def measure(args, telemetry_on: bool) -> tuple[float, int]:
     runner.Telemetry = Telemetry if telemetry_on else NoTelemetry
     overrides = {k: v for k, v in (("ngf", args.ngf), ("ndf", args.ndf)) if v}
-    config = RunConfig(backend="cpu", workload="dcgan64", batch_size=args.batch_size, precision="fp32",
-                       warmup_steps=args.warmup, steps_per_window=args.steps, windows=args.windows,
-                       threads=args.threads, model_overrides=overrides)
+    config = RunConfig(
+        backend="cpu",
+        workload="dcgan64",
+        batch_size=args.batch_size,
+        precision="fp32",
+        warmup_steps=args.warmup,
+        steps_per_window=args.steps,
+        windows=args.windows,
+        threads=args.threads,
+        model_overrides=overrides,
+    )
     record = runner.execute(runner.plan_run(config))
     if record["status"] != "ok":
         raise SystemExit(f"run failed: {record['error']}")
@@ -73,13 +81,17 @@ def main() -> int:
         rates[True].append(result[True][0])
         rates[False].append(result[False][0])
         samples.append(result[True][1])
-        print(f"{pair + 1:>4}  {'with' if order[0] else 'without':<7}  {result[True][0]:>12.2f}  "
-              f"{result[False][0]:>15.2f}  {result[True][1]:>7}")
+        print(
+            f"{pair + 1:>4}  {'with' if order[0] else 'without':<7}  {result[True][0]:>12.2f}  "
+            f"{result[False][0]:>15.2f}  {result[True][1]:>7}"
+        )
     with_median, without_median = statistics.median(rates[True]), statistics.median(rates[False])
     ratio = with_median / without_median
-    print(f"median: with {with_median:.2f} img/s, without {without_median:.2f} img/s, "
-          f"ratio with/without {ratio:.3f} ({(ratio - 1) * 100:+.1f} %), "
-          f"{statistics.median(samples):.0f} samples per run")
+    print(
+        f"median: with {with_median:.2f} img/s, without {without_median:.2f} img/s, "
+        f"ratio with/without {ratio:.3f} ({(ratio - 1) * 100:+.1f} %), "
+        f"{statistics.median(samples):.0f} samples per run"
+    )
     return 0
 
 

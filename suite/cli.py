@@ -26,8 +26,11 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> Parser:
-    parser = Parser(prog="suite", description="Benchmark deep-learning training on CPU, CUDA and Gaudi: "
-                    "throughput, cost per image, and where the bottleneck is.")
+    parser = Parser(
+        prog="suite",
+        description="Benchmark deep-learning training on CPU, CUDA and Gaudi: "
+        "throughput, cost per image, and where the bottleneck is.",
+    )
     parser.add_argument("--version", action="version", version=f"suite {suite.__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     import suite.commands as commands

@@ -38,7 +38,9 @@ class RunConfig:
     compile: bool = False  # torch.compile the model(s)
 
     # -- hpu ---------------------------------------------------------------------------------------
-    hpu_mode: str | None = None  # lazy | eager | compile; None: the environment's or the Habana release's default
+    hpu_mode: str | None = (
+        None  # lazy | eager | compile; None: the environment's or the Habana release's default
+    )
     hpu_fused: bool = True  # Habana's FusedAdamW / FusedSGD; False (--no-fused): torch.optim's
     hpu_bf16_ops: str | None = None  # op-list file: autocast's lower-precision list, or HMP's bf16 list
     hpu_fp32_ops: str | None = None  # op-list file: ops kept in fp32 (autocast or HMP)

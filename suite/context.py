@@ -18,8 +18,9 @@ def git_commit() -> str | None:
     """The suite checkout's commit, if it is one (None for an installed wheel)."""
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
-        out = subprocess.run(["git", "-C", here, "rev-parse", "HEAD"], capture_output=True, text=True,
-                             timeout=5, check=False)
+        out = subprocess.run(
+            ["git", "-C", here, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     commit = out.stdout.strip()
@@ -29,8 +30,11 @@ def git_commit() -> str | None:
 def child_env(**extra: str) -> dict:
     """The environment for a child `python -m suite ...`: it imports this same suite, installed or not."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return {**os.environ, **extra,
-            "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
+    return {
+        **os.environ,
+        **extra,
+        "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p),
+    }
 
 
 def utc_now() -> str:

@@ -91,10 +91,14 @@ class OtherSuiteRecord(NotARecord):
 
 
 def parse_record(data) -> dict:
-    if isinstance(data, dict) and str(data.get("schema", "")).startswith("suite.") and data["schema"] != SCHEMA:
+    if (
+        isinstance(data, dict)
+        and str(data.get("schema", "")).startswith("suite.")
+        and data["schema"] != SCHEMA
+    ):
         raise OtherSuiteRecord(f"a {data['schema']} record, not a run record")
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise NotARecord("not a suite run record (no \"schema\": \"suite.run\")")
+        raise NotARecord('not a suite run record (no "schema": "suite.run")')
     version = data.get("schema_version")
     if version != SCHEMA_VERSION:
         raise NotARecord(f"schema version {version!r}, this suite reads version {SCHEMA_VERSION}")

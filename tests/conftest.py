@@ -19,8 +19,15 @@ TINY = {
 def tiny_config(workload: str = "dcgan64", **fields):
     from suite.config import RunConfig
 
-    values = {"backend": "cpu", "workload": workload, "batch_size": 2, "warmup_steps": 1,
-              "steps_per_window": 2, "windows": 2, "model_overrides": dict(TINY[workload])}
+    values = {
+        "backend": "cpu",
+        "workload": workload,
+        "batch_size": 2,
+        "warmup_steps": 1,
+        "steps_per_window": 2,
+        "windows": 2,
+        "model_overrides": dict(TINY[workload]),
+    }
     values.update(fields)
     return RunConfig(**values)
 

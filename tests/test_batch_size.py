@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from suite.orchestration.batch_size import Try, recommend, search
 from suite.cli import main
+from suite.orchestration.batch_size import Try, recommend, search
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -74,13 +74,16 @@ def test_first_batch_too_big_and_other_errors_stop_the_search():
     assert calls == [1, 2, 4, 8] and found.largest_fit == 4 and "segfault" in found.stopped
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["--start", "0"], "--start must be a positive integer, got '0'"),
-    (["--start", "64", "--max-batch", "8"], "--start 64 is larger than --max-batch 8"),
-    (["--max-memory", "lots"], "--max-memory must be a size such as 2GiB"),
-    (["--set", "batch-size=4"], "cannot be used here"),
-    (["--workload", "nope"], "unknown workload 'nope'"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--start", "0"], "--start must be a positive integer, got '0'"),
+        (["--start", "64", "--max-batch", "8"], "--start 64 is larger than --max-batch 8"),
+        (["--max-memory", "lots"], "--max-memory must be a size such as 2GiB"),
+        (["--set", "batch-size=4"], "cannot be used here"),
+        (["--workload", "nope"], "unknown workload 'nope'"),
+    ],
+)
 def test_bad_input_exits_2(tmp_path, capsys, argv, needle):
     assert main(["batch-size", "--backend", "cpu", "--out", str(tmp_path), *argv]) == 2
     err = capsys.readouterr().err
@@ -89,10 +92,36 @@ def test_bad_input_exits_2(tmp_path, capsys, argv, needle):
 
 def test_search_on_the_cpu_under_a_memory_ceiling(tmp_path):
     out = tmp_path / "bs"
-    command = [sys.executable, "-m", "suite", "batch-size", "--backend", "cpu", "--max-memory", "85MiB",
-               "--start", "32", "--max-batch", "256", "--granularity", "64", "--out", str(out),
-               "--set", "model-override=ngf=4", "--set", "model-override=ndf=4", "--set", "warmup=1",
-               "--set", "steps=1", "--set", "windows=1", "--set", "threads=1"]
+    command = [
+        sys.executable,
+        "-m",
+        "suite",
+        "batch-size",
+        "--backend",
+        "cpu",
+        "--max-memory",
+        "85MiB",
+        "--start",
+        "32",
+        "--max-batch",
+        "256",
+        "--granularity",
+        "64",
+        "--out",
+        str(out),
+        "--set",
+        "model-override=ngf=4",
+        "--set",
+        "model-override=ndf=4",
+        "--set",
+        "warmup=1",
+        "--set",
+        "steps=1",
+        "--set",
+        "windows=1",
+        "--set",
+        "threads=1",
+    ]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     [path] = glob.glob(str(out / "*batch-size*.json"))

@@ -22,22 +22,32 @@ def run_cli(capsys, *argv):
     return code, out, err
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["run", "--backend", "tpu"], "unknown backend 'tpu' (known: auto, cpu, cuda, hpu)"),
-    (["run", "--workload", "gpt2"], "unknown workload 'gpt2' (known: dcgan64, dcgan64-safe, dcgan128-safe, "
-                                    "dcgan128, resnet50, resnet50-inat, resnet18-cifar)"),
-    (["run", "--batch-size", "0"], "--batch-size must be a positive integer, got '0'"),
-    (["run", "--batch-size", "lots"], "--batch-size must be a positive integer, got 'lots'"),
-    (["run", "--steps", "-3"], "--steps must be a positive integer, got '-3'"),
-    (["run", "--windows", "1.5"], "--windows must be a positive integer, got '1.5'"),
-    (["run", "--threads", "0"], "--threads must be a positive integer, got '0'"),
-    (["run", "--backend", "cpu", "--precision", "fp8"],
-     "precision 'fp8' is not supported by the cpu backend (accepted: fp32, bf16)"),
-    (["run", "--backend", "cpu", "--precision", "amp"],
-     "precision 'amp' is not supported by the cpu backend (accepted: fp32, bf16)"),
-    (["run", "--frobnicate"], "unrecognized arguments: --frobnicate"),
-    (["launch"], "invalid choice: 'launch'"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["run", "--backend", "tpu"], "unknown backend 'tpu' (known: auto, cpu, cuda, hpu)"),
+        (
+            ["run", "--workload", "gpt2"],
+            "unknown workload 'gpt2' (known: dcgan64, dcgan64-safe, dcgan128-safe, "
+            "dcgan128, resnet50, resnet50-inat, resnet18-cifar)",
+        ),
+        (["run", "--batch-size", "0"], "--batch-size must be a positive integer, got '0'"),
+        (["run", "--batch-size", "lots"], "--batch-size must be a positive integer, got 'lots'"),
+        (["run", "--steps", "-3"], "--steps must be a positive integer, got '-3'"),
+        (["run", "--windows", "1.5"], "--windows must be a positive integer, got '1.5'"),
+        (["run", "--threads", "0"], "--threads must be a positive integer, got '0'"),
+        (
+            ["run", "--backend", "cpu", "--precision", "fp8"],
+            "precision 'fp8' is not supported by the cpu backend (accepted: fp32, bf16)",
+        ),
+        (
+            ["run", "--backend", "cpu", "--precision", "amp"],
+            "precision 'amp' is not supported by the cpu backend (accepted: fp32, bf16)",
+        ),
+        (["run", "--frobnicate"], "unrecognized arguments: --frobnicate"),
+        (["launch"], "invalid choice: 'launch'"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, argv, message):
     code, out, err = run_cli(capsys, *argv, *(["--out", str(tmp_path)] if argv[0] == "run" else []))
     assert code == 2
@@ -93,10 +103,15 @@ def test_ctrl_c_exits_130_and_leaves_no_record(capsys, tmp_path, monkeypatch):
 def test_list_shows_every_workload_with_exact_counts_and_every_backend(capsys):
     code, out, err = run_cli(capsys, "list")
     assert code == 0
-    for name, counts in {"dcgan64": ("3,576,704", "2,765,568"), "dcgan128-safe": ("195,063,296", "44,611,072"),
-                         "dcgan64-safe": ("52,448,768",), "dcgan128": ("48,772,864", "2,796,928"),
-                         "resnet50": ("25,557,032",), "resnet50-inat": ("43,998,032",),
-                         "resnet18-cifar": ("11,181,642",)}.items():
+    for name, counts in {
+        "dcgan64": ("3,576,704", "2,765,568"),
+        "dcgan128-safe": ("195,063,296", "44,611,072"),
+        "dcgan64-safe": ("52,448,768",),
+        "dcgan128": ("48,772,864", "2,796,928"),
+        "resnet50": ("25,557,032",),
+        "resnet50-inat": ("43,998,032",),
+        "resnet18-cifar": ("11,181,642",),
+    }.items():
         assert name in out
         for count in counts:
             assert count in out
@@ -105,8 +120,12 @@ def test_list_shows_every_workload_with_exact_counts_and_every_backend(capsys):
 
 
 def test_the_installed_entry_point_reports_errors_without_a_traceback(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "suite", "run", "--workload", "nope", "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "suite", "run", "--workload", "nope", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2
     assert proc.stderr.startswith("suite: error: unknown workload 'nope'") and "Traceback" not in proc.stderr
 
@@ -122,8 +141,16 @@ def test_env_reports_versions_and_backends_as_json(capsys):
 
 
 def test_help_does_not_import_torch():
-    proc = subprocess.run([sys.executable, "-c", "import sys; from suite import cli; cli.build_parser(); "
-                           "print('torch' in sys.modules)"], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from suite import cli; cli.build_parser(); print('torch' in sys.modules)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.stdout.strip() == "False"
 
 
@@ -138,12 +165,15 @@ def test_threads_sets_torch_threads_and_is_recorded(capsys, tmp_path):
         torch.set_num_threads(before)
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["--tf32"], "--tf32 does not apply to the cpu backend (it is an option of: cuda)"),
-    (["--channels-last"], "--channels-last does not apply to the cpu backend (it is an option of: cuda)"),
-    (["--hpu-mode", "lazy"], "--hpu-mode does not apply to the cpu backend (it is an option of: hpu)"),
-    (["--no-fused"], "--no-fused does not apply to the cpu backend (it is an option of: hpu)"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--tf32"], "--tf32 does not apply to the cpu backend (it is an option of: cuda)"),
+        (["--channels-last"], "--channels-last does not apply to the cpu backend (it is an option of: cuda)"),
+        (["--hpu-mode", "lazy"], "--hpu-mode does not apply to the cpu backend (it is an option of: hpu)"),
+        (["--no-fused"], "--no-fused does not apply to the cpu backend (it is an option of: hpu)"),
+    ],
+)
 def test_an_option_of_another_backend_is_refused_not_ignored(capsys, tmp_path, argv, message):
     code, out, err = run_cli(capsys, *TINY_RUN, *argv, "--out", str(tmp_path))
     assert code == 2 and err == f"suite: error: {message}\n"

@@ -7,11 +7,11 @@ import os
 
 import pytest
 import torch
-
 from suite.backends import backend_class
+from suite.workloads import get_workload
+
 from suite.cli import main
 from suite.config import RunConfig
-from suite.workloads import get_workload
 
 # Through the registry, so that backends register in its own order (cpu, cuda, hpu).
 CUDABackend = backend_class("cuda")
@@ -114,9 +114,14 @@ def test_device_index_from_option_then_local_rank_wiring(fake_gpu, monkeypatch):
     assert make_backend().index == 0
 
 
-@pytest.mark.parametrize("value, expected", [("5", "GPU index 5 is not visible: 2 GPU(s)"),
-                                             ("x", "--device-index must be a whole number >= 0, got 'x'"),
-                                             ("-1", "--device-index must be a whole number >= 0")])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("5", "GPU index 5 is not visible: 2 GPU(s)"),
+        ("x", "--device-index must be a whole number >= 0, got 'x'"),
+        ("-1", "--device-index must be a whole number >= 0"),
+    ],
+)
 def test_bad_device_index_is_exit_2(fake_gpu, tmp_path, capsys, value, expected):
     fake_gpu.count = 2
     code = main(["run", "--backend", "cuda", "--device-index", value, "--out", str(tmp_path)])
@@ -201,8 +206,9 @@ def test_channels_last_and_compile_wiring(fake_gpu, monkeypatch):
 
 
 def test_loader_pins_memory_wiring(fake_gpu):
-    loader, note = make_backend("fp32").make_loader(torch.utils.data.TensorDataset(torch.zeros(4, 1)),
-                                                    batch_size=2)
+    loader, note = make_backend("fp32").make_loader(
+        torch.utils.data.TensorDataset(torch.zeros(4, 1)), batch_size=2
+    )
     assert loader.pin_memory is True and note["pin_memory"] is True
 
 
@@ -212,9 +218,13 @@ def test_memory_stats_names_and_device_info_wiring(fake_gpu, monkeypatch):
     backend.reset_peak_memory()
     assert fake_gpu.peak_resets == 1
     memory = backend.memory_stats()
-    assert memory == {"peak_memory_bytes": 3_000_000, "peak_allocated_bytes": 3_000_000,
-                      "peak_reserved_bytes": 4_194_304, "allocated_bytes": 1_000_000,
-                      "total_memory_bytes": 40 * 1024**3}
+    assert memory == {
+        "peak_memory_bytes": 3_000_000,
+        "peak_allocated_bytes": 3_000_000,
+        "peak_reserved_bytes": 4_194_304,
+        "allocated_bytes": 1_000_000,
+        "total_memory_bytes": 40 * 1024**3,
+    }
     info = backend.device_info()
     assert info["name"] == "NVIDIA A100-SXM4-40GB" and info["compute_capability"] == "8.0"
     assert info["driver"] == "550.54.15" and info["cuda"] == torch.version.cuda
@@ -244,8 +254,9 @@ def test_unknown_precision_for_cuda_is_exit_2(fake_gpu, tmp_path, capsys):
 def test_ddp_pins_each_process_to_its_gpu_wiring(fake_gpu, monkeypatch):
     fake_gpu.count = 2
     seen = {}
-    monkeypatch.setattr(torch.nn.parallel, "DistributedDataParallel",
-                        lambda module, **kwargs: seen.update(kwargs) or module)
+    monkeypatch.setattr(
+        torch.nn.parallel, "DistributedDataParallel", lambda module, **kwargs: seen.update(kwargs) or module
+    )
     monkeypatch.setenv("LOCAL_RANK", "1")
     backend = make_backend(precision="fp32")
     backend.wrap_ddp(torch.nn.Linear(2, 2))

@@ -3,28 +3,39 @@
 from __future__ import annotations
 
 import pytest
-
 from suite.backends.peaks import lookup, peak_tflops
 
 
-@pytest.mark.parametrize("name, precision, expected", [
-    ("NVIDIA A100-SXM4-40GB", "amp", 312.0),
-    ("NVIDIA A100-SXM4-80GB", "fp32", 19.5),
-    ("NVIDIA H100 80GB HBM3", "bf16", 989.0),
-    ("Tesla V100-SXM2-16GB", "amp", 125.0),
-    ("Tesla V100-SXM2-32GB", "fp32", 15.7),
-    ("Tesla T4", "amp", 65.0),
-    ("Tesla T4", "fp32", 8.1),
-    ("NVIDIA L4", "amp", 121.0),
-    ("Tesla K80", "fp32", 4.4),
-])
+@pytest.mark.parametrize(
+    "name, precision, expected",
+    [
+        ("NVIDIA A100-SXM4-40GB", "amp", 312.0),
+        ("NVIDIA A100-SXM4-80GB", "fp32", 19.5),
+        ("NVIDIA H100 80GB HBM3", "bf16", 989.0),
+        ("Tesla V100-SXM2-16GB", "amp", 125.0),
+        ("Tesla V100-SXM2-32GB", "fp32", 15.7),
+        ("Tesla T4", "amp", 65.0),
+        ("Tesla T4", "fp32", 8.1),
+        ("NVIDIA L4", "amp", 121.0),
+        ("Tesla K80", "fp32", 4.4),
+    ],
+)
 def test_known_gpus(name, precision, expected):
     value, note = peak_tflops(name, precision)
     assert value == expected and "datasheet" in note
 
 
-@pytest.mark.parametrize("name", ["NVIDIA H100 PCIe", "NVIDIA A100-PCIE-40GB", "Tesla V100-PCIE-16GB",
-                                  "NVIDIA L40S", "NVIDIA H200", "NVIDIA GeForce RTX 4090"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "NVIDIA H100 PCIe",
+        "NVIDIA A100-PCIE-40GB",
+        "Tesla V100-PCIE-16GB",
+        "NVIDIA L40S",
+        "NVIDIA H200",
+        "NVIDIA GeForce RTX 4090",
+    ],
+)
 def test_other_form_factors_and_unknown_gpus_have_no_peak(name):
     assert lookup(name) is None
     assert peak_tflops(name, "amp") == (None, f"no datasheet peak known for {name!r}")

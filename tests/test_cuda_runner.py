@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 from fakes import pynvml as fake_nvml
+from suite.backends import backend_class
 from tiny_workload import FLOPS_PER_IMAGE, make_plan
 
-from suite.backends import backend_class
 from suite.measurement.runner import execute
 
 # Through the registry, so that backends register in its own order (cpu, cuda, hpu).
@@ -37,7 +37,9 @@ def test_cuda_oom_becomes_a_record_with_a_hint_wiring(fake_gpu, monkeypatch):
     def step(self, optimizer):
         calls.append(1)
         if len(calls) == 2:
-            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 39.4 GiB total)")
+            raise torch.OutOfMemoryError(
+                "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 39.4 GiB total)"
+            )
 
     monkeypatch.setattr(CUDABackend, "step", step)
     record = execute(make_plan(CUDABackend, batch_size=512, precision="fp32"))
@@ -57,13 +59,18 @@ def test_amp_record_has_mfu_energy_and_nvml_telemetry_wiring(fake_gpu):
     assert device["peak_tflops"] == 312.0  # A100 SXM fp16 tensor, datasheet
     assert metrics["flops_per_image"] == FLOPS_PER_IMAGE
     assert metrics["mfu"] == pytest.approx(FLOPS_PER_IMAGE * metrics["images_per_second"] / 312e12)
-    assert metrics["model_tflops_per_second"] == pytest.approx(FLOPS_PER_IMAGE * metrics["images_per_second"] / 1e12)
+    assert metrics["model_tflops_per_second"] == pytest.approx(
+        FLOPS_PER_IMAGE * metrics["images_per_second"] / 1e12
+    )
     # The fake counter grows at 215.5 W, so the energy of the windows is 215.5 W x their time.
     windows_s = sum(close - open_ for open_, close in record["telemetry"]["windows_s"])
-    assert record["telemetry"]["counters"]["gpu_energy_j"] == pytest.approx(215.5 * windows_s, rel=0.05, abs=0.01)
+    assert record["telemetry"]["counters"]["gpu_energy_j"] == pytest.approx(
+        215.5 * windows_s, rel=0.05, abs=0.01
+    )
     assert metrics["energy_method"] == "device energy counter at window edges"
     assert metrics["energy_per_image_j"] == pytest.approx(
-        record["telemetry"]["counters"]["gpu_energy_j"] / metrics["images_timed"])
+        record["telemetry"]["counters"]["gpu_energy_j"] / metrics["images_timed"]
+    )
     assert fake_nvml.count("nvmlInit") == fake_nvml.count("nvmlShutdown")  # every init closed
 
 
@@ -71,7 +78,9 @@ def test_unknown_gpu_leaves_mfu_blank_without_counting_wiring(fake_gpu, monkeypa
     fake_gpu.name = "NVIDIA H200"  # not in the datasheet table
     import suite.measurement.flops
 
-    monkeypatch.setattr(suite.measurement.flops, "count_flops_per_image", lambda w: pytest.fail("counted without a peak"))
+    monkeypatch.setattr(
+        suite.measurement.flops, "count_flops_per_image", lambda w: pytest.fail("counted without a peak")
+    )
     record = execute(make_plan(CUDABackend, precision="fp32"))
     assert record["status"] == "ok"
     assert record["metrics"]["mfu"] is None and record["device"]["peak_tflops"] is None
@@ -91,4 +100,6 @@ def test_nvml_init_failure_turns_telemetry_off_with_one_warning(fake_gpu):
     fake_nvml.reset(fail_init=True)
     record = execute(make_plan(CUDABackend, precision="fp32"))
     assert record["status"] == "ok"
-    assert [w for w in record["warnings"] if "telemetry" in w] == ["telemetry 'nvml' off: NVMLError: Driver Not Loaded"]
+    assert [w for w in record["warnings"] if "telemetry" in w] == [
+        "telemetry 'nvml' off: NVMLError: Driver Not Loaded"
+    ]

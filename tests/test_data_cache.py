@@ -11,8 +11,9 @@ import os
 import numpy as np
 import pytest
 import torch
-
 from suite.backends.cpu import CPUBackend
+from suite.workloads import get_workload
+
 from suite.cli import main
 from suite.config import RunConfig
 from suite.data import open_data
@@ -22,7 +23,6 @@ from suite.data.prepare import prepare
 from suite.data.progress import Progress
 from suite.data.synth import synthesize
 from suite.errors import UserError
-from suite.workloads import get_workload
 
 
 def quiet():
@@ -112,12 +112,15 @@ def test_interrupted_prepare_leaves_no_cache_and_a_rerun_completes(folder, tmp_p
     assert not glob.glob(str(tmp_path / ".c*"))
 
 
-@pytest.mark.parametrize("damage, message", [
-    ("truncate", r"images.u8 is \d+ bytes, 12 images of 3x16x16 need 9216"),
-    ("count", r"images.u8 is 9216 bytes, 13 images"),
-    ("labels", "labels.npy has changed since it was written"),
-    ("manifest", "cannot read manifest.json"),
-])
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        ("truncate", r"images.u8 is \d+ bytes, 12 images of 3x16x16 need 9216"),
+        ("count", r"images.u8 is 9216 bytes, 13 images"),
+        ("labels", "labels.npy has changed since it was written"),
+        ("manifest", "cannot read manifest.json"),
+    ],
+)
 def test_cache_whose_manifest_does_not_match_its_data_is_refused(cache, tmp_path, damage, message):
     import shutil
 
@@ -165,8 +168,12 @@ def test_gather_threads_give_the_same_batches_in_the_same_order(cache):
 
 
 def test_device_batches_are_float_in_range_and_describe_says_what_ran(cache):
-    data = open_data(RunConfig(data=cache, workers=0), get_workload("dcgan64").with_overrides(image_size=16),
-                     CPUBackend(RunConfig()), 4)
+    data = open_data(
+        RunConfig(data=cache, workers=0),
+        get_workload("dcgan64").with_overrides(image_size=16),
+        CPUBackend(RunConfig()),
+        4,
+    )
     images, labels = next(iter(data))
     assert images.dtype == torch.float32 and images.shape == (4, 3, 16, 16)
     assert -1 <= images.min() < 0 < images.max() <= 1 and labels.dtype == torch.int64

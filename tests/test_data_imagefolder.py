@@ -7,25 +7,35 @@ import os
 
 import pytest
 import torch
-
 from suite.backends.cpu import CPUBackend
+from suite.workloads import get_workload
+
 from suite.config import RunConfig
 from suite.data import loader_settings, open_data
 from suite.data.imagefolder import ImageFolderData, LoaderFailed, scan_folder
 from suite.data.progress import Progress
 from suite.data.synth import synthesize
 from suite.errors import UserError
-from suite.workloads import get_workload
 
 
 def make_folder(path, count=8, classes=2, size=(40, 30)) -> str:
-    synthesize(str(path), count, size=size, classes=classes, workers=1, progress=Progress("t", 0, io.StringIO()))
+    synthesize(
+        str(path), count, size=size, classes=classes, workers=1, progress=Progress("t", 0, io.StringIO())
+    )
     return str(path)
 
 
 def source(path, batch_size=4, workers=0, image_size=16, **kw):
-    return ImageFolderData(path, image_size, CPUBackend(RunConfig()), batch_size, workers=workers,
-                           pin_memory=False, prefetch=2 if workers else None, **kw)
+    return ImageFolderData(
+        path,
+        image_size,
+        CPUBackend(RunConfig()),
+        batch_size,
+        workers=workers,
+        pin_memory=False,
+        prefetch=2 if workers else None,
+        **kw,
+    )
 
 
 def test_batches_are_normalised_fixed_shape_and_reshuffled(tmp_path):
@@ -51,7 +61,9 @@ def test_folder_without_class_subfolders_is_refused_with_the_fix(tmp_path):
     for name in os.listdir(os.path.join(folder, "class_000")):
         os.rename(os.path.join(folder, "class_000", name), os.path.join(folder, name))
     os.rmdir(os.path.join(folder, "class_000"))
-    with pytest.raises(UserError, match=r"holds 3 images but no class sub-folders: put them in one sub-folder"):
+    with pytest.raises(
+        UserError, match=r"holds 3 images but no class sub-folders: put them in one sub-folder"
+    ):
         scan_folder(folder)
 
 
@@ -84,8 +96,11 @@ def test_loader_settings_defaults_and_bad_values():
     backend = CPUBackend(RunConfig())
     settings = loader_settings(RunConfig(), backend, default_workers=4)
     assert settings == {"workers": min(4, os.cpu_count()), "pin_memory": False, "prefetch": 2}
-    assert loader_settings(RunConfig(workers=0), backend, 4) == {"workers": 0, "pin_memory": False,
-                                                                 "prefetch": None}
+    assert loader_settings(RunConfig(workers=0), backend, 4) == {
+        "workers": 0,
+        "pin_memory": False,
+        "prefetch": None,
+    }
     with pytest.raises(UserError, match="--prefetch 3 needs --workers 1 or more"):
         loader_settings(RunConfig(workers=0, prefetch=3), backend, 4)
     with pytest.raises(UserError, match="--workers must be a whole number >= 0, got -1"):

@@ -31,8 +31,17 @@ def paths(tmp_path_factory):
 
 
 def run(data: str, workers: int) -> dict:
-    config = RunConfig(backend="cpu", workload="dcgan64", batch_size=4, warmup_steps=1, steps_per_window=2,
-                       windows=1, data=data, workers=workers, model_overrides=TINY)
+    config = RunConfig(
+        backend="cpu",
+        workload="dcgan64",
+        batch_size=4,
+        warmup_steps=1,
+        steps_per_window=2,
+        windows=1,
+        data=data,
+        workers=workers,
+        model_overrides=TINY,
+    )
     return execute(plan_run(config))
 
 
@@ -44,8 +53,16 @@ def test_cache_and_jpeg_runs_complete_and_their_records_differ_only_where_they_s
     a, b = from_cache["data"], from_jpeg["data"]
     assert set(a) - {"pinned", "cache"} == set(b)  # the same description, plus the cache's provenance
     assert (a["source"], b["source"]) == ("cache", "imagefolder")
-    same = ("images", "classes", "source_image_size", "image_size", "batches_per_epoch", "pin_memory",
-            "rank", "world_size")
+    same = (
+        "images",
+        "classes",
+        "source_image_size",
+        "image_size",
+        "batches_per_epoch",
+        "pin_memory",
+        "rank",
+        "world_size",
+    )
     assert {k: a[k] for k in same} == {k: b[k] for k in same}
     assert (a["images"], a["source_image_size"], a["image_size"]) == (8, [80, 60], 64)
     assert (a["workers"], a["prefetch"], b["workers"], b["prefetch"]) == (0, None, 1, 2)
@@ -61,17 +78,34 @@ def test_bad_data_input_exits_2_before_building_anything(paths, tmp_path, capsys
     out = str(tmp_path / "r")
     for argv, message in [
         (["--data", cache, "--batch-size", "9"], "--batch-size 9 is larger than the 8 images"),
-        (["--data", jpeg, "--batch-size", "4", "--workers", "0", "--prefetch", "2"],
-         "--prefetch 2 needs --workers 1 or more"),
+        (
+            ["--data", jpeg, "--batch-size", "4", "--workers", "0", "--prefetch", "2"],
+            "--prefetch 2 needs --workers 1 or more",
+        ),
         (["--data", cache, "--workload", "dcgan128"], "holds 64 px images but the workload trains on 128 px"),
     ]:
         assert main(["run", "--backend", "cpu", "--out", out, *argv]) == 2
         err = capsys.readouterr().err
         assert err.startswith("suite: error: ") and message in err
     # Once as a person runs it: one line, exit 2, no traceback, no record.
-    process = subprocess.run([sys.executable, "-m", "suite", "run", "--backend", "cpu", "--out", out,
-                              "--data", str(tmp_path / "missing")], cwd=ROOT, capture_output=True, text=True,
-                             timeout=300)
+    process = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "suite",
+            "run",
+            "--backend",
+            "cpu",
+            "--out",
+            out,
+            "--data",
+            str(tmp_path / "missing"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert process.returncode == 2
     assert process.stderr.startswith("suite: error: --data ") and "no such file or folder" in process.stderr
     assert "Traceback" not in process.stderr
@@ -81,8 +115,32 @@ def test_bad_data_input_exits_2_before_building_anything(paths, tmp_path, capsys
 def test_loader_command_measures_each_setting_and_writes_records(paths, tmp_path, capsys):
     _, cache = paths
     out = str(tmp_path / "records")
-    assert main(["loader", "--data", cache, "--backend", "cpu", "--batch-size", "4", "--workers", "0,1",
-                 "--pin-memory", "off", "--batches", "2", "--windows", "2", "--warmup", "1", "--out", out]) == 0
+    assert (
+        main(
+            [
+                "loader",
+                "--data",
+                cache,
+                "--backend",
+                "cpu",
+                "--batch-size",
+                "4",
+                "--workers",
+                "0,1",
+                "--pin-memory",
+                "off",
+                "--batches",
+                "2",
+                "--windows",
+                "2",
+                "--warmup",
+                "1",
+                "--out",
+                out,
+            ]
+        )
+        == 0
+    )
     table = capsys.readouterr().out
     assert "img/s (median ± σ)" in table and "records: 2" in table
     records = [json.load(open(os.path.join(out, name))) for name in sorted(os.listdir(out))]
@@ -111,6 +169,17 @@ def test_a_real_data_run_records_where_its_bottleneck_is(paths):
         assert diagnosis["loader_images_per_second"] > 0 and diagnosis["compute_images_per_second"] > 0
         assert diagnosis["end_to_end_images_per_second"] == record["metrics"]["images_per_second"]
         assert diagnosis["message"].startswith(diagnosis["verdict"])
-    synthetic = execute(plan_run(RunConfig(backend="cpu", workload="dcgan64", batch_size=4, warmup_steps=1,
-                                           steps_per_window=1, windows=1, model_overrides=TINY)))
+    synthetic = execute(
+        plan_run(
+            RunConfig(
+                backend="cpu",
+                workload="dcgan64",
+                batch_size=4,
+                warmup_steps=1,
+                steps_per_window=1,
+                windows=1,
+                model_overrides=TINY,
+            )
+        )
+    )
     assert "diagnosis" not in synthetic  # no loader: nothing to place

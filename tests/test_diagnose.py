@@ -42,42 +42,66 @@ def test_fast_parts_slow_together_is_transfer_bound():
     assert "--pin-memory" in found["suggestions"][0]
 
 
-@pytest.mark.parametrize("loader, e2e, expected", [
-    (899.0, 880.0, "input-bound"),     # just under 90% of compute: the loader is the narrowest pipe
-    (901.0, 880.0, "transfer-bound"),  # loader keeps up alone, yet end to end falls short
-    (500.0, 900.0, "compute-bound"),   # end to end reaching 90% wins over a slower loader measurement
-])
+@pytest.mark.parametrize(
+    "loader, e2e, expected",
+    [
+        (899.0, 880.0, "input-bound"),  # just under 90% of compute: the loader is the narrowest pipe
+        (901.0, 880.0, "transfer-bound"),  # loader keeps up alone, yet end to end falls short
+        (500.0, 900.0, "compute-bound"),  # end to end reaching 90% wins over a slower loader measurement
+    ],
+)
 def test_thresholds(loader, e2e, expected):
     assert verdict(compute_ips=1000.0, end_to_end_ips=e2e, loader_ips=loader)["verdict"] == expected
 
 
 def test_telemetry_evidence_follows_seed_002():
-    busy_host = verdict(compute_ips=1000.0, end_to_end_ips=200.0, loader_ips=200.0, host_cpu_percent=95.0,
-                        device_util=20.0)
+    busy_host = verdict(
+        compute_ips=1000.0, end_to_end_ips=200.0, loader_ips=200.0, host_cpu_percent=95.0, device_util=20.0
+    )
     assert "the device waits on the host" in busy_host["evidence"][0]
-    idle = verdict(compute_ips=1000.0, end_to_end_ips=500.0, loader_ips=2000.0, host_cpu_percent=10.0,
-                   device_util=30.0)
+    idle = verdict(
+        compute_ips=1000.0, end_to_end_ips=500.0, loader_ips=2000.0, host_cpu_percent=10.0, device_util=30.0
+    )
     assert "neither is busy" in idle["evidence"][0]
-    busy_device = verdict(compute_ips=1000.0, end_to_end_ips=990.0, loader_ips=5000.0, host_cpu_percent=10.0,
-                          device_util=97.0)
+    busy_device = verdict(
+        compute_ips=1000.0, end_to_end_ips=990.0, loader_ips=5000.0, host_cpu_percent=10.0, device_util=97.0
+    )
     assert busy_device["evidence"] == ["device utilisation 97%"]
 
 
 def test_free_memory_suggests_a_larger_batch_only_when_compute_bound():
-    roomy = verdict(compute_ips=1000.0, end_to_end_ips=990.0, loader_ips=5000.0, peak_memory_bytes=2e9,
-                    total_memory_bytes=16e9)
+    roomy = verdict(
+        compute_ips=1000.0,
+        end_to_end_ips=990.0,
+        loader_ips=5000.0,
+        peak_memory_bytes=2e9,
+        total_memory_bytes=16e9,
+    )
     assert any("a larger batch may help" in s for s in roomy["suggestions"])
-    full = verdict(compute_ips=1000.0, end_to_end_ips=990.0, loader_ips=5000.0, peak_memory_bytes=14e9,
-                   total_memory_bytes=16e9)
+    full = verdict(
+        compute_ips=1000.0,
+        end_to_end_ips=990.0,
+        loader_ips=5000.0,
+        peak_memory_bytes=14e9,
+        total_memory_bytes=16e9,
+    )
     assert not any("may help" in s for s in full["suggestions"])
-    starved = verdict(compute_ips=1000.0, end_to_end_ips=100.0, loader_ips=100.0, peak_memory_bytes=2e9,
-                      total_memory_bytes=16e9)
+    starved = verdict(
+        compute_ips=1000.0,
+        end_to_end_ips=100.0,
+        loader_ips=100.0,
+        peak_memory_bytes=2e9,
+        total_memory_bytes=16e9,
+    )
     assert not any("may help" in s for s in starved["suggestions"])
 
 
 def test_device_gauge_is_found_by_suffix_not_by_backend():
-    summary = {"host_cpu_util_percent": {"mean": 90.0}, "gpu_mem_util_percent": {"mean": 5.0},
-               "gpu_util_percent": {"mean": 40.0}}
+    summary = {
+        "host_cpu_util_percent": {"mean": 90.0},
+        "gpu_mem_util_percent": {"mean": 5.0},
+        "gpu_util_percent": {"mean": 40.0},
+    }
     assert device_util_percent(summary) == 40.0
     assert device_util_percent({"host_cpu_util_percent": {"mean": 90.0}}) is None
     assert workers_needed(0, 100.0, 250.0) == 3
@@ -87,8 +111,12 @@ def test_from_records_reads_the_three_records():
     def run(rate, **extra):
         return {"metrics": {"images_per_second": rate}, **extra}
 
-    e2e = run(90.0, data={"source": "imagefolder", "workers": 1},
-              telemetry={"summary": {"host_cpu_util_percent": {"mean": 99.0}}}, memory={})
+    e2e = run(
+        90.0,
+        data={"source": "imagefolder", "workers": 1},
+        telemetry={"summary": {"host_cpu_util_percent": {"mean": 99.0}}},
+        memory={},
+    )
     found = from_records(e2e, run(1000.0), run(100.0), cores=4)
     assert found["verdict"] == "input-bound" and found["host_cpu_util_percent"] == 99.0
     assert found["suggestions"][0].startswith("about 10 workers would be needed and this machine has 4 cores")

@@ -11,13 +11,30 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TINY = ["--backend", "cpu", "--batch-size", "8", "--set", "model-override=ngf=4", "--set", "model-override=ndf=4",
-        "--set", "warmup=1", "--set", "steps=2", "--set", "windows=2", "--set", "threads=1"]
+TINY = [
+    "--backend",
+    "cpu",
+    "--batch-size",
+    "8",
+    "--set",
+    "model-override=ngf=4",
+    "--set",
+    "model-override=ndf=4",
+    "--set",
+    "warmup=1",
+    "--set",
+    "steps=2",
+    "--set",
+    "windows=2",
+    "--set",
+    "threads=1",
+]
 
 
 def suite(*argv, timeout=300):
-    return subprocess.run([sys.executable, "-m", "suite", *argv], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "suite", *argv], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def diagnosed_record(out) -> dict:

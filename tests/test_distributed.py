@@ -16,29 +16,56 @@ import time
 
 import pytest
 
-from suite.measurement import distributed
-from suite.orchestration import launch
 from suite.cli import build_parser, main
 from suite.config import RunConfig
+from suite.measurement import distributed
+from suite.orchestration import launch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TINY = ["--backend", "cpu", "--workload", "dcgan64", "--batch-size", "2", "--warmup", "1", "--steps", "2",
-        "--windows", "1", "--threads", "1", "--model-override", "ngf=8", "--model-override", "ndf=8"]
+TINY = [
+    "--backend",
+    "cpu",
+    "--workload",
+    "dcgan64",
+    "--batch-size",
+    "2",
+    "--warmup",
+    "1",
+    "--steps",
+    "2",
+    "--windows",
+    "1",
+    "--threads",
+    "1",
+    "--model-override",
+    "ngf=8",
+    "--model-override",
+    "ndf=8",
+]
 # Start-up of two torch processes on a shared 2-core machine takes tens of seconds; a hang would not end.
 RUN_TIMEOUT_S = 300
 
 
 def clean_env(**extra):
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "SUITE_RUN_ID") and not k.startswith("SUITE_FAULT")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "SUITE_RUN_ID") and not k.startswith("SUITE_FAULT")
+    }
     env["PYTHONPATH"] = ROOT
     env.update(extra)
     return env
 
 
 def suite_run(args, out, **env):
-    return subprocess.run([sys.executable, "-m", "suite", "run", *TINY, "--out", str(out), *args],
-                          cwd=ROOT, env=clean_env(**env), capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    return subprocess.run(
+        [sys.executable, "-m", "suite", "run", *TINY, "--out", str(out), *args],
+        cwd=ROOT,
+        env=clean_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+    )
 
 
 def only_record(out):
@@ -56,17 +83,30 @@ def free_port():
 
 # -- rank environment -----------------------------------------------------------------------------
 
+
 def test_rank_info_outside_a_launcher_is_rank_0_of_1():
     info = distributed.rank_info({})
     assert (info.rank, info.world_size, info.is_distributed) == (0, 1, False)
 
 
 def test_rank_info_reads_torchrun_environment():
-    env = {"RANK": "3", "WORLD_SIZE": "4", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2",
-           "GROUP_RANK": "1", "GROUP_WORLD_SIZE": "2"}
+    env = {
+        "RANK": "3",
+        "WORLD_SIZE": "4",
+        "LOCAL_RANK": "1",
+        "LOCAL_WORLD_SIZE": "2",
+        "GROUP_RANK": "1",
+        "GROUP_WORLD_SIZE": "2",
+    }
     info = distributed.rank_info(env)
-    assert (info.rank, info.world_size, info.local_rank, info.local_world_size, info.node_rank, info.nnodes) == \
-        (3, 4, 1, 2, 1, 2)
+    assert (
+        info.rank,
+        info.world_size,
+        info.local_rank,
+        info.local_world_size,
+        info.node_rank,
+        info.nnodes,
+    ) == (3, 4, 1, 2, 1, 2)
     assert info.is_distributed
 
 
@@ -77,6 +117,7 @@ def test_single_process_has_no_process_group(monkeypatch):
 
 
 # -- wiring of the backend hooks (a fake backend records the calls) -------------------------------
+
 
 class RecordingBackend:
     dist_backend = "fake-collectives"
@@ -96,8 +137,11 @@ def test_wiring_init_hook_runs_before_init_process_group_with_bounded_timeout(mo
     import torch.distributed as dist
 
     calls = []
-    monkeypatch.setattr(dist, "init_process_group",
-                        lambda **kw: calls.append(("init_process_group", kw["backend"], kw["timeout"])))
+    monkeypatch.setattr(
+        dist,
+        "init_process_group",
+        lambda **kw: calls.append(("init_process_group", kw["backend"], kw["timeout"])),
+    )
     info = distributed.RankInfo(rank=1, world_size=2)
     distributed.ProcessGroup(RecordingBackend(calls), info, timeout_s=42).start()
     assert [c[0] for c in calls] == ["init_distributed", "init_process_group"]
@@ -119,7 +163,6 @@ def test_wiring_wrap_puts_every_module_through_the_backend_ddp_verb():
 def test_cpu_backend_wraps_in_ddp_without_device_ids():
     import torch
     import torch.distributed as dist
-
     from suite.backends.cpu import CPUBackend
 
     store = dist.HashStore()
@@ -137,17 +180,23 @@ def test_cpu_backend_wraps_in_ddp_without_device_ids():
 
 # -- options --------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("args, message", [
-    (["--nproc", "0"], "--nproc must be a positive integer, got '0'"),
-    (["--nproc", "two"], "--nproc must be a positive integer, got 'two'"),
-    (["--nproc", "2", "--nnodes", "2"], "--nnodes 2 needs --node-rank"),
-    (["--nproc", "1", "--nnodes", "2", "--node-rank", "2", "--rdzv-endpoint", "h:29500"],
-     "--node-rank 2 is out of range for --nnodes 2"),
-    (["--nproc", "1", "--rdzv-endpoint", "nohost"], "--rdzv-endpoint 'nohost' is not HOST:PORT"),
-    (["--nnodes", "2"], "--nnodes needs --nproc N"),
-    (["--dist-timeout", "0"], "--dist-timeout must be a positive number of seconds, got '0'"),
-    (["--model-override", "ngf"], "--model-override takes KEY=VALUE (e.g. ngf=8), got 'ngf'"),
-])
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--nproc", "0"], "--nproc must be a positive integer, got '0'"),
+        (["--nproc", "two"], "--nproc must be a positive integer, got 'two'"),
+        (["--nproc", "2", "--nnodes", "2"], "--nnodes 2 needs --node-rank"),
+        (
+            ["--nproc", "1", "--nnodes", "2", "--node-rank", "2", "--rdzv-endpoint", "h:29500"],
+            "--node-rank 2 is out of range for --nnodes 2",
+        ),
+        (["--nproc", "1", "--rdzv-endpoint", "nohost"], "--rdzv-endpoint 'nohost' is not HOST:PORT"),
+        (["--nnodes", "2"], "--nnodes needs --nproc N"),
+        (["--dist-timeout", "0"], "--dist-timeout must be a positive number of seconds, got '0'"),
+        (["--model-override", "ngf"], "--model-override takes KEY=VALUE (e.g. ngf=8), got 'ngf'"),
+    ],
+)
 def test_bad_launch_options_are_user_errors(args, message, capsys, tmp_path):
     status = main(["run", "--backend", "cpu", "--out", str(tmp_path), *args])
     err = capsys.readouterr().err
@@ -163,8 +212,20 @@ def test_model_override_is_a_dict_of_ints():
 
 
 def test_worker_argv_retypes_the_options_as_given():
-    argv = ["run", "--backend", "cpu", "--batch-size", "2", "--json", "--model-override", "ngf=8",
-            "--nproc", "2", "--dist-timeout", "30"]
+    argv = [
+        "run",
+        "--backend",
+        "cpu",
+        "--batch-size",
+        "2",
+        "--json",
+        "--model-override",
+        "ngf=8",
+        "--nproc",
+        "2",
+        "--dist-timeout",
+        "30",
+    ]
     args = build_parser().parse_args(argv)
     again = build_parser().parse_args(launch.worker_argv(args, args.run_parser))
     for name in ("backend", "batch_size", "json", "model_overrides", "nproc", "dist_timeout_s", "out"):
@@ -181,13 +242,18 @@ def test_torchrun_options_single_node_and_static_multi_node():
 
 # -- failure reports ------------------------------------------------------------------------------
 
+
 def test_report_failure_writes_what_torch_elastic_reads(tmp_path):
     from torch.distributed.elastic.multiprocessing.errors import ProcessFailure
 
     path = tmp_path / "error.json"
     info = distributed.RankInfo(rank=1, world_size=2, local_rank=1)
-    distributed.report_failure(info, {"type": "InjectedFault", "message": "at step 2"}, "error",
-                               env={"TORCHELASTIC_ERROR_FILE": str(path)})
+    distributed.report_failure(
+        info,
+        {"type": "InjectedFault", "message": "at step 2"},
+        "error",
+        env={"TORCHELASTIC_ERROR_FILE": str(path)},
+    )
     failure = ProcessFailure(local_rank=1, pid=123, exitcode=1, error_file=str(path))
     assert "rank 1: InjectedFault: at step 2" in str(failure.message)
 
@@ -200,10 +266,22 @@ def test_failure_record_names_the_first_failed_rank_not_the_stopped_one():
         workload = get_workload("dcgan64")
 
     failures = {
-        "0": {"local_rank": 0, "pid": 10, "exitcode": 1, "message": "rank 0: RuntimeError: Connection closed by peer",
-              "timestamp": 100, "extra": {"suite_rank": 0, "suite_time": 100.9, "suite_status": "error"}},
-        "1": {"local_rank": 1, "pid": 11, "exitcode": 1, "message": "rank 1: InjectedFault: injected fault at step 2",
-              "timestamp": 100, "extra": {"suite_rank": 1, "suite_time": 100.5, "suite_status": "error"}},
+        "0": {
+            "local_rank": 0,
+            "pid": 10,
+            "exitcode": 1,
+            "message": "rank 0: RuntimeError: Connection closed by peer",
+            "timestamp": 100,
+            "extra": {"suite_rank": 0, "suite_time": 100.9, "suite_status": "error"},
+        },
+        "1": {
+            "local_rank": 1,
+            "pid": 11,
+            "exitcode": 1,
+            "message": "rank 1: InjectedFault: injected fault at step 2",
+            "timestamp": 100,
+            "extra": {"suite_rank": 1, "suite_time": 100.5, "suite_status": "error"},
+        },
         "2": {"local_rank": 2, "pid": 12, "exitcode": -15, "message": "", "timestamp": 99, "extra": {}},
     }
     record = launch.failure_record("run-id", {"utc_time": "x"}, Plan, 1, failures)
@@ -216,13 +294,19 @@ def test_failure_record_names_the_first_failed_rank_not_the_stopped_one():
 
 # -- end to end, through torch's launcher (gloo on this CPU) --------------------------------------
 
+
 def test_nproc_2_over_gloo_records_world_size_global_batch_and_ranks(tmp_path):
     done = suite_run(["--nproc", "2"], tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     record = only_record(tmp_path)
     assert record["status"] == "ok"
     config, metrics = record["config"], record["metrics"]
-    assert (config["world_size"], config["batch_size"], config["global_batch_size"], config["nproc"]) == (2, 2, 4, 2)
+    assert (config["world_size"], config["batch_size"], config["global_batch_size"], config["nproc"]) == (
+        2,
+        2,
+        4,
+        2,
+    )
     assert metrics["images_per_window"] == 2 * 2 * 2  # ranks x batch x steps
     assert [r["rank"] for r in record["ranks"]] == [0, 1]
     slowest = max(r["window_time_s"][0] for r in record["ranks"])
@@ -245,9 +329,25 @@ def test_a_failing_rank_ends_the_run_with_a_record_naming_it(tmp_path):
 
 
 def test_torchrun_runs_the_suite_module_directly(tmp_path):
-    command = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--monitor-interval", "0.1",
-               "-m", "suite", "run", *TINY, "--out", str(tmp_path), "--json"]
-    done = subprocess.run(command, cwd=ROOT, env=clean_env(), capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        "2",
+        "--monitor-interval",
+        "0.1",
+        "-m",
+        "suite",
+        "run",
+        *TINY,
+        "--out",
+        str(tmp_path),
+        "--json",
+    ]
+    done = subprocess.run(
+        command, cwd=ROOT, env=clean_env(), capture_output=True, text=True, timeout=RUN_TIMEOUT_S
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     record = only_record(tmp_path)  # rank 0 wrote the one record
     assert record["config"]["world_size"] == 2 and len(record["ranks"]) == 2
@@ -258,11 +358,23 @@ def test_two_nodes_on_loopback(tmp_path):
     endpoint = f"127.0.0.1:{free_port()}"
     options = ["--nproc", "1", "--nnodes", "2", "--rdzv-endpoint", endpoint]
     command = [sys.executable, "-m", "suite", "run", *TINY, "--out", str(tmp_path), *options]
-    node1 = subprocess.Popen([*command, "--node-rank", "1"], cwd=ROOT, env=clean_env(),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    node1 = subprocess.Popen(
+        [*command, "--node-rank", "1"],
+        cwd=ROOT,
+        env=clean_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
-        node0 = subprocess.run([*command, "--node-rank", "0"], cwd=ROOT, env=clean_env(),
-                               capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+        node0 = subprocess.run(
+            [*command, "--node-rank", "0"],
+            cwd=ROOT,
+            env=clean_env(),
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT_S,
+        )
         node1_out, node1_err = node1.communicate(timeout=RUN_TIMEOUT_S)
     finally:
         if node1.poll() is None:

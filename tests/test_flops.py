@@ -29,9 +29,8 @@ def test_flops_per_image_does_not_depend_on_the_counting_batch(monkeypatch):
 def test_dcgan_counts_every_pass_of_its_step():
     # A DCGAN step runs G forward once and D forward three times (real, detached fake, fake for G):
     # its count must exceed the same models' single forward pass several times over.
-    from torch.utils.flop_counter import FlopCounterMode
-
     from suite.workloads import get_workload
+    from torch.utils.flop_counter import FlopCounterMode
 
     workload = get_workload("dcgan64").with_overrides(ngf=4, ndf=4, nz=8)
     per_image = flops.count_flops_per_image(workload)
@@ -67,8 +66,12 @@ def test_mfu_formula_and_blank_without_a_peak(monkeypatch):
     assert flops.mfu(2.5e9, 1000.0, 312.0) == pytest.approx(2.5e12 / 312e12)
     assert flops.mfu(2.5e9, 1000.0, None) is None
     monkeypatch.setattr(flops, "count_flops_per_image", lambda w: pytest.fail("counted without a peak"))
-    assert flops.mfu_metrics(tiny(), 1000.0, None) == {"flops_per_image": None, "model_tflops_per_second": None,
-                                                       "mfu": None, "mfu_peak_tflops": None}
+    assert flops.mfu_metrics(tiny(), 1000.0, None) == {
+        "flops_per_image": None,
+        "model_tflops_per_second": None,
+        "mfu": None,
+        "mfu_peak_tflops": None,
+    }
 
 
 def test_mfu_metrics_with_a_peak():

@@ -8,22 +8,29 @@ import subprocess
 import sys
 
 import pytest
-
 from suite.backends.hpu import HPUBackend
+
 from suite.cli import main
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("habana_frameworks") is not None,
-                                reason="Habana software is installed here")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("habana_frameworks") is not None, reason="Habana software is installed here"
+)
 
 
 def test_run_on_hpu_without_habana_software_exits_2_in_one_line():
     # A fresh process: the real import path, no fakes anywhere on sys.path.
-    done = subprocess.run([sys.executable, "-m", "suite", "run", "--backend", "hpu"],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "suite", "run", "--backend", "hpu"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
-    assert done.stderr.startswith("suite: error: backend 'hpu' is not available: Habana software not installed")
+    assert done.stderr.startswith(
+        "suite: error: backend 'hpu' is not available: Habana software not installed"
+    )
     assert "habana_frameworks" in done.stderr and "Habana's PyTorch container" in done.stderr
     assert "habana_frameworks" not in sys.modules
 

@@ -15,17 +15,24 @@ import time
 
 import pytest
 import torch
-
 from suite.backends import hpu
-from suite.measurement import runner
+from suite.workloads import get_workload
+
 from suite.cli import main
 from suite.config import RunConfig
 from suite.errors import UserError
-from suite.workloads import get_workload
+from suite.measurement import runner
 
 FAKES = pathlib.Path(__file__).parent / "fakes"
 FAKE_PACKAGES = ("habana_frameworks", "habana_dataloader", "pyhlml")
-ENV_VARS = (hpu.LAZY_ENV, hpu.BF16_OPS_ENV, hpu.FP32_OPS_ENV, "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "LOCAL_RANK")
+ENV_VARS = (
+    hpu.LAZY_ENV,
+    hpu.BF16_OPS_ENV,
+    hpu.FP32_OPS_ENV,
+    "WORLD_SIZE",
+    "OMPI_COMM_WORLD_SIZE",
+    "LOCAL_RANK",
+)
 TINY_DCGAN = {"ngf": 8, "ndf": 8, "nz": 16}
 
 
@@ -195,8 +202,9 @@ def test_wiring_hmp_converts_once_and_steps_without_casts(fakes, tmp_path):
     fp32.write_text("binary_cross_entropy_with_logits\n")
     backend = make_backend(hpu_mode="lazy", precision="hmp", hpu_bf16_ops=str(bf16), hpu_fp32_ops=str(fp32))
     converts = [details for event, details in recorder().CALLS if event == "hmp.convert"]
-    assert converts == [{"opt_level": "O1", "bf16_file_path": str(bf16), "fp32_file_path": str(fp32),
-                         "isVerbose": False}]
+    assert converts == [
+        {"opt_level": "O1", "bf16_file_path": str(bf16), "fp32_file_path": str(fp32), "isVerbose": False}
+    ]
     import habana_frameworks.torch as bridge
 
     assert hpu.BF16_OPS_ENV not in bridge.IMPORT_ENV  # the lists went to HMP, not to autocast
@@ -204,7 +212,9 @@ def test_wiring_hmp_converts_once_and_steps_without_casts(fakes, tmp_path):
     with backend.autocast():
         assert not torch.is_autocast_enabled("cpu")  # HMP casts ops itself
     tiny_dcgan_training(backend).train_step(real_batch())
-    steps = recorder().events("hmp.disable_casts enter", "optimizer.step", "hmp.disable_casts exit", "mark_step")
+    steps = recorder().events(
+        "hmp.disable_casts enter", "optimizer.step", "hmp.disable_casts exit", "mark_step"
+    )
     assert steps[-4:] == ["hmp.disable_casts enter", "optimizer.step", "hmp.disable_casts exit", "mark_step"]
     assert steps.count("hmp.disable_casts enter") == 2
 
@@ -254,8 +264,9 @@ def test_wiring_habana_dataloader_when_dataset_qualifies(fakes, image_folder):
     assert set(info["adjusted"]) == {"shuffle", "num_workers", "pin_memory"}
 
     # DCGAN's own normalisation (mean 0.5) is not one HabanaDataLoader can do: the plain loader, and why.
-    dataset.transform = T.Compose([T.Resize(32), T.CenterCrop(32), T.ToTensor(),
-                                   T.Normalize((0.5, 0.5, 0.5), (0.5, 0.5, 0.5))])
+    dataset.transform = T.Compose(
+        [T.Resize(32), T.CenterCrop(32), T.ToTensor(), T.Normalize((0.5, 0.5, 0.5), (0.5, 0.5, 0.5))]
+    )
     loader, info = backend.make_loader(dataset, batch_size=2)
     assert type(loader) is torch.utils.data.DataLoader
     assert info["loader"] == "torch.utils.data.DataLoader" and "ImageNet mean/std" in info["why"]
@@ -291,9 +302,19 @@ class RecordingClock:
 
 def run_tiny(**config):
     # fp32: bf16 autocast on a CPU without bf16 units is slow, and the precision is not what is checked here.
-    plan = runner.plan_run(RunConfig(backend="hpu", workload="dcgan64", batch_size=2, warmup_steps=1,
-                                     steps_per_window=1, windows=2, precision="fp32",
-                                     model_overrides=TINY_DCGAN, **config))
+    plan = runner.plan_run(
+        RunConfig(
+            backend="hpu",
+            workload="dcgan64",
+            batch_size=2,
+            warmup_steps=1,
+            steps_per_window=1,
+            windows=2,
+            precision="fp32",
+            model_overrides=TINY_DCGAN,
+            **config,
+        )
+    )
     return runner.execute(plan)
 
 
@@ -307,9 +328,9 @@ def test_wiring_synchronize_before_each_timestamp(fakes, monkeypatch):
     clocks = [i for i, event in enumerate(events) if event == "clock"]
     # warm-up start, first step done, warm-up end, then start and end of each of 2 windows
     assert len(clocks) == 3 + 2 * 2
-    assert "mark_step" not in events[:clocks[0]]  # the first read comes before any device work
+    assert "mark_step" not in events[: clocks[0]]  # the first read comes before any device work
     for i in clocks[1:]:
-        assert events[i - 1] == "synchronize", events[max(0, i - 4):i + 1]
+        assert events[i - 1] == "synchronize", events[max(0, i - 4) : i + 1]
 
 
 def test_wiring_record_says_mode_memory_and_device(fakes):
@@ -320,27 +341,55 @@ def test_wiring_record_says_mode_memory_and_device(fakes):
     assert device["execution_mode"] == "lazy" and "version unknown" in device["execution_mode_source"]
     assert device["env_at_import"][hpu.LAZY_ENV] == "1"
     assert (device["name"], device["count"]) == ("GAUDI (fake)", 1)
-    assert record["memory"] == {"peak_memory_bytes": 3 * 2**20, "allocated_bytes": 3 * 2**20,
-                                "total_memory_bytes": 32 * 2**30, "num_allocs": 7}
+    assert record["memory"] == {
+        "peak_memory_bytes": 3 * 2**20,
+        "allocated_bytes": 3 * 2**20,
+        "total_memory_bytes": 32 * 2**30,
+        "num_allocs": 7,
+    }
     assert "reset_peak_memory_stats" in recorder().events()
 
 
 def test_wiring_cli_run_end_to_end(fakes, tmp_path, capsys, monkeypatch):
     tiny = get_workload("dcgan64").with_overrides(**TINY_DCGAN)
     monkeypatch.setattr(runner, "get_workload", lambda name: tiny)  # the CLI has no width option
-    rc = main(["run", "--backend", "hpu", "--hpu-mode", "eager", "--precision", "fp32", "--batch-size", "2",
-               "--warmup", "1",
-               "--steps", "1", "--windows", "1", "--out", str(tmp_path / "out"), "--json"])
+    rc = main(
+        [
+            "run",
+            "--backend",
+            "hpu",
+            "--hpu-mode",
+            "eager",
+            "--precision",
+            "fp32",
+            "--batch-size",
+            "2",
+            "--warmup",
+            "1",
+            "--steps",
+            "1",
+            "--windows",
+            "1",
+            "--out",
+            str(tmp_path / "out"),
+            "--json",
+        ]
+    )
     record = json.loads(capsys.readouterr().out)
     assert rc == 0 and record["status"] == "ok"
-    assert record["config"]["hpu_mode"] == "eager" and record["device"]["execution_mode_source"] == "--hpu-mode"
+    assert (
+        record["config"]["hpu_mode"] == "eager" and record["device"]["execution_mode_source"] == "--hpu-mode"
+    )
     assert "mark_step" not in recorder().events()
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--hpu-mode", "turbo"], "argument --hpu-mode: invalid choice: 'turbo'"),
-    (["--hpu-bf16-ops", "/no/such/ops.txt"], "--hpu-bf16-ops '/no/such/ops.txt': no such file"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--hpu-mode", "turbo"], "argument --hpu-mode: invalid choice: 'turbo'"),
+        (["--hpu-bf16-ops", "/no/such/ops.txt"], "--hpu-bf16-ops '/no/such/ops.txt': no such file"),
+    ],
+)
 def test_wiring_bad_hpu_options_exit_2(fakes, capsys, argv, message):
     assert main(["run", "--backend", "hpu", *argv]) == 2
     err = capsys.readouterr().err
@@ -356,7 +405,6 @@ def test_wiring_hccl_imported_for_multi_process_runs(fakes, monkeypatch):
 # -- telemetry ---------------------------------------------------------------------------------
 def test_wiring_hlml_units_converted_and_init_once(fakes):
     import pyhlml
-
     from suite.backends.hlml import HLMLSampler
 
     backend = make_backend(hpu_mode="lazy")
@@ -379,7 +427,6 @@ def test_wiring_hlml_units_converted_and_init_once(fakes):
 
 def test_wiring_hlml_without_energy_counter(fakes, monkeypatch):
     import pyhlml
-
     from suite.backends.hlml import HLMLSampler
 
     monkeypatch.setattr(pyhlml, "HAS_ENERGY", False)
@@ -391,8 +438,9 @@ def test_wiring_hlml_without_energy_counter(fakes, monkeypatch):
 
 def test_wiring_hpu_ddp_follows_habanas_guidance(fakes, monkeypatch):
     seen = {}
-    monkeypatch.setattr(torch.nn.parallel, "DistributedDataParallel",
-                        lambda module, **kwargs: seen.update(kwargs) or module)
+    monkeypatch.setattr(
+        torch.nn.parallel, "DistributedDataParallel", lambda module, **kwargs: seen.update(kwargs) or module
+    )
     backend = make_backend(hpu_mode="lazy")
     backend.init_distributed()
     assert "import hccl" in recorder().events()

@@ -17,7 +17,18 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_wheel_installs_backends_and_workloads_inside_suite(tmp_path):
     # --no-build-isolation: build with the setuptools already installed, so the test needs no network.
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(ROOT)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
         check=True,
         cwd=tmp_path,
     )
@@ -33,16 +44,31 @@ def test_wheel_installs_backends_and_workloads_inside_suite(tmp_path):
     site = Path(
         subprocess.run(
             [str(env_python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            check=True, capture_output=True, text=True,
+            check=True,
+            capture_output=True,
+            text=True,
         ).stdout.strip()
     )
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", str(site), str(wheel)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            "--target",
+            str(site),
+            str(wheel),
+        ],
         check=True,
     )
     (site / "requirements.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
 
-    installed = sorted(p.name for p in site.iterdir() if not p.name.endswith((".dist-info", ".pth")) and p.name != "bin")
+    installed = sorted(
+        p.name for p in site.iterdir() if not p.name.endswith((".dist-info", ".pth")) and p.name != "bin"
+    )
     assert installed == ["suite"]
     probe = (
         "import importlib.util, suite.backends, suite.workloads, suite.reporting.pricing as pricing;"
@@ -50,7 +76,9 @@ def test_wheel_installs_backends_and_workloads_inside_suite(tmp_path):
         "print(suite.backends.__file__); print(suite.workloads.workload_names()[0]);"
         "print(pricing.shipped_catalog_names())"
     )
-    out = subprocess.run([str(env_python), "-c", probe], check=True, capture_output=True, text=True, cwd=tmp_path)
+    out = subprocess.run(
+        [str(env_python), "-c", probe], check=True, capture_output=True, text=True, cwd=tmp_path
+    )
     backends_file, first_workload, catalogs = out.stdout.splitlines()
     assert backends_file.startswith(str(site / "suite" / "backends"))
     assert first_workload == "dcgan64"

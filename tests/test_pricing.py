@@ -34,8 +34,14 @@ def test_shipped_catalogs_load_with_source_and_date():
 
 def test_seed_catalog_keeps_the_seeds_printed_prices_and_labels_its_spot_as_assumed():
     seed = load_catalog("seed-2022")
-    printed = {"p2.8xlarge": (7.20, 2.16), "p3.2xlarge": (3.06, 0.92), "p3.8xlarge": (12.24, 3.67),
-               "dl1.24xlarge": (13.11, 3.93), "p2.xlarge": (0.90, 0.27), "g3.8xlarge": (2.28, None)}
+    printed = {
+        "p2.8xlarge": (7.20, 2.16),
+        "p3.2xlarge": (3.06, 0.92),
+        "p3.8xlarge": (12.24, 3.67),
+        "dl1.24xlarge": (13.11, 3.93),
+        "p2.xlarge": (0.90, 0.27),
+        "g3.8xlarge": (2.28, None),
+    }
     for name, (on_demand, spot) in printed.items():
         assert (seed.get(name).on_demand_usd_per_hour, seed.get(name).spot_usd_per_hour) == (on_demand, spot)
     assert "assumed 0.30 × on-demand" in seed.caption()
@@ -51,27 +57,47 @@ def test_later_snapshot_has_observed_spot_and_gcp_vm_plus_gpu_rows():
 
 
 def write_catalog(tmp_path, instance_fields: dict, name="mine.yaml") -> str:
-    entry = {"provider": "aws", "region": "us-east-1", "accelerator": "NVIDIA T4", "accelerator_count": 1,
-             "accelerator_memory_gib": 16, "vcpus": 4, "ram_gib": 16, "on_demand_usd_per_hour": 0.526,
-             "spot_usd_per_hour": 0.189}
+    entry = {
+        "provider": "aws",
+        "region": "us-east-1",
+        "accelerator": "NVIDIA T4",
+        "accelerator_count": 1,
+        "accelerator_memory_gib": 16,
+        "vcpus": 4,
+        "ram_gib": 16,
+        "on_demand_usd_per_hour": 0.526,
+        "spot_usd_per_hour": 0.189,
+    }
     entry.update(instance_fields)
     entry = {k: v for k, v in entry.items() if v != "DROP"}
     path = tmp_path / name
-    path.write_text(yaml.safe_dump({"name": "mine", "source": "my notes", "as_of": "2025-01-01",
-                                    "instances": {"g4dn.xlarge": entry}}))
+    path.write_text(
+        yaml.safe_dump(
+            {"name": "mine", "source": "my notes", "as_of": "2025-01-01", "instances": {"g4dn.xlarge": entry}}
+        )
+    )
     return str(path)
 
 
-@pytest.mark.parametrize("fields, expected", [
-    ({"on_demand_usd_per_hour": "DROP"}, "'g4dn.xlarge': field 'on_demand_usd_per_hour' is missing"),
-    ({"spot_usd_per_hour": "DROP"}, "'g4dn.xlarge': field 'spot_usd_per_hour' is missing"),
-    ({"on_demand_usd_per_hour": "cheap"}, "'g4dn.xlarge': on_demand_usd_per_hour must be a number, got 'cheap'"),
-    ({"spot_usd_per_hour": "0.19"}, "'g4dn.xlarge': spot_usd_per_hour must be a number, got '0.19' (quoted"),
-    ({"on_demand_usd_per_hour": None}, "'g4dn.xlarge': on_demand_usd_per_hour is missing a value"),
-    ({"on_demand_usd_per_hour": True}, "on_demand_usd_per_hour must be a number, got True"),
-    ({"on_demand_usd_per_hour": 0}, "on_demand_usd_per_hour must be above 0"),
-    ({"accelerator_count": 1.5}, "accelerator_count must be a whole number, got 1.5"),
-])
+@pytest.mark.parametrize(
+    "fields, expected",
+    [
+        ({"on_demand_usd_per_hour": "DROP"}, "'g4dn.xlarge': field 'on_demand_usd_per_hour' is missing"),
+        ({"spot_usd_per_hour": "DROP"}, "'g4dn.xlarge': field 'spot_usd_per_hour' is missing"),
+        (
+            {"on_demand_usd_per_hour": "cheap"},
+            "'g4dn.xlarge': on_demand_usd_per_hour must be a number, got 'cheap'",
+        ),
+        (
+            {"spot_usd_per_hour": "0.19"},
+            "'g4dn.xlarge': spot_usd_per_hour must be a number, got '0.19' (quoted",
+        ),
+        ({"on_demand_usd_per_hour": None}, "'g4dn.xlarge': on_demand_usd_per_hour is missing a value"),
+        ({"on_demand_usd_per_hour": True}, "on_demand_usd_per_hour must be a number, got True"),
+        ({"on_demand_usd_per_hour": 0}, "on_demand_usd_per_hour must be above 0"),
+        ({"accelerator_count": 1.5}, "accelerator_count must be a whole number, got 1.5"),
+    ],
+)
 def test_a_bad_price_names_the_instance_and_the_field(tmp_path, fields, expected):
     path = write_catalog(tmp_path, fields)
     with pytest.raises(UserError, match=None) as error:
@@ -85,7 +111,9 @@ def test_a_bad_catalog_file_is_one_clear_error_on_the_command_line(tmp_path, cap
     err = capsys.readouterr().err
     assert err.startswith("suite: error: ") and "'g4dn.xlarge'" in err and "on_demand_usd_per_hour" in err
     assert main(["prices", "list", "nosuch-catalog"]) == 2
-    assert "unknown price catalog 'nosuch-catalog' (shipped: seed-2022, skypilot-2025" in capsys.readouterr().err
+    assert (
+        "unknown price catalog 'nosuch-catalog' (shipped: seed-2022, skypilot-2025" in capsys.readouterr().err
+    )
     assert main(["prices", "list", str(tmp_path / "missing.yaml")]) == 2
     assert "does not exist" in capsys.readouterr().err
 
@@ -108,8 +136,12 @@ def test_unknown_instance_suggests_near_matches():
 
 def test_run_with_an_unknown_instance_fails_before_measuring(tmp_path):
     out = tmp_path / "results"
-    proc = subprocess.run([sys.executable, "-m", "suite", "run", "--instance", "p3.2xlrge", "--out", str(out)],
-                          capture_output=True, text=True, cwd=os.path.dirname(os.path.dirname(__file__)))
+    proc = subprocess.run(
+        [sys.executable, "-m", "suite", "run", "--instance", "p3.2xlrge", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=os.path.dirname(os.path.dirname(__file__)),
+    )
     assert proc.returncode == 2
     assert proc.stderr.startswith("suite: error: unknown instance 'p3.2xlrge': did you mean p3.2xlarge")
     assert "Traceback" not in proc.stderr
@@ -132,15 +164,46 @@ def test_run_records_the_instance_and_accelerators_used_per_process():
 # -- importers -------------------------------------------------------------------------------------------
 
 EC2 = [
-    {"instance_type": "p3.2xlarge", "vCPU": 8, "memory": 61.0, "GPU": 1, "GPU_model": "NVIDIA Tesla V100",
-     "GPU_memory": 16, "pricing": {"us-east-1": {"linux": {"ondemand": "3.06", "spot_min": "0.61",
-                                                           "spot_max": "0.75", "spot_avg": "0.668"}}}},
-    {"instance_type": "dl1.24xlarge", "vCPU": 96, "memory": 768.0, "GPU": 8, "GPU_model": None, "GPU_memory": 0,
-     "pricing": {"us-east-1": {"linux": {"ondemand": "13.10904", "spot_avg": "N/A"}}}},
-    {"instance_type": "m5.large", "vCPU": 2, "memory": 8.0, "GPU": 0, "GPU_model": None, "GPU_memory": 0,
-     "pricing": {"us-east-1": {"linux": {"ondemand": "0.096", "spot_avg": "0.03"}}}},
-    {"instance_type": "p4de.24xlarge", "vCPU": 96, "memory": 1152.0, "GPU": 8, "GPU_model": "NVIDIA A100",
-     "GPU_memory": 640, "pricing": {"us-west-2": {"linux": {"ondemand": "40.96"}}}},
+    {
+        "instance_type": "p3.2xlarge",
+        "vCPU": 8,
+        "memory": 61.0,
+        "GPU": 1,
+        "GPU_model": "NVIDIA Tesla V100",
+        "GPU_memory": 16,
+        "pricing": {
+            "us-east-1": {
+                "linux": {"ondemand": "3.06", "spot_min": "0.61", "spot_max": "0.75", "spot_avg": "0.668"}
+            }
+        },
+    },
+    {
+        "instance_type": "dl1.24xlarge",
+        "vCPU": 96,
+        "memory": 768.0,
+        "GPU": 8,
+        "GPU_model": None,
+        "GPU_memory": 0,
+        "pricing": {"us-east-1": {"linux": {"ondemand": "13.10904", "spot_avg": "N/A"}}},
+    },
+    {
+        "instance_type": "m5.large",
+        "vCPU": 2,
+        "memory": 8.0,
+        "GPU": 0,
+        "GPU_model": None,
+        "GPU_memory": 0,
+        "pricing": {"us-east-1": {"linux": {"ondemand": "0.096", "spot_avg": "0.03"}}},
+    },
+    {
+        "instance_type": "p4de.24xlarge",
+        "vCPU": 96,
+        "memory": 1152.0,
+        "GPU": 8,
+        "GPU_model": "NVIDIA A100",
+        "GPU_memory": 640,
+        "pricing": {"us-west-2": {"linux": {"ondemand": "40.96"}}},
+    },
 ]
 
 
@@ -151,7 +214,11 @@ def test_ec2instances_import_parses_string_prices(tmp_path):
     assert set(catalog["instances"]) == {"p3.2xlarge", "dl1.24xlarge"}  # m5: no GPU; p4de: not in region
     assert unpriced == 1
     p3 = catalog["instances"]["p3.2xlarge"]
-    assert (p3["on_demand_usd_per_hour"], p3["spot_usd_per_hour"], p3["accelerator_count"]) == (3.06, 0.668, 1)
+    assert (p3["on_demand_usd_per_hour"], p3["spot_usd_per_hour"], p3["accelerator_count"]) == (
+        3.06,
+        0.668,
+        1,
+    )
     dl1 = catalog["instances"]["dl1.24xlarge"]
     assert dl1["spot_usd_per_hour"] is None and "not given" in dl1["note"]
     catalog, _ = import_file(str(path), region="us-east-1", spot_stat="min", include_cpu_only=True)

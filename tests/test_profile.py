@@ -12,8 +12,21 @@ from suite.cli import main
 from suite.measurement.profiling import schedule_for
 from suite.sizes import parse_size
 
-TINY = ["run", "--backend", "cpu", "--model-override", "ngf=4", "--model-override", "ndf=4", "--batch-size", "2",
-        "--warmup", "1", "--threads", "1"]
+TINY = [
+    "run",
+    "--backend",
+    "cpu",
+    "--model-override",
+    "ngf=4",
+    "--model-override",
+    "ndf=4",
+    "--batch-size",
+    "2",
+    "--warmup",
+    "1",
+    "--threads",
+    "1",
+]
 
 
 def only_record(folder) -> dict:
@@ -22,19 +35,27 @@ def only_record(folder) -> dict:
         return json.load(handle)
 
 
-@pytest.mark.parametrize("steps, expected", [
-    (1, {"wait": 0, "warmup": 0, "active": 1, "repeat": 1}),
-    (4, {"wait": 0, "warmup": 1, "active": 3, "repeat": 1}),
-    (5, {"wait": 1, "warmup": 1, "active": 3, "repeat": 1}),
-    (40, {"wait": 1, "warmup": 1, "active": 3, "repeat": 1}),
-])
+@pytest.mark.parametrize(
+    "steps, expected",
+    [
+        (1, {"wait": 0, "warmup": 0, "active": 1, "repeat": 1}),
+        (4, {"wait": 0, "warmup": 1, "active": 3, "repeat": 1}),
+        (5, {"wait": 1, "warmup": 1, "active": 3, "repeat": 1}),
+        (40, {"wait": 1, "warmup": 1, "active": 3, "repeat": 1}),
+    ],
+)
 def test_schedule_fits_the_timed_steps(steps, expected):
     assert schedule_for(steps) == expected
 
 
 def test_profiled_run_writes_a_chrome_trace_and_a_top_operator_table(tmp_path, capsys):
     traces = tmp_path / "traces"
-    assert main([*TINY, "--steps", "3", "--windows", "2", "--profile", str(traces), "--out", str(tmp_path / "r")]) == 0
+    assert (
+        main(
+            [*TINY, "--steps", "3", "--windows", "2", "--profile", str(traces), "--out", str(tmp_path / "r")]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "profile: top operators over 3 active step(s) (schedule wait=1 warmup=1 active=3)" in out
     assert "aten::" in out and "ui.perfetto.dev" in out
@@ -61,28 +82,57 @@ def test_unprofiled_run_has_no_profile(tmp_path):
 
 
 def test_max_memory_ceiling_is_an_out_of_memory_failure(tmp_path, capsys):
-    assert main([*TINY, "--steps", "1", "--windows", "1", "--max-memory", "1KiB", "--out", str(tmp_path)]) == 1
+    assert (
+        main([*TINY, "--steps", "1", "--windows", "1", "--max-memory", "1KiB", "--out", str(tmp_path)]) == 1
+    )
     record = only_record(tmp_path)
     assert record["status"] == "oom" and record["config"]["max_memory_bytes"] == 1024
     assert "over --max-memory" in record["error"]["message"] and "suite batch-size" in record["error"]["hint"]
 
 
 def test_max_memory_generous_ceiling_passes(tmp_path):
-    assert main([*TINY, "--steps", "1", "--windows", "1", "--max-memory", "8GiB", "--json", "--out", str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                *TINY,
+                "--steps",
+                "1",
+                "--windows",
+                "1",
+                "--max-memory",
+                "8GiB",
+                "--json",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
 
 
-@pytest.mark.parametrize("text, size", [("2GiB", 2 * 2**30), ("512MiB", 512 * 2**20), ("1.5GB", 1_500_000_000),
-                                        ("1000", 1000), ("64 kib", 65536)])
+@pytest.mark.parametrize(
+    "text, size",
+    [
+        ("2GiB", 2 * 2**30),
+        ("512MiB", 512 * 2**20),
+        ("1.5GB", 1_500_000_000),
+        ("1000", 1000),
+        ("64 kib", 65536),
+    ],
+)
 def test_sizes(text, size):
     assert parse_size("--max-memory", text) == size
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["--max-memory", "2XB"], "--max-memory must be a size such as 2GiB"),
-    (["--max-memory", "0"], "--max-memory must be larger than zero"),
-    (["--model-override", "ngf"], "--model-override takes KEY=VALUE"),
-    (["--model-override", "wings=2"], "unknown model override(s) wings"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--max-memory", "2XB"], "--max-memory must be a size such as 2GiB"),
+        (["--max-memory", "0"], "--max-memory must be larger than zero"),
+        (["--model-override", "ngf"], "--model-override takes KEY=VALUE"),
+        (["--model-override", "wings=2"], "unknown model override(s) wings"),
+    ],
+)
 def test_bad_run_options_exit_2(tmp_path, capsys, argv, needle):
     assert main(["run", "--backend", "cpu", *argv, "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err

@@ -9,28 +9,54 @@ import json
 import pytest
 
 from suite import results
-from suite.reporting import report
 from suite.cli import main
+from suite.reporting import report
 from suite.reporting.pricing import load_catalog
 
 SEED = load_catalog("seed-2022")
 
 
-def make_record(images_per_hour=None, *, workload="dcgan64", instance="p3.2xlarge", status="ok", batch=256,
-                backend="cuda", device="Tesla V100-SXM2-16GB", precision="amp", run="a", used=None,
-                windows=(1.0, 1.1, 0.9), diagnosis=None) -> dict:
-    config = {"workload": workload, "backend": backend, "batch_size": batch, "precision": precision,
-              "data": "synthetic", "instance": instance, "accelerators_used": used}
+def make_record(
+    images_per_hour=None,
+    *,
+    workload="dcgan64",
+    instance="p3.2xlarge",
+    status="ok",
+    batch=256,
+    backend="cuda",
+    device="Tesla V100-SXM2-16GB",
+    precision="amp",
+    run="a",
+    used=None,
+    windows=(1.0, 1.1, 0.9),
+    diagnosis=None,
+) -> dict:
+    config = {
+        "workload": workload,
+        "backend": backend,
+        "batch_size": batch,
+        "precision": precision,
+        "data": "synthetic",
+        "instance": instance,
+        "accelerators_used": used,
+    }
     record = results.new_record(f"run-{run}", {"utc_time": "2026-01-01T00:00:00Z"}, config)
     record.update(status=status, device={"name": device, "count": 1}, data={"source": "synthetic"})
     if images_per_hour is not None:
         per_s = images_per_hour / 3600
-        record["metrics"] = {"images_per_hour": images_per_hour, "images_per_second": per_s,
-                             "window_images_per_second": [per_s * w for w in windows],
-                             "window_time_s": [1.0] * len(windows)}
+        record["metrics"] = {
+            "images_per_hour": images_per_hour,
+            "images_per_second": per_s,
+            "window_images_per_second": [per_s * w for w in windows],
+            "window_time_s": [1.0] * len(windows),
+        }
     if status != "ok":
-        record["error"] = {"type": status, "message": {"oom": "CUDA out of memory",
-                                                       "diverged": "loss became NaN/inf at step 7"}.get(status, "boom")}
+        record["error"] = {
+            "type": status,
+            "message": {"oom": "CUDA out of memory", "diverged": "loss became NaN/inf at step 7"}.get(
+                status, "boom"
+            ),
+        }
     if diagnosis:
         record["diagnosis"] = {"verdict": diagnosis}
     return record
@@ -47,8 +73,10 @@ SEED_TABLE = [
 
 def test_seed_table_2_1_images_per_dollar_to_the_image():
     # The seed measured each instance as a whole (all its GPUs), so each record used all of them.
-    records = [make_record(rate, workload=w, instance=i, run=i + w, used=SEED.get(i).accelerator_count)
-               for w, i, rate, _, _ in SEED_TABLE]
+    records = [
+        make_record(rate, workload=w, instance=i, run=i + w, used=SEED.get(i).accelerator_count)
+        for w, i, rate, _, _ in SEED_TABLE
+    ]
     rows = report.build_rows(records, SEED)
     assert len(rows) == 4
     by_run = {(r["model_run"], r["instance"]): r for r in rows}
@@ -61,8 +89,10 @@ def test_seed_table_2_1_images_per_dollar_to_the_image():
     text = report.render(rows, SEED, "md")
     for _, _, rate, per_usd, spot_per_usd in SEED_TABLE:
         assert f"| {rate:,} | " in text and f"| {per_usd:,} | " in text and f"| {spot_per_usd:,} | " in text
-    assert "| Model Run | Instance | Average Throughput (Imgs/Hr) | Rate ($) | Throughput / $ | Spot Rate ($) " \
-           "| Spot Throughput / $ |" in text
+    assert (
+        "| Model Run | Instance | Average Throughput (Imgs/Hr) | Rate ($) | Throughput / $ | Spot Rate ($) "
+        "| Spot Throughput / $ |" in text
+    )
     assert "assumed 0.30 × on-demand" in text and "seed-2022 (USD/hour), as of 2022" in text
 
 
@@ -85,13 +115,18 @@ def test_dollars_per_million_images_and_per_epoch():
     assert row["spot_usd_per_million_images"] == pytest.approx(0.92 / 3.6)
     assert row["epoch_hours"] == pytest.approx(0.5)
     assert row["epoch_usd"] == pytest.approx(1.53) and row["spot_epoch_usd"] == pytest.approx(0.46)
-    assert report.build_rows([make_record(3_600_000)], SEED)[0]["epoch_hours"] == pytest.approx(1_200_000 / 3.6e6)
+    assert report.build_rows([make_record(3_600_000)], SEED)[0]["epoch_hours"] == pytest.approx(
+        1_200_000 / 3.6e6
+    )
 
 
 def test_failed_and_diverged_runs_are_shown_not_dropped():
-    records = [make_record(None, status="oom", batch=4096, run="o"),
-               make_record(1_000_000, status="diverged", precision="fp16", run="d"),
-               make_record(5_000_000, run="ok1"), make_record(None, status="oom", run="ok-but-one-oom")]
+    records = [
+        make_record(None, status="oom", batch=4096, run="o"),
+        make_record(1_000_000, status="diverged", precision="fp16", run="d"),
+        make_record(5_000_000, run="ok1"),
+        make_record(None, status="oom", run="ok-but-one-oom"),
+    ]
     rows = report.build_rows(records, SEED)
     by_status = {(r["batch_size"], r["precision"]): r for r in rows}
     oom = by_status[(4096, "amp")]
@@ -116,7 +151,9 @@ def test_part_of_an_instance_is_marked_and_extrapolated_only_when_asked():
     assert "EXTRAPOLATED ×4 from 1 of 4 accelerators" in row["notes"][0]
     assert "4,000,000 (extrapolated)" in report.render([row], SEED, "md")
     # a run that used the whole instance is never touched
-    whole = report.build_rows([make_record(1_000_000, instance="p3.8xlarge", used=4)], SEED, extrapolate=True)[0]
+    whole = report.build_rows(
+        [make_record(1_000_000, instance="p3.8xlarge", used=4)], SEED, extrapolate=True
+    )[0]
     assert whole["images_per_hour"] == 1_000_000 and whole["extrapolated_factor"] is None
 
 
@@ -139,8 +176,9 @@ def test_a_run_on_another_device_than_the_instances_is_marked():
 
 
 def test_no_instance_or_an_instance_missing_from_the_catalog_gives_no_price():
-    rows = report.build_rows([make_record(1_000, instance=None, run="x"),
-                              make_record(1_000, instance="g6.xlarge", run="y")], SEED)
+    rows = report.build_rows(
+        [make_record(1_000, instance=None, run="x"), make_record(1_000, instance="g6.xlarge", run="y")], SEED
+    )
     none, g6 = sorted(rows, key=lambda r: r["instance"] is not None)
     assert none["usd_per_hour"] is None and "no --instance recorded: no price" in none["notes"]
     assert g6["images_per_usd"] is None and "g6.xlarge is not in the seed-2022 catalog" in g6["notes"][0]
@@ -193,10 +231,12 @@ def test_report_bad_input_is_one_line_exit_2(tmp_path, capsys):
     assert main(["report", str(empty)]) == 2
     assert "no suite run records found" in capsys.readouterr().err
     write_json(tmp_path / "r.json", make_record(1_000))
-    for argv, message in [(["--format", "xls"], "unknown --format 'xls' (known: md, csv, json)"),
-                          (["--dataset-size", "many"], "--dataset-size must be a positive integer, got 'many'"),
-                          (["--prices", "nope"], "unknown price catalog 'nope'"),
-                          (["--out", str(tmp_path / "no" / "such" / "r.md")], "cannot be written")]:
+    for argv, message in [
+        (["--format", "xls"], "unknown --format 'xls' (known: md, csv, json)"),
+        (["--dataset-size", "many"], "--dataset-size must be a positive integer, got 'many'"),
+        (["--prices", "nope"], "unknown price catalog 'nope'"),
+        (["--out", str(tmp_path / "no" / "such" / "r.md")], "cannot be written"),
+    ]:
         assert main(["report", str(tmp_path / "r.json"), *argv]) == 2
         err = capsys.readouterr().err
         assert err.startswith("suite: error: ") and message in err and "Traceback" not in err
@@ -207,8 +247,21 @@ def test_report_bad_input_is_one_line_exit_2(tmp_path, capsys):
 def test_report_writes_out_file_and_accepts_commas_in_dataset_size(tmp_path, capsys):
     write_json(tmp_path / "r.json", make_record(3_600_000))
     out = tmp_path / "report.md"
-    assert main(["report", str(tmp_path / "r.json"), "--prices", "seed-2022", "--dataset-size", "3,600,000",
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "report",
+                str(tmp_path / "r.json"),
+                "--prices",
+                "seed-2022",
+                "--dataset-size",
+                "3,600,000",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert "| 1.00 |" in out.read_text() and "Epoch: 3,600,000 images." in out.read_text()
 
 
@@ -228,11 +281,18 @@ def test_plots_are_drawn_as_png(tmp_path, capsys):
 
 def test_a_real_cpu_run_on_an_instance_is_reported(tmp_path):
     from suite.config import RunConfig
-    from suite.reporting.pricing import resolve_run_instance
     from suite.measurement.runner import execute, plan_run
+    from suite.reporting.pricing import resolve_run_instance
 
-    config = RunConfig(backend="cpu", batch_size=2, warmup_steps=1, steps_per_window=1, windows=2,
-                       model_overrides={"ngf": 8, "ndf": 8}, instance="p3.2xlarge")
+    config = RunConfig(
+        backend="cpu",
+        batch_size=2,
+        warmup_steps=1,
+        steps_per_window=1,
+        windows=2,
+        model_overrides={"ngf": 8, "ndf": 8},
+        instance="p3.2xlarge",
+    )
     plan = plan_run(config)
     plan.config = plan.backend.config = resolve_run_instance(plan.config)
     record = execute(plan)
@@ -290,7 +350,9 @@ def test_a_profiled_run_is_shown_but_never_in_the_median():
 
 
 def test_extrapolation_scales_the_spread_with_the_median():
-    runs = [make_record(r, instance="p3.8xlarge", run=str(r), used=1) for r in (1_000_000, 1_200_000, 1_100_000)]
+    runs = [
+        make_record(r, instance="p3.8xlarge", run=str(r), used=1) for r in (1_000_000, 1_200_000, 1_100_000)
+    ]
     (row,) = report.build_rows(runs, SEED, extrapolate=True)
     assert row["images_per_hour"] == pytest.approx(4_400_000)
     assert (row["images_per_hour_min"], row["images_per_hour_max"]) == pytest.approx((4_000_000, 4_800_000))

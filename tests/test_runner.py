@@ -8,8 +8,8 @@ import pytest
 import torch
 from conftest import tiny_config
 
-from suite.measurement import runner
 from suite.errors import UserError
+from suite.measurement import runner
 
 
 def test_a_tiny_run_produces_a_complete_record():
@@ -22,24 +22,40 @@ def test_a_tiny_run_produces_a_complete_record():
     assert metrics["window_images_per_second"] == pytest.approx(rates)
     assert metrics["images_per_second"] == pytest.approx(statistics.median(rates))
     assert metrics["images_per_hour"] == pytest.approx(metrics["images_per_second"] * 3600)
-    assert metrics["images_per_second_min"] <= metrics["images_per_second"] <= metrics["images_per_second_max"]
+    assert (
+        metrics["images_per_second_min"] <= metrics["images_per_second"] <= metrics["images_per_second_max"]
+    )
     assert metrics["steps_timed"] == 6 and metrics["images_timed"] == 12
     assert metrics["time_to_first_step_s"] > 0 and metrics["warmup_time_s"] > 0
     assert record["memory"]["peak_memory_bytes"] > 0
     assert record["data"]["source"] == "synthetic"
     assert record["config"]["batch_size"] == 2 and record["config"]["precision"] == "fp32"
-    for key in ("host", "cpu_model", "cpu_cores_logical", "ram_bytes", "os", "python", "torch",
-                "torchvision", "suite_version", "utc_time"):
+    for key in (
+        "host",
+        "cpu_model",
+        "cpu_cores_logical",
+        "ram_bytes",
+        "os",
+        "python",
+        "torch",
+        "torchvision",
+        "suite_version",
+        "utc_time",
+    ):
         assert record["context"][key], key
     assert record["workload"]["parameters"]["generator"] > 0
 
 
 def test_defaults_come_from_the_backend():
-    plan = runner.plan_run(tiny_config(batch_size=None, warmup_steps=None, steps_per_window=None, windows=None,
-                                       precision=None))
+    plan = runner.plan_run(
+        tiny_config(batch_size=None, warmup_steps=None, steps_per_window=None, windows=None, precision=None)
+    )
     schedule = plan.backend.schedule
     assert (plan.config.warmup_steps, plan.config.steps_per_window, plan.config.windows) == (
-        schedule.warmup_steps, schedule.steps_per_window, schedule.windows)
+        schedule.warmup_steps,
+        schedule.steps_per_window,
+        schedule.windows,
+    )
     assert plan.config.precision == "fp32"
     assert plan.config.batch_size == 16  # the workload's 256, capped for a CPU
 
@@ -104,8 +120,9 @@ def test_an_out_of_memory_error_becomes_an_oom_record(monkeypatch):
 
 def test_any_other_failure_becomes_an_error_record(monkeypatch):
     plan = runner.plan_run(tiny_config())
-    monkeypatch.setattr(plan.workload.__class__, "build",
-                        lambda self, backend: (_ for _ in ()).throw(RuntimeError("boom")))
+    monkeypatch.setattr(
+        plan.workload.__class__, "build", lambda self, backend: (_ for _ in ()).throw(RuntimeError("boom"))
+    )
     record = runner.execute(plan)
     assert record["status"] == "error"
     assert record["error"] == {"type": "RuntimeError", "message": "boom"}
@@ -113,19 +130,23 @@ def test_any_other_failure_becomes_an_error_record(monkeypatch):
 
 def test_keyboard_interrupt_is_not_swallowed(monkeypatch):
     plan = runner.plan_run(tiny_config())
-    monkeypatch.setattr(plan.workload.__class__, "build",
-                        lambda self, backend: (_ for _ in ()).throw(KeyboardInterrupt()))
+    monkeypatch.setattr(
+        plan.workload.__class__, "build", lambda self, backend: (_ for _ in ()).throw(KeyboardInterrupt())
+    )
     with pytest.raises(KeyboardInterrupt):
         runner.execute(plan)
 
 
-@pytest.mark.parametrize("field,value,message", [
-    ("batch_size", 0, "--batch-size must be a positive integer, got 0"),
-    ("steps_per_window", "x", "--steps must be a positive integer, got 'x'"),
-    ("windows", -1, "--windows must be a positive integer, got -1"),
-    ("warmup_steps", -2, "--warmup must be a whole number >= 0, got -2"),
-    ("precision", "amp", "precision 'amp' is not supported by the cpu backend (accepted: fp32, bf16)"),
-])
+@pytest.mark.parametrize(
+    "field,value,message",
+    [
+        ("batch_size", 0, "--batch-size must be a positive integer, got 0"),
+        ("steps_per_window", "x", "--steps must be a positive integer, got 'x'"),
+        ("windows", -1, "--windows must be a positive integer, got -1"),
+        ("warmup_steps", -2, "--warmup must be a whole number >= 0, got -2"),
+        ("precision", "amp", "precision 'amp' is not supported by the cpu backend (accepted: fp32, bf16)"),
+    ],
+)
 def test_plan_refuses_bad_values(field, value, message):
     with pytest.raises(UserError) as info:
         runner.plan_run(tiny_config(**{field: value}))

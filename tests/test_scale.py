@@ -8,17 +8,21 @@ import sys
 
 import pytest
 
-from suite.reporting import scale
 from suite.cli import main
 from suite.errors import UserError
+from suite.reporting import scale
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def record(rate, world_size, status="ok", stdev=1.0):
-    return {"run_id": f"r{world_size}", "status": status, "error": None if status == "ok" else {"message": "boom"},
-            "config": {"world_size": world_size, "global_batch_size": 4 * world_size},
-            "metrics": {"images_per_second": rate, "images_per_second_stdev": stdev} if status == "ok" else {}}
+    return {
+        "run_id": f"r{world_size}",
+        "status": status,
+        "error": None if status == "ok" else {"message": "boom"},
+        "config": {"world_size": world_size, "global_batch_size": 4 * world_size},
+        "metrics": {"images_per_second": rate, "images_per_second_stdev": stdev} if status == "ok" else {},
+    }
 
 
 def test_parse_counts_sorts_and_drops_repeats():
@@ -67,12 +71,15 @@ def test_instances_one_for_all_or_one_per_count():
         scale.parse_instances("3=p3.8xlarge", [1, 4])
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--nproc", "1,zero"], "--nproc must be a positive integer, got 'zero'"),
-    (["--nproc", "1", "--usd-per-hour", "free"], "--usd-per-hour must be a positive number, got 'free'"),
-    (["--nproc", "1", "--usd-per-hour", "1", "--instance", "p3.2xlarge"], "not both"),
-    (["--nproc", "1,2", "--instance", "1=p3.2xlarge,x"], "is not COUNT=NAME"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--nproc", "1,zero"], "--nproc must be a positive integer, got 'zero'"),
+        (["--nproc", "1", "--usd-per-hour", "free"], "--usd-per-hour must be a positive number, got 'free'"),
+        (["--nproc", "1", "--usd-per-hour", "1", "--instance", "p3.2xlarge"], "not both"),
+        (["--nproc", "1,2", "--instance", "1=p3.2xlarge,x"], "is not COUNT=NAME"),
+    ],
+)
 def test_bad_scale_input_is_a_user_error(args, message, capsys, tmp_path):
     status = main(["scale", "--backend", "cpu", "--out", str(tmp_path), *args])
     err = capsys.readouterr().err
@@ -80,12 +87,38 @@ def test_bad_scale_input_is_a_user_error(args, message, capsys, tmp_path):
 
 
 def test_scale_cpu_1_and_2_processes_prints_the_efficiency_table(tmp_path):
-    command = [sys.executable, "-m", "suite", "scale", "--backend", "cpu", "--nproc", "1,2", "--batch-size", "2",
-               "--warmup", "1", "--steps", "2", "--windows", "1", "--threads", "1", "--model-override", "ngf=8",
-               "--model-override", "ndf=8", "--usd-per-hour", "0.5", "--out", str(tmp_path)]
+    command = [
+        sys.executable,
+        "-m",
+        "suite",
+        "scale",
+        "--backend",
+        "cpu",
+        "--nproc",
+        "1,2",
+        "--batch-size",
+        "2",
+        "--warmup",
+        "1",
+        "--steps",
+        "2",
+        "--windows",
+        "1",
+        "--threads",
+        "1",
+        "--model-override",
+        "ngf=8",
+        "--model-override",
+        "ndf=8",
+        "--usd-per-hour",
+        "0.5",
+        "--out",
+        str(tmp_path),
+    ]
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "SUITE_RUN_ID")}
-    done = subprocess.run(command, cwd=ROOT, env={**env, "PYTHONPATH": ROOT}, capture_output=True, text=True,
-                          timeout=600)
+    done = subprocess.run(
+        command, cwd=ROOT, env={**env, "PYTHONPATH": ROOT}, capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.splitlines()
     assert "efficiency" in lines[1] and "$ / M images" in lines[1]

@@ -7,24 +7,54 @@ from suite.reporting import summary
 
 
 def record_with(**metrics) -> dict:
-    record = results.new_record("r", {"utc_time": "x"}, {"workload": "dcgan64", "backend": "cuda",
-                                                          "precision": "amp", "batch_size": 256,
-                                                          "steps_per_window": 10, "data": "synthetic"})
+    record = results.new_record(
+        "r",
+        {"utc_time": "x"},
+        {
+            "workload": "dcgan64",
+            "backend": "cuda",
+            "precision": "amp",
+            "batch_size": 256,
+            "steps_per_window": 10,
+            "data": "synthetic",
+        },
+    )
     record["status"] = "ok"
     record["device"] = {"name": "NVIDIA H100 80GB HBM3"}
-    record["metrics"] = {"images_per_second": 1000.0, "images_per_hour": 3.6e6, "images_per_second_stdev": 5.0,
-                         "images_per_second_min": 990.0, "images_per_second_max": 1010.0,
-                         "images_per_second_cv": 0.005, "window_time_s": [2.56] * 3, "step_time_s": 0.256,
-                         "warmup_steps": 3, "warmup_time_s": 4.0, "time_to_first_step_s": 9.5,
-                         "final_loss": [1.0, 2.0], **metrics}
-    record["telemetry"] = {"summary": {"gpu_util_percent": {"mean": 87.4, "min": 80, "max": 95},
-                                       "host_cpu_util_percent": {"mean": 12.2, "min": 5, "max": 20}}}
+    record["metrics"] = {
+        "images_per_second": 1000.0,
+        "images_per_hour": 3.6e6,
+        "images_per_second_stdev": 5.0,
+        "images_per_second_min": 990.0,
+        "images_per_second_max": 1010.0,
+        "images_per_second_cv": 0.005,
+        "window_time_s": [2.56] * 3,
+        "step_time_s": 0.256,
+        "warmup_steps": 3,
+        "warmup_time_s": 4.0,
+        "time_to_first_step_s": 9.5,
+        "final_loss": [1.0, 2.0],
+        **metrics,
+    }
+    record["telemetry"] = {
+        "summary": {
+            "gpu_util_percent": {"mean": 87.4, "min": 80, "max": 95},
+            "host_cpu_util_percent": {"mean": 12.2, "min": 5, "max": 20},
+        }
+    }
     return record
 
 
 def test_summary_shows_throughput_mfu_energy_and_telemetry():
-    text = summary.render(record_with(mfu=0.123, mfu_peak_tflops=989.0, flops_per_image=2.48e9,
-                                      energy_per_image_j=0.25, energy_method="NVML energy counter"))
+    text = summary.render(
+        record_with(
+            mfu=0.123,
+            mfu_peak_tflops=989.0,
+            flops_per_image=2.48e9,
+            energy_per_image_j=0.25,
+            energy_method="NVML energy counter",
+        )
+    )
     assert "1,000.0 img/s median ± 5.0 σ (990.0 … 1,010.0, cv 0.5%; 3 windows × 10 steps)" in text
     assert "3,600,000 img/h" in text
     assert "MFU          12.3% of 989 TFLOP/s" in text and "2.48 GFLOP per image" in text

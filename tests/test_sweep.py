@@ -7,9 +7,9 @@ import textwrap
 
 import pytest
 
-from suite.orchestration import sweep
 from suite.cli import main
 from suite.errors import UserError
+from suite.orchestration import sweep
 
 
 @pytest.fixture(scope="module")
@@ -24,34 +24,58 @@ def write(tmp_path, text: str) -> str:
 
 
 def test_sweep_file_expands_to_every_combination_in_order(tmp_path, options):
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         fixed:
           backend: cpu
           model-override: {ngf: 8, ndf: 8}
         grid:
           batch-size: [2, 4, 8]
           precision: [fp32, bf16]
-        """)
+        """,
+    )
     spec = sweep.load_spec(path, options)
     points = sweep.expand(spec, options)
-    assert [p.knobs for p in points][:3] == [{"batch-size": "2", "precision": "fp32"},
-                                             {"batch-size": "2", "precision": "bf16"},
-                                             {"batch-size": "4", "precision": "fp32"}]
+    assert [p.knobs for p in points][:3] == [
+        {"batch-size": "2", "precision": "fp32"},
+        {"batch-size": "2", "precision": "bf16"},
+        {"batch-size": "4", "precision": "fp32"},
+    ]
     assert len(points) == 6
-    assert points[5].argv == ["--backend", "cpu", "--model-override", "ngf=8", "--model-override", "ndf=8",
-                              "--batch-size", "8", "--precision", "bf16"]
+    assert points[5].argv == [
+        "--backend",
+        "cpu",
+        "--model-override",
+        "ngf=8",
+        "--model-override",
+        "ndf=8",
+        "--batch-size",
+        "8",
+        "--precision",
+        "bf16",
+    ]
 
 
-@pytest.mark.parametrize("text, needle", [
-    ("grid:\n  batch-size: [2]\n  bach-size: [4]\n", "unknown option 'bach-size' (SWEEP, line 3)"),
-    ("grid:\n  batch-size: [2]\nextra:\n  x: 1\n", "unknown section 'extra' in SWEEP, line 3"),
-    ("fixed:\n  out: here\ngrid:\n  batch-size: [2]\n", "option 'out' (SWEEP, line 2) is set by the sweep"),
-    ("grid:\n  batch-size: []\n", "'batch-size' has an empty list of values (SWEEP, line 2)"),
-    ("grid:\n  batch-size: [2, [3]]\n", "'batch-size' must be a value or a list of values (SWEEP, line 2)"),
-    ("grid:\n  batch-size: [2\n  precision: [fp32]\n", "is not valid YAML"),
-    ("fixed:\n  backend: cpu\n", "has no 'grid' section"),
-    ("- 1\n- 2\n", "must be a mapping"),
-])
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ("grid:\n  batch-size: [2]\n  bach-size: [4]\n", "unknown option 'bach-size' (SWEEP, line 3)"),
+        ("grid:\n  batch-size: [2]\nextra:\n  x: 1\n", "unknown section 'extra' in SWEEP, line 3"),
+        (
+            "fixed:\n  out: here\ngrid:\n  batch-size: [2]\n",
+            "option 'out' (SWEEP, line 2) is set by the sweep",
+        ),
+        ("grid:\n  batch-size: []\n", "'batch-size' has an empty list of values (SWEEP, line 2)"),
+        (
+            "grid:\n  batch-size: [2, [3]]\n",
+            "'batch-size' must be a value or a list of values (SWEEP, line 2)",
+        ),
+        ("grid:\n  batch-size: [2\n  precision: [fp32]\n", "is not valid YAML"),
+        ("fixed:\n  backend: cpu\n", "has no 'grid' section"),
+        ("- 1\n- 2\n", "must be a mapping"),
+    ],
+)
 def test_malformed_sweep_file_names_key_and_line(tmp_path, options, text, needle):
     path = write(tmp_path, text)
     with pytest.raises(UserError) as caught:
@@ -73,13 +97,19 @@ def test_malformed_sweep_file_on_the_command_line_exits_2_without_traceback(tmp_
     assert "Traceback" not in err
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["--grid", "batch-size"], "--grid takes OPTION=V1,V2"),
-    (["--grid", "colour=red,blue"], "unknown option 'colour' (--grid)"),
-    (["--grid", "batch-size=2", "--set", "workload"], "--set takes OPTION=VALUE"),
-    ([], "nothing to sweep"),
-    (["--grid", "batch-size=2,zero"], "sweep point 2 (batch-size=zero): --batch-size must be a positive integer"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--grid", "batch-size"], "--grid takes OPTION=V1,V2"),
+        (["--grid", "colour=red,blue"], "unknown option 'colour' (--grid)"),
+        (["--grid", "batch-size=2", "--set", "workload"], "--set takes OPTION=VALUE"),
+        ([], "nothing to sweep"),
+        (
+            ["--grid", "batch-size=2,zero"],
+            "sweep point 2 (batch-size=zero): --batch-size must be a positive integer",
+        ),
+    ],
+)
 def test_bad_inline_grid_exits_2(tmp_path, capsys, argv, needle):
     assert main(["sweep", *argv, "--set", "backend=cpu", "--out", str(tmp_path), "--dry-run"]) == 2
     err = capsys.readouterr().err
@@ -107,7 +137,11 @@ def test_resume_matches_on_the_resolved_configuration(tmp_path, options):
     done = {"status": "ok", "config": dict(points[0].config), "context": {"utc_time": "1"}}
     oom = {"status": "oom", "config": dict(points[1].config), "context": {"utc_time": "1"}}
     crashed = {"status": "error", "config": dict(points[1].config), "context": {"utc_time": "2"}}
-    other = {"status": "ok", "config": {**points[0].config, "precision": "bf16"}, "context": {"utc_time": "3"}}
+    other = {
+        "status": "ok",
+        "config": {**points[0].config, "precision": "bf16"},
+        "context": {"utc_time": "3"},
+    }
     assert sweep.find_record(points[0], [other, done]) is done
     assert sweep.find_record(points[1], [crashed]) is None  # an error is run again
     assert sweep.find_record(points[1], [crashed, oom]) is oom  # an oom would only repeat
@@ -121,10 +155,12 @@ def test_existing_records_ignore_other_json(tmp_path):
 
 def test_knob_effects_are_geometric_means_of_paired_ratios():
     grid = {"precision": ["fp32", "bf16"], "batch-size": ["16", "32"]}
-    rates = [({"precision": "fp32", "batch-size": "16"}, 100.0),
-             ({"precision": "bf16", "batch-size": "16"}, 170.0),
-             ({"precision": "fp32", "batch-size": "32"}, 104.0),
-             ({"precision": "bf16", "batch-size": "32"}, 176.8)]
+    rates = [
+        ({"precision": "fp32", "batch-size": "16"}, 100.0),
+        ({"precision": "bf16", "batch-size": "16"}, 170.0),
+        ({"precision": "fp32", "batch-size": "32"}, 104.0),
+        ({"precision": "bf16", "batch-size": "32"}, 176.8),
+    ]
     lines = sweep.knob_effects(grid, rates)
     assert lines == ["precision fp32→bf16: 1.70×", "batch-size 16→32: +4%"]
 
@@ -139,13 +175,21 @@ def test_table_sorted_by_throughput_with_failures_last():
     grid = {"batch-size": ["2", "4", "8"]}
 
     def rec(rate, status="ok"):
-        metrics = {"images_per_second": rate, "images_per_second_stdev": 0.0, "step_time_s": 0.01} if rate else {}
-        return {"status": status, "metrics": metrics, "memory": {},
-                "error": None if rate else {"message": "too big"}}
+        metrics = (
+            {"images_per_second": rate, "images_per_second_stdev": 0.0, "step_time_s": 0.01} if rate else {}
+        )
+        return {
+            "status": status,
+            "metrics": metrics,
+            "memory": {},
+            "error": None if rate else {"message": "too big"},
+        }
 
-    outcome = [(sweep.Point(0, {"batch-size": "2"}, []), rec(10.0)),
-               (sweep.Point(1, {"batch-size": "4"}, []), rec(None, "oom")),
-               (sweep.Point(2, {"batch-size": "8"}, []), rec(30.0))]
+    outcome = [
+        (sweep.Point(0, {"batch-size": "2"}, []), rec(10.0)),
+        (sweep.Point(1, {"batch-size": "4"}, []), rec(None, "oom")),
+        (sweep.Point(2, {"batch-size": "8"}, []), rec(30.0)),
+    ]
     text = sweep.render(outcome, grid)
     rows = [line.split()[0] for line in text.splitlines()[2:5]]
     assert rows == ["8", "2", "4"]

@@ -11,8 +11,22 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TINY = ["--set", "backend=cpu", "--set", "workload=dcgan64", "--set", "model-override=ngf=4",
-        "--set", "model-override=ndf=4", "--set", "warmup=1", "--set", "steps=1", "--set", "windows=1"]
+TINY = [
+    "--set",
+    "backend=cpu",
+    "--set",
+    "workload=dcgan64",
+    "--set",
+    "model-override=ngf=4",
+    "--set",
+    "model-override=ndf=4",
+    "--set",
+    "warmup=1",
+    "--set",
+    "steps=1",
+    "--set",
+    "windows=1",
+]
 
 
 def sweep_command(out, *grid):
@@ -31,8 +45,9 @@ def test_sweep_interrupted_with_sigint_resumes_without_redoing_or_losing_points(
     out = tmp_path / "sweep"
     command = sweep_command(out, "batch-size=2,3,4", "precision=fp32,bf16", "threads=1,2")  # 12 points
     # A new session, so that SIGINT can go to the sweep and its child together, as Ctrl-C at a terminal does.
-    first = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             start_new_session=True)
+    first = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     deadline = time.monotonic() + 240
     while len(records(out)) < 3 and first.poll() is None and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -55,7 +70,9 @@ def test_sweep_interrupted_with_sigint_resumes_without_redoing_or_losing_points(
     assert len(after) == 12  # nothing redone, nothing lost
     for name, record in before.items():  # the first run's records are untouched
         assert after[name] == record
-    configs = {(r["config"]["batch_size"], r["config"]["precision"], r["config"]["threads"]) for r in after.values()}
+    configs = {
+        (r["config"]["batch_size"], r["config"]["precision"], r["config"]["threads"]) for r in after.values()
+    }
     assert len(configs) == 12
     table = second.stdout.split("\n\n")[0].splitlines()[2:]
     assert len(table) == 12 and all(line.rstrip().endswith("ok") for line in table)

@@ -7,10 +7,10 @@ import time
 
 import pytest
 from fakes import pynvml as fake_nvml
-from tiny_workload import make_plan
-
 from suite.backends import backend_class
 from suite.backends.nvml import NVMLSampler
+from tiny_workload import make_plan
+
 from suite.measurement.runner import execute
 from suite.measurement.telemetry import Sampler, Telemetry, energy_per_image
 
@@ -30,8 +30,15 @@ class RecordingSampler(Sampler):
 
 # -- NVML sampler ------------------------------------------------------------------------------------
 def test_nvml_units_converted_wiring(monkeypatch):
-    fake_nvml.install(monkeypatch, power_mw=215_500, memory_used_bytes=12_884_901_888, gpu_util=97,
-                      memory_util=41, temperature_c=63, sm_clock_mhz=1410)
+    fake_nvml.install(
+        monkeypatch,
+        power_mw=215_500,
+        memory_used_bytes=12_884_901_888,
+        gpu_util=97,
+        memory_util=41,
+        temperature_c=63,
+        sm_clock_mhz=1410,
+    )
     sampler = NVMLSampler(index=0, pci_bus_id="00000000:3B:00.0")
     sampler.open()
     assert sampler.sample() == {
@@ -64,7 +71,9 @@ def test_nvml_initialised_once_and_shut_down_once_wiring(monkeypatch):
 
 
 def test_nvml_unsupported_gauges_are_left_out_wiring(monkeypatch):
-    fake_nvml.install(monkeypatch, unsupported=("nvmlDeviceGetPowerUsage", "nvmlDeviceGetTotalEnergyConsumption"))
+    fake_nvml.install(
+        monkeypatch, unsupported=("nvmlDeviceGetPowerUsage", "nvmlDeviceGetTotalEnergyConsumption")
+    )
     sampler = NVMLSampler()
     sampler.open()
     assert "gpu_power_w" not in sampler.sample() and "gpu_util_percent" in sampler.sample()
@@ -153,8 +162,14 @@ def test_runner_telemetry_confined_to_timed_windows():
 # -- energy per image --------------------------------------------------------------------------------
 def test_energy_per_image_prefers_the_counter_then_integrates_power():
     counter = {"counters": {"gpu_energy_j": 100.0}, "summary": {"gpu_power_w": {"mean": 999.0}}}
-    assert energy_per_image(counter, images_timed=50, time_timed_s=2.0) == (2.0, "device energy counter at window edges")
+    assert energy_per_image(counter, images_timed=50, time_timed_s=2.0) == (
+        2.0,
+        "device energy counter at window edges",
+    )
     power = {"counters": {}, "summary": {"gpu_power_w": {"mean": 200.0, "min": 190.0, "max": 210.0}}}
-    assert energy_per_image(power, images_timed=100, time_timed_s=2.0) == (4.0, "mean sampled power x timed time")
+    assert energy_per_image(power, images_timed=100, time_timed_s=2.0) == (
+        4.0,
+        "mean sampled power x timed time",
+    )
     host_only = {"counters": {}, "summary": {"host_cpu_util_percent": {"mean": 80.0}}}
     assert energy_per_image(host_only, images_timed=100, time_timed_s=2.0) == (None, None)

@@ -6,10 +6,10 @@ import pytest
 import torch
 import torchvision
 from conftest import TINY
-
 from suite.backends.cpu import CPUBackend
-from suite.config import RunConfig
 from suite.workloads import get_workload, workload_names
+
+from suite.config import RunConfig
 
 # shared/reference/dcgan.md: the seed's trainable-parameter counts, to the parameter.
 SEED_COUNTS = {
@@ -22,7 +22,16 @@ SEED_COUNTS = {
 
 def test_registry_has_the_seven_workloads():
     assert sorted(workload_names()) == sorted(
-        ["dcgan64", "dcgan64-safe", "dcgan128-safe", "dcgan128", "resnet50", "resnet50-inat", "resnet18-cifar"])
+        [
+            "dcgan64",
+            "dcgan64-safe",
+            "dcgan128-safe",
+            "dcgan128",
+            "resnet50",
+            "resnet50-inat",
+            "resnet18-cifar",
+        ]
+    )
 
 
 @pytest.mark.parametrize("name", sorted(SEED_COUNTS))
@@ -31,11 +40,14 @@ def test_dcgan_parameter_counts_match_the_seed_exactly(name):
     assert (counts["generator"], counts["discriminator"]) == SEED_COUNTS[name]
 
 
-@pytest.mark.parametrize("name,classes,builder", [
-    ("resnet50", 1000, torchvision.models.resnet50),
-    ("resnet50-inat", 10000, torchvision.models.resnet50),
-    ("resnet18-cifar", 10, torchvision.models.resnet18),
-])
+@pytest.mark.parametrize(
+    "name,classes,builder",
+    [
+        ("resnet50", 1000, torchvision.models.resnet50),
+        ("resnet50-inat", 10000, torchvision.models.resnet50),
+        ("resnet18-cifar", 10, torchvision.models.resnet18),
+    ],
+)
 def test_resnets_are_torchvisions_models(name, classes, builder):
     with torch.device("meta"):
         expected = sum(p.numel() for p in builder(num_classes=classes).parameters())
@@ -60,8 +72,11 @@ def test_each_workload_trains_one_real_step_on_the_cpu(name):
     backend = CPUBackend(RunConfig(backend="cpu", workload=name))
     backend.setup()
     training = workload.build(backend)
-    before = {f"{m}.{n}": p.detach().clone() for m, mod in training.modules.items()
-              for n, p in mod.named_parameters()}
+    before = {
+        f"{m}.{n}": p.detach().clone()
+        for m, mod in training.modules.items()
+        for n, p in mod.named_parameters()
+    }
     loss = training.train_step(workload.synthetic_batch(2, backend.device))
 
     assert torch.isfinite(loss).all()
@@ -71,20 +86,23 @@ def test_each_workload_trains_one_real_step_on_the_cpu(name):
             assert param.grad is not None, f"{module_name}.{param_name} got no gradient"
             assert torch.isfinite(param.grad).all()
             # Weight decay moves every parameter, so each one must have changed.
-            assert not torch.equal(param.detach(), before[f"{module_name}.{param_name}"]), \
+            assert not torch.equal(param.detach(), before[f"{module_name}.{param_name}"]), (
                 f"{module_name}.{param_name} was not updated"
+            )
 
 
 def test_dcgan_discriminator_has_no_sigmoid_and_uses_logit_loss():
-    training = get_workload("dcgan64").with_overrides(**TINY["dcgan64"]).build(
-        CPUBackend(RunConfig(backend="cpu")))
+    training = (
+        get_workload("dcgan64").with_overrides(**TINY["dcgan64"]).build(CPUBackend(RunConfig(backend="cpu")))
+    )
     assert not any(isinstance(m, torch.nn.Sigmoid) for m in training.modules["discriminator"].modules())
     assert isinstance(training.criterion, torch.nn.BCEWithLogitsLoss)
 
 
 def test_dcgan_optimizers_are_the_seeds_adamw():
-    training = get_workload("dcgan64").with_overrides(**TINY["dcgan64"]).build(
-        CPUBackend(RunConfig(backend="cpu")))
+    training = (
+        get_workload("dcgan64").with_overrides(**TINY["dcgan64"]).build(CPUBackend(RunConfig(backend="cpu")))
+    )
     for optimizer in training.optimizers.values():
         assert isinstance(optimizer, torch.optim.AdamW)
         group = optimizer.param_groups[0]
@@ -103,5 +121,7 @@ def test_listing_order_does_not_depend_on_which_module_was_imported_first():
     import sys
 
     code = "import suite.workloads.resnet; from suite.workloads import workload_names; print(','.join(workload_names()))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    ).stdout.strip()
     assert out == "dcgan64,dcgan64-safe,dcgan128-safe,dcgan128,resnet50,resnet50-inat,resnet18-cifar"

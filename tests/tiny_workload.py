@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+from suite.workloads.base import Workload
+from suite.workloads.resnet import ClassifierTraining  # the same cross-entropy step as the ResNets
 from torch import nn
 
 from suite.config import RunConfig
 from suite.measurement.runner import Plan
-from suite.workloads.base import Workload
-from suite.workloads.resnet import ClassifierTraining  # the same cross-entropy step as the ResNets
 
 IN_FEATURES = 3 * 4 * 4
 HIDDEN = 8
@@ -27,13 +27,20 @@ FLOPS_PER_IMAGE = 4 * IN_FEATURES * HIDDEN + 6 * HIDDEN * CLASSES
 class Tiny(Workload):
     def build_modules(self, device="cpu"):
         with torch.device(device):
-            return {"model": nn.Sequential(nn.Flatten(), nn.Linear(IN_FEATURES, HIDDEN, bias=False), nn.ReLU(),
-                                           nn.Linear(HIDDEN, CLASSES, bias=False))}
+            return {
+                "model": nn.Sequential(
+                    nn.Flatten(),
+                    nn.Linear(IN_FEATURES, HIDDEN, bias=False),
+                    nn.ReLU(),
+                    nn.Linear(HIDDEN, CLASSES, bias=False),
+                )
+            }
 
     def build(self, backend):
         model = backend.prepare_model(self.build_modules()["model"])
-        return ClassifierTraining(backend, {"model": model},
-                                  {"model": backend.make_optimizer(model.parameters(), "sgd", lr=0.01)})
+        return ClassifierTraining(
+            backend, {"model": model}, {"model": backend.make_optimizer(model.parameters(), "sgd", lr=0.01)}
+        )
 
 
 def tiny() -> Tiny:
@@ -41,8 +48,15 @@ def tiny() -> Tiny:
 
 
 def make_plan(backend_cls, workload=None, **config) -> Plan:
-    values = {"backend": backend_cls.name, "workload": "tiny", "batch_size": 4, "warmup_steps": 2,
-              "steps_per_window": 3, "windows": 2, "precision": backend_cls.precisions[0]}
+    values = {
+        "backend": backend_cls.name,
+        "workload": "tiny",
+        "batch_size": 4,
+        "warmup_steps": 2,
+        "steps_per_window": 3,
+        "windows": 2,
+        "precision": backend_cls.precisions[0],
+    }
     values.update(config)
     resolved = RunConfig(**values)
     return Plan(resolved, backend_cls(resolved), workload or tiny(), "asked for")

@@ -55,8 +55,10 @@ class Workload:
         if unknown:
             from suite.errors import UserError
 
-            raise UserError(f"unknown model override(s) {', '.join(unknown)} for {self.name} "
-                            f"(known: {', '.join(sorted(known))})")
+            raise UserError(
+                f"unknown model override(s) {', '.join(unknown)} for {self.name} "
+                f"(known: {', '.join(sorted(known))})"
+            )
         return dataclasses.replace(self, **overrides)
 
     def parameter_counts(self) -> dict[str, int]:

@@ -80,8 +80,9 @@ class DCGANTraining(Training):
         optD.zero_grad(set_to_none=True)
         with backend.autocast():
             fake = netG(z)
-            loss_d = (self.criterion(netD(real).view(-1), ones)
-                      + self.criterion(netD(fake.detach()).view(-1), zeros))
+            loss_d = self.criterion(netD(real).view(-1), ones) + self.criterion(
+                netD(fake.detach()).view(-1), zeros
+            )
         backend.backward(loss_d)
         backend.step(optD)
 
@@ -103,8 +104,10 @@ class DCGAN(Workload):
 
     def build_modules(self, device="cpu"):
         with torch.device(device):
-            modules = {"generator": generator(self.image_size, self.nz, self.ngf),
-                       "discriminator": discriminator(self.image_size, self.ndf)}
+            modules = {
+                "generator": generator(self.image_size, self.nz, self.ngf),
+                "discriminator": discriminator(self.image_size, self.ndf),
+            }
         if str(device) != "meta":
             for module in modules.values():
                 module.apply(init_weights)
@@ -112,30 +115,63 @@ class DCGAN(Workload):
 
     def build(self, backend) -> DCGANTraining:
         modules = {name: backend.prepare_model(m) for name, m in self.build_modules().items()}
-        optimizers = {name: backend.make_optimizer(m.parameters(), "adamw", **ADAMW)
-                      for name, m in modules.items()}
+        optimizers = {
+            name: backend.make_optimizer(m.parameters(), "adamw", **ADAMW) for name, m in modules.items()
+        }
         return DCGANTraining(backend, modules, optimizers, self.nz)
 
 
 @register_workload
 def dcgan64() -> DCGAN:
-    return DCGAN("dcgan64", "DCGAN 64 px, the seed's Naive-Params-64 (nz 100, ngf 64, ndf 64)",
-                 image_size=64, default_batch_size=256, num_classes=0, nz=100, ngf=64, ndf=64)
+    return DCGAN(
+        "dcgan64",
+        "DCGAN 64 px, the seed's Naive-Params-64 (nz 100, ngf 64, ndf 64)",
+        image_size=64,
+        default_batch_size=256,
+        num_classes=0,
+        nz=100,
+        ngf=64,
+        ndf=64,
+    )
 
 
 @register_workload
 def dcgan64_safe() -> DCGAN:
-    return DCGAN("dcgan64-safe", "DCGAN 64 px, the seed's Safe-Params-64 (nz 256, ngf 256, ndf 64)",
-                 image_size=64, default_batch_size=256, num_classes=0, nz=256, ngf=256, ndf=64)
+    return DCGAN(
+        "dcgan64-safe",
+        "DCGAN 64 px, the seed's Safe-Params-64 (nz 256, ngf 256, ndf 64)",
+        image_size=64,
+        default_batch_size=256,
+        num_classes=0,
+        nz=256,
+        ngf=256,
+        ndf=64,
+    )
 
 
 @register_workload
 def dcgan128_safe() -> DCGAN:
-    return DCGAN("dcgan128-safe", "DCGAN 128 px, the seed's Safe-Params-128 (nz 256, ngf 256, ndf 128)",
-                 image_size=128, default_batch_size=256, num_classes=0, nz=256, ngf=256, ndf=128)
+    return DCGAN(
+        "dcgan128-safe",
+        "DCGAN 128 px, the seed's Safe-Params-128 (nz 256, ngf 256, ndf 128)",
+        image_size=128,
+        default_batch_size=256,
+        num_classes=0,
+        nz=256,
+        ngf=256,
+        ndf=128,
+    )
 
 
 @register_workload
 def dcgan128() -> DCGAN:
-    return DCGAN("dcgan128", "DCGAN 128 px, a later revision's Safe-128 (nz 128, ngf 128, ndf 32)",
-                 image_size=128, default_batch_size=256, num_classes=0, nz=128, ngf=128, ndf=32)
+    return DCGAN(
+        "dcgan128",
+        "DCGAN 128 px, a later revision's Safe-128 (nz 128, ngf 128, ndf 32)",
+        image_size=128,
+        default_batch_size=256,
+        num_classes=0,
+        nz=128,
+        ngf=128,
+        ndf=32,
+    )

@@ -44,23 +44,42 @@ class ResNet(Workload):
 
     def build(self, backend) -> ClassifierTraining:
         model = backend.prepare_model(self.build_modules()["model"])
-        return ClassifierTraining(backend, {"model": model},
-                                  {"model": backend.make_optimizer(model.parameters(), "sgd", **SGD)})
+        return ClassifierTraining(
+            backend, {"model": model}, {"model": backend.make_optimizer(model.parameters(), "sgd", **SGD)}
+        )
 
 
 @register_workload
 def resnet50() -> ResNet:
-    return ResNet("resnet50", "torchvision ResNet-50, ImageNet-1k head, 224 px",
-                  image_size=224, default_batch_size=256, num_classes=1000, arch="resnet50")
+    return ResNet(
+        "resnet50",
+        "torchvision ResNet-50, ImageNet-1k head, 224 px",
+        image_size=224,
+        default_batch_size=256,
+        num_classes=1000,
+        arch="resnet50",
+    )
 
 
 @register_workload
 def resnet50_inat() -> ResNet:
-    return ResNet("resnet50-inat", "torchvision ResNet-50 with a 10,000-class iNaturalist head, 224 px",
-                  image_size=224, default_batch_size=256, num_classes=10000, arch="resnet50")
+    return ResNet(
+        "resnet50-inat",
+        "torchvision ResNet-50 with a 10,000-class iNaturalist head, 224 px",
+        image_size=224,
+        default_batch_size=256,
+        num_classes=10000,
+        arch="resnet50",
+    )
 
 
 @register_workload
 def resnet18_cifar() -> ResNet:
-    return ResNet("resnet18-cifar", "torchvision ResNet-18, 10 classes at 224 px (CIFAR-10 upscaled)",
-                  image_size=224, default_batch_size=128, num_classes=10, arch="resnet18")
+    return ResNet(
+        "resnet18-cifar",
+        "torchvision ResNet-18, 10 classes at 224 px (CIFAR-10 upscaled)",
+        image_size=224,
+        default_batch_size=128,
+        num_classes=10,
+        arch="resnet18",
+    )

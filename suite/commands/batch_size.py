@@ -10,31 +10,49 @@ SEARCH_SCHEMA = "suite.batch-size-search"
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
-        "batch-size", help="find the largest batch that fits, and the smallest that is nearly as fast",
+        "batch-size",
+        help="find the largest batch that fits, and the smallest that is nearly as fast",
         description="Double the batch until it runs out of memory, then bisect; each try is a fresh `suite run`. "
-                    "On the CPU, --max-memory stands in for device memory. Also reports the smallest batch that "
-                    "reaches 95%% of the best throughput seen.")
+        "On the CPU, --max-memory stands in for device memory. Also reports the smallest batch that "
+        "reaches 95%% of the best throughput seen.",
+    )
     p.add_argument("--backend", default="auto", help="as for `suite run`")
     p.add_argument("--workload", default="dcgan64", help="as for `suite run`")
     p.add_argument("--precision", help="as for `suite run`")
-    p.add_argument("--max-memory", metavar="SIZE", help="memory ceiling, e.g. 2GiB (the CPU's stand-in for "
-                                                        "device memory; without it the search stops at --max-batch)")
+    p.add_argument(
+        "--max-memory",
+        metavar="SIZE",
+        help="memory ceiling, e.g. 2GiB (the CPU's stand-in for "
+        "device memory; without it the search stops at --max-batch)",
+    )
     p.add_argument("--start", default="1", help="first batch size tried (default 1)")
     p.add_argument("--max-batch", default="1024", help="largest batch size tried (default 1024)")
-    p.add_argument("--granularity", default="1",
-                   help="stop bisecting when the fitting and failing batches are this close (default 1)")
-    p.add_argument("--set", dest="fixed", action="append", default=[], metavar="OPTION=VALUE",
-                   help="any other `suite run` option for every try, e.g. --set warmup=1 (repeatable)")
-    p.add_argument("--out", default=DEFAULT_OUT, help=f"folder for the try records and the search record "
-                                                      f"(default {DEFAULT_OUT}/)")
+    p.add_argument(
+        "--granularity",
+        default="1",
+        help="stop bisecting when the fitting and failing batches are this close (default 1)",
+    )
+    p.add_argument(
+        "--set",
+        dest="fixed",
+        action="append",
+        default=[],
+        metavar="OPTION=VALUE",
+        help="any other `suite run` option for every try, e.g. --set warmup=1 (repeatable)",
+    )
+    p.add_argument(
+        "--out",
+        default=DEFAULT_OUT,
+        help=f"folder for the try records and the search record (default {DEFAULT_OUT}/)",
+    )
     p.add_argument("--try-timeout", type=float, metavar="S", help="give up on a try after S seconds")
     p.set_defaults(func=batch_size_command)
 
 
 def batch_size_command(args) -> int:
     from suite import context, results
-    from suite.orchestration import batch_size, sweep
     from suite.errors import UserError, positive_int
+    from suite.orchestration import batch_size, sweep
 
     start = positive_int("--start", args.start)
     max_batch = positive_int("--max-batch", args.max_batch)
@@ -43,9 +61,16 @@ def batch_size_command(args) -> int:
         raise UserError(f"--start {start} is larger than --max-batch {max_batch}")
 
     options = sweep.run_options()
-    explicit = [f"{name}={value}" for name, value in (("backend", args.backend), ("workload", args.workload),
-                                                      ("precision", args.precision),
-                                                      ("max-memory", args.max_memory)) if value is not None]
+    explicit = [
+        f"{name}={value}"
+        for name, value in (
+            ("backend", args.backend),
+            ("workload", args.workload),
+            ("precision", args.precision),
+            ("max-memory", args.max_memory),
+        )
+        if value is not None
+    ]
     spec = sweep.parse_inline([f"batch-size={start}"], explicit + args.fixed, options)
     if "batch-size" in spec.fixed:
         raise UserError("--set batch-size=... cannot be used here: the search chooses the batch size")
@@ -59,17 +84,25 @@ def batch_size_command(args) -> int:
         print(line, file=sys.stderr, flush=True)
 
     def try_batch(n: int):
-        point = sweep.Point(n, {"batch-size": str(n)}, [*base_argv, "--batch-size", str(n)],
-                            {**first.config, "batch_size": n})
+        point = sweep.Point(
+            n, {"batch-size": str(n)}, [*base_argv, "--batch-size", str(n)], {**first.config, "batch_size": n}
+        )
         return batch_size.try_from_record(n, sweep.run_point(point, out_dir, args.try_timeout))
 
-    log(f"batch-size search: {config['workload']} on {config['backend']}, from {start} up to {max_batch}"
-        + (f", memory ceiling {args.max_memory}" if args.max_memory else ""))
+    log(
+        f"batch-size search: {config['workload']} on {config['backend']}, from {start} up to {max_batch}"
+        + (f", memory ceiling {args.max_memory}" if args.max_memory else "")
+    )
     found = batch_size.search(try_batch, start=start, max_batch=max_batch, granularity=granularity, log=log)
     ctx = context.collect()
-    record = {"schema": SEARCH_SCHEMA, "schema_version": 1,
-              "run_id": results.new_run_id(f"batch-size-{config['workload']}", config["backend"], ctx["utc_time"]),
-              "context": ctx, "config": config, **found.to_dict()}
+    record = {
+        "schema": SEARCH_SCHEMA,
+        "schema_version": 1,
+        "run_id": results.new_run_id(f"batch-size-{config['workload']}", config["backend"], ctx["utc_time"]),
+        "context": ctx,
+        "config": config,
+        **found.to_dict(),
+    }
     path = results.write_record(record, out_dir)
     print(batch_size.render(found, config["workload"], config["backend"]))
     print(f"record: {path}")

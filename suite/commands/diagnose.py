@@ -10,36 +10,57 @@ DEFAULT_OUT = "results/diagnose"
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
-        "diagnose", help="find the bottleneck: loader-only, compute-only and end-to-end throughput, and a verdict",
+        "diagnose",
+        help="find the bottleneck: loader-only, compute-only and end-to-end throughput, and a verdict",
         description="Measure the same configuration three ways — the data loader alone, the model on synthetic "
-                    "data (compute only), and the real run — and say which is the narrowest pipe. The verdict is "
-                    "stored in the end-to-end run's record under \"diagnosis\".")
-    p.add_argument("--data", default="synthetic", help="as for `suite run`: an image folder, a prepared cache, "
-                                                       "or synthetic")
+        "data (compute only), and the real run — and say which is the narrowest pipe. The verdict is "
+        'stored in the end-to-end run\'s record under "diagnosis".',
+    )
+    p.add_argument(
+        "--data",
+        default="synthetic",
+        help="as for `suite run`: an image folder, a prepared cache, or synthetic",
+    )
     p.add_argument("--backend", default="auto", help="as for `suite run`")
     p.add_argument("--workload", default="dcgan64", help="as for `suite run`")
     p.add_argument("--batch-size", help="as for `suite run`")
     p.add_argument("--precision", help="as for `suite run`")
     p.add_argument("--workers", help="as for `suite run`")
-    p.add_argument("--set", dest="fixed", action="append", default=[], metavar="OPTION=VALUE",
-                   help="any other `suite run` option, e.g. --set warmup=1 (repeatable)")
-    p.add_argument("--out", default=DEFAULT_OUT, help=f"folder for the three records (default {DEFAULT_OUT}/)")
+    p.add_argument(
+        "--set",
+        dest="fixed",
+        action="append",
+        default=[],
+        metavar="OPTION=VALUE",
+        help="any other `suite run` option, e.g. --set warmup=1 (repeatable)",
+    )
+    p.add_argument(
+        "--out", default=DEFAULT_OUT, help=f"folder for the three records (default {DEFAULT_OUT}/)"
+    )
     p.set_defaults(func=diagnose_command)
 
 
 def diagnose_command(args) -> int:
     from suite import results
-    from suite.measurement import diagnose
-    from suite.orchestration import sweep
     from suite.commands.loader import measure_setting
     from suite.config import RunConfig
+    from suite.measurement import diagnose
     from suite.measurement.runner import plan_run
+    from suite.orchestration import sweep
 
     options = sweep.run_options()
-    given = [f"{name}={value}" for name, value in (
-        ("backend", args.backend), ("workload", args.workload), ("data", args.data),
-        ("batch-size", args.batch_size), ("precision", args.precision), ("workers", args.workers))
-        if value is not None]
+    given = [
+        f"{name}={value}"
+        for name, value in (
+            ("backend", args.backend),
+            ("workload", args.workload),
+            ("data", args.data),
+            ("batch-size", args.batch_size),
+            ("precision", args.precision),
+            ("workers", args.workers),
+        )
+        if value is not None
+    ]
     spec = sweep.parse_inline([], given + args.fixed, options, require_grid=False)  # no grid: one point
     [point] = sweep.expand(spec, options)
     sweep.resolve([point])  # every value checked (and the data opened) before anything is measured
@@ -53,27 +74,38 @@ def diagnose_command(args) -> int:
     if config["data"] != "synthetic":
         log("1/3 loader only (no model) ...")
         plan = plan_run(RunConfig(**config))
-        loader = measure_setting(plan, batches=config["steps_per_window"], windows=config["windows"],
-                                 warmup=config["warmup_steps"], to_device=False)
+        loader = measure_setting(
+            plan,
+            batches=config["steps_per_window"],
+            windows=config["windows"],
+            warmup=config["warmup_steps"],
+            to_device=False,
+        )
         results.write_record(loader, out_dir)
         log("2/3 compute only (synthetic data) ...")
-        compute_point = sweep.Point(0, {"data": "synthetic"}, [*point.argv, "--data", "synthetic"],
-                                    {**config, "data": "synthetic"})
+        compute_point = sweep.Point(
+            0, {"data": "synthetic"}, [*point.argv, "--data", "synthetic"], {**config, "data": "synthetic"}
+        )
         compute = sweep.run_point(compute_point, out_dir)
     log(("3/3 " if loader else "") + "end to end ...")
     end_to_end = sweep.run_point(point, out_dir)
 
-    failed = [(name, record) for name, record in (("loader-only", loader), ("compute-only", compute),
-                                                  ("end-to-end", end_to_end))
-              if record is not None and record.get("status") != "ok"]
+    failed = [
+        (name, record)
+        for name, record in (("loader-only", loader), ("compute-only", compute), ("end-to-end", end_to_end))
+        if record is not None and record.get("status") != "ok"
+    ]
     if failed:
         for name, record in failed:
             print(f"{name} measurement failed: {sweep.describe(record)}")
         print("no verdict: every measurement must complete")
         return 1
     found = diagnose.from_records(end_to_end, compute, loader, cores=os.cpu_count())
-    found["records"] = {"loader_only": loader and loader["run_id"], "compute_only": compute and compute["run_id"],
-                        "end_to_end": end_to_end["run_id"]}
+    found["records"] = {
+        "loader_only": loader and loader["run_id"],
+        "compute_only": compute and compute["run_id"],
+        "end_to_end": end_to_end["run_id"],
+    }
     end_to_end["diagnosis"] = found
     path = results.write_record(end_to_end, out_dir)  # the same run id: the record gains its verdict
     print(diagnose.render(found))

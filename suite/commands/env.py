@@ -12,8 +12,8 @@ def add_parser(subparsers) -> None:
 
 
 def env_command(args) -> int:
-    from suite.backends import availability, backend_class
     from suite import context
+    from suite.backends import availability, backend_class
     from suite.config import RunConfig
 
     info = {"context": context.collect(), "backends": {}}

@@ -18,13 +18,26 @@ def list_command(args) -> int:
     for name in workload_names():
         workload = get_workload(name)
         counts = workload.parameter_counts()
-        rows.append([name, f"{workload.image_size} px", workload.default_batch_size,
-                     "\n".join(f"{part}: {count:,}" for part, count in counts.items()),
-                     f"{sum(counts.values()):,}", workload.description])
-    print(tabulate(rows, headers=["workload", "image", "default batch", "parameters", "total", "description"],
-                   colalign=("left", "right", "right", "right", "right", "left")))
+        rows.append(
+            [
+                name,
+                f"{workload.image_size} px",
+                workload.default_batch_size,
+                "\n".join(f"{part}: {count:,}" for part, count in counts.items()),
+                f"{sum(counts.values()):,}",
+                workload.description,
+            ]
+        )
+    print(
+        tabulate(
+            rows,
+            headers=["workload", "image", "default batch", "parameters", "total", "description"],
+            colalign=("left", "right", "right", "right", "right", "left"),
+        )
+    )
     print()
-    backend_rows = [[name, "available" if ok else "unavailable", reason]
-                    for name, (ok, reason) in availability().items()]
+    backend_rows = [
+        [name, "available" if ok else "unavailable", reason] for name, (ok, reason) in availability().items()
+    ]
     print(tabulate(backend_rows, headers=["backend", "status", "detail"]))
     return 0

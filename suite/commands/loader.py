@@ -10,25 +10,50 @@ DEFAULT_OUT = "results"
 
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("loader", help="measure the data loader alone (no model), per loader setting",
-                              description="Loader-only throughput: batches pulled from the data path as a run "
-                              "would pull them, with no model. The result bounds training throughput.")
-    p.add_argument("--data", required=True, help="a folder of class sub-folders of images, or a cache made by "
-                   "`suite data prepare`")
-    p.add_argument("--workload", default="dcgan64", help="its image size and default batch size (default dcgan64)")
+    p = subparsers.add_parser(
+        "loader",
+        help="measure the data loader alone (no model), per loader setting",
+        description="Loader-only throughput: batches pulled from the data path as a run "
+        "would pull them, with no model. The result bounds training throughput.",
+    )
+    p.add_argument(
+        "--data",
+        required=True,
+        help="a folder of class sub-folders of images, or a cache made by `suite data prepare`",
+    )
+    p.add_argument(
+        "--workload", default="dcgan64", help="its image size and default batch size (default dcgan64)"
+    )
     p.add_argument("--batch-size", help="images per batch (default: the workload's)")
-    p.add_argument("--workers", default=None, help="comma-separated worker counts to try, e.g. 0,1,2,4 "
-                   "(default: the run's default)")
-    p.add_argument("--pin-memory", dest="pin_memory", default=None,
-                   help="comma-separated on/off to try, e.g. on,off (default: the run's default)")
+    p.add_argument(
+        "--workers",
+        default=None,
+        help="comma-separated worker counts to try, e.g. 0,1,2,4 (default: the run's default)",
+    )
+    p.add_argument(
+        "--pin-memory",
+        dest="pin_memory",
+        default=None,
+        help="comma-separated on/off to try, e.g. on,off (default: the run's default)",
+    )
     p.add_argument("--prefetch", help="batches each worker prepares ahead (default 2)")
     p.add_argument("--batches", default="10", help="batches per timed window (default 10)")
     p.add_argument("--windows", default="3", help="timed windows; the median is reported (default 3)")
-    p.add_argument("--warmup", default="2", help="batches before timing: worker start-up, first reads (default 2)")
-    p.add_argument("--backend", default="auto", help="the device a run would use (default auto): sets the "
-                   "pin-memory default, and the copy target with --to-device")
-    p.add_argument("--to-device", action="store_true", help="include the copy to the device (and, for a cache, "
-                   "conversion to float there); default: the host batches the loader hands out")
+    p.add_argument(
+        "--warmup", default="2", help="batches before timing: worker start-up, first reads (default 2)"
+    )
+    p.add_argument(
+        "--backend",
+        default="auto",
+        help="the device a run would use (default auto): sets the "
+        "pin-memory default, and the copy target with --to-device",
+    )
+    p.add_argument(
+        "--to-device",
+        action="store_true",
+        help="include the copy to the device (and, for a cache, "
+        "conversion to float there); default: the host batches the loader hands out",
+    )
     p.add_argument("--out", default=DEFAULT_OUT, help=f"folder for the records (default {DEFAULT_OUT}/)")
     p.add_argument("--json", action="store_true", help="print the records on stdout instead of a table")
     p.set_defaults(func=loader_command)
@@ -63,23 +88,42 @@ def loader_command(args) -> int:
     from suite.workloads import get_workload
 
     if args.data == "synthetic":
-        raise UserError("--data synthetic has no loader to measure (one batch is made on the device and "
-                        "reused): give an image folder or a cache")
+        raise UserError(
+            "--data synthetic has no loader to measure (one batch is made on the device and "
+            "reused): give an image folder or a cache"
+        )
     workers_list = parse_list("--workers", args.workers, lambda v: non_negative_int("--workers", v))
     pin_list = parse_list("--pin-memory", args.pin_memory, parse_on_off)
     batches, windows = positive_int("--batches", args.batches), positive_int("--windows", args.windows)
     warmup = non_negative_int("--warmup", args.warmup)
-    batch_size = (positive_int("--batch-size", args.batch_size) if args.batch_size is not None
-                  else get_workload(args.workload).default_batch_size)
+    batch_size = (
+        positive_int("--batch-size", args.batch_size)
+        if args.batch_size is not None
+        else get_workload(args.workload).default_batch_size
+    )
     out_dir = results.check_out_dir(args.out)
 
     # Check every setting before measuring any: a bad value must not cost a half-finished sweep.
-    plans = [plan_run(RunConfig(backend=args.backend, workload=args.workload, batch_size=batch_size,
-                                data=args.data, workers=workers, pin_memory=pin, prefetch=args.prefetch))
-             for workers in workers_list for pin in pin_list]
+    plans = [
+        plan_run(
+            RunConfig(
+                backend=args.backend,
+                workload=args.workload,
+                batch_size=batch_size,
+                data=args.data,
+                workers=workers,
+                pin_memory=pin,
+                prefetch=args.prefetch,
+            )
+        )
+        for workers in workers_list
+        for pin in pin_list
+    ]
     records = []
     for plan in plans:
-        record = measure_setting(plan, batches=batches, windows=windows, warmup=warmup, to_device=args.to_device)
+        record = measure_setting(
+            plan, batches=batches, windows=windows, warmup=warmup, to_device=args.to_device
+        )
         records.append((record, results.write_record(record, out_dir)))
         if not args.json:
             print(f"  measured {describe_setting(record)}", file=sys.stderr)
@@ -109,24 +153,38 @@ def measure_setting(plan, batches: int, windows: int, warmup: int, to_device: bo
 
     config, backend = plan.config, plan.backend
     ctx = context.collect()
-    record = results.new_record(results.new_run_id(f"loader-{plan.workload.name}", backend.name, ctx["utc_time"]),
-                                ctx, config.to_dict())
+    record = results.new_record(
+        results.new_run_id(f"loader-{plan.workload.name}", backend.name, ctx["utc_time"]),
+        ctx,
+        config.to_dict(),
+    )
     record["kind"] = "loader"  # not a training run: no model, images/s of the loader alone
-    record["loader"] = {"stage": "device" if to_device else "host", "batches_per_window": batches,
-                        "windows": windows, "warmup_batches": warmup}
+    record["loader"] = {
+        "stage": "device" if to_device else "host",
+        "batches_per_window": batches,
+        "windows": windows,
+        "warmup_batches": warmup,
+    }
     backend.setup()
     source = open_data(config, plan.workload, backend, config.batch_size)  # UserError: bad input, raised
     record["data"] = source.describe()
     try:
         feed = source if to_device else source.host_batches()
-        record["metrics"] = measure_loader(feed, batches=batches, windows=windows, warmup_batches=warmup,
-                                           synchronize=backend.synchronize if to_device else None)
+        record["metrics"] = measure_loader(
+            feed,
+            batches=batches,
+            windows=windows,
+            warmup_batches=warmup,
+            synchronize=backend.synchronize if to_device else None,
+        )
         record["status"] = "ok"
     except UserError:
         raise
     except Exception as error:  # noqa: BLE001 - a failing setting is recorded; the others still run
-        record["error"] = {"type": type(error).__name__, "message": str(error).strip().splitlines()[-1]
-                           if str(error).strip() else type(error).__name__}
+        record["error"] = {
+            "type": type(error).__name__,
+            "message": str(error).strip().splitlines()[-1] if str(error).strip() else type(error).__name__,
+        }
     finally:
         source.close()
     record["device"] = backend.device_info()
@@ -142,15 +200,35 @@ def render_table(records: list[dict]) -> str:
         rate = metrics.get("images_per_second")
         if rate and baseline is None:
             baseline = rate
-        rows.append([
-            data.get("source"), data.get("workers"), "on" if data.get("pin_memory") else "off",
-            data.get("prefetch") if data.get("prefetch") is not None else "-",
-            record["config"]["batch_size"],
-            f"{rate:,.0f} ± {metrics['images_per_second_stdev']:,.0f}" if rate else f"FAILED ({record['status']})",
-            f"{metrics['images_per_hour']:,.0f}" if rate else "-",
-            f"{metrics['first_batch_s']:.2f}" if rate and metrics.get("first_batch_s") is not None else "-",
-            f"{rate / baseline:,.2f}×" if rate else "-",
-        ])
-    return tabulate(rows, headers=["data", "workers", "pin_memory", "prefetch", "batch", "img/s (median ± σ)",
-                                   "img/h", "first batch s", "vs first row"],
-                    colalign=("left", "right", "left", "right", "right", "right", "right", "right", "right"))
+        rows.append(
+            [
+                data.get("source"),
+                data.get("workers"),
+                "on" if data.get("pin_memory") else "off",
+                data.get("prefetch") if data.get("prefetch") is not None else "-",
+                record["config"]["batch_size"],
+                f"{rate:,.0f} ± {metrics['images_per_second_stdev']:,.0f}"
+                if rate
+                else f"FAILED ({record['status']})",
+                f"{metrics['images_per_hour']:,.0f}" if rate else "-",
+                f"{metrics['first_batch_s']:.2f}"
+                if rate and metrics.get("first_batch_s") is not None
+                else "-",
+                f"{rate / baseline:,.2f}×" if rate else "-",
+            ]
+        )
+    return tabulate(
+        rows,
+        headers=[
+            "data",
+            "workers",
+            "pin_memory",
+            "prefetch",
+            "batch",
+            "img/s (median ± σ)",
+            "img/h",
+            "first batch s",
+            "vs first row",
+        ],
+        colalign=("left", "right", "left", "right", "right", "right", "right", "right", "right"),
+    )

@@ -8,27 +8,44 @@ import sys
 def add_parser(subparsers) -> None:
     from suite.reporting.pricing import DEFAULT_CATALOG
 
-    p = subparsers.add_parser("prices", help="show the price catalogs, or import one from a public price list",
-                              description="Instance price catalogs used by `suite report`.")
+    p = subparsers.add_parser(
+        "prices",
+        help="show the price catalogs, or import one from a public price list",
+        description="Instance price catalogs used by `suite report`.",
+    )
     actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=type(p))
     show = actions.add_parser("list", help="show a catalog's instances, prices, source and date")
-    show.add_argument("catalog", nargs="?", metavar="NAME|FILE",
-                      help=f"a shipped catalog or a YAML file (default {DEFAULT_CATALOG})")
+    show.add_argument(
+        "catalog",
+        nargs="?",
+        metavar="NAME|FILE",
+        help=f"a shipped catalog or a YAML file (default {DEFAULT_CATALOG})",
+    )
     show.set_defaults(func=list_command)
 
     imp = actions.add_parser(
-        "import", help="turn ec2instances.info instances.json or SkyPilot vms.csv into a catalog",
+        "import",
+        help="turn ec2instances.info instances.json or SkyPilot vms.csv into a catalog",
         description="Convert a public price list into the suite's catalog format (YAML). SkyPilot rows are "
-                    "per availability zone: on-demand is the zones' median, spot the zones' mean (--zones).")
+        "per availability zone: on-demand is the zones' median, spot the zones' mean (--zones).",
+    )
     imp.add_argument("file", help="instances.json (ec2instances.info) or vms.csv (SkyPilot catalog)")
     imp.add_argument("--format", default="auto", help="auto (default), ec2instances or skypilot")
     imp.add_argument("--region", default="us-east-1", help="region to take prices from (default us-east-1)")
     imp.add_argument("--name", help="the catalog's name (default imported-<date>)")
-    imp.add_argument("--spot", default="avg", help="ec2instances.info spot statistic: avg (default), min, max")
-    imp.add_argument("--zones", default="mean",
-                     help="SkyPilot: how zones' spot quotes are combined: mean (default), median, min, max")
-    imp.add_argument("--gcp-host", default="n1-standard-8",
-                     help="SkyPilot GCP: the VM that GPU-only rows are added to (default n1-standard-8)")
+    imp.add_argument(
+        "--spot", default="avg", help="ec2instances.info spot statistic: avg (default), min, max"
+    )
+    imp.add_argument(
+        "--zones",
+        default="mean",
+        help="SkyPilot: how zones' spot quotes are combined: mean (default), median, min, max",
+    )
+    imp.add_argument(
+        "--gcp-host",
+        default="n1-standard-8",
+        help="SkyPilot GCP: the VM that GPU-only rows are added to (default n1-standard-8)",
+    )
     imp.add_argument("--all", action="store_true", help="also instances without accelerators")
     imp.add_argument("--out", metavar="FILE", help="write the catalog here (default: stdout)")
     imp.set_defaults(func=import_command)
@@ -45,12 +62,42 @@ def list_command(args) -> int:
     from suite.reporting.pricing import DEFAULT_CATALOG, load_catalog, shipped_catalog_names
 
     catalog = load_catalog(args.catalog)
-    rows = [[i.name, i.provider, i.region, i.accelerator, i.accelerator_count, _fmt(i.accelerator_memory_gib),
-             i.vcpus, _fmt(i.ram_gib), _fmt(i.on_demand_usd_per_hour), _fmt(i.spot_usd_per_hour), i.note or ""]
-            for i in catalog.instances.values()]
-    print(tabulate(rows, headers=["instance", "provider", "region", "accelerator", "count", "accel GiB", "vCPUs",
-                                  "RAM GiB", "on-demand $/h", "spot $/h", "note"],
-                   tablefmt="github", disable_numparse=True))
+    rows = [
+        [
+            i.name,
+            i.provider,
+            i.region,
+            i.accelerator,
+            i.accelerator_count,
+            _fmt(i.accelerator_memory_gib),
+            i.vcpus,
+            _fmt(i.ram_gib),
+            _fmt(i.on_demand_usd_per_hour),
+            _fmt(i.spot_usd_per_hour),
+            i.note or "",
+        ]
+        for i in catalog.instances.values()
+    ]
+    print(
+        tabulate(
+            rows,
+            headers=[
+                "instance",
+                "provider",
+                "region",
+                "accelerator",
+                "count",
+                "accel GiB",
+                "vCPUs",
+                "RAM GiB",
+                "on-demand $/h",
+                "spot $/h",
+                "note",
+            ],
+            tablefmt="github",
+            disable_numparse=True,
+        )
+    )
     print()
     print(catalog.caption())
     names = ", ".join(f"{n} (default)" if n == DEFAULT_CATALOG else n for n in shipped_catalog_names())
@@ -62,14 +109,18 @@ def import_command(args) -> int:
     from suite import results
     from suite.reporting.price_import import import_file, to_yaml
 
-    catalog, unpriced = import_file(args.file, args.format, args.region, args.name, args.spot, args.zones,
-                                    args.gcp_host, args.all)
+    catalog, unpriced = import_file(
+        args.file, args.format, args.region, args.name, args.spot, args.zones, args.gcp_host, args.all
+    )
     text = to_yaml(catalog)
     if args.out:
         results.write_text(args.out, text)
     else:
         sys.stdout.write(text)
     skipped = f"; {unpriced} without a price in {args.region} skipped" if unpriced else ""
-    print(f"suite: {len(catalog['instances'])} instances imported{skipped}"
-          + (f" into {args.out} (use it with --prices {args.out})" if args.out else ""), file=sys.stderr)
+    print(
+        f"suite: {len(catalog['instances'])} instances imported{skipped}"
+        + (f" into {args.out} (use it with --prices {args.out})" if args.out else ""),
+        file=sys.stderr,
+    )
     return 0

@@ -12,9 +12,12 @@ DEFAULT_OUT = "results"
 
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("scale", help="run at several process counts: speedup, scaling efficiency, cost",
-                              description="Run one workload with each process count (through `suite run "
-                              "--nproc`), then compare throughput with the smallest count.")
+    p = subparsers.add_parser(
+        "scale",
+        help="run at several process counts: speedup, scaling efficiency, cost",
+        description="Run one workload with each process count (through `suite run "
+        "--nproc`), then compare throughput with the smallest count.",
+    )
     p.add_argument("--nproc", required=True, help="process counts, comma-separated (for example 1,2,4,8)")
     p.add_argument("--backend", default="auto", help="auto, cpu, cuda, hpu (as for `suite run`)")
     p.add_argument("--workload", default="dcgan64", help="a workload name (see `suite list`)")
@@ -23,22 +26,32 @@ def add_parser(subparsers) -> None:
     p.add_argument("--warmup", help="warm-up steps per run")
     p.add_argument("--steps", help="steps per timed window")
     p.add_argument("--windows", help="timed windows per run")
-    p.add_argument("--threads", help="host threads per process (default: torchrun's, 1 per process when N > 1)")
+    p.add_argument(
+        "--threads", help="host threads per process (default: torchrun's, 1 per process when N > 1)"
+    )
     p.add_argument("--instance", help="NAME, or COUNT=NAME,…: price each count from the price catalog")
     p.add_argument("--prices", help="price catalog NAME or FILE (with --instance)")
     p.add_argument("--usd-per-hour", help="the machine's price in $/hour, instead of --instance")
-    p.add_argument("--out", default=DEFAULT_OUT, help=f"folder for the runs' records (default {DEFAULT_OUT}/)")
+    p.add_argument(
+        "--out", default=DEFAULT_OUT, help=f"folder for the runs' records (default {DEFAULT_OUT}/)"
+    )
     p.add_argument("--json", action="store_true", help="print the rows as JSON instead of a table")
-    p.add_argument("--model-override", dest="model_overrides", action="append", default=[],
-                   help=argparse.SUPPRESS)
+    p.add_argument(
+        "--model-override", dest="model_overrides", action="append", default=[], help=argparse.SUPPRESS
+    )
     p.set_defaults(func=scale_command)
 
 
 def _run_options(args) -> list[str]:
     options = ["--backend", args.backend, "--workload", args.workload, "--out", args.out]
-    for option, value in (("--batch-size", args.batch_size), ("--precision", args.precision),
-                          ("--warmup", args.warmup), ("--steps", args.steps), ("--windows", args.windows),
-                          ("--threads", args.threads)):
+    for option, value in (
+        ("--batch-size", args.batch_size),
+        ("--precision", args.precision),
+        ("--warmup", args.warmup),
+        ("--steps", args.steps),
+        ("--windows", args.windows),
+        ("--threads", args.threads),
+    ):
         if value is not None:
             options += [option, str(value)]
     for override in args.model_overrides:
@@ -47,8 +60,8 @@ def _run_options(args) -> list[str]:
 
 
 def _prices(args, counts) -> tuple[dict, dict]:
-    from suite.reporting import scale
     from suite.errors import UserError
+    from suite.reporting import scale
 
     if args.usd_per_hour is not None and args.instance:
         raise UserError("give --instance (priced from the catalog) or --usd-per-hour, not both")
@@ -80,15 +93,19 @@ def scale_command(args) -> int:
         command = [sys.executable, "-m", "suite", "run", *_run_options(args), "--nproc", str(count), "--json"]
         if count in instances:  # the record says where it ran, as `suite run --instance` would
             command += ["--instance", instances[count], *(["--prices", args.prices] if args.prices else [])]
-        done = subprocess.run(command, env=context.child_env(SUITE_RUN_ID=run_id),
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            command, env=context.child_env(SUITE_RUN_ID=run_id), capture_output=True, text=True
+        )
         path = os.path.join(args.out, f"{run_id}.json")
         if done.returncode == 2 or not os.path.exists(path):
             sys.stderr.write(done.stderr[-3000:])
             if done.returncode == 2:  # bad input: the same for every count
                 return 2
-            records[count] = {"status": "error", "config": {"world_size": count},
-                              "error": {"message": f"no record (exit status {done.returncode})"}}
+            records[count] = {
+                "status": "error",
+                "config": {"world_size": count},
+                "error": {"message": f"no record (exit status {done.returncode})"},
+            }
             continue
         records[count] = results.read_record(path)
         print(f"  {records[count]['status']}, record {os.path.relpath(path)}", file=sys.stderr)
@@ -98,7 +115,9 @@ def scale_command(args) -> int:
         sys.stdout.write("\n")
     else:
         config = next(iter(records.values())).get("config", {})
-        print(f"{args.workload} on {config.get('backend', args.backend)}, batch {config.get('batch_size', '?')} "
-              f"per process, {config.get('precision', '?')}, {config.get('data', '?')} data")
+        print(
+            f"{args.workload} on {config.get('backend', args.backend)}, batch {config.get('batch_size', '?')} "
+            f"per process, {config.get('precision', '?')}, {config.get('data', '?')} data"
+        )
         print(scale.render(rows, instances))
     return 0 if all(row["status"] == "ok" for row in rows) else 1

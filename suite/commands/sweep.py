@@ -9,21 +9,46 @@ DEFAULT_OUT = "results/sweep"
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
-        "sweep", help="run every combination of a grid of run options (resumable)",
+        "sweep",
+        help="run every combination of a grid of run options (resumable)",
         description="Run every combination of a grid of `suite run` options, each point in its own process. "
-                    "Points already recorded in --out are skipped, so an interrupted sweep resumes where it "
-                    "stopped; a failed point is recorded and the others go on. Ends with a table sorted by "
-                    "throughput and the effect of each knob.")
-    p.add_argument("file", nargs="?", metavar="FILE.yaml",
-                   help="sweep file: a 'grid' of option: [values] and optionally 'fixed' options")
-    p.add_argument("--grid", nargs="+", default=[], metavar="OPTION=V1,V2",
-                   help="swept options inline, e.g. --grid batch-size=16,32 precision=fp32,bf16")
-    p.add_argument("--set", dest="fixed", action="append", default=[], metavar="OPTION=VALUE",
-                   help="an option for every point, e.g. --set workload=dcgan64 (repeatable)")
-    p.add_argument("--out", default=DEFAULT_OUT, help=f"folder for the point records (default {DEFAULT_OUT}/)")
-    p.add_argument("--point-timeout", type=float, metavar="S",
-                   help="give up on a point after S seconds (recorded as an error)")
-    p.add_argument("--dry-run", action="store_true", help="list the points and which are recorded; run nothing")
+        "Points already recorded in --out are skipped, so an interrupted sweep resumes where it "
+        "stopped; a failed point is recorded and the others go on. Ends with a table sorted by "
+        "throughput and the effect of each knob.",
+    )
+    p.add_argument(
+        "file",
+        nargs="?",
+        metavar="FILE.yaml",
+        help="sweep file: a 'grid' of option: [values] and optionally 'fixed' options",
+    )
+    p.add_argument(
+        "--grid",
+        nargs="+",
+        default=[],
+        metavar="OPTION=V1,V2",
+        help="swept options inline, e.g. --grid batch-size=16,32 precision=fp32,bf16",
+    )
+    p.add_argument(
+        "--set",
+        dest="fixed",
+        action="append",
+        default=[],
+        metavar="OPTION=VALUE",
+        help="an option for every point, e.g. --set workload=dcgan64 (repeatable)",
+    )
+    p.add_argument(
+        "--out", default=DEFAULT_OUT, help=f"folder for the point records (default {DEFAULT_OUT}/)"
+    )
+    p.add_argument(
+        "--point-timeout",
+        type=float,
+        metavar="S",
+        help="give up on a point after S seconds (recorded as an error)",
+    )
+    p.add_argument(
+        "--dry-run", action="store_true", help="list the points and which are recorded; run nothing"
+    )
     p.set_defaults(func=sweep_command)
 
 
@@ -45,8 +70,11 @@ def sweep_command(args) -> int:
         records = sweep.existing_records(out_dir)
         for point in points:
             recorded = sweep.find_record(point, records)
-            print(f"{point.index + 1:>3}  {point.label()}  " + ("recorded" if recorded else "to run")
-                  + f"\n     suite run {' '.join(point.argv)}")
+            print(
+                f"{point.index + 1:>3}  {point.label()}  "
+                + ("recorded" if recorded else "to run")
+                + f"\n     suite run {' '.join(point.argv)}"
+            )
         return 0
     outcome = sweep.run_sweep(points, out_dir, log=log, timeout_s=args.point_timeout)
     print(sweep.render(outcome, spec.grid))

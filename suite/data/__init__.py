@@ -74,8 +74,11 @@ def rank_and_world_size() -> tuple[int, int]:
 
 def loader_settings(config, backend, default_workers: int) -> dict:
     """workers, pin_memory, prefetch as they will run (the record stores these, not the defaults)."""
-    workers = (min(default_workers, os.cpu_count() or 1) if getattr(config, "workers", None) is None
-               else non_negative_int("--workers", config.workers))
+    workers = (
+        min(default_workers, os.cpu_count() or 1)
+        if getattr(config, "workers", None) is None
+        else non_negative_int("--workers", config.workers)
+    )
     pin_memory = getattr(config, "pin_memory", None)
     if pin_memory is None:
         # Pinned host memory only helps a copy into separate device memory; when the device is the
@@ -85,8 +88,10 @@ def loader_settings(config, backend, default_workers: int) -> dict:
     if prefetch is not None:
         prefetch = positive_int("--prefetch", prefetch)
         if workers == 0:
-            raise UserError(f"--prefetch {prefetch} needs --workers 1 or more (with 0 workers batches are "
-                            "made when asked for, nothing ahead)")
+            raise UserError(
+                f"--prefetch {prefetch} needs --workers 1 or more (with 0 workers batches are "
+                "made when asked for, nothing ahead)"
+            )
     elif workers > 0:
         prefetch = 2  # torch.utils.data.DataLoader's default prefetch_factor
     return {"workers": workers, "pin_memory": bool(pin_memory), "prefetch": prefetch}
@@ -96,8 +101,10 @@ def check_batch_fits(batch_size: int, images: int, world_size: int, where: str) 
     """Each process's share of the images; a batch must fit in it (drop_last: no partial batches)."""
     share = images // world_size
     if batch_size > share:
-        raise UserError(f"--batch-size {batch_size} is larger than the {share} images each of {world_size} "
-                        f"process(es) gets from {where}: use --batch-size {share} or less, or more images")
+        raise UserError(
+            f"--batch-size {batch_size} is larger than the {share} images each of {world_size} "
+            f"process(es) gets from {where}: use --batch-size {share} or less, or more images"
+        )
     return share
 
 
@@ -125,10 +132,18 @@ def open_data(config, workload, backend, batch_size: int) -> DataSource:
     from suite.data.cache import CacheData, is_cache
 
     rank, world_size = rank_and_world_size()
-    common = dict(image_size=workload.image_size, backend=backend, batch_size=batch_size, seed=config.seed,
-                  rank=rank, world_size=world_size)
+    common = dict(
+        image_size=workload.image_size,
+        backend=backend,
+        batch_size=batch_size,
+        seed=config.seed,
+        rank=rank,
+        world_size=world_size,
+    )
     if os.path.isdir(config.data) and is_cache(config.data):
         return CacheData(config.data, **common, **loader_settings(config, backend, DEFAULT_CACHE_WORKERS))
     from suite.data.imagefolder import ImageFolderData
 
-    return ImageFolderData(config.data, **common, **loader_settings(config, backend, DEFAULT_IMAGEFOLDER_WORKERS))
+    return ImageFolderData(
+        config.data, **common, **loader_settings(config, backend, DEFAULT_IMAGEFOLDER_WORKERS)
+    )

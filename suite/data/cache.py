@@ -63,8 +63,10 @@ class Cache:
 
 
 def _refuse(path: str, what: str) -> UserError:
-    return UserError(f"cache {path!r} does not match its manifest: {what}; make it again with "
-                     "`suite data prepare SRC --size N --out CACHE --force`")
+    return UserError(
+        f"cache {path!r} does not match its manifest: {what}; make it again with "
+        "`suite data prepare SRC --size N --out CACHE --force`"
+    )
 
 
 def open_cache(path: str) -> Cache:
@@ -77,8 +79,10 @@ def open_cache(path: str) -> Cache:
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise UserError(f"{path!r} has a {MANIFEST} but it is not a {FORMAT} manifest")
     if manifest.get("format_version") != FORMAT_VERSION:
-        raise UserError(f"cache {path!r} is format version {manifest.get('format_version')!r}; this suite "
-                        f"reads version {FORMAT_VERSION}: prepare it again")
+        raise UserError(
+            f"cache {path!r} is format version {manifest.get('format_version')!r}; this suite "
+            f"reads version {FORMAT_VERSION}: prepare it again"
+        )
     try:
         count, size = int(manifest["count"]), int(manifest["image_size"])
         classes = list(manifest["classes"])
@@ -90,8 +94,10 @@ def open_cache(path: str) -> Cache:
     expected_bytes = count * 3 * size * size
     actual_bytes = os.path.getsize(images_path) if os.path.isfile(images_path) else None
     if actual_bytes != expected_bytes:
-        raise _refuse(path, f"{IMAGES_FILE} is {actual_bytes} bytes, {count} images of 3x{size}x{size} "
-                            f"need {expected_bytes}")
+        raise _refuse(
+            path,
+            f"{IMAGES_FILE} is {actual_bytes} bytes, {count} images of 3x{size}x{size} need {expected_bytes}",
+        )
     try:
         labels = np.load(os.path.join(path, LABELS_FILE), allow_pickle=False)
     except (OSError, ValueError) as error:
@@ -112,8 +118,10 @@ def check_cache_fits(path: str, image_size: int, batch_size: int, world_size: in
 
     cache = open_cache(path)
     if cache.image_size != image_size:
-        raise UserError(f"cache {path!r} holds {cache.image_size} px images but the workload trains on "
-                        f"{image_size} px: prepare one with `suite data prepare SRC --size {image_size}`")
+        raise UserError(
+            f"cache {path!r} holds {cache.image_size} px images but the workload trains on "
+            f"{image_size} px: prepare one with `suite data prepare SRC --size {image_size}`"
+        )
     return cache, check_batch_fits(batch_size, cache.count, world_size, f"cache {path!r}")
 
 
@@ -131,9 +139,19 @@ def _pinnable() -> bool:
 class CacheData(DataSource):
     kind = "cache"
 
-    def __init__(self, path: str, image_size: int, backend, batch_size: int, workers: int = 0,
-                 pin_memory: bool = False, prefetch: int | None = None, seed: int = 0, rank: int = 0,
-                 world_size: int = 1):
+    def __init__(
+        self,
+        path: str,
+        image_size: int,
+        backend,
+        batch_size: int,
+        workers: int = 0,
+        pin_memory: bool = False,
+        prefetch: int | None = None,
+        seed: int = 0,
+        rank: int = 0,
+        world_size: int = 1,
+    ):
         self.cache, share = check_cache_fits(path, image_size, batch_size, world_size)
         self.backend, self.batch_size, self.image_size = backend, batch_size, image_size
         self.workers, self.prefetch = workers, prefetch
@@ -151,9 +169,9 @@ class CacheData(DataSource):
         epoch = 0
         while True:
             permutation = np.random.default_rng([self.seed, epoch]).permutation(self.cache.count)
-            mine = permutation[self.rank::self.world_size][:self.share]
+            mine = permutation[self.rank :: self.world_size][: self.share]
             for start in range(0, self.batches_per_epoch * self.batch_size, self.batch_size):
-                yield np.sort(mine[start:start + self.batch_size])
+                yield np.sort(mine[start : start + self.batch_size])
             epoch += 1
 
     def gather(self, indices: np.ndarray):
@@ -219,9 +237,18 @@ class CacheData(DataSource):
             "world_size": self.world_size,
             "transform": "prepared: Resize, CenterCrop to uint8; on the device: float, Normalize(0.5, 0.5)",
             "loader": "suite cache (memory-mapped uint8, one np.take per batch"
-                      + (f", {self.workers} gather thread(s))" if self.workers else ")"),
-            "cache": {key: manifest.get(key) for key in (
-                "source", "source_images", "source_bytes", "source_fingerprint", "skipped_count", "created_utc")},
+            + (f", {self.workers} gather thread(s))" if self.workers else ")"),
+            "cache": {
+                key: manifest.get(key)
+                for key in (
+                    "source",
+                    "source_images",
+                    "source_bytes",
+                    "source_fingerprint",
+                    "skipped_count",
+                    "created_utc",
+                )
+            },
         }
 
     def close(self) -> None:

@@ -66,15 +66,19 @@ def scan_folder(path: str, option: str = "--data") -> FolderScan:
     except FileNotFoundError:
         loose = [name for name in os.listdir(path) if has_file_allowed_extension(name, IMG_EXTENSIONS)]
         if loose:
-            raise UserError(f"{option} {path!r} holds {len(loose)} images but no class sub-folders: put "
-                            f"them in one sub-folder (e.g. {os.path.join(path, 'images')}/) to use them "
-                            "as one class") from None
-        raise UserError(f"{option} {path!r} is empty: no class sub-folders and no images "
-                        f"(accepted: {accepted})") from None
+            raise UserError(
+                f"{option} {path!r} holds {len(loose)} images but no class sub-folders: put "
+                f"them in one sub-folder (e.g. {os.path.join(path, 'images')}/) to use them "
+                "as one class"
+            ) from None
+        raise UserError(
+            f"{option} {path!r} is empty: no class sub-folders and no images (accepted: {accepted})"
+        ) from None
     samples = make_dataset(path, class_to_idx, extensions=IMG_EXTENSIONS, allow_empty=True)
     if not samples:
-        raise UserError(f"{option} {path!r} has {len(classes)} sub-folder(s) but no images in them "
-                        f"(accepted: {accepted})")
+        raise UserError(
+            f"{option} {path!r} has {len(classes)} sub-folder(s) but no images in them (accepted: {accepted})"
+        )
     return FolderScan(path, classes, samples)
 
 
@@ -83,12 +87,14 @@ def image_transform(image_size: int):
     HabanaDataLoader can take over (gaudi.md)."""
     from torchvision import transforms
 
-    return transforms.Compose([
-        transforms.Resize(image_size),
-        transforms.CenterCrop(image_size),
-        transforms.ToTensor(),
-        transforms.Normalize(NORMALISE_MEAN, NORMALISE_STD),
-    ])
+    return transforms.Compose(
+        [
+            transforms.Resize(image_size),
+            transforms.CenterCrop(image_size),
+            transforms.ToTensor(),
+            transforms.Normalize(NORMALISE_MEAN, NORMALISE_STD),
+        ]
+    )
 
 
 def resize_and_crop(image_size: int):
@@ -106,15 +112,27 @@ def unreadable(error: Exception) -> LoaderFailed:
     """One line that names the cause. A worker's exception arrives as "Caught X in DataLoader worker
     process N" followed by the worker's traceback, whose last line is the original error."""
     lines = str(error).strip().splitlines() or [type(error).__name__]
-    return LoaderFailed(f"the image loader failed: {lines[-1]} (`suite data prepare` skips and lists "
-                        "unreadable images)")
+    return LoaderFailed(
+        f"the image loader failed: {lines[-1]} (`suite data prepare` skips and lists unreadable images)"
+    )
 
 
 class ImageFolderData(DataSource):
     kind = "imagefolder"
 
-    def __init__(self, path: str, image_size: int, backend, batch_size: int, workers: int,
-                 pin_memory: bool, prefetch: int | None, seed: int = 0, rank: int = 0, world_size: int = 1):
+    def __init__(
+        self,
+        path: str,
+        image_size: int,
+        backend,
+        batch_size: int,
+        workers: int,
+        pin_memory: bool,
+        prefetch: int | None,
+        seed: int = 0,
+        rank: int = 0,
+        world_size: int = 1,
+    ):
         import torch
         from torchvision.datasets import ImageFolder
 
@@ -127,11 +145,18 @@ class ImageFolderData(DataSource):
         self.sampler = None
         if world_size > 1:
             # Each process reads its own share; set_epoch reshuffles the shares every epoch.
-            self.sampler = torch.utils.data.DistributedSampler(dataset, num_replicas=world_size, rank=rank,
-                                                               shuffle=True, seed=seed, drop_last=True)
-        kwargs = dict(batch_size=batch_size, shuffle=self.sampler is None, sampler=self.sampler,
-                      num_workers=workers, pin_memory=pin_memory, drop_last=True,  # fixed shapes
-                      generator=torch.Generator().manual_seed(seed))
+            self.sampler = torch.utils.data.DistributedSampler(
+                dataset, num_replicas=world_size, rank=rank, shuffle=True, seed=seed, drop_last=True
+            )
+        kwargs = dict(
+            batch_size=batch_size,
+            shuffle=self.sampler is None,
+            sampler=self.sampler,
+            num_workers=workers,
+            pin_memory=pin_memory,
+            drop_last=True,  # fixed shapes
+            generator=torch.Generator().manual_seed(seed),
+        )
         if workers > 0:
             # Persistent workers: an epoch boundary does not pay process start-up again.
             kwargs.update(prefetch_factor=prefetch, persistent_workers=True)

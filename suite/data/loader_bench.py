@@ -11,8 +11,9 @@ import time
 from suite.measurement import stats
 
 
-def measure_loader(source, batches: int = 20, windows: int = 3, warmup_batches: int = 2,
-                   synchronize=None) -> dict:
+def measure_loader(
+    source, batches: int = 20, windows: int = 3, warmup_batches: int = 2, synchronize=None
+) -> dict:
     """Pull batches from `source` (any iterable of (images, labels) batches: a DataSource's
     `host_batches()` for the loader alone, or the DataSource itself for batches on the device) and
     time it. `synchronize` (the backend's) is called at the window edges when batches go to a device.
@@ -39,6 +40,7 @@ def measure_loader(source, batches: int = 20, windows: int = 3, warmup_batches: 
         images_per_window = images
     metrics = stats.summarise_windows(images_per_window, batches, window_times)
     metrics["batch_time_s"] = metrics.pop("step_time_s")  # a loader has batches, not steps
-    metrics.update({"batches_per_window": batches, "warmup_batches": warmup_batches,
-                    "first_batch_s": first_batch_s})
+    metrics.update(
+        {"batches_per_window": batches, "warmup_batches": warmup_batches, "first_batch_s": first_batch_s}
+    )
     return metrics

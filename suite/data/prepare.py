@@ -57,7 +57,9 @@ def source_fingerprint(samples: list[tuple[str, int]], root: str) -> str:
     digest = hashlib.sha256()
     for path, label in samples:
         stat = os.stat(path)
-        digest.update(f"{os.path.relpath(path, root)}\0{label}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+        digest.update(
+            f"{os.path.relpath(path, root)}\0{label}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode()
+        )
     return digest.hexdigest()
 
 
@@ -66,8 +68,9 @@ def _partial_prefix(out: str) -> str:
     return os.path.join(parent, f".{name}.partial-")
 
 
-def prepare(source: str, image_size, out: str, workers: int | None = None, force: bool = False,
-            progress=None) -> dict:
+def prepare(
+    source: str, image_size, out: str, workers: int | None = None, force: bool = False, progress=None
+) -> dict:
     """Build the cache at `out` from the ImageFolder at `source`; returns its manifest."""
     from suite.data.progress import Progress
 
@@ -90,10 +93,18 @@ def prepare(source: str, image_size, out: str, workers: int | None = None, force
     for leftover in glob.glob(glob.escape(_partial_prefix(out)) + "*"):
         shutil.rmtree(leftover, ignore_errors=True)
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=os.path.basename(_partial_prefix(out)), dir=os.path.dirname(_partial_prefix(out)))
+    tmp = tempfile.mkdtemp(
+        prefix=os.path.basename(_partial_prefix(out)), dir=os.path.dirname(_partial_prefix(out))
+    )
     try:
-        manifest = _build(scan, fingerprint, image_size, tmp, workers or os.cpu_count() or 1,
-                          progress or Progress(f"prepare {image_size} px", len(scan.samples)))
+        manifest = _build(
+            scan,
+            fingerprint,
+            image_size,
+            tmp,
+            workers or os.cpu_count() or 1,
+            progress or Progress(f"prepare {image_size} px", len(scan.samples)),
+        )
         if os.path.exists(out):  # an empty folder, or a cache being replaced (--force)
             old = tmp + "-old"
             os.rename(out, old)
@@ -113,7 +124,9 @@ def _build(scan, fingerprint: str, image_size: int, folder: str, workers: int, p
     images_path = os.path.join(folder, cache_format.IMAGES_FILE)
     if workers > 1 and len(paths) > 1:
         # fork: the workers start at once, without importing torch again.
-        pool = multiprocessing.get_context("fork").Pool(workers, initializer=_init_worker, initargs=(image_size, True))
+        pool = multiprocessing.get_context("fork").Pool(
+            workers, initializer=_init_worker, initargs=(image_size, True)
+        )
         decoded = pool.imap(_decode, paths, chunksize=max(1, min(64, len(paths) // (workers * 8))))
     else:
         pool = None
@@ -136,8 +149,10 @@ def _build(scan, fingerprint: str, image_size: int, folder: str, workers: int, p
             pool.join()
     progress.close()
     if not labels:
-        raise UserError(f"SRC {scan.path!r}: none of its {len(paths)} images could be read "
-                        f"(first error: {skipped[0]['error']})")
+        raise UserError(
+            f"SRC {scan.path!r}: none of its {len(paths)} images could be read "
+            f"(first error: {skipped[0]['error']})"
+        )
 
     label_array = np.asarray(labels, dtype=np.int64)
     np.save(os.path.join(folder, cache_format.LABELS_FILE), label_array)

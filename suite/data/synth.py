@@ -77,8 +77,15 @@ def _write_one(job) -> int:
     return os.path.getsize(path)
 
 
-def synthesize(out_dir: str, count, size: str | tuple[int, int] = (480, 360), classes=1, seed: int = 0,
-               workers: int | None = None, progress=None) -> dict:
+def synthesize(
+    out_dir: str,
+    count,
+    size: str | tuple[int, int] = (480, 360),
+    classes=1,
+    seed: int = 0,
+    workers: int | None = None,
+    progress=None,
+) -> dict:
     """Write `count` JPEGs into `out_dir/class_NNN/`. Returns a summary (count, bytes, size)."""
     from suite.data.progress import Progress
 
@@ -101,8 +108,9 @@ def synthesize(out_dir: str, count, size: str | tuple[int, int] = (480, 360), cl
         pool = None
     else:
         # Workers ignore Ctrl-C: the parent handles it and terminates them.
-        pool = multiprocessing.get_context("fork").Pool(workers, initializer=signal.signal,
-                                                        initargs=(signal.SIGINT, signal.SIG_IGN))
+        pool = multiprocessing.get_context("fork").Pool(
+            workers, initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN)
+        )
         results = pool.imap(_write_one, jobs, chunksize=16)
     try:
         for done, size_bytes in enumerate(results, 1):
@@ -113,5 +121,12 @@ def synthesize(out_dir: str, count, size: str | tuple[int, int] = (480, 360), cl
             pool.terminate()
             pool.join()
     progress.close()
-    return {"path": out_dir, "count": count, "classes": classes, "width": width, "height": height,
-            "bytes": total_bytes, "seed": int(seed)}
+    return {
+        "path": out_dir,
+        "count": count,
+        "classes": classes,
+        "width": width,
+        "height": height,
+        "bytes": total_bytes,
+        "seed": int(seed),
+    }

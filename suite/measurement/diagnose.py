@@ -54,53 +54,83 @@ def workers_needed(workers: int, loader_ips: float, compute_ips: float) -> int:
     return max(1, math.ceil(max(workers, 1) * compute_ips / loader_ips))
 
 
-def verdict(*, compute_ips: float, end_to_end_ips: float, loader_ips: float | None = None,
-            workers: int | None = None, cores: int | None = None, data_kind: str = "imagefolder",
-            host_cpu_percent: float | None = None, device_util: float | None = None,
-            peak_memory_bytes: float | None = None, total_memory_bytes: float | None = None) -> dict:
+def verdict(
+    *,
+    compute_ips: float,
+    end_to_end_ips: float,
+    loader_ips: float | None = None,
+    workers: int | None = None,
+    cores: int | None = None,
+    data_kind: str = "imagefolder",
+    host_cpu_percent: float | None = None,
+    device_util: float | None = None,
+    peak_memory_bytes: float | None = None,
+    total_memory_bytes: float | None = None,
+) -> dict:
     """The verdict and its figures, as stored in a record's "diagnosis" section."""
     efficiency = end_to_end_ips / compute_ips if compute_ips else None
-    figures = {"loader_images_per_second": loader_ips, "compute_images_per_second": compute_ips,
-               "end_to_end_images_per_second": end_to_end_ips, "end_to_end_over_compute": efficiency,
-               "host_cpu_util_percent": host_cpu_percent, "device_util_percent": device_util}
+    figures = {
+        "loader_images_per_second": loader_ips,
+        "compute_images_per_second": compute_ips,
+        "end_to_end_images_per_second": end_to_end_ips,
+        "end_to_end_over_compute": efficiency,
+        "host_cpu_util_percent": host_cpu_percent,
+        "device_util_percent": device_util,
+    }
     evidence, suggestions = [], []
 
     if loader_ips is None:
         kind = "compute-bound"
-        message = (f"compute-bound: synthetic data has no loader and no copy, so the device's compute sets the "
-                   f"pace ({end_to_end_ips:,.1f} img/s)")
+        message = (
+            f"compute-bound: synthetic data has no loader and no copy, so the device's compute sets the "
+            f"pace ({end_to_end_ips:,.1f} img/s)"
+        )
     elif efficiency is not None and efficiency >= COMPUTE_BOUND_EFFICIENCY:
         kind = "compute-bound"
-        message = (f"compute-bound: end to end reaches {efficiency:.0%} of compute-only ({end_to_end_ips:,.1f} of "
-                   f"{compute_ips:,.1f} img/s); the loader delivers {loader_ips:,.1f} img/s, enough to keep up")
+        message = (
+            f"compute-bound: end to end reaches {efficiency:.0%} of compute-only ({end_to_end_ips:,.1f} of "
+            f"{compute_ips:,.1f} img/s); the loader delivers {loader_ips:,.1f} img/s, enough to keep up"
+        )
         suggestions.append("the data path is not the limit: a faster device, bf16/amp, or a larger batch")
     elif loader_ips < LOADER_SHORTFALL * compute_ips:
         kind = "input-bound"
-        message = (f"input-bound: the loader delivers {loader_ips:,.1f} img/s, the device could do "
-                   f"{compute_ips:,.1f} img/s (end to end {end_to_end_ips:,.1f} img/s)")
+        message = (
+            f"input-bound: the loader delivers {loader_ips:,.1f} img/s, the device could do "
+            f"{compute_ips:,.1f} img/s (end to end {end_to_end_ips:,.1f} img/s)"
+        )
         if data_kind == "cache":
             suggestions.append("a prepared cache already skips decoding: more --workers, or faster storage")
         else:
             need = workers_needed(workers or 0, loader_ips, compute_ips)
             if cores is not None and need > cores:
-                suggestions.append(f"about {need} workers would be needed and this machine has {cores} cores: "
-                                   "use a prepared cache (`suite data prepare`)")
+                suggestions.append(
+                    f"about {need} workers would be needed and this machine has {cores} cores: "
+                    "use a prepared cache (`suite data prepare`)"
+                )
             else:
                 suggestions.append(f"try --workers {need}, or a prepared cache (`suite data prepare`)")
     else:
         kind = "transfer-bound"
-        message = (f"transfer-bound: the loader alone delivers {loader_ips:,.1f} img/s and compute alone "
-                   f"{compute_ips:,.1f} img/s, but together only {end_to_end_ips:,.1f} img/s")
-        suggestions.append("the copy to the device or the loader's competition with compute for the host costs "
-                           "the difference: try --pin-memory, --prefetch, fewer --workers, or a prepared cache")
+        message = (
+            f"transfer-bound: the loader alone delivers {loader_ips:,.1f} img/s and compute alone "
+            f"{compute_ips:,.1f} img/s, but together only {end_to_end_ips:,.1f} img/s"
+        )
+        suggestions.append(
+            "the copy to the device or the loader's competition with compute for the host costs "
+            "the difference: try --pin-memory, --prefetch, fewer --workers, or a prepared cache"
+        )
 
     if device_util is not None and host_cpu_percent is not None:
         if device_util < LOW_DEVICE_UTIL and host_cpu_percent > BUSY_HOST_CPU:
-            evidence.append(f"device utilisation {device_util:.0f}% with host CPUs {host_cpu_percent:.0f}% busy: "
-                            "the device waits on the host (input pipeline)")
+            evidence.append(
+                f"device utilisation {device_util:.0f}% with host CPUs {host_cpu_percent:.0f}% busy: "
+                "the device waits on the host (input pipeline)"
+            )
         elif device_util < LOW_DEVICE_UTIL and host_cpu_percent < IDLE_HOST_CPU:
-            evidence.append(f"device utilisation {device_util:.0f}% and host CPUs {host_cpu_percent:.0f}%: "
-                            "neither is busy; look for synchronisations in the step or a batch too small")
+            evidence.append(
+                f"device utilisation {device_util:.0f}% and host CPUs {host_cpu_percent:.0f}%: "
+                "neither is busy; look for synchronisations in the step or a batch too small"
+            )
         elif device_util >= LOW_DEVICE_UTIL:
             evidence.append(f"device utilisation {device_util:.0f}%")
     elif host_cpu_percent is not None:
@@ -109,11 +139,15 @@ def verdict(*, compute_ips: float, end_to_end_ips: float, loader_ips: float | No
         share = peak_memory_bytes / total_memory_bytes
         figures["memory_in_use_fraction"] = share
         if share < MUCH_FREE_MEMORY:
-            suggestions.append(f"only {share:.0%} of memory in use: a larger batch may help (`suite batch-size`)")
+            suggestions.append(
+                f"only {share:.0%} of memory in use: a larger batch may help (`suite batch-size`)"
+            )
     return {"verdict": kind, "message": message, "evidence": evidence, "suggestions": suggestions, **figures}
 
 
-def from_records(end_to_end: dict, compute: dict | None, loader: dict | None, cores: int | None = None) -> dict:
+def from_records(
+    end_to_end: dict, compute: dict | None, loader: dict | None, cores: int | None = None
+) -> dict:
     """The verdict from the three records (a loader record from `suite loader`'s measurement)."""
     summary = (end_to_end.get("telemetry") or {}).get("summary") or {}
     data = end_to_end.get("data") or {}
@@ -121,21 +155,31 @@ def from_records(end_to_end: dict, compute: dict | None, loader: dict | None, co
     e2e_ips = end_to_end["metrics"]["images_per_second"]
     compute_ips = compute["metrics"]["images_per_second"] if compute else e2e_ips
     loader_ips = loader["metrics"]["images_per_second"] if loader else None
-    return verdict(compute_ips=compute_ips, end_to_end_ips=e2e_ips, loader_ips=loader_ips,
-                   workers=data.get("workers"), cores=cores, data_kind=data.get("source", "imagefolder"),
-                   host_cpu_percent=host_cpu_util_percent(summary), device_util=device_util_percent(summary),
-                   peak_memory_bytes=memory.get("peak_memory_bytes"),
-                   total_memory_bytes=memory.get("total_memory_bytes"))
+    return verdict(
+        compute_ips=compute_ips,
+        end_to_end_ips=e2e_ips,
+        loader_ips=loader_ips,
+        workers=data.get("workers"),
+        cores=cores,
+        data_kind=data.get("source", "imagefolder"),
+        host_cpu_percent=host_cpu_util_percent(summary),
+        device_util=device_util_percent(summary),
+        peak_memory_bytes=memory.get("peak_memory_bytes"),
+        total_memory_bytes=memory.get("total_memory_bytes"),
+    )
 
 
 def render(diagnosis: dict) -> str:
     def rate(value):
         return f"{value:,.1f} img/s" if value is not None else "- (no loader)"
 
-    lines = [f"loader only   {rate(diagnosis['loader_images_per_second'])}",
-             f"compute only  {rate(diagnosis['compute_images_per_second'])}",
-             f"end to end    {rate(diagnosis['end_to_end_images_per_second'])}", "",
-             f"verdict: {diagnosis['message']}"]
+    lines = [
+        f"loader only   {rate(diagnosis['loader_images_per_second'])}",
+        f"compute only  {rate(diagnosis['compute_images_per_second'])}",
+        f"end to end    {rate(diagnosis['end_to_end_images_per_second'])}",
+        "",
+        f"verdict: {diagnosis['message']}",
+    ]
     lines += [f"  evidence: {line}" for line in diagnosis["evidence"]]
     lines += [f"  next: {line}" for line in diagnosis["suggestions"]]
     return "\n".join(lines)

@@ -59,13 +59,19 @@ def rank_info(env=None) -> RankInfo:
         try:
             return int(value)
         except (TypeError, ValueError):
-            raise UserError(f"environment variable {name}={value!r} is not a whole number "
-                            "(it is set by torch's launcher)") from None
+            raise UserError(
+                f"environment variable {name}={value!r} is not a whole number (it is set by torch's launcher)"
+            ) from None
 
     world_size = number("WORLD_SIZE", 1)
-    return RankInfo(rank=number("RANK", 0), world_size=world_size, local_rank=number("LOCAL_RANK", 0),
-                    local_world_size=number("LOCAL_WORLD_SIZE", world_size),
-                    node_rank=number("GROUP_RANK", 0), nnodes=number("GROUP_WORLD_SIZE", 1))
+    return RankInfo(
+        rank=number("RANK", 0),
+        world_size=world_size,
+        local_rank=number("LOCAL_RANK", 0),
+        local_world_size=number("LOCAL_WORLD_SIZE", world_size),
+        node_rank=number("GROUP_RANK", 0),
+        nnodes=number("GROUP_WORLD_SIZE", 1),
+    )
 
 
 class ProcessGroup:
@@ -83,8 +89,12 @@ class ProcessGroup:
         self.backend.init_distributed()
         # env:// rendezvous: MASTER_ADDR / MASTER_PORT / RANK / WORLD_SIZE from the launcher.
         # The timeout bounds every collective: a rank that hangs ends the others' wait.
-        dist.init_process_group(backend=self.backend.dist_backend, rank=self.info.rank,
-                                world_size=self.info.world_size, timeout=timedelta(seconds=self.timeout_s))
+        dist.init_process_group(
+            backend=self.backend.dist_backend,
+            rank=self.info.rank,
+            world_size=self.info.world_size,
+            timeout=timedelta(seconds=self.timeout_s),
+        )
 
     def wrap(self, training) -> None:
         """Wrap each module of a built workload in DDP. Optimizers keep working: DDP shares the
@@ -139,14 +149,29 @@ def resolved_fields(config, batch_size: int) -> dict:
         except (TypeError, ValueError):
             fields["dist_timeout_s"] = 0.0
         if not fields["dist_timeout_s"] > 0:
-            raise UserError(f"--dist-timeout must be a positive number of seconds, got {config.dist_timeout_s!r}")
+            raise UserError(
+                f"--dist-timeout must be a positive number of seconds, got {config.dist_timeout_s!r}"
+            )
     if launched():
         info = rank_info()
-        return {**fields, "world_size": info.world_size, "global_batch_size": batch_size * info.world_size,
-                "nproc": info.local_world_size, "nnodes": info.nnodes, "node_rank": info.node_rank}
+        return {
+            **fields,
+            "world_size": info.world_size,
+            "global_batch_size": batch_size * info.world_size,
+            "nproc": info.local_world_size,
+            "nnodes": info.nnodes,
+            "node_rank": info.node_rank,
+        }
     if config.nproc is None:
-        given = [option for option, value in (("--nnodes", config.nnodes), ("--node-rank", config.node_rank),
-                                              ("--rdzv-endpoint", config.rdzv_endpoint)) if value is not None]
+        given = [
+            option
+            for option, value in (
+                ("--nnodes", config.nnodes),
+                ("--node-rank", config.node_rank),
+                ("--rdzv-endpoint", config.rdzv_endpoint),
+            )
+            if value is not None
+        ]
         if given:
             raise UserError(f"{', '.join(given)} needs --nproc N (processes on this node)")
         return {**fields, "world_size": 1, "global_batch_size": batch_size}
@@ -172,9 +197,13 @@ def rank_figures(info: RankInfo, record: dict) -> dict:
     times = metrics.get("rank_window_time_s") or []
     images = metrics.get("images_per_window", 0) / info.world_size
     return {
-        "rank": info.rank, "local_rank": info.local_rank, "node_rank": info.node_rank,
-        "host": socket.gethostname(), "pid": os.getpid(),
-        "status": record["status"], "error": record.get("error"),
+        "rank": info.rank,
+        "local_rank": info.local_rank,
+        "node_rank": info.node_rank,
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "status": record["status"],
+        "error": record.get("error"),
         "window_time_s": times,
         "images_per_second": images / statistics.median(times) if times else None,
         "final_loss": metrics.get("final_loss"),
@@ -197,11 +226,17 @@ def finish(group: ProcessGroup, record: dict) -> None:
                 if bad and record["status"] == "ok":
                     record["status"] = bad[0]["status"]
                     error = bad[0]["error"] or {}
-                    record["error"] = {**error, "rank": bad[0]["rank"],
-                                       "message": f"rank {bad[0]['rank']}: {error.get('message', '')}"}
+                    record["error"] = {
+                        **error,
+                        "rank": bad[0]["rank"],
+                        "message": f"rank {bad[0]['rank']}: {error.get('message', '')}",
+                    }
     except Exception as error:  # noqa: BLE001 - a peer that died during the gather
         record["status"] = "error"
-        record["error"] = {"type": type(error).__name__, "message": f"gathering per-rank figures failed: {error}"}
+        record["error"] = {
+            "type": type(error).__name__,
+            "message": f"gathering per-rank figures failed: {error}",
+        }
         report_failure(group.info, record["error"])
     finally:
         group.close()
@@ -212,18 +247,26 @@ def finish(group: ProcessGroup, record: dict) -> None:
 # there becomes that rank's message in the launcher's failure summary (ChildFailedError). Format as
 # written by torch.distributed.elastic.multiprocessing.errors.ErrorHandler.record_exception.
 
+
 def report_failure(info: RankInfo, error: dict, status: str = "error", env=None) -> None:
     """Write this rank's failure (`record["error"]`) to the launcher's error file, if there is one."""
     env = os.environ if env is None else env
     path = env.get("TORCHELASTIC_ERROR_FILE")
     if not path:
         return
-    data = {"message": {
-        "message": f"rank {info.rank}: {error.get('type', 'Error')}: {error.get('message', '')}",
-        "extraInfo": {"py_callstack": error.get("traceback") or traceback.format_exc(),
-                      "timestamp": str(int(time.time())),
-                      # torch's timestamp is whole seconds; ours orders failures within one second.
-                      "suite_time": time.time(), "suite_rank": info.rank, "suite_status": status}}}
+    data = {
+        "message": {
+            "message": f"rank {info.rank}: {error.get('type', 'Error')}: {error.get('message', '')}",
+            "extraInfo": {
+                "py_callstack": error.get("traceback") or traceback.format_exc(),
+                "timestamp": str(int(time.time())),
+                # torch's timestamp is whole seconds; ours orders failures within one second.
+                "suite_time": time.time(),
+                "suite_rank": info.rank,
+                "suite_status": status,
+            },
+        }
+    }
     with open(path, "w") as handle:
         json.dump(data, handle)
 
@@ -231,6 +274,7 @@ def report_failure(info: RankInfo, error: dict, status: str = "error", env=None)
 # -- fault injection (tests) ----------------------------------------------------------------------
 # SUITE_FAULT_RANK=1 SUITE_FAULT_STEP=3 [SUITE_FAULT_KIND=raise|exit|hang]: that rank fails at that
 # step (counting warm-up from 1), to show that one failing rank ends the whole run.
+
 
 class InjectedFault(RuntimeError):
     pass

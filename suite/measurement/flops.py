@@ -24,7 +24,8 @@ _MEMO: dict[str, float] = {}
 
 def cache_path() -> str:
     root = os.environ.get("SUITE_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "suite")
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "suite"
+    )
     return os.path.join(root, "flops.json")
 
 
@@ -62,8 +63,9 @@ def count_flops_per_image(workload) -> float:
     from suite.backends import backend_class
     from suite.config import RunConfig
 
-    backend = backend_class("cpu")(RunConfig(backend="cpu", precision="fp32", workload=workload.name,
-                                   batch_size=COUNT_BATCH))
+    backend = backend_class("cpu")(
+        RunConfig(backend="cpu", precision="fp32", workload=workload.name, batch_size=COUNT_BATCH)
+    )
     with torch.random.fork_rng(devices=[]):  # leave the run's random stream untouched
         torch.manual_seed(0)
         training = workload.build(backend)
@@ -97,7 +99,12 @@ def mfu(flops_per_image_: float, images_per_second: float, peak_tflops: float | 
 def mfu_metrics(workload, images_per_second: float, peak_tflops: float | None) -> dict:
     """The record's MFU fields. FLOPs are only counted where a peak makes MFU computable."""
     if not peak_tflops:
-        return {"flops_per_image": None, "model_tflops_per_second": None, "mfu": None, "mfu_peak_tflops": None}
+        return {
+            "flops_per_image": None,
+            "model_tflops_per_second": None,
+            "mfu": None,
+            "mfu_peak_tflops": None,
+        }
     per_image = flops_per_image(workload)
     return {
         "flops_per_image": per_image,

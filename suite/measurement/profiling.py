@@ -16,8 +16,10 @@ import glob
 import os
 
 TOP_OPERATORS = 10
-PERTURBED = ("this run was profiled: torch.profiler adds host overhead and exports its trace inside a "
-             "timed window, so its throughput is not comparable with unprofiled runs")
+PERTURBED = (
+    "this run was profiled: torch.profiler adds host overhead and exports its trace inside a "
+    "timed window, so its throughput is not comparable with unprofiled runs"
+)
 
 
 def schedule_for(timed_steps: int, wait: int = 1, warmup: int = 1, active: int = 3) -> dict:
@@ -88,10 +90,15 @@ def top_operators(averages, limit: int = TOP_OPERATORS) -> list[dict]:
         device_us = getattr(event, "self_device_time_total", None)
         if device_us is None:
             device_us = getattr(event, "self_cuda_time_total", 0)
-        rows.append({"name": event.key, "calls": int(event.count),
-                     "self_cpu_time_s": event.self_cpu_time_total / 1e6,
-                     "self_cpu_share": event.self_cpu_time_total / 1e6 / total_cpu_s,
-                     "self_device_time_s": (device_us or 0) / 1e6})
+        rows.append(
+            {
+                "name": event.key,
+                "calls": int(event.count),
+                "self_cpu_time_s": event.self_cpu_time_total / 1e6,
+                "self_cpu_share": event.self_cpu_time_total / 1e6 / total_cpu_s,
+                "self_device_time_s": (device_us or 0) / 1e6,
+            }
+        )
     rows.sort(key=lambda row: (row["self_device_time_s"], row["self_cpu_time_s"]), reverse=True)
     return rows[:limit]
 
@@ -102,15 +109,21 @@ def render(profile: dict) -> str:
 
     rows = profile.get("top_operators") or []
     with_device = any(r["self_device_time_s"] for r in rows)
-    table = [[r["name"][:48], r["calls"], f"{r['self_cpu_time_s'] * 1e3:,.2f}",
-              f"{r['self_cpu_share']:.0%}"]
-             + ([f"{r['self_device_time_s'] * 1e3:,.2f}"] if with_device else []) for r in rows]
-    headers = ["operator", "calls", "self CPU (ms)", "share of CPU"] + (["self device (ms)"] if with_device else [])
+    table = [
+        [r["name"][:48], r["calls"], f"{r['self_cpu_time_s'] * 1e3:,.2f}", f"{r['self_cpu_share']:.0%}"]
+        + ([f"{r['self_device_time_s'] * 1e3:,.2f}"] if with_device else [])
+        for r in rows
+    ]
+    headers = ["operator", "calls", "self CPU (ms)", "share of CPU"] + (
+        ["self device (ms)"] if with_device else []
+    )
     schedule = profile["schedule"]
-    lines = [f"profile: top operators over {schedule['active']} active step(s) "
-             f"(schedule wait={schedule['wait']} warmup={schedule['warmup']} active={schedule['active']})",
-             tabulate(table, headers=headers, disable_numparse=True),
-             f"traces: {profile['dir']} ({len(profile['trace_files'])} file(s); open with TensorBoard "
-             "--logdir, or in https://ui.perfetto.dev)",
-             f"note: {profile['note']}"]
+    lines = [
+        f"profile: top operators over {schedule['active']} active step(s) "
+        f"(schedule wait={schedule['wait']} warmup={schedule['warmup']} active={schedule['active']})",
+        tabulate(table, headers=headers, disable_numparse=True),
+        f"traces: {profile['dir']} ({len(profile['trace_files'])} file(s); open with TensorBoard "
+        "--logdir, or in https://ui.perfetto.dev)",
+        f"note: {profile['note']}",
+    ]
     return "\n".join(lines)

@@ -19,12 +19,12 @@ from time import perf_counter as clock  # the window clock: monotonic, high reso
 import psutil
 import torch
 
-from suite.backends import Backend, backend_class, check_options, resolve_backend_name
 from suite import context, results
-from suite.measurement import diagnose, distributed, flops, probe, profiling, stats
+from suite.backends import Backend, backend_class, check_options, resolve_backend_name
 from suite.config import RunConfig
 from suite.data import check_data, open_data
 from suite.errors import UserError, non_negative_int, positive_int
+from suite.measurement import diagnose, distributed, flops, probe, profiling, stats
 from suite.measurement.telemetry import HostSampler, Telemetry, energy_per_image
 from suite.workloads import Workload, get_workload
 
@@ -48,25 +48,33 @@ def plan_run(config: RunConfig) -> Plan:
     cls = backend_class(name)
     check_options(name, config)
     if config.precision is not None and config.precision not in cls.precisions:
-        raise UserError(f"precision {config.precision!r} is not supported by the {name} backend "
-                        f"(accepted: {', '.join(cls.precisions)})")
+        raise UserError(
+            f"precision {config.precision!r} is not supported by the {name} backend "
+            f"(accepted: {', '.join(cls.precisions)})"
+        )
     schedule = cls.schedule
     resolved = config.resolved(
         backend=name,
         threads=None if config.threads is None else positive_int("--threads", config.threads),
         precision=config.precision or cls.precisions[0],
-        warmup_steps=schedule.warmup_steps if config.warmup_steps is None
+        warmup_steps=schedule.warmup_steps
+        if config.warmup_steps is None
         else non_negative_int("--warmup", config.warmup_steps),
-        steps_per_window=schedule.steps_per_window if config.steps_per_window is None
+        steps_per_window=schedule.steps_per_window
+        if config.steps_per_window is None
         else positive_int("--steps", config.steps_per_window),
         windows=schedule.windows if config.windows is None else positive_int("--windows", config.windows),
     )
     backend = cls(resolved)
-    batch_size = (backend.default_batch_size(workload) if config.batch_size is None
-                  else positive_int("--batch-size", config.batch_size))
+    batch_size = (
+        backend.default_batch_size(workload)
+        if config.batch_size is None
+        else positive_int("--batch-size", config.batch_size)
+    )
     # From the backend's config: a backend may fill in defaults of its own (hpu: the execution mode).
-    resolved = backend.config.resolved(batch_size=batch_size,
-                                       **distributed.resolved_fields(backend.config, batch_size))
+    resolved = backend.config.resolved(
+        batch_size=batch_size, **distributed.resolved_fields(backend.config, batch_size)
+    )
     backend.config = resolved
     check_data(resolved, workload, backend, batch_size)
     return Plan(resolved, backend, workload, why)
@@ -90,19 +98,27 @@ def execute(plan: Plan, progress=_noop) -> dict:
     run_id = distributed.launcher_run_id() or results.new_run_id(workload.name, backend.name, ctx["utc_time"])
     record = results.new_record(run_id, ctx, config.to_dict())
     record["backend_choice"] = plan.backend_choice
-    record["workload"] = {"name": workload.name, "description": workload.description,
-                          "image_size": workload.image_size, "parameters": workload.parameter_counts()}
+    record["workload"] = {
+        "name": workload.name,
+        "description": workload.description,
+        "image_size": workload.image_size,
+        "parameters": workload.parameter_counts(),
+    }
     group = distributed.process_group(backend, config)  # None for a single process
     try:
         _measure(plan, record, progress, group)
     except Exception as error:  # noqa: BLE001 - every failure becomes a record
         status = "oom" if backend.is_out_of_memory(error) else "error"
         record["status"] = status
-        record["error"] = {"type": type(error).__name__, "message": str(error).strip().splitlines()[0]
-                           if str(error).strip() else type(error).__name__}
+        record["error"] = {
+            "type": type(error).__name__,
+            "message": str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__,
+        }
         if status == "oom":
-            record["error"]["hint"] = (f"batch size {config.batch_size} does not fit: lower --batch-size, "
-                                       "or find the largest that fits with `suite batch-size`")
+            record["error"]["hint"] = (
+                f"batch size {config.batch_size} does not fit: lower --batch-size, "
+                "or find the largest that fits with `suite batch-size`"
+            )
         if group is not None:
             distributed.report_failure(group.info, record["error"], status)  # for the launcher's summary
     try:
@@ -128,8 +144,9 @@ def _add_efficiency(record: dict, workload: Workload) -> None:
         record["warnings"].append(f"FLOP count failed, MFU left blank: {error}")
     # This rank's telemetry saw this rank's device only: divide its energy by this rank's images.
     world_size = record["config"].get("world_size") or 1
-    energy, method = energy_per_image(record["telemetry"], metrics["images_timed"] / world_size,
-                                      metrics["time_timed_s"])
+    energy, method = energy_per_image(
+        record["telemetry"], metrics["images_timed"] / world_size, metrics["time_timed_s"]
+    )
     metrics["energy_per_image_j"] = energy
     metrics["energy_method"] = method
 
@@ -166,7 +183,9 @@ def _measure(plan: Plan, record: dict, progress, group: distributed.ProcessGroup
     backend.reset_peak_memory()
 
     # Every rank consumes its own batch each step: a window holds world_size x the images of one.
-    images_per_window = workload.images_per_step(config.batch_size) * config.steps_per_window * config.world_size
+    images_per_window = (
+        workload.images_per_step(config.batch_size) * config.steps_per_window * config.world_size
+    )
     telemetry = Telemetry([HostSampler(), *backend.telemetry_samplers()])
     window_times: list[float] = []
     rank_window_times: list[float] = []  # this rank's own times, when distributed
@@ -189,16 +208,27 @@ def _measure(plan: Plan, record: dict, progress, group: distributed.ProcessGroup
                 rank_window_times.append(elapsed)
                 elapsed = group.slowest(elapsed)
             window_times.append(elapsed)
-            progress("window", window=window + 1, of=config.windows,
-                     images_per_second=images_per_window / elapsed)
+            progress(
+                "window", window=window + 1, of=config.windows, images_per_second=images_per_window / elapsed
+            )
         # Real data, one process: where is the bottleneck? Measured after the windows, outside them.
-        probed = (probe.measure(train_step, data, batches, backend, config.steps_per_window,
-                                workload.images_per_step(config.batch_size))
-                  if data.kind != "synthetic" and group is None else None)
+        probed = (
+            probe.measure(
+                train_step,
+                data,
+                batches,
+                backend,
+                config.steps_per_window,
+                workload.images_per_step(config.batch_size),
+            )
+            if data.kind != "synthetic" and group is None
+            else None
+        )
     finally:
         record["telemetry"] = telemetry.close()
-        record["warnings"].extend(f"telemetry '{name}' off: {why}"
-                                  for name, why in record["telemetry"]["failed"].items())
+        record["warnings"].extend(
+            f"telemetry '{name}' off: {why}" for name, why in record["telemetry"]["failed"].items()
+        )
         data.close()
         profile = profiler.close()
         if profile:
@@ -206,13 +236,17 @@ def _measure(plan: Plan, record: dict, progress, group: distributed.ProcessGroup
             record["warnings"].append(profiling.PERTURBED)
 
     metrics = stats.summarise_windows(images_per_window, config.steps_per_window, window_times)
-    metrics.update({
-        "warmup_steps": config.warmup_steps,
-        "warmup_time_s": warmup_time_s,
-        "time_to_first_step_s": (first_step_done_at - process_start_time()) if first_step_done_at else None,
-        "images_per_step": workload.images_per_step(config.batch_size) * config.world_size,
-        "steps_timed": config.steps_per_window * config.windows,
-    })
+    metrics.update(
+        {
+            "warmup_steps": config.warmup_steps,
+            "warmup_time_s": warmup_time_s,
+            "time_to_first_step_s": (first_step_done_at - process_start_time())
+            if first_step_done_at
+            else None,
+            "images_per_step": workload.images_per_step(config.batch_size) * config.world_size,
+            "steps_timed": config.steps_per_window * config.windows,
+        }
+    )
     record["metrics"] = metrics
     if group is not None:
         metrics["rank_window_time_s"] = rank_window_times
@@ -220,11 +254,15 @@ def _measure(plan: Plan, record: dict, progress, group: distributed.ProcessGroup
     if probed:
         summary = record["telemetry"].get("summary") or {}
         record["diagnosis"] = diagnose.verdict(
-            compute_ips=probed["compute_images_per_second"], end_to_end_ips=metrics["images_per_second"],
-            loader_ips=probed["loader_images_per_second"], workers=record["data"].get("workers"),
-            cores=psutil.cpu_count(logical=True), data_kind=data.kind,
+            compute_ips=probed["compute_images_per_second"],
+            end_to_end_ips=metrics["images_per_second"],
+            loader_ips=probed["loader_images_per_second"],
+            workers=record["data"].get("workers"),
+            cores=psutil.cpu_count(logical=True),
+            data_kind=data.kind,
             host_cpu_percent=diagnose.host_cpu_util_percent(summary),
-            device_util=diagnose.device_util_percent(summary))
+            device_util=diagnose.device_util_percent(summary),
+        )
 
     # After the windows: now reading device values costs nothing we measure.
     all_losses = torch.stack([loss.reshape(-1) for loss in losses]).float().cpu()
@@ -232,7 +270,9 @@ def _measure(plan: Plan, record: dict, progress, group: distributed.ProcessGroup
     if not torch.isfinite(all_losses).all():
         record["status"] = "diverged"
         bad_step = int((~torch.isfinite(all_losses)).any(dim=1).nonzero()[0])
-        record["error"] = {"type": "Diverged", "message": f"loss became NaN/inf at step {bad_step + 1} "
-                                                          "(counting warm-up)"}
+        record["error"] = {
+            "type": "Diverged",
+            "message": f"loss became NaN/inf at step {bad_step + 1} (counting warm-up)",
+        }
     else:
         record["status"] = "ok"

@@ -46,9 +46,12 @@ def spread_warnings(metrics: dict) -> list[str]:
     warnings = []
     rates = metrics["window_images_per_second"]
     if metrics["images_per_second_cv"] > WIDE_SPREAD_CV:
-        warnings.append(f"windows vary widely (cv {metrics['images_per_second_cv']:.1%}): results may be "
-                        "noisy; close other programs, or use more --steps / --windows")
+        warnings.append(
+            f"windows vary widely (cv {metrics['images_per_second_cv']:.1%}): results may be "
+            "noisy; close other programs, or use more --steps / --windows"
+        )
     if len(rates) > 1 and rates[0] < SLOW_FIRST_WINDOW * statistics.median(rates[1:]):
-        warnings.append("the first window was much slower than the rest: warm-up may be too short "
-                        "(consider --warmup N)")
+        warnings.append(
+            "the first window was much slower than the rest: warm-up may be too short (consider --warmup N)"
+        )
     return warnings

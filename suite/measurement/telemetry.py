@@ -139,8 +139,9 @@ class Telemetry:
             for name, opened in self._counters_at_open.items():
                 for counter, start_value in opened.items():
                     if counter in at_close.get(name, {}):
-                        self.counters[counter] = (self.counters.get(counter, 0.0)
-                                                  + at_close[name][counter] - start_value)
+                        self.counters[counter] = (
+                            self.counters.get(counter, 0.0) + at_close[name][counter] - start_value
+                        )
 
     def close(self) -> dict:
         """Stop sampling and return the record's telemetry section."""
@@ -164,7 +165,9 @@ class Telemetry:
         }
 
 
-def energy_per_image(telemetry: dict, images_timed: int, time_timed_s: float) -> tuple[float | None, str | None]:
+def energy_per_image(
+    telemetry: dict, images_timed: int, time_timed_s: float
+) -> tuple[float | None, str | None]:
     """Joules per training image in the timed windows, and how it was found.
 
     Prefer the device's energy counter (read exactly at the window edges); otherwise integrate the

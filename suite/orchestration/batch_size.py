@@ -50,7 +50,9 @@ class Search:
         }
 
 
-def search(try_batch, start: int = 1, max_batch: int = 1024, granularity: int = 1, log=lambda _: None) -> Search:
+def search(
+    try_batch, start: int = 1, max_batch: int = 1024, granularity: int = 1, log=lambda _: None
+) -> Search:
     """Find the largest fitting batch with `try_batch(n) -> Try`. Pure: all running is in `try_batch`."""
     result = Search()
 
@@ -58,7 +60,10 @@ def search(try_batch, start: int = 1, max_batch: int = 1024, granularity: int = 
         outcome = try_batch(n)
         result.tries.append(outcome)
         rate = f"{outcome.images_per_second:,.1f} img/s" if outcome.images_per_second else outcome.status
-        log(f"batch {n:>6}: {rate}" + (f" ({outcome.message})" if outcome.message and not outcome.fits else ""))
+        log(
+            f"batch {n:>6}: {rate}"
+            + (f" ({outcome.message})" if outcome.message and not outcome.fits else "")
+        )
         return outcome
 
     # Doubling: 1, 2, 4, ... up to max_batch (which is itself tried when the doubling steps over it).
@@ -84,15 +89,19 @@ def search(try_batch, start: int = 1, max_batch: int = 1024, granularity: int = 
             mid = (low + high) // 2
             outcome = attempt(mid)
             if outcome.status == "error":
-                result.stopped = f"batch {mid} failed with an error that is not out-of-memory: {outcome.message}"
+                result.stopped = (
+                    f"batch {mid} failed with an error that is not out-of-memory: {outcome.message}"
+                )
                 break
             if outcome.fits:
                 low = mid
             else:
                 high = mid
         result.largest_fit, result.smallest_oom = low, high
-        result.stopped = result.stopped or (f"batch {low} fits and {high} does not"
-                                            + (f" (within --granularity {granularity})" if granularity > 1 else ""))
+        result.stopped = result.stopped or (
+            f"batch {low} fits and {high} does not"
+            + (f" (within --granularity {granularity})" if granularity > 1 else "")
+        )
     elif result.largest_fit is None and not result.stopped:
         result.stopped = f"even the first batch, {start}, does not fit"
     result.recommended, result.best_images_per_second = recommend(result.tries)
@@ -110,25 +119,41 @@ def recommend(tries: list[Try]) -> tuple[int | None, float | None]:
 
 def try_from_record(batch_size: int, record: dict) -> Try:
     error = record.get("error") or {}
-    return Try(batch_size, record.get("status", "error"), (record.get("metrics") or {}).get("images_per_second"),
-               record.get("run_id"), error.get("message", ""))
+    return Try(
+        batch_size,
+        record.get("status", "error"),
+        (record.get("metrics") or {}).get("images_per_second"),
+        record.get("run_id"),
+        error.get("message", ""),
+    )
 
 
 def render(result: Search, workload: str, backend: str) -> str:
     from tabulate import tabulate
 
-    rows = [[t.batch_size, t.status, f"{t.images_per_second:,.1f}" if t.images_per_second else "-",
-             "largest" if t.batch_size == result.largest_fit and t.fits else
-             ("recommended" if t.batch_size == result.recommended else "")]
-            for t in sorted(result.tries, key=lambda t: t.batch_size)]
+    rows = [
+        [
+            t.batch_size,
+            t.status,
+            f"{t.images_per_second:,.1f}" if t.images_per_second else "-",
+            "largest"
+            if t.batch_size == result.largest_fit and t.fits
+            else ("recommended" if t.batch_size == result.recommended else ""),
+        ]
+        for t in sorted(result.tries, key=lambda t: t.batch_size)
+    ]
     for row in rows:
         if row[0] == result.recommended and row[0] == result.largest_fit:
             row[3] = "largest, recommended"
     lines = [tabulate(rows, headers=["batch", "status", "img/s", ""], disable_numparse=True), ""]
-    lines.append(f"largest batch that fits:  {result.largest_fit if result.largest_fit else 'none'}"
-                 f"  ({result.stopped})")
+    lines.append(
+        f"largest batch that fits:  {result.largest_fit if result.largest_fit else 'none'}"
+        f"  ({result.stopped})"
+    )
     if result.recommended:
-        lines.append(f"recommended batch:        {result.recommended}  (the smallest reaching "
-                     f"{NEARLY_AS_FAST:.0%} of the best, {result.best_images_per_second:,.1f} img/s)")
+        lines.append(
+            f"recommended batch:        {result.recommended}  (the smallest reaching "
+            f"{NEARLY_AS_FAST:.0%} of the best, {result.best_images_per_second:,.1f} img/s)"
+        )
     lines.append(f"for {workload} on {backend}")
     return "\n".join(lines)

@@ -29,29 +29,48 @@ def check_launch_options(config) -> dict:
     nproc = positive_int("--nproc", config.nproc)
     nnodes = positive_int("--nnodes", config.nnodes) if config.nnodes is not None else 1
     if nnodes > 1 and (config.node_rank is None or not config.rdzv_endpoint):
-        raise UserError(f"--nnodes {nnodes} needs --node-rank (0 … {nnodes - 1}) and --rdzv-endpoint "
-                        "HOST:PORT (the address of node 0, reachable from every node)")
+        raise UserError(
+            f"--nnodes {nnodes} needs --node-rank (0 … {nnodes - 1}) and --rdzv-endpoint "
+            "HOST:PORT (the address of node 0, reachable from every node)"
+        )
     rank = None
     if config.node_rank is not None:
         rank = non_negative_int("--node-rank", config.node_rank)
         if rank >= nnodes:
-            raise UserError(f"--node-rank {rank} is out of range for --nnodes {nnodes} (accepted: 0 … {nnodes - 1})")
+            raise UserError(
+                f"--node-rank {rank} is out of range for --nnodes {nnodes} (accepted: 0 … {nnodes - 1})"
+            )
     if config.rdzv_endpoint:
         host, _, port = str(config.rdzv_endpoint).rpartition(":")
         if not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise UserError(f"--rdzv-endpoint {config.rdzv_endpoint!r} is not HOST:PORT "
-                            "(for example 10.0.0.1:29500)")
+            raise UserError(
+                f"--rdzv-endpoint {config.rdzv_endpoint!r} is not HOST:PORT (for example 10.0.0.1:29500)"
+            )
     return {"nproc": nproc, "nnodes": nnodes, "node_rank": rank, "rdzv_endpoint": config.rdzv_endpoint}
 
 
 def torchrun_options(config) -> list[str]:
     nnodes = int(config.nnodes or 1)
-    options = ["--nproc-per-node", str(int(config.nproc)), "--nnodes", str(nnodes),
-               "--max-restarts", "0", "--monitor-interval", "0.1"]
+    options = [
+        "--nproc-per-node",
+        str(int(config.nproc)),
+        "--nnodes",
+        str(nnodes),
+        "--max-restarts",
+        "0",
+        "--monitor-interval",
+        "0.1",
+    ]
     if config.rdzv_endpoint:
         # Static rendezvous: node ranks as given, node 0's address as the master (RANK 0's store).
-        options += ["--rdzv-backend", "static", "--rdzv-endpoint", str(config.rdzv_endpoint),
-                    "--node-rank", str(int(config.node_rank or 0))]
+        options += [
+            "--rdzv-backend",
+            "static",
+            "--rdzv-endpoint",
+            str(config.rdzv_endpoint),
+            "--node-rank",
+            str(int(config.node_rank or 0)),
+        ]
     # One node without an endpoint: torchrun picks a free local port (c10d on localhost:0).
     return options
 
@@ -92,14 +111,23 @@ def launch(args, parser, plan) -> int:
     out_dir = results.check_out_dir(args.out)
     ctx = context.collect()
     # `suite scale` names the run itself, to find its record.
-    run_id = os.environ.get("SUITE_RUN_ID") or results.new_run_id(plan.workload.name, plan.backend.name,
-                                                                  ctx["utc_time"])
+    run_id = os.environ.get("SUITE_RUN_ID") or results.new_run_id(
+        plan.workload.name, plan.backend.name, ctx["utc_time"]
+    )
     fd, failures_path = tempfile.mkstemp(prefix="suite-launch-", suffix=".json")
     os.close(fd)
     # Workers import this same suite, wherever the parent was started from.
     env = context.child_env(SUITE_RUN_ID=run_id, SUITE_LAUNCH_FAILURES=failures_path)
-    command = [sys.executable, "-m", "suite.orchestration.launch", *torchrun_options(config),
-               "-m", "suite", "--", *worker_argv(args, parser)]
+    command = [
+        sys.executable,
+        "-m",
+        "suite.orchestration.launch",
+        *torchrun_options(config),
+        "-m",
+        "suite",
+        "--",
+        *worker_argv(args, parser),
+    ]
     try:
         agent = subprocess.Popen(command, env=env)
         try:
@@ -140,11 +168,19 @@ def _rank_failure(rank: int, failure: dict) -> dict:
         name = signal.Signals(-exitcode).name if -exitcode in signal.valid_signals() else str(-exitcode)
         message = f"rank {rank}: killed by signal {name}"
     else:
-        message = (f"rank {rank}: exited with status {exitcode} without reporting an error "
-                   "(killed, or it crashed outside Python)")
-    return {"rank": rank, "local_rank": failure.get("local_rank"), "pid": failure.get("pid"),
-            "exitcode": exitcode, "message": message, "status": info.get("suite_status", "error"),
-            "time": info.get("suite_time") or failure.get("timestamp")}
+        message = (
+            f"rank {rank}: exited with status {exitcode} without reporting an error "
+            "(killed, or it crashed outside Python)"
+        )
+    return {
+        "rank": rank,
+        "local_rank": failure.get("local_rank"),
+        "pid": failure.get("pid"),
+        "exitcode": exitcode,
+        "message": message,
+        "status": info.get("suite_status", "error"),
+        "time": info.get("suite_time") or failure.get("timestamp"),
+    }
 
 
 def _first_failure_order(failure: dict):
@@ -163,19 +199,27 @@ def failure_record(run_id: str, ctx: dict, plan, status: int, failures: dict) ->
     if ranks:
         first = ranks[0]
         record["status"] = first["status"] if first["status"] in results.STATUSES else "error"
-        record["error"] = {"type": "RankFailed", "rank": first["rank"],
-                           "message": f"{first['message']} — the run was ended (launcher exit status {status})"}
+        record["error"] = {
+            "type": "RankFailed",
+            "rank": first["rank"],
+            "message": f"{first['message']} — the run was ended (launcher exit status {status})",
+        }
         if "timed out" in first["message"].lower():
-            record["error"]["hint"] = ("a rank waited longer than --dist-timeout for the others: one of them "
-                                       "hung or is far slower (see `ranks`)")
+            record["error"]["hint"] = (
+                "a rank waited longer than --dist-timeout for the others: one of them "
+                "hung or is far slower (see `ranks`)"
+            )
     else:
-        record["error"] = {"type": "LaunchFailed",
-                           "message": f"torch's launcher exited with status {status} before any rank reported"}
+        record["error"] = {
+            "type": "LaunchFailed",
+            "message": f"torch's launcher exited with status {status} before any rank reported",
+        }
     record["ranks"] = ranks
     return record
 
 
 # -- the launcher subprocess ----------------------------------------------------------------------
+
 
 def agent_main(argv: list[str]) -> int:
     """torchrun's `run()`, saving its ChildFailedError as JSON at $SUITE_LAUNCH_FAILURES."""
@@ -187,7 +231,7 @@ def agent_main(argv: list[str]) -> int:
     # refuse as ambiguous) worker options that look like its own, such as --nproc.
     split = argv.index("--") if "--" in argv else len(argv)
     launcher_args = parse_args(argv[:split])
-    launcher_args.training_script_args = argv[split + 1:]
+    launcher_args.training_script_args = argv[split + 1 :]
     try:
         run(launcher_args)
     except ChildFailedError as error:
@@ -198,9 +242,14 @@ def agent_main(argv: list[str]) -> int:
             text = message.get("message", "") if isinstance(message, dict) else str(message)
             extra = message.get("extraInfo", {}) if isinstance(message, dict) else {}
             extra.pop("py_callstack", None)
-            failures[rank] = {"local_rank": failure.local_rank, "pid": failure.pid,
-                              "exitcode": failure.exitcode, "message": text or str(failure.message),
-                              "timestamp": failure.timestamp, "extra": extra}
+            failures[rank] = {
+                "local_rank": failure.local_rank,
+                "pid": failure.pid,
+                "exitcode": failure.exitcode,
+                "message": text or str(failure.message),
+                "timestamp": failure.timestamp,
+                "extra": extra,
+            }
         path = os.environ.get("SUITE_LAUNCH_FAILURES")
         if path:
             with open(path, "w") as handle:

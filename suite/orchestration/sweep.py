@@ -59,6 +59,7 @@ class Point:
 
 # -- the options `suite run` accepts -----------------------------------------------------------------
 
+
 def run_options() -> dict[str, object]:
     """`suite run`'s options by name without dashes (e.g. "batch-size"), and their argparse actions."""
     import argparse
@@ -98,6 +99,7 @@ def option_argv(name: str, value: str, action) -> list[str]:
 
 # -- reading a sweep -----------------------------------------------------------------------------------
 
+
 def _where(spec_source: str, node) -> str:
     return f"{spec_source}, line {node.start_mark.line + 1}"
 
@@ -112,8 +114,9 @@ def _scalars(key: str, node, source: str) -> list[str]:
         if not node.value:
             raise UserError(f"{key!r} has an empty list of values ({_where(source, node)})")
         return [n.value for n in node.value]
-    if isinstance(node, yaml.MappingNode) and all(isinstance(k, yaml.ScalarNode) and isinstance(v, yaml.ScalarNode)
-                                                 for k, v in node.value):
+    if isinstance(node, yaml.MappingNode) and all(
+        isinstance(k, yaml.ScalarNode) and isinstance(v, yaml.ScalarNode) for k, v in node.value
+    ):
         return [f"{k.value}={v.value}" for k, v in node.value]
     raise UserError(f"{key!r} must be a value or a list of values ({_where(source, node)})")
 
@@ -137,10 +140,13 @@ def load_spec(path: str, options: dict) -> Spec:
     for key_node, value_node in root.value:
         section = key_node.value
         if section not in ("fixed", "grid"):
-            raise UserError(f"unknown section {section!r} in {_where(path, key_node)} "
-                            "(accepted: fixed, grid)")
+            raise UserError(
+                f"unknown section {section!r} in {_where(path, key_node)} (accepted: fixed, grid)"
+            )
         if not isinstance(value_node, yaml.MappingNode):
-            raise UserError(f"section {section!r} must map option names to values ({_where(path, value_node)})")
+            raise UserError(
+                f"section {section!r} must map option names to values ({_where(path, value_node)})"
+            )
         target = spec.fixed if section == "fixed" else spec.grid
         for option_node, values_node in value_node.value:
             name = str(option_node.value).replace("_", "-")
@@ -155,12 +161,15 @@ def check_option(name: str, options: dict, where: str) -> None:
     if name in RESERVED:
         raise UserError(f"option {name!r} ({where}) is set by the sweep itself")
     if name not in options:
-        raise UserError(f"unknown option {name!r} ({where}); a sweep takes `suite run` options: "
-                        f"{', '.join(sorted(options))}")
+        raise UserError(
+            f"unknown option {name!r} ({where}); a sweep takes `suite run` options: "
+            f"{', '.join(sorted(options))}"
+        )
 
 
-def parse_inline(grid: list[str], fixed: list[str], options: dict, spec: Spec | None = None,
-                 require_grid: bool = True) -> Spec:
+def parse_inline(
+    grid: list[str], fixed: list[str], options: dict, spec: Spec | None = None, require_grid: bool = True
+) -> Spec:
     """`--grid batch-size=16,32 precision=fp32,bf16` and `--set workload=dcgan64` onto a spec."""
     spec = spec or Spec()
     for text in grid:
@@ -184,8 +193,13 @@ def parse_inline(grid: list[str], fixed: list[str], options: dict, spec: Spec | 
 
 def expand(spec: Spec, options: dict) -> list[Point]:
     """Every combination of the grid, in order (the first option varies slowest)."""
-    fixed_argv = [arg for name, values in spec.fixed.items() if name not in spec.grid
-                  for value in values for arg in option_argv(name, value, options[name])]
+    fixed_argv = [
+        arg
+        for name, values in spec.fixed.items()
+        if name not in spec.grid
+        for value in values
+        for arg in option_argv(name, value, options[name])
+    ]
     names = list(spec.grid)
     points = []
     for index, combo in enumerate(itertools.product(*(spec.grid[n] for n in names))):
@@ -213,6 +227,7 @@ def resolve(points: list[Point]) -> None:
 
 
 # -- resume --------------------------------------------------------------------------------------------
+
 
 def existing_records(out_dir: str) -> list[dict]:
     found = []
@@ -242,12 +257,17 @@ def find_record(point: Point, records: list[dict]) -> dict | None:
 
 # -- running -------------------------------------------------------------------------------------------
 
+
 def failure_record(point: Point, out_dir: str, kind: str, message: str, exit_status) -> dict:
     """A child that left no record (crash, kill, timeout): the sweep records the failure itself."""
     ctx = context.collect()
-    record = results.new_record(results.new_run_id(point.config.get("workload", "run"),
-                                                   point.config.get("backend", "?"), ctx["utc_time"]),
-                                ctx, point.config)
+    record = results.new_record(
+        results.new_run_id(
+            point.config.get("workload", "run"), point.config.get("backend", "?"), ctx["utc_time"]
+        ),
+        ctx,
+        point.config,
+    )
     record["status"] = "error"
     record["error"] = {"type": kind, "message": message, "exit_status": exit_status}
     record["sweep_point"] = point.knobs
@@ -258,8 +278,9 @@ def failure_record(point: Point, out_dir: str, kind: str, message: str, exit_sta
 def run_point(point: Point, out_dir: str, timeout_s: float | None = None) -> dict:
     """Run one point in a fresh process and return its record. KeyboardInterrupt stops the child too."""
     command = [sys.executable, "-m", "suite", "run", *point.argv, "--json", "--out", out_dir]
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=context.child_env())
+    child = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=context.child_env()
+    )
     try:
         stdout, stderr = child.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
@@ -314,8 +335,10 @@ def run_sweep(points: list[Point], out_dir: str, log=print, timeout_s: float | N
             record = run_point(point, out_dir, timeout_s)
         except KeyboardInterrupt:
             done = len(outcome)
-            log(f"{head}: interrupted. {done} of {len(points)} points are recorded in {out_dir}; "
-                "run the same command again to resume")
+            log(
+                f"{head}: interrupted. {done} of {len(points)} points are recorded in {out_dir}; "
+                "run the same command again to resume"
+            )
             raise
         log(f"{head}: {describe(record)} ({time.monotonic() - started:.1f} s)")
         outcome.append((point, record))
@@ -331,6 +354,7 @@ def describe(record: dict) -> str:
 
 
 # -- reading the results -------------------------------------------------------------------------------
+
 
 def format_effect(ratio: float) -> str:
     if PERCENT_BAND[0] <= ratio <= PERCENT_BAND[1]:
@@ -356,7 +380,9 @@ def knob_effects(grid: dict[str, list[str]], rates: list[tuple[dict, float | Non
                 if by_knobs.get(other):
                     logs.append(math.log(by_knobs[other] / rate))
             ratio = math.exp(sum(logs) / len(logs)) if logs else None
-            steps.append(f"{before}→{after}: " + (format_effect(ratio) if ratio else "n/a (no pair completed)"))
+            steps.append(
+                f"{before}→{after}: " + (format_effect(ratio) if ratio else "n/a (no pair completed)")
+            )
         lines.append(f"{name} " + ", ".join(steps))
     return lines
 
@@ -371,17 +397,28 @@ def render(outcome: list, grid: dict[str, list[str]]) -> str:
     rows = []
     for point, record in ordered:
         metrics, rate = record.get("metrics") or {}, throughput(record)
-        rows.append([*(point.knobs[n] for n in names),
-                     f"{rate:,.1f}" if rate is not None else "-",
-                     f"{metrics['images_per_second_stdev']:,.1f}" if rate is not None else "-",
-                     f"{metrics['step_time_s'] * 1e3:,.1f}" if rate is not None else "-",
-                     human_bytes((record.get("memory") or {}).get("peak_memory_bytes")),
-                     record.get("status") if rate is not None else describe(record)[:60]])
-    table = tabulate(rows, headers=[*names, "img/s", "± σ", "step (ms)", "peak memory", "status"],
-                     disable_numparse=True, colalign=("left",) * len(names) + ("right",) * 3 + ("left",) * 2)
+        rows.append(
+            [
+                *(point.knobs[n] for n in names),
+                f"{rate:,.1f}" if rate is not None else "-",
+                f"{metrics['images_per_second_stdev']:,.1f}" if rate is not None else "-",
+                f"{metrics['step_time_s'] * 1e3:,.1f}" if rate is not None else "-",
+                human_bytes((record.get("memory") or {}).get("peak_memory_bytes")),
+                record.get("status") if rate is not None else describe(record)[:60],
+            ]
+        )
+    table = tabulate(
+        rows,
+        headers=[*names, "img/s", "± σ", "step (ms)", "peak memory", "status"],
+        disable_numparse=True,
+        colalign=("left",) * len(names) + ("right",) * 3 + ("left",) * 2,
+    )
     effects = knob_effects(grid, [(p.knobs, throughput(r)) for p, r in outcome])
     lines = [table]
     if effects:
-        lines += ["", "effect of each knob (throughput ratio, geometric mean over points that differ only in it):"]
+        lines += [
+            "",
+            "effect of each knob (throughput ratio, geometric mean over points that differ only in it):",
+        ]
         lines += [f"  {line}" for line in effects]
     return "\n".join(lines)

@@ -27,7 +27,12 @@ def _pyplot():
 
 def _run_label(record: dict) -> str:
     config = record["config"]
-    parts = [config.get("workload"), config.get("backend"), config.get("precision"), f"b{config.get('batch_size')}"]
+    parts = [
+        config.get("workload"),
+        config.get("backend"),
+        config.get("precision"),
+        f"b{config.get('batch_size')}",
+    ]
     if config.get("instance"):
         parts.append(config["instance"])
     return f"{' '.join(str(p) for p in parts)} (run {str(record.get('run_id', '')).rsplit('-', 1)[-1]})"
@@ -49,8 +54,13 @@ def throughput_over_run(records: list[dict], path: str) -> str | None:
             total += t
             ends.append(total)
         style = "--" if record.get("status") != "ok" else "-"
-        ax.plot(ends, rates, style, marker="o", label=_run_label(record) + ("" if style == "-" else
-                                                                            f" [{record.get('status')}]"))
+        ax.plot(
+            ends,
+            rates,
+            style,
+            marker="o",
+            label=_run_label(record) + ("" if style == "-" else f" [{record.get('status')}]"),
+        )
     ax.set_xlabel("time into the timed windows (s, warm-up excluded)")
     ax.set_ylabel("throughput (images/s, per window)")
     ax.set_title("Throughput over each run")
@@ -82,10 +92,14 @@ def images_per_dollar(rows: list[dict], caption: str, path: str) -> str | None:
         bar.set_hatch(mark)
     for bar, row in zip(spot_bars, priced):
         if row["spot_images_per_usd"] is None:
-            ax.annotate("no spot\nquote", (bar.get_x() + bar.get_width() / 2, 0), ha="center", va="bottom",
-                        fontsize=7)
-    labels = [f"{r['model_run']}\n{r['instance']}\n{r['backend']} {r['precision']} b{r['batch_size']}"
-              + ("\n(extrapolated)" if r["extrapolated_factor"] else "") for r in priced]
+            ax.annotate(
+                "no spot\nquote", (bar.get_x() + bar.get_width() / 2, 0), ha="center", va="bottom", fontsize=7
+            )
+    labels = [
+        f"{r['model_run']}\n{r['instance']}\n{r['backend']} {r['precision']} b{r['batch_size']}"
+        + ("\n(extrapolated)" if r["extrapolated_factor"] else "")
+        for r in priced
+    ]
     ax.set_xticks(positions)
     ax.set_xticklabels(labels, fontsize=8)
     ax.set_ylabel("images per $")
@@ -105,6 +119,8 @@ def draw_all(records: list[dict], rows: list[dict], catalog, out_dir: str) -> li
         os.makedirs(out_dir, exist_ok=True)
     except OSError as error:
         raise UserError(f"--plot {out_dir!r} cannot be created: {error.strerror or error}") from None
-    drawn = [throughput_over_run(records, os.path.join(out_dir, "throughput_over_run.png")),
-             images_per_dollar(rows, catalog.caption(), os.path.join(out_dir, "images_per_dollar.png"))]
+    drawn = [
+        throughput_over_run(records, os.path.join(out_dir, "throughput_over_run.png")),
+        images_per_dollar(rows, catalog.caption(), os.path.join(out_dir, "images_per_dollar.png")),
+    ]
     return [path for path in drawn if path]

@@ -47,8 +47,9 @@ def detect_format(path: str, head: str) -> str:
     raise UserError(f"{path!r}: cannot tell its format (give --format ec2instances or skypilot)")
 
 
-def from_ec2instances(data, region: str, spot_stat: str = "avg", include_cpu_only: bool = False,
-                      os_name: str = "linux") -> tuple[dict, int]:
+def from_ec2instances(
+    data, region: str, spot_stat: str = "avg", include_cpu_only: bool = False, os_name: str = "linux"
+) -> tuple[dict, int]:
     if spot_stat not in EC2_SPOT_STATS:
         raise UserError(f"unknown spot statistic {spot_stat!r} (accepted: {', '.join(EC2_SPOT_STATS)})")
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
@@ -66,11 +67,13 @@ def from_ec2instances(data, region: str, spot_stat: str = "avg", include_cpu_onl
             continue
         model = item.get("GPU_model")
         entry = {
-            "provider": "aws", "region": region,
+            "provider": "aws",
+            "region": region,
             "accelerator": model or ("unknown (not named by the source)" if gpus else "none"),
             "accelerator_count": gpus,
             "accelerator_memory_gib": float(_price(item.get("GPU_memory")) or 0),
-            "vcpus": int(_price(item.get("vCPU")) or 0), "ram_gib": float(_price(item.get("memory")) or 0),
+            "vcpus": int(_price(item.get("vCPU")) or 0),
+            "ram_gib": float(_price(item.get("memory")) or 0),
             "on_demand_usd_per_hour": on_demand,
             "spot_usd_per_hour": _price(prices.get(f"spot_{spot_stat}")),
         }
@@ -102,19 +105,35 @@ def _combine_zones(rows: list[dict], zone_stat: str) -> tuple[float | None, floa
     return statistics.median(on_demand), (ZONE_STATS[zone_stat](spot) if spot else None), note
 
 
-def from_skypilot(rows: list[dict], region: str, zone_stat: str = "mean", gcp_host: str = "n1-standard-8",
-                  include_cpu_only: bool = False) -> tuple[dict, int]:
+def from_skypilot(
+    rows: list[dict],
+    region: str,
+    zone_stat: str = "mean",
+    gcp_host: str = "n1-standard-8",
+    include_cpu_only: bool = False,
+) -> tuple[dict, int]:
     if zone_stat not in ZONE_STATS:
         raise UserError(f"unknown zone statistic {zone_stat!r} (accepted: {', '.join(ZONE_STATS)})")
-    needed = {"InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "Price",
-              "SpotPrice", "Region"}
+    needed = {
+        "InstanceType",
+        "AcceleratorName",
+        "AcceleratorCount",
+        "vCPUs",
+        "MemoryGiB",
+        "Price",
+        "SpotPrice",
+        "Region",
+    }
     if not rows or not needed <= set(rows[0]):
         raise UserError(f"not a SkyPilot vms.csv (needs the columns {', '.join(sorted(needed))})")
     in_region = [r for r in rows if r.get("Region") == region]
     if not in_region:
         regions = sorted({r.get("Region") for r in rows if r.get("Region")})
-        raise UserError(f"no rows for region {region!r} (the file has: {', '.join(regions[:12])}"
-                        + (", ..." if len(regions) > 12 else "") + ")")
+        raise UserError(
+            f"no rows for region {region!r} (the file has: {', '.join(regions[:12])}"
+            + (", ..." if len(regions) > 12 else "")
+            + ")"
+        )
     provider = "gcp" if any(not r["InstanceType"] for r in rows) else "aws"
     groups: dict[tuple, list[dict]] = {}
     for row in in_region:
@@ -132,10 +151,17 @@ def from_skypilot(rows: list[dict], region: str, zone_stat: str = "mean", gcp_ho
         if accel.upper() == "CPU-ONLY":
             accel, count = "", 0
         first = group[0]
-        entry = {"provider": provider, "region": region, "accelerator": accel or "none",
-                 "accelerator_count": count, "accelerator_memory_gib": _gpu_memory_gib(first.get("GpuInfo", "")),
-                 "vcpus": int(_price(first["vCPUs"]) or 0), "ram_gib": float(_price(first["MemoryGiB"]) or 0),
-                 "on_demand_usd_per_hour": on_demand, "spot_usd_per_hour": spot}
+        entry = {
+            "provider": provider,
+            "region": region,
+            "accelerator": accel or "none",
+            "accelerator_count": count,
+            "accelerator_memory_gib": _gpu_memory_gib(first.get("GpuInfo", "")),
+            "vcpus": int(_price(first["vCPUs"]) or 0),
+            "ram_gib": float(_price(first["MemoryGiB"]) or 0),
+            "on_demand_usd_per_hour": on_demand,
+            "spot_usd_per_hour": spot,
+        }
         if note:
             entry["note"] = note
         if not itype:
@@ -149,23 +175,40 @@ def from_skypilot(rows: list[dict], region: str, zone_stat: str = "mean", gcp_ho
     for gpu in vms.get("__gpus__", []):
         host = vms.get(gcp_host)
         if host is None:
-            raise UserError(f"GPU rows need a host VM to be priced with; {gcp_host!r} has no price in "
-                            f"{region!r} (choose one with --gcp-host)")
+            raise UserError(
+                f"GPU rows need a host VM to be priced with; {gcp_host!r} has no price in "
+                f"{region!r} (choose one with --gcp-host)"
+            )
         name = f"{gcp_host}+{gpu['accelerator_count']}x{gpu['accelerator']}"
-        spot = (host["spot_usd_per_hour"] + gpu["spot_usd_per_hour"]
-                if host["spot_usd_per_hour"] and gpu["spot_usd_per_hour"] else None)
-        instances[name] = {**gpu, "vcpus": host["vcpus"], "ram_gib": host["ram_gib"],
-                           "on_demand_usd_per_hour": round(host["on_demand_usd_per_hour"]
-                                                           + gpu["on_demand_usd_per_hour"], 6),
-                           "spot_usd_per_hour": round(spot, 6) if spot else None,
-                           "note": f"{gcp_host} VM + GPUs priced apart"
-                                   + (f"; GPU {gpu['note']}" if gpu.get("note") else "")}
+        spot = (
+            host["spot_usd_per_hour"] + gpu["spot_usd_per_hour"]
+            if host["spot_usd_per_hour"] and gpu["spot_usd_per_hour"]
+            else None
+        )
+        instances[name] = {
+            **gpu,
+            "vcpus": host["vcpus"],
+            "ram_gib": host["ram_gib"],
+            "on_demand_usd_per_hour": round(
+                host["on_demand_usd_per_hour"] + gpu["on_demand_usd_per_hour"], 6
+            ),
+            "spot_usd_per_hour": round(spot, 6) if spot else None,
+            "note": f"{gcp_host} VM + GPUs priced apart"
+            + (f"; GPU {gpu['note']}" if gpu.get("note") else ""),
+        }
     return instances, unpriced
 
 
-def import_file(path: str, fmt: str = "auto", region: str = "us-east-1", name: str | None = None,
-                spot_stat: str = "avg", zone_stat: str = "mean", gcp_host: str = "n1-standard-8",
-                include_cpu_only: bool = False) -> tuple[dict, int]:
+def import_file(
+    path: str,
+    fmt: str = "auto",
+    region: str = "us-east-1",
+    name: str | None = None,
+    spot_stat: str = "avg",
+    zone_stat: str = "mean",
+    gcp_host: str = "n1-standard-8",
+    include_cpu_only: bool = False,
+) -> tuple[dict, int]:
     """Read `path` and return (catalog as a dict ready for YAML, number of instances with no price)."""
     if fmt not in FORMATS:
         raise UserError(f"unknown import format {fmt!r} (accepted: {', '.join(FORMATS)})")
@@ -185,16 +228,24 @@ def import_file(path: str, fmt: str = "auto", region: str = "us-east-1", name: s
         source = f"ec2instances.info instances.json ({path}), Linux prices, spot = spot_{spot_stat}"
         spot_basis = f"ec2instances.info spot_{spot_stat}"
     else:
-        instances, unpriced = from_skypilot(list(csv.DictReader(text.splitlines())), region, zone_stat,
-                                            gcp_host, include_cpu_only)
+        instances, unpriced = from_skypilot(
+            list(csv.DictReader(text.splitlines())), region, zone_stat, gcp_host, include_cpu_only
+        )
         source = f"SkyPilot catalog vms.csv ({path})"
         spot_basis = f"{zone_stat} of the per-availability-zone spot quotes in {region}"
     if not instances:
-        raise UserError(f"{path!r}: no priced instances in {region!r}"
-                        + ("" if include_cpu_only else " with accelerators (add --all for CPU-only ones)"))
-    catalog = {"name": name or f"imported-{date.today().isoformat()}", "source": source,
-               "as_of": f"imported {date.today().isoformat()} (the source's own date may be older)",
-               "currency": "USD", "spot_basis": spot_basis, "instances": dict(sorted(instances.items()))}
+        raise UserError(
+            f"{path!r}: no priced instances in {region!r}"
+            + ("" if include_cpu_only else " with accelerators (add --all for CPU-only ones)")
+        )
+    catalog = {
+        "name": name or f"imported-{date.today().isoformat()}",
+        "source": source,
+        "as_of": f"imported {date.today().isoformat()} (the source's own date may be older)",
+        "currency": "USD",
+        "spot_basis": spot_basis,
+        "instances": dict(sorted(instances.items())),
+    }
     parse_catalog(catalog, f"imported catalog from {path!r}")  # what we write must load back
     return catalog, unpriced
 

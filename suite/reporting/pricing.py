@@ -76,8 +76,14 @@ class Catalog:
         return f"Prices: {self.name} ({self.currency}/hour), as of {self.as_of}; source: {self.source}.{spot}"
 
     def describe(self) -> dict:
-        return {"name": self.name, "source": self.source, "as_of": self.as_of, "currency": self.currency,
-                "spot_basis": self.spot_basis, "path": self.path}
+        return {
+            "name": self.name,
+            "source": self.source,
+            "as_of": self.as_of,
+            "currency": self.currency,
+            "spot_basis": self.spot_basis,
+            "path": self.path,
+        }
 
 
 def unknown_instance(name: str, known, where: str) -> UserError:
@@ -98,8 +104,10 @@ def _number(value, kind, where: str, field: str, nullable: bool):
         raise UserError(f"{where}: {field} is missing a value (a number is required)")
     # bool is an int in Python; `true` is never a price or a count.
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise UserError(f"{where}: {field} must be a number, got {value!r}"
-                        + (" (quoted: write it without quotes)" if isinstance(value, str) else ""))
+        raise UserError(
+            f"{where}: {field} must be a number, got {value!r}"
+            + (" (quoted: write it without quotes)" if isinstance(value, str) else "")
+        )
     if value < 0:
         raise UserError(f"{where}: {field} must not be negative, got {value!r}")
     if kind is int:
@@ -137,13 +145,23 @@ def parse_catalog(data, where: str, path: str | None = None) -> Catalog:
         raise UserError(f"{where}: not a price catalog (expected a mapping with {', '.join(CATALOG_FIELDS)})")
     for field in CATALOG_FIELDS:
         if data.get(field) in (None, ""):
-            raise UserError(f"{where}: field {field!r} is missing (a catalog needs {', '.join(CATALOG_FIELDS)})")
+            raise UserError(
+                f"{where}: field {field!r} is missing (a catalog needs {', '.join(CATALOG_FIELDS)})"
+            )
     if not isinstance(data["instances"], dict) or not data["instances"]:
         raise UserError(f"{where}: 'instances' must map instance names to their fields")
-    instances = {str(name): parse_instance(str(name), entry, where) for name, entry in data["instances"].items()}
-    return Catalog(name=str(data["name"]), source=str(data["source"]), as_of=str(data["as_of"]),
-                   instances=instances, currency=str(data.get("currency", "USD")),
-                   spot_basis=data.get("spot_basis"), path=path)
+    instances = {
+        str(name): parse_instance(str(name), entry, where) for name, entry in data["instances"].items()
+    }
+    return Catalog(
+        name=str(data["name"]),
+        source=str(data["source"]),
+        as_of=str(data["as_of"]),
+        instances=instances,
+        currency=str(data.get("currency", "USD")),
+        spot_basis=data.get("spot_basis"),
+        path=path,
+    )
 
 
 def _read_yaml(path: str, where: str):
@@ -163,13 +181,18 @@ def load_catalog(name_or_path: str | None = None) -> Catalog:
     if choice in shipped:
         entry = resources.files("suite.reporting") / "prices" / f"{choice}.yaml"
         with resources.as_file(entry) as path:
-            return parse_catalog(_read_yaml(str(path), f"price catalog {choice!r}"),
-                                 f"price catalog {choice!r}", str(entry))
+            return parse_catalog(
+                _read_yaml(str(path), f"price catalog {choice!r}"), f"price catalog {choice!r}", str(entry)
+            )
     if os.path.exists(choice) or choice.endswith((".yaml", ".yml")):
         if not os.path.isfile(choice):
-            raise UserError(f"price catalog file {choice!r} does not exist (shipped catalogs: {', '.join(shipped)})")
+            raise UserError(
+                f"price catalog file {choice!r} does not exist (shipped catalogs: {', '.join(shipped)})"
+            )
         return parse_catalog(_read_yaml(choice, f"price catalog file {choice!r}"), choice, choice)
-    raise UserError(f"unknown price catalog {choice!r} (shipped: {', '.join(shipped)}; or a path to a YAML file)")
+    raise UserError(
+        f"unknown price catalog {choice!r} (shipped: {', '.join(shipped)}; or a path to a YAML file)"
+    )
 
 
 def find_instance(name: str, prices: str | None = None) -> tuple[Instance, Catalog]:
@@ -178,8 +201,9 @@ def find_instance(name: str, prices: str | None = None) -> tuple[Instance, Catal
     if prices:
         catalog = load_catalog(prices)
         return catalog.get(name), catalog
-    catalogs = [load_catalog(DEFAULT_CATALOG)] + [load_catalog(n) for n in shipped_catalog_names()
-                                                  if n != DEFAULT_CATALOG]
+    catalogs = [load_catalog(DEFAULT_CATALOG)] + [
+        load_catalog(n) for n in shipped_catalog_names() if n != DEFAULT_CATALOG
+    ]
     for catalog in catalogs:
         if name in catalog.instances:
             return catalog.instances[name], catalog
@@ -197,6 +221,8 @@ def resolve_run_instance(config):
     per_node = max(1, (getattr(config, "world_size", None) or 1) // (getattr(config, "nnodes", None) or 1))
     used = config.accelerators_used if config.accelerators_used is not None else per_node
     if instance.accelerator_count and used > instance.accelerator_count:
-        raise UserError(f"the run uses {used} accelerators but {instance.name} has "
-                        f"{instance.accelerator_count} ({instance.accelerator})")
+        raise UserError(
+            f"the run uses {used} accelerators but {instance.name} has "
+            f"{instance.accelerator_count} ({instance.accelerator})"
+        )
     return config.resolved(accelerators_used=used, prices=config.prices or catalog.name)

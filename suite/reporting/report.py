@@ -29,8 +29,10 @@ DEFAULT_DATASET_SIZE = 1_200_000
 FORMATS = ("md", "csv", "json")
 
 # Words that name a vendor or a memory size, not the accelerator model (for "ran on another device").
-_GENERIC_TOKENS = re.compile(r"^(nvidia|tesla|habana|labs|amd|intel|aws|r|tm|cpu|gpu|hbm\d*|sxm\d*|pcie|"
-                             r"\d+gb|\d+(\.\d+)?ghz)$")
+_GENERIC_TOKENS = re.compile(
+    r"^(nvidia|tesla|habana|labs|amd|intel|aws|r|tm|cpu|gpu|hbm\d*|sxm\d*|pcie|"
+    r"\d+gb|\d+(\.\d+)?ghz)$"
+)
 
 
 def load_records(paths: list[str], warn=None) -> list[tuple[str, dict]]:
@@ -64,8 +66,16 @@ def data_path(record: dict) -> str:
 
 # Knobs beyond the table's columns that change a number (RunConfig fields; the loader's three are read
 # from what actually ran, in record["data"]). Runs that differ in any of them are not one configuration.
-SETTING_FIELDS = ("threads", "tf32", "channels_last", "compile", "hpu_mode", "hpu_fused", "nnodes",
-                  "model_overrides")
+SETTING_FIELDS = (
+    "threads",
+    "tf32",
+    "channels_last",
+    "compile",
+    "hpu_mode",
+    "hpu_fused",
+    "nnodes",
+    "model_overrides",
+)
 LOADER_FIELDS = ("workers", "pin_memory", "prefetch")
 
 
@@ -75,8 +85,11 @@ def settings(record: dict) -> tuple[str, ...]:
 
     defaults = {f.name: f.default for f in dataclasses.fields(RunConfig)}
     config, data = record["config"], record.get("data") or {}
-    found = [f"{name}={config[name]}" for name in SETTING_FIELDS
-             if config.get(name, defaults[name]) not in (defaults[name], None, {})]
+    found = [
+        f"{name}={config[name]}"
+        for name in SETTING_FIELDS
+        if config.get(name, defaults[name]) not in (defaults[name], None, {})
+    ]
     found += [f"{name}={data[name]}" for name in LOADER_FIELDS if data.get(name) is not None]
     return tuple(found)
 
@@ -84,9 +97,18 @@ def settings(record: dict) -> tuple[str, ...]:
 def group_key(record: dict) -> tuple:
     """What makes two runs the same configuration."""
     config, device = record["config"], record.get("device") or {}
-    return (config.get("workload"), config.get("backend"), device.get("name"), device.get("count"),
-            config.get("world_size", 1), config.get("precision"), config.get("batch_size"),
-            data_path(record), config.get("instance"), settings(record))
+    return (
+        config.get("workload"),
+        config.get("backend"),
+        device.get("name"),
+        device.get("count"),
+        config.get("world_size", 1),
+        config.get("precision"),
+        config.get("batch_size"),
+        data_path(record),
+        config.get("instance"),
+        settings(record),
+    )
 
 
 def nodes(record: dict) -> int:
@@ -126,15 +148,25 @@ def other_device(device_name: str | None, accelerator: str) -> bool:
     return not (_model_tokens(device_name) & _model_tokens(accelerator))
 
 
-def build_rows(records: list[dict], catalog: Catalog, dataset_size: int = DEFAULT_DATASET_SIZE,
-               extrapolate: bool = False) -> list[dict]:
+def build_rows(
+    records: list[dict], catalog: Catalog, dataset_size: int = DEFAULT_DATASET_SIZE, extrapolate: bool = False
+) -> list[dict]:
     groups: dict[tuple, list[dict]] = {}
     for record in records:
         groups.setdefault(group_key(record), []).append(record)
     rows = [_row(group, catalog, dataset_size, extrapolate) for group in groups.values()]
     # like the seed's table: by model, then cheapest instance first; failed rows after measured ones
-    rows.sort(key=lambda r: (str(r["model_run"]), r["images_per_hour"] is None, r["usd_per_hour"] or 0,
-                             str(r["instance"]), str(r["backend"]), str(r["precision"]), r["batch_size"] or 0))
+    rows.sort(
+        key=lambda r: (
+            str(r["model_run"]),
+            r["images_per_hour"] is None,
+            r["usd_per_hour"] or 0,
+            str(r["instance"]),
+            str(r["backend"]),
+            str(r["precision"]),
+            r["batch_size"] or 0,
+        )
+    )
     return rows
 
 
@@ -144,35 +176,64 @@ def _row(group: list[dict], catalog: Catalog, dataset_size: int, extrapolate: bo
     ok = [r for r in group if r.get("status") == "ok" and images_per_hour(r) and not profiled(r)]
     failed = [r for r in group if not any(r is o for o in ok)]
     # an "ok" record without a throughput is damaged, a profiled one perturbed: counted apart, never in the median
-    not_ok = Counter(("profiled" if profiled(r) else "no throughput") if r.get("status") == "ok"
-                     else (r.get("status") or "error") for r in failed)
+    not_ok = Counter(
+        ("profiled" if profiled(r) else "no throughput")
+        if r.get("status") == "ok"
+        else (r.get("status") or "error")
+        for r in failed
+    )
     used = accelerators_used(first)
     row = {
-        "model_run": config.get("workload"), "instance": config.get("instance"),
-        "images_per_hour": None, "usd_per_hour": None, "images_per_usd": None,
-        "spot_usd_per_hour": None, "spot_images_per_usd": None,
-        "backend": config.get("backend"), "device": device.get("name"), "device_count": device.get("count"),
-        "world_size": config.get("world_size", 1), "accelerators_used": used, "instance_accelerators": None,
-        "precision": config.get("precision"), "batch_size": config.get("batch_size"), "data": data_path(first),
-        "usd_per_million_images": None, "spot_usd_per_million_images": None,
-        "epoch_hours": None, "epoch_usd": None, "spot_epoch_usd": None,
-        "runs": len(ok), "runs_not_ok": dict(not_ok), "spread": None,
-        "images_per_hour_min": None, "images_per_hour_max": None,
-        "status": "ok" if ok else _worst(not_ok), "extrapolated_factor": None,
-        "verdict": _verdict(group), "errors": sorted({_error_text(r) for r in failed}),
-        "notes": [], "prices_catalog": catalog.name, "prices_as_of": catalog.as_of,
+        "model_run": config.get("workload"),
+        "instance": config.get("instance"),
+        "images_per_hour": None,
+        "usd_per_hour": None,
+        "images_per_usd": None,
+        "spot_usd_per_hour": None,
+        "spot_images_per_usd": None,
+        "backend": config.get("backend"),
+        "device": device.get("name"),
+        "device_count": device.get("count"),
+        "world_size": config.get("world_size", 1),
+        "accelerators_used": used,
+        "instance_accelerators": None,
+        "precision": config.get("precision"),
+        "batch_size": config.get("batch_size"),
+        "data": data_path(first),
+        "usd_per_million_images": None,
+        "spot_usd_per_million_images": None,
+        "epoch_hours": None,
+        "epoch_usd": None,
+        "spot_epoch_usd": None,
+        "runs": len(ok),
+        "runs_not_ok": dict(not_ok),
+        "spread": None,
+        "images_per_hour_min": None,
+        "images_per_hour_max": None,
+        "status": "ok" if ok else _worst(not_ok),
+        "extrapolated_factor": None,
+        "verdict": _verdict(group),
+        "errors": sorted({_error_text(r) for r in failed}),
+        "notes": [],
+        "prices_catalog": catalog.name,
+        "prices_as_of": catalog.as_of,
     }
     if settings(first):
         row["notes"].append("settings: " + ", ".join(settings(first)))
     if not_ok:
-        row["notes"].append(", ".join(f"{n} {status}" for status, n in sorted(not_ok.items()))
-                            + (" run(s) not in the median" if ok else ""))
+        row["notes"].append(
+            ", ".join(f"{n} {status}" for status, n in sorted(not_ok.items()))
+            + (" run(s) not in the median" if ok else "")
+        )
     if not ok:
         return row
     rates = [images_per_hour(r) for r in ok]
     rate = statistics.median(rates)
-    row.update(images_per_hour_min=min(rates), images_per_hour_max=max(rates),
-               spread=(max(rates) - min(rates)) / rate if len(rates) > 1 else None)
+    row.update(
+        images_per_hour_min=min(rates),
+        images_per_hour_max=max(rates),
+        spread=(max(rates) - min(rates)) / rate if len(rates) > 1 else None,
+    )
 
     instance = catalog.instances.get(row["instance"]) if row["instance"] else None
     if row["instance"] is None:
@@ -187,13 +248,19 @@ def _row(group: list[dict], catalog: Catalog, dataset_size: int, extrapolate: bo
             if extrapolate:
                 factor = instance.accelerator_count / used
                 rate *= factor
-                row.update(extrapolated_factor=factor, images_per_hour_min=row["images_per_hour_min"] * factor,
-                           images_per_hour_max=row["images_per_hour_max"] * factor)
-                row["notes"].append(f"EXTRAPOLATED ×{factor:g} from {used} of {instance.accelerator_count} "
-                                    "accelerators (assumes linear scaling)")
+                row.update(
+                    extrapolated_factor=factor,
+                    images_per_hour_min=row["images_per_hour_min"] * factor,
+                    images_per_hour_max=row["images_per_hour_max"] * factor,
+                )
+                row["notes"].append(
+                    f"EXTRAPOLATED ×{factor:g} from {used} of {instance.accelerator_count} "
+                    "accelerators (assumes linear scaling)"
+                )
             else:
-                row["notes"].append(f"used {used} of {instance.accelerator_count} accelerators "
-                                    "(priced as the whole instance)")
+                row["notes"].append(
+                    f"used {used} of {instance.accelerator_count} accelerators (priced as the whole instance)"
+                )
         if instance.note:
             row["notes"].append(instance.note)
     row["images_per_hour"] = rate
@@ -205,11 +272,19 @@ def _row(group: list[dict], catalog: Catalog, dataset_size: int, extrapolate: bo
         spot = instance.spot_usd_per_hour * count if instance.spot_usd_per_hour is not None else None
         if count > 1:
             row["notes"].append(f"priced as {count} × {instance.name} (one per node)")
-        row.update(usd_per_hour=on_demand, images_per_usd=rate / on_demand,
-                   usd_per_million_images=on_demand / rate * 1e6, epoch_usd=row["epoch_hours"] * on_demand)
+        row.update(
+            usd_per_hour=on_demand,
+            images_per_usd=rate / on_demand,
+            usd_per_million_images=on_demand / rate * 1e6,
+            epoch_usd=row["epoch_hours"] * on_demand,
+        )
         if spot is not None:
-            row.update(spot_usd_per_hour=spot, spot_images_per_usd=rate / spot,
-                       spot_usd_per_million_images=spot / rate * 1e6, spot_epoch_usd=row["epoch_hours"] * spot)
+            row.update(
+                spot_usd_per_hour=spot,
+                spot_images_per_usd=rate / spot,
+                spot_usd_per_million_images=spot / rate * 1e6,
+                spot_epoch_usd=row["epoch_hours"] * spot,
+            )
     return row
 
 
@@ -231,6 +306,7 @@ def _verdict(group: list[dict]) -> str | None:
 
 
 # -- rendering ----------------------------------------------------------------------------------------
+
 
 def nearest(value: float) -> int:
     """Round half up to a whole image (Python's round() rounds half to even)."""
@@ -306,28 +382,65 @@ def _escape(cell) -> str:
 
 def render_markdown(rows: list[dict], catalog: Catalog, dataset_size: int) -> str:
     columns = _columns(rows)
-    lines = ["| " + " | ".join(name for name, _ in columns) + " |",
-             "|" + "|".join("---:" if name not in {"Model Run", "Instance", "Backend", "Device", "Precision",
-                                                   "Data", "Bottleneck", "Notes"} else "---"
-                            for name, _ in columns) + "|"]
+    lines = [
+        "| " + " | ".join(name for name, _ in columns) + " |",
+        "|"
+        + "|".join(
+            "---:"
+            if name
+            not in {"Model Run", "Instance", "Backend", "Device", "Precision", "Data", "Bottleneck", "Notes"}
+            else "---"
+            for name, _ in columns
+        )
+        + "|",
+    ]
     lines += ["| " + " | ".join(_escape(cell(row)) for _, cell in columns) + " |" for row in rows]
     lines += ["", footer(catalog, dataset_size)]
     return "\n".join(lines)
 
 
 def footer(catalog: Catalog, dataset_size: int) -> str:
-    return (f"{catalog.caption()}\n\n"
-            f"Throughput: median over runs of each run's median timed window; Spread: (max − min) ÷ median "
-            f"across runs. Images per $ = images/hour ÷ $/hour of the whole instance. "
-            f"Epoch: {dataset_size:,} images.")
+    return (
+        f"{catalog.caption()}\n\n"
+        f"Throughput: median over runs of each run's median timed window; Spread: (max − min) ÷ median "
+        f"across runs. Images per $ = images/hour ÷ $/hour of the whole instance. "
+        f"Epoch: {dataset_size:,} images."
+    )
 
 
-CSV_FIELDS = ["model_run", "instance", "images_per_hour", "usd_per_hour", "images_per_usd", "spot_usd_per_hour",
-              "spot_images_per_usd", "backend", "device", "device_count", "world_size", "accelerators_used",
-              "instance_accelerators", "extrapolated_factor", "precision", "batch_size", "data",
-              "usd_per_million_images", "spot_usd_per_million_images", "epoch_hours", "epoch_usd",
-              "spot_epoch_usd", "runs", "spread", "images_per_hour_min", "images_per_hour_max", "status",
-              "verdict", "notes", "prices_catalog", "prices_as_of"]
+CSV_FIELDS = [
+    "model_run",
+    "instance",
+    "images_per_hour",
+    "usd_per_hour",
+    "images_per_usd",
+    "spot_usd_per_hour",
+    "spot_images_per_usd",
+    "backend",
+    "device",
+    "device_count",
+    "world_size",
+    "accelerators_used",
+    "instance_accelerators",
+    "extrapolated_factor",
+    "precision",
+    "batch_size",
+    "data",
+    "usd_per_million_images",
+    "spot_usd_per_million_images",
+    "epoch_hours",
+    "epoch_usd",
+    "spot_epoch_usd",
+    "runs",
+    "spread",
+    "images_per_hour_min",
+    "images_per_hour_max",
+    "status",
+    "verdict",
+    "notes",
+    "prices_catalog",
+    "prices_as_of",
+]
 
 
 def render_csv(rows: list[dict]) -> str:
@@ -340,12 +453,27 @@ def render_csv(rows: list[dict]) -> str:
 
 
 def render_json(rows: list[dict], catalog: Catalog, dataset_size: int, extrapolate: bool) -> str:
-    return json.dumps({"catalog": catalog.describe(), "dataset_size": dataset_size, "extrapolate": extrapolate,
-                       "rows": rows}, indent=2) + "\n"
+    return (
+        json.dumps(
+            {
+                "catalog": catalog.describe(),
+                "dataset_size": dataset_size,
+                "extrapolate": extrapolate,
+                "rows": rows,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
 
 
-def render(rows: list[dict], catalog: Catalog, fmt: str, dataset_size: int = DEFAULT_DATASET_SIZE,
-           extrapolate: bool = False) -> str:
+def render(
+    rows: list[dict],
+    catalog: Catalog,
+    fmt: str,
+    dataset_size: int = DEFAULT_DATASET_SIZE,
+    extrapolate: bool = False,
+) -> str:
     if fmt == "md":
         return render_markdown(rows, catalog, dataset_size) + "\n"
     if fmt == "csv":

@@ -16,7 +16,7 @@ IMAGES_PER_MILLION = 1e6
 
 
 def parse_counts(text: str) -> list[int]:
-    """"1,2,4,8" -> [1, 2, 4, 8] (sorted, without repeats)."""
+    """ "1,2,4,8" -> [1, 2, 4, 8] (sorted, without repeats)."""
     parts = [part.strip() for part in str(text).split(",") if part.strip()]
     if not parts:
         raise UserError(f"--nproc {text!r} names no process counts (for example 1,2,4,8)")
@@ -33,11 +33,15 @@ def parse_instances(text: str | None, counts: list[int]) -> dict[int, str]:
     for part in text.split(","):
         count, sep, name = part.partition("=")
         if not sep or not name.strip():
-            raise UserError(f"--instance {text!r}: {part!r} is not COUNT=NAME (for example 1=p3.2xlarge,4=p3.8xlarge)")
+            raise UserError(
+                f"--instance {text!r}: {part!r} is not COUNT=NAME (for example 1=p3.2xlarge,4=p3.8xlarge)"
+            )
         count = positive_int("--instance count", count.strip())
         if count not in counts:
-            raise UserError(f"--instance names {count} processes, which --nproc does not run "
-                            f"(accepted: {', '.join(map(str, counts))})")
+            raise UserError(
+                f"--instance names {count} processes, which --nproc does not run "
+                f"(accepted: {', '.join(map(str, counts))})"
+            )
         instances[count] = name.strip()
     return instances
 
@@ -54,20 +58,35 @@ def scaling_rows(records: dict[int, dict], prices: dict[int, tuple] | None = Non
     """`prices`: count -> (on-demand $/hour, spot $/hour or None, where the price came from)."""
     # One row per process count, from each count's run record; failed runs stay in as such.
     prices = prices or {}
-    ok = {n: r for n, r in records.items() if r.get("status") == "ok" and r.get("metrics", {}).get("images_per_second")}
+    ok = {
+        n: r
+        for n, r in records.items()
+        if r.get("status") == "ok" and r.get("metrics", {}).get("images_per_second")
+    }
     base_count = min(ok) if ok else None
     base = ok[base_count]["metrics"]["images_per_second"] if ok else None
     rows = []
     for count in sorted(records):
         record = records[count]
         config, metrics = record.get("config", {}), record.get("metrics", {})
-        row = {"nproc": count, "world_size": config.get("world_size", count),
-               "global_batch_size": config.get("global_batch_size"), "status": record.get("status"),
-               "error": (record.get("error") or {}).get("message"), "run_id": record.get("run_id"),
-               "images_per_second": None, "images_per_second_stdev": None, "speedup": None,
-               "efficiency": None, "usd_per_hour": None, "usd_per_million_images": None,
-               "spot_usd_per_hour": None, "spot_usd_per_million_images": None,
-               "instance": None, "price_source": None}
+        row = {
+            "nproc": count,
+            "world_size": config.get("world_size", count),
+            "global_batch_size": config.get("global_batch_size"),
+            "status": record.get("status"),
+            "error": (record.get("error") or {}).get("message"),
+            "run_id": record.get("run_id"),
+            "images_per_second": None,
+            "images_per_second_stdev": None,
+            "speedup": None,
+            "efficiency": None,
+            "usd_per_hour": None,
+            "usd_per_million_images": None,
+            "spot_usd_per_hour": None,
+            "spot_usd_per_million_images": None,
+            "instance": None,
+            "price_source": None,
+        }
         if count in ok:
             rate = metrics["images_per_second"]
             row["images_per_second"] = rate
@@ -97,17 +116,28 @@ def render(rows: list[dict], instances: dict[int, str] | None = None) -> str:
     table = []
     for row in rows:
         if row["images_per_second"] is None:
-            cells = [str(row["nproc"]), str(row["global_batch_size"] or "?"),
-                     f"{row['status']}: {row['error'] or ''}"[:60], "—", "—"]
+            cells = [
+                str(row["nproc"]),
+                str(row["global_batch_size"] or "?"),
+                f"{row['status']}: {row['error'] or ''}"[:60],
+                "—",
+                "—",
+            ]
         else:
-            cells = [str(row["nproc"]), str(row["global_batch_size"]),
-                     f"{row['images_per_second']:,.1f} ± {row['images_per_second_stdev'] or 0:,.1f}",
-                     f"{row['speedup']:.2f}×", f"{row['efficiency']:.0%}"]
+            cells = [
+                str(row["nproc"]),
+                str(row["global_batch_size"]),
+                f"{row['images_per_second']:,.1f} ± {row['images_per_second_stdev'] or 0:,.1f}",
+                f"{row['speedup']:.2f}×",
+                f"{row['efficiency']:.0%}",
+            ]
         if show_cost:
             cost = row["usd_per_million_images"]
-            cells += [instances.get(row["nproc"], ""),
-                      f"{row['usd_per_hour']:.3f}" if row["usd_per_hour"] is not None else "—",
-                      f"{cost:,.2f}" if cost is not None else "—"]
+            cells += [
+                instances.get(row["nproc"], ""),
+                f"{row['usd_per_hour']:.3f}" if row["usd_per_hour"] is not None else "—",
+                f"{cost:,.2f}" if cost is not None else "—",
+            ]
             if show_spot:
                 spot = row["spot_usd_per_million_images"]
                 cells.append(f"{spot:,.2f}" if spot is not None else "—")

@@ -28,18 +28,25 @@ def render(record: dict, path: str | None = None) -> str:
     config, metrics = record["config"], record.get("metrics", {})
     device = record.get("device", {})
     data = record.get("data", {}).get("source", config.get("data"))
-    lines = [f"{config['workload']} on {config['backend']} ({device.get('name', '?')}), "
-             f"{config['precision']}, batch {config['batch_size']}, {data} data"]
+    lines = [
+        f"{config['workload']} on {config['backend']} ({device.get('name', '?')}), "
+        f"{config['precision']}, batch {config['batch_size']}, {data} data"
+    ]
     if (config.get("world_size") or 1) > 1:
-        per_rank = ", ".join(f"{r['images_per_second']:,.1f}" for r in record.get("ranks", [])
-                             if r.get("images_per_second"))
-        lines.append(f"  processes    world size {config['world_size']} ({config.get('nnodes') or 1} node(s) × "
-                     f"{config.get('nproc')}), global batch {config.get('global_batch_size')}"
-                     + (f"; per rank {per_rank} img/s" if per_rank else ""))
+        per_rank = ", ".join(
+            f"{r['images_per_second']:,.1f}" for r in record.get("ranks", []) if r.get("images_per_second")
+        )
+        lines.append(
+            f"  processes    world size {config['world_size']} ({config.get('nnodes') or 1} node(s) × "
+            f"{config.get('nproc')}), global batch {config.get('global_batch_size')}"
+            + (f"; per rank {per_rank} img/s" if per_rank else "")
+        )
     if record.get("backend_choice") and record["backend_choice"] != "asked for":
         # The full reasons stay in the record; `suite list` prints them too.
-        lines.append(f"  backend      {config['backend']}: {record['backend_choice'].split(' (')[0]} "
-                     "(`suite list` says why others are unavailable)")
+        lines.append(
+            f"  backend      {config['backend']}: {record['backend_choice'].split(' (')[0]} "
+            "(`suite list` says why others are unavailable)"
+        )
     if record["status"] in ("oom", "error"):
         error = record.get("error") or {}
         lines.append(f"  FAILED       {record['status']}: {error.get('message', '')}")
@@ -56,16 +63,23 @@ def render(record: dict, path: str | None = None) -> str:
             f"  step time    {metrics['step_time_s'] * 1000:,.1f} ms",
         ]
         first = metrics.get("time_to_first_step_s")
-        lines.append(f"  warm-up      {metrics['warmup_steps']} steps in {metrics['warmup_time_s']:.2f} s"
-                     + (f"; time to first step {first:.2f} s (from process start)" if first else ""))
+        lines.append(
+            f"  warm-up      {metrics['warmup_steps']} steps in {metrics['warmup_time_s']:.2f} s"
+            + (f"; time to first step {first:.2f} s (from process start)" if first else "")
+        )
         if metrics.get("mfu") is not None:
-            lines.append(f"  MFU          {metrics['mfu']:.1%} of {metrics['mfu_peak_tflops']:g} TFLOP/s "
-                         f"(datasheet peak; {metrics['flops_per_image'] / 1e9:.2f} GFLOP per image)")
+            lines.append(
+                f"  MFU          {metrics['mfu']:.1%} of {metrics['mfu_peak_tflops']:g} TFLOP/s "
+                f"(datasheet peak; {metrics['flops_per_image'] / 1e9:.2f} GFLOP per image)"
+            )
         if metrics.get("energy_per_image_j") is not None:
-            lines.append(f"  energy       {metrics['energy_per_image_j']:.3f} J per image ({metrics['energy_method']})")
+            lines.append(
+                f"  energy       {metrics['energy_per_image_j']:.3f} J per image ({metrics['energy_method']})"
+            )
     gauges = (record.get("telemetry") or {}).get("summary", {})
-    shown = [f"{label} {gauges[key]['mean']:.0f}{unit}" for key, label, unit in TELEMETRY_SHOWN
-             if gauges.get(key)]
+    shown = [
+        f"{label} {gauges[key]['mean']:.0f}{unit}" for key, label, unit in TELEMETRY_SHOWN if gauges.get(key)
+    ]
     if shown:
         lines.append("  telemetry    " + ", ".join(shown) + " (means over the timed windows)")
     diagnosis = record.get("diagnosis")

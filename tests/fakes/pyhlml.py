@@ -39,8 +39,9 @@ def hlmlDeviceGetUtilizationRates(handle):
 
 
 def hlmlDeviceGetMemoryInfo(handle):
-    return SimpleNamespace(used=MEMORY_USED_BYTES, total=MEMORY_TOTAL_BYTES,
-                           free=MEMORY_TOTAL_BYTES - MEMORY_USED_BYTES)
+    return SimpleNamespace(
+        used=MEMORY_USED_BYTES, total=MEMORY_TOTAL_BYTES, free=MEMORY_TOTAL_BYTES - MEMORY_USED_BYTES
+    )
 
 
 def hlmlDeviceGetPowerUsage(handle):

@@ -9,7 +9,6 @@ import time
 from types import SimpleNamespace
 
 import torch
-
 from suite.backends import backend_class
 
 # Through the registry, so that backends register in its own order (cpu, cuda, hpu).
@@ -32,13 +31,25 @@ class FakeCuda:
         self.sync_times.append(time.perf_counter())
 
     def properties(self, index=0):
-        return SimpleNamespace(name=self.name, major=self.capability[0], minor=self.capability[1],
-                               total_memory=self.total_memory_bytes, multi_processor_count=108,
-                               pci_domain_id=0, pci_bus_id=0x3B, pci_device_id=0)
+        return SimpleNamespace(
+            name=self.name,
+            major=self.capability[0],
+            minor=self.capability[1],
+            total_memory=self.total_memory_bytes,
+            multi_processor_count=108,
+            pci_domain_id=0,
+            pci_bus_id=0x3B,
+            pci_device_id=0,
+        )
 
 
-def patch_cuda(monkeypatch, count: int = 1, name: str = "NVIDIA A100-SXM4-40GB",
-               capability: tuple[int, int] = (8, 0), total_memory_bytes: int = 40 * 1024**3) -> FakeCuda:
+def patch_cuda(
+    monkeypatch,
+    count: int = 1,
+    name: str = "NVIDIA A100-SXM4-40GB",
+    capability: tuple[int, int] = (8, 0),
+    total_memory_bytes: int = 40 * 1024**3,
+) -> FakeCuda:
     fake = FakeCuda(count, name, capability, total_memory_bytes)
     cuda = torch.cuda
     monkeypatch.setattr(torch.version, "cuda", torch.version.cuda or "12.4")

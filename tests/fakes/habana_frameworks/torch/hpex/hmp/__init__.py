@@ -6,8 +6,13 @@ from habana_frameworks import record
 
 
 def convert(opt_level="O1", bf16_file_path="", fp32_file_path="", isVerbose=False):
-    record("hmp.convert", opt_level=opt_level, bf16_file_path=bf16_file_path, fp32_file_path=fp32_file_path,
-           isVerbose=isVerbose)
+    record(
+        "hmp.convert",
+        opt_level=opt_level,
+        bf16_file_path=bf16_file_path,
+        fp32_file_path=fp32_file_path,
+        isVerbose=isVerbose,
+    )
 
 
 @contextlib.contextmanager
