@@ -82,8 +82,14 @@ class Launch:
         return self.target.spot
 
 
-def run_campaign(campaign, task_paths, out_dir: str, sky, run=subprocess.run, log=print) -> dict[str, str]:
+def run_tool(command: list[str]):
+    """Run a copy tool (rsync, aws, gsutil); its output goes to the terminal."""
+    return subprocess.run(command, check=False)
+
+
+def run_campaign(campaign, task_paths, out_dir: str, sky, run=None, log=print) -> dict[str, str]:
     """Launch every instance not yet recorded, wait, collect, tear down. Returns instance -> outcome."""
+    run = run or run_tool
     outcomes: dict[str, str] = {}
     recorded = recorded_instances(out_dir)
     pending = []
@@ -152,7 +158,7 @@ def collect(campaign, target, out_dir: str, run, log) -> None:
     else:
         command = sky_tasks.rsync_command(campaign, target, out_dir)
     try:
-        done = run(command, check=False)
+        done = run(command)
         failed = done.returncode != 0
     except OSError as error:  # the tool is not installed
         failed, done = True, error
