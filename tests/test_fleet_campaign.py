@@ -269,3 +269,24 @@ def test_sky_is_never_imported_by_the_other_commands_nor_by_plan(argv, tmp_path)
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip().splitlines()[-1] == "NO-SKY", done.stderr
+
+
+def test_run_script_copies_records_to_the_bucket_and_keeps_the_exit_status(tmp_path):
+    """Executed by bash with a stand-in `suite` that writes a record and exits 1 (as an OOM run does)."""
+    plan_ = campaign.build(
+        campaign.from_inline(["p3.2xlarge"], "dcgan64", [], 1, False, None, None, "s3://b/x", None)
+    )
+    bucket = tmp_path / "bucket"
+    script = sky_tasks.task(plan_, plan_.targets[0])["run"].replace(sky_tasks.RECORDS_MOUNT, str(bucket))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "suite").write_text(
+        '#!/bin/sh\nwhile [ "$1" != "--out" ]; do shift; done\nmkdir -p "$2" && echo {} > "$2/r.json"\nexit 1\n'
+    )
+    (bin_dir / "suite").chmod(0o755)
+    workdir = tmp_path / "sky_workdir"
+    workdir.mkdir()
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "-c", script], cwd=workdir, env=env, capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr
+    assert (bucket / "p3.2xlarge" / "r.json").is_file()

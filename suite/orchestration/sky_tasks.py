@@ -72,8 +72,23 @@ def cluster_name(campaign, target) -> str:
 
 
 def records_dir(campaign, target) -> str:
-    base = RECORDS_MOUNT if campaign.bucket else RECORDS_FOLDER
-    return f"{base}/{target.instance_type}"
+    """Where the run writes its records, relative to the workdir (~/sky_workdir) on the cluster."""
+    return f"{RECORDS_FOLDER}/{target.instance_type}"
+
+
+def run_script(campaign, target, argv: list[str]) -> str:
+    script = f"suite run {shlex.join(argv)}\n"
+    if campaign.bucket:
+        # A plain copy into the mounted bucket: a record is written atomically by a rename, which a bucket
+        # mount may not support. The run's exit status is kept: an out-of-memory record is copied too.
+        bucket_dir = f"{RECORDS_MOUNT}/{target.instance_type}"
+        script = (
+            f"suite run {shlex.join(argv)}\n"
+            "status=$?\n"
+            f"mkdir -p {bucket_dir} && cp -r {records_dir(campaign, target)}/. {bucket_dir}/\n"
+            "exit $status\n"
+        )
+    return script
 
 
 def run_argv(campaign, target) -> list[str]:
@@ -141,7 +156,7 @@ def task(campaign, target) -> dict:
         "workdir": {"url": campaign.git, "ref": campaign.ref or "main"} if campaign.git else local_checkout(),
         "resources": resources,
         "setup": f"set -e\n{recipe['install']}\n",
-        "run": f"set -e\nmkdir -p {records_dir(campaign, target)}\nsuite run {shlex.join(argv)}\n",
+        "run": run_script(campaign, target, argv),
     }
     if "run_options" in recipe:
         spec["config"] = {"docker": {"run_options": list(recipe["run_options"])}}
@@ -176,18 +191,20 @@ def task_path(folder: str, campaign, target) -> str:
 
 
 def write_tasks(campaign, folder: str) -> list[str]:
-    """One YAML file per instance in `folder`; returns their paths."""
+    """One YAML file per instance in `folder`; returns their paths. Every task is built (and its run line
+    checked) before the first file is written."""
+    from suite.results import write_text
+
+    specs = [(target, task(campaign, target)) for target in campaign.targets]
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError as error:
         raise UserError(f"--tasks {folder!r} cannot be made: {error.strerror or error}") from None
     paths = []
-    for target in campaign.targets:
+    for target, spec in specs:
         path = task_path(folder, campaign, target)
-        header = f"# SkyPilot task: {target.instance_type} for campaign {campaign.name} (written by suite fleet plan)\n"
-        from suite.results import write_text
-
-        write_text(path, header + dump(task(campaign, target)), option="--tasks")
+        header = f"# SkyPilot task: {target.instance_type} for campaign {campaign.name} (suite fleet plan)\n"
+        write_text(path, header + dump(spec), option="--tasks")
         paths.append(path)
     return paths
 
