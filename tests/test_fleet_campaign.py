@@ -290,3 +290,10 @@ def test_run_script_copies_records_to_the_bucket_and_keeps_the_exit_status(tmp_p
     done = subprocess.run(["bash", "-c", script], cwd=workdir, env=env, capture_output=True, text=True)
     assert done.returncode == 1, done.stderr
     assert (bucket / "p3.2xlarge" / "r.json").is_file()
+
+
+def test_inline_options_with_a_campaign_file_are_refused(tmp_path, capsys):
+    path = write(tmp_path, "workload: dcgan64\ninstances: [p3.2xlarge]\n")
+    code, _, err = plan(tmp_path, capsys, path, "--spot", "--hours", "3")
+    assert code == 2
+    assert "--hours, --spot go with --instances; a campaign file sets these itself" in err

@@ -61,6 +61,11 @@ def load_campaign(args):
     if args.file and args.instances:
         raise UserError("give a campaign file or --instances, not both")
     if args.file:
+        inline = {"--set": args.options, "--hours": args.hours, "--spot": args.spot, "--prices": args.prices,
+                  "--bucket": args.bucket, "--name": args.name}  # fmt: skip
+        given = [option for option, value in inline.items() if value not in (None, False, [])]
+        if given:
+            raise UserError(f"{', '.join(given)} go with --instances; a campaign file sets these itself")
         settings = campaign.load(args.file)
         if args.max_cost_usd is not None:
             settings["max_cost_usd"] = args.max_cost_usd
