@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 from fakes import sky as fake_sky
@@ -214,3 +215,26 @@ def test_fake_sky_matches_the_real_sdk_signatures():
         assert hasattr(sky.exceptions, name)
     assert issubclass(sky.exceptions.ClusterDoesNotExist, ValueError)
     assert callable(sky.Task.from_yaml)
+
+
+def test_fleet_run_wiring_ctrl_c_while_launching_still_tears_down(
+    monkeypatch, tmp_path, capsys, template_record
+):
+    """A Ctrl-C inside the second launch request: the first cluster and the half-requested one go down."""
+    fake = fake_sky.install(monkeypatch)
+    real_launch = fake.launch
+
+    def launch(task, **kwargs):
+        if kwargs["cluster_name"] == "camp-g5-xlarge":
+            fake.clusters.add("camp-g5-xlarge")  # the server had started on it
+            raise KeyboardInterrupt
+        return real_launch(task, **kwargs)
+
+    monkeypatch.setattr(sys.modules["sky"], "launch", launch)
+    monkeypatch.setattr(sky_driver, "run_tool", Copier(fake, template_record))
+    code = main(["fleet", "run", campaign_file(tmp_path), "--out", str(tmp_path / "out")])
+    assert code == 130
+    assert sorted(c[1][0] for c in fake.calls if c[0] == "down") == ["camp-g5-xlarge", "camp-p3-2xlarge"]
+    assert fake.clusters == set()
+    assert "jobs.launch" not in fake.names()
+    capsys.readouterr()

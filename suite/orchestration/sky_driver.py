@@ -103,13 +103,13 @@ def run_campaign(campaign, task_paths, out_dir: str, sky, run=None, log=print) -
     try:
         for launch in pending:
             task = sky.Task.from_yaml(launch.path)
+            live.append(launch)  # before the request: a Ctrl-C inside it may leave a cluster behind
             if launch.managed:
                 launch.request_id = sky.jobs.launch(task, name=launch.cluster)
             else:
                 launch.request_id = sky.launch(
                     task, cluster_name=launch.cluster, down=True, idle_minutes_to_autostop=AUTOSTOP_MINUTES
                 )
-            live.append(launch)
             kind = "managed spot job" if launch.managed else "cluster"
             log(
                 f"{launch.target.instance_type}: {kind} {launch.cluster} requested (request {launch.request_id})"
