@@ -2,8 +2,8 @@
 
 SkyPilot's SDK is asynchronous: every call (`sky.launch`, `sky.jobs.launch`, `sky.down`, ...) returns a
 request id at once, and `sky.get(id)` / `sky.stream_and_get(id)` wait for its result
-(https://docs.skypilot.co/en/latest/reference/api.html). So all instances are launched first (they
-provision in parallel), then each is waited on in turn:
+(https://docs.skypilot.co/en/latest/reference/async.html; sky/client/sdk.py in skypilot 0.14.1). So all
+instances are launched first (they provision in parallel), then each is waited on in turn:
 
 - on-demand: `sky.launch(task, cluster_name, down=True, idle_minutes_to_autostop=...)` -> (job id,
   handle); `sky.tail_logs(cluster, job id, follow=True)` streams the run and returns its exit code; the
