@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from suite.cli import build_parser, main
+from suite.errors import UserError
 from suite.orchestration import campaign, sky_tasks
 from suite.reporting.pricing import load_catalog
 
@@ -297,3 +298,22 @@ def test_inline_options_with_a_campaign_file_are_refused(tmp_path, capsys):
     code, _, err = plan(tmp_path, capsys, path, "--spot", "--hours", "3")
     assert code == 2
     assert "--hours, --spot go with --instances; a campaign file sets these itself" in err
+
+
+def test_source_git_or_local_sets_the_workdir(tmp_path):
+    path = write(
+        tmp_path,
+        "workload: dcgan64\nsource: {git: https://github.com/example/suite, ref: v0.1.0}\ninstances: [g5.xlarge]\n",
+    )
+    plan_ = campaign.build(campaign.load(path))
+    assert sky_tasks.task(plan_, plan_.targets[0])["workdir"] == {
+        "url": "https://github.com/example/suite",
+        "ref": "v0.1.0",
+    }
+    local = campaign.build(
+        campaign.load(write(tmp_path, "workload: dcgan64\nsource: local\ninstances: [g5.xlarge]\n"))
+    )
+    workdir = sky_tasks.task(local, local.targets[0])["workdir"]
+    assert os.path.isfile(os.path.join(workdir, "pyproject.toml"))
+    with pytest.raises(UserError, match="'source' needs 'git: URL'"):
+        campaign.load(write(tmp_path, "workload: dcgan64\nsource: {ref: main}\ninstances: [g5.xlarge]\n"))
