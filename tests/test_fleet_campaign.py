@@ -12,7 +12,7 @@ import yaml
 
 from suite.cli import build_parser, main
 from suite.errors import UserError
-from suite.orchestration import campaign, sky_tasks
+from suite.orchestration import campaign, campaign_file, sky_tasks
 from suite.reporting.pricing import load_catalog
 
 DOCS = os.path.join(os.path.dirname(__file__), os.pardir, "docs", "fleet.md")
@@ -71,7 +71,7 @@ def test_docs_campaign_dry_run_prints_tasks_and_the_catalog_arithmetic(tmp_path,
 
 
 def test_every_run_command_is_a_suite_run_the_parser_accepts(tmp_path):
-    settings = campaign.load(write(tmp_path, docs_campaign()))
+    settings = campaign_file.load(write(tmp_path, docs_campaign()))
     plan_ = campaign.build(settings)
     parser = build_parser()
     for target in plan_.targets:
@@ -305,15 +305,17 @@ def test_source_git_or_local_sets_the_workdir(tmp_path):
         tmp_path,
         "workload: dcgan64\nsource: {git: https://github.com/example/suite, ref: v0.1.0}\ninstances: [g5.xlarge]\n",
     )
-    plan_ = campaign.build(campaign.load(path))
+    plan_ = campaign.build(campaign_file.load(path))
     assert sky_tasks.task(plan_, plan_.targets[0])["workdir"] == {
         "url": "https://github.com/example/suite",
         "ref": "v0.1.0",
     }
     local = campaign.build(
-        campaign.load(write(tmp_path, "workload: dcgan64\nsource: local\ninstances: [g5.xlarge]\n"))
+        campaign_file.load(write(tmp_path, "workload: dcgan64\nsource: local\ninstances: [g5.xlarge]\n"))
     )
     workdir = sky_tasks.task(local, local.targets[0])["workdir"]
     assert os.path.isfile(os.path.join(workdir, "pyproject.toml"))
     with pytest.raises(UserError, match="'source' needs 'git: URL'"):
-        campaign.load(write(tmp_path, "workload: dcgan64\nsource: {ref: main}\ninstances: [g5.xlarge]\n"))
+        campaign_file.load(
+            write(tmp_path, "workload: dcgan64\nsource: {ref: main}\ninstances: [g5.xlarge]\n")
+        )

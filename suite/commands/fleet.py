@@ -56,7 +56,7 @@ def add_campaign_options(p) -> None:
 
 def load_campaign(args):
     from suite.errors import UserError
-    from suite.orchestration import campaign
+    from suite.orchestration import campaign, campaign_file
 
     if args.file and args.instances:
         raise UserError("give a campaign file or --instances, not both")
@@ -66,7 +66,7 @@ def load_campaign(args):
         given = [option for option, value in inline.items() if value not in (None, False, [])]
         if given:
             raise UserError(f"{', '.join(given)} go with --instances; a campaign file sets these itself")
-        settings = campaign.load(args.file)
+        settings = campaign_file.load(args.file)
         if args.max_cost_usd is not None:
             settings["max_cost_usd"] = args.max_cost_usd
     else:
