@@ -227,9 +227,19 @@ def test_worker_argv_retypes_the_options_as_given():
         "30",
     ]
     args = build_parser().parse_args(argv)
-    again = build_parser().parse_args(launch.worker_argv(args, args.run_parser))
+    again = build_parser().parse_args(launch.worker_argv(args))
     for name in ("backend", "batch_size", "json", "model_overrides", "nproc", "dist_timeout_s", "out"):
         assert getattr(again, name) == getattr(args, name), name
+
+
+@pytest.mark.parametrize("switch", [["--pin-memory"], ["--no-pin-memory"], ["--tf32"], ["--no-fused"]])
+def test_worker_argv_keeps_every_switch(switch):
+    """`suite run --nproc 2 --pin-memory` must hand the flag on to its workers."""
+    args = build_parser().parse_args(["run", "--nproc", "2", *switch])
+    worker = launch.worker_argv(args)
+    assert worker[0] == "run" and all(flag in worker for flag in switch), worker
+    again = build_parser().parse_args(worker)
+    assert vars(again) == {k: v for k, v in vars(args).items()}
 
 
 def test_torchrun_options_single_node_and_static_multi_node():

@@ -294,7 +294,7 @@ def test_a_real_cpu_run_on_an_instance_is_reported(tmp_path):
         instance="p3.2xlarge",
     )
     plan = plan_run(config)
-    plan.config = plan.backend.config = resolve_run_instance(plan.config)
+    plan.config = resolve_run_instance(plan.config)
     record = execute(plan)
     path = results.write_record(record, str(tmp_path))
     assert record["config"]["instance"] == "p3.2xlarge" and record["config"]["accelerators_used"] == 1

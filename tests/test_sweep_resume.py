@@ -94,3 +94,18 @@ def test_sweep_records_a_failed_point_and_completes_the_others(tmp_path):
     assert by_batch[2]["status"] == by_batch[3]["status"] == "ok"
     assert "oom: out of memory" in done.stdout
     assert "1 of 3 points did not complete" in done.stdout
+
+
+def test_sweep_on_a_priced_instance_resumes_without_rerunning_its_points(tmp_path):
+    """A run on `--instance` records the accelerators it used and the catalog: the sweep's own view
+    of a point must be resolved the same way, or a resumed sweep never finds its points."""
+    out = tmp_path / "sweep"
+    command = sweep_command(out, "batch-size=2") + ["--set", "instance=p3.2xlarge", "--set", "threads=1"]
+    first = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    [record] = records(out).values()
+    assert record["status"] == "ok" and record["config"]["accelerators_used"] == 1
+    again = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert "1 already recorded" in again.stderr and "0 to run" in again.stderr
+    assert len(records(out)) == 1

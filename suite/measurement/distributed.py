@@ -18,7 +18,7 @@ import traceback
 from dataclasses import dataclass
 from datetime import timedelta
 
-from suite.errors import UserError
+from suite.errors import UserError, non_negative_int, positive_int
 
 # Long enough for a slow rank's graph compilation (first steps on Gaudi / torch.compile), short
 # enough that a hung peer ends the run in minutes rather than torch's default of 30 minutes.
@@ -176,8 +176,6 @@ def resolved_fields(config, batch_size: int) -> dict:
             raise UserError(f"{', '.join(given)} needs --nproc N (processes on this node)")
         return {**fields, "world_size": 1, "global_batch_size": batch_size}
     # Before launching (`suite run --nproc`): the world the launcher is about to start.
-    from suite.orchestration.launch import check_launch_options
-
     launch = check_launch_options(config)
     world_size = launch["nproc"] * launch["nnodes"]
     return {**fields, **launch, "world_size": world_size, "global_batch_size": batch_size * world_size}
@@ -299,3 +297,28 @@ def inject_faults(train_step, info: RankInfo, env=None):
         return train_step(batch)
 
     return faulty_step
+
+
+def check_launch_options(config) -> dict:
+    """The launch options, checked and as numbers: nproc, nnodes, node_rank, rdzv_endpoint."""
+    nproc = positive_int("--nproc", config.nproc)
+    nnodes = positive_int("--nnodes", config.nnodes) if config.nnodes is not None else 1
+    if nnodes > 1 and (config.node_rank is None or not config.rdzv_endpoint):
+        raise UserError(
+            f"--nnodes {nnodes} needs --node-rank (0 … {nnodes - 1}) and --rdzv-endpoint "
+            "HOST:PORT (the address of node 0, reachable from every node)"
+        )
+    rank = None
+    if config.node_rank is not None:
+        rank = non_negative_int("--node-rank", config.node_rank)
+        if rank >= nnodes:
+            raise UserError(
+                f"--node-rank {rank} is out of range for --nnodes {nnodes} (accepted: 0 … {nnodes - 1})"
+            )
+    if config.rdzv_endpoint:
+        host, _, port = str(config.rdzv_endpoint).rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise UserError(
+                f"--rdzv-endpoint {config.rdzv_endpoint!r} is not HOST:PORT (for example 10.0.0.1:29500)"
+            )
+    return {"nproc": nproc, "nnodes": nnodes, "node_rank": rank, "rdzv_endpoint": config.rdzv_endpoint}

@@ -13,7 +13,6 @@ throughput counts the images of all ranks. With one process none of that runs.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from time import perf_counter as clock  # the window clock: monotonic, high resolution
 
 import psutil
@@ -29,14 +28,25 @@ from suite.measurement.telemetry import HostSampler, Telemetry, energy_per_image
 from suite.workloads import Workload, get_workload
 
 
-@dataclass
 class Plan:
-    """A validated run: everything resolved, nothing built or measured yet."""
+    """A validated run: everything resolved, nothing built or measured yet.
 
-    config: RunConfig
-    backend: Backend
-    workload: Workload
-    backend_choice: str  # why this backend (for `auto`)
+    The resolved config lives in one place, the backend (which may fill in defaults of its own);
+    `plan.config` reads and replaces that one copy."""
+
+    def __init__(self, config: RunConfig, backend: Backend, workload: Workload, backend_choice: str):
+        backend.config = config
+        self.backend = backend
+        self.workload = workload
+        self.backend_choice = backend_choice  # why this backend (for `auto`)
+
+    @property
+    def config(self) -> RunConfig:
+        return self.backend.config
+
+    @config.setter
+    def config(self, config: RunConfig) -> None:
+        self.backend.config = config
 
 
 def plan_run(config: RunConfig) -> Plan:
@@ -72,12 +82,16 @@ def plan_run(config: RunConfig) -> Plan:
         else positive_int("--batch-size", config.batch_size)
     )
     # From the backend's config: a backend may fill in defaults of its own (hpu: the execution mode).
-    resolved = backend.config.resolved(
-        batch_size=batch_size, **distributed.resolved_fields(backend.config, batch_size)
+    plan = Plan(
+        backend.config.resolved(
+            batch_size=batch_size, **distributed.resolved_fields(backend.config, batch_size)
+        ),
+        backend,
+        workload,
+        why,
     )
-    backend.config = resolved
-    check_data(resolved, workload, backend, batch_size)
-    return Plan(resolved, backend, workload, why)
+    check_data(plan.config, workload, backend, batch_size)
+    return plan
 
 
 def process_start_time() -> float:
@@ -110,10 +124,7 @@ def execute(plan: Plan, progress=_noop) -> dict:
     except Exception as error:  # noqa: BLE001 - every failure becomes a record
         status = "oom" if backend.is_out_of_memory(error) else "error"
         record["status"] = status
-        record["error"] = {
-            "type": type(error).__name__,
-            "message": str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__,
-        }
+        record["error"] = results.error_of(error)
         if status == "oom":
             record["error"]["hint"] = (
                 f"batch size {config.batch_size} does not fit: lower --batch-size, "
