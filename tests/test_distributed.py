@@ -53,6 +53,8 @@ def clean_env(**extra):
         if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "SUITE_RUN_ID") and not k.startswith("SUITE_FAULT")
     }
     env["PYTHONPATH"] = ROOT
+    if any(k.startswith("SUITE_FAULT") for k in extra):  # tests/faults/sitecustomize.py injects it
+        env["PYTHONPATH"] = os.pathsep.join([ROOT, os.path.join(ROOT, "tests", "faults")])
     env.update(extra)
     return env
 
@@ -113,7 +115,9 @@ def test_rank_info_reads_torchrun_environment():
 def test_single_process_has_no_process_group(monkeypatch):
     monkeypatch.delenv("RANK", raising=False)
     monkeypatch.delenv("WORLD_SIZE", raising=False)
-    assert distributed.process_group(object(), RunConfig()) is None
+    group = distributed.process_group(object(), RunConfig())
+    assert isinstance(group, distributed.SingleProcess) and not group.info.is_distributed
+    assert group.slowest(1.5) == 1.5 and group.gather("x") == ["x"]
 
 
 # -- wiring of the backend hooks (a fake backend records the calls) -------------------------------

@@ -131,12 +131,46 @@ class ProcessGroup:
         if dist.is_initialized():
             dist.destroy_process_group()
 
+    def finish(self, record: dict) -> None:
+        finish(self, record)
 
-def process_group(backend, config) -> ProcessGroup | None:
-    """The process group for this run, or None for a single process (world size 1)."""
+    def report_failure(self, error: dict, status: str = "error") -> None:
+        report_failure(self.info, error, status)  # for the launcher's summary
+
+
+class SingleProcess:
+    """The process group of a run of one process: every collective is this process's own answer,
+    so the runner has one path and a single process pays nothing for it."""
+
+    info = RankInfo()
+
+    def start(self) -> None:
+        pass
+
+    def wrap(self, training) -> None:
+        pass
+
+    def barrier(self) -> None:
+        pass
+
+    def slowest(self, elapsed_s: float) -> float:
+        return elapsed_s
+
+    def gather(self, obj) -> list:
+        return [obj]
+
+    def finish(self, record: dict) -> None:
+        pass
+
+    def report_failure(self, error: dict, status: str = "error") -> None:
+        pass
+
+
+def process_group(backend, config) -> ProcessGroup | SingleProcess:
+    """The process group for this run; for a single process (world size 1), one that does nothing."""
     info = rank_info()
     if not info.is_distributed:
-        return None
+        return SingleProcess()
     return ProcessGroup(backend, info, config.dist_timeout_s)
 
 
@@ -267,36 +301,6 @@ def report_failure(info: RankInfo, error: dict, status: str = "error", env=None)
     }
     with open(path, "w") as handle:
         json.dump(data, handle)
-
-
-# -- fault injection (tests) ----------------------------------------------------------------------
-# SUITE_FAULT_RANK=1 SUITE_FAULT_STEP=3 [SUITE_FAULT_KIND=raise|exit|hang]: that rank fails at that
-# step (counting warm-up from 1), to show that one failing rank ends the whole run.
-
-
-class InjectedFault(RuntimeError):
-    pass
-
-
-def inject_faults(train_step, info: RankInfo, env=None):
-    env = os.environ if env is None else env
-    if "SUITE_FAULT_RANK" not in env or int(env["SUITE_FAULT_RANK"]) != info.rank:
-        return train_step
-    at_step, kind = int(env.get("SUITE_FAULT_STEP", "1")), env.get("SUITE_FAULT_KIND", "raise")
-    steps = 0
-
-    def faulty_step(batch):
-        nonlocal steps
-        steps += 1
-        if steps == at_step:
-            if kind == "exit":
-                os._exit(3)  # as if killed: no clean-up, no error file
-            if kind == "hang":
-                time.sleep(3600)
-            raise InjectedFault(f"injected fault at step {at_step}")
-        return train_step(batch)
-
-    return faulty_step
 
 
 def check_launch_options(config) -> dict:

@@ -19,6 +19,7 @@ from suite.errors import UserError, truth
 
 # Options every child is given by the one starting it, never taken from a caller's list.
 RESERVED = {"out", "json", "help"}
+INTERRUPTED = 130  # a `suite run` stopped by Ctrl-C exits with this status, leaving no record
 
 
 def log(line: str) -> None:
@@ -130,6 +131,9 @@ def spawn(argv: list[str], out_dir: str, timeout_s: float | None = None, **env) 
         record = None
     if not (isinstance(record, dict) and record.get("schema") == results.SCHEMA):
         record = None
+    if record is None and child.returncode in (INTERRUPTED, -signal.SIGINT):
+        # Ctrl-C reached the child before this process: the same interrupt, not a failed run.
+        raise KeyboardInterrupt
     return Child(record, child.returncode, stderr)
 
 
