@@ -11,20 +11,40 @@ DEFAULT_OUT = "results"
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
     """Every `suite run` option, on parser `p`."""
+    from suite.backends import declared
+    from suite.option_types import non_negative_int, positive_float, positive_int
+
     p.add_argument(
-        "--backend", default="auto", help="auto (default: hpu, then cuda, then cpu), cpu, cuda, hpu"
+        "--backend",
+        default="auto",
+        help=f"auto (default: {', then '.join(declared.auto_order())}), {', '.join(declared.names())}",
     )
     p.add_argument(
         "--workload", default="dcgan64", help="a workload name (see `suite list`); default dcgan64"
     )
     p.add_argument(
-        "--batch-size", help="images per step per process (default: the workload's, capped on cpu)"
+        "--batch-size",
+        type=positive_int("--batch-size"),
+        help="images per step per process (default: the workload's, or the backend's cap)",
     )
     p.add_argument("--precision", help="fp32, bf16, amp (cuda), ... (default: the backend's)")
-    p.add_argument("--warmup", dest="warmup_steps", help="warm-up steps, excluded from throughput")
-    p.add_argument("--steps", dest="steps_per_window", help="steps per timed window")
-    p.add_argument("--windows", help="timed windows; the median and spread are reported")
-    p.add_argument("--threads", help="host threads for CPU compute (torch.set_num_threads)")
+    p.add_argument(
+        "--warmup",
+        dest="warmup_steps",
+        type=non_negative_int("--warmup"),
+        help="warm-up steps, excluded from throughput",
+    )
+    p.add_argument(
+        "--steps", dest="steps_per_window", type=positive_int("--steps"), help="steps per timed window"
+    )
+    p.add_argument(
+        "--windows", type=positive_int("--windows"), help="timed windows; the median and spread are reported"
+    )
+    p.add_argument(
+        "--threads",
+        type=positive_int("--threads"),
+        help="host threads for CPU compute (torch.set_num_threads)",
+    )
     p.add_argument(
         "--out", default=DEFAULT_OUT, help=f"folder for the result record (default {DEFAULT_OUT}/)"
     )
@@ -38,6 +58,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     )
     data.add_argument(
         "--workers",
+        type=non_negative_int("--workers"),
         help="loader workers (default 4 for images, at most the cores; 1 gather thread for a cache)",
     )
     data.add_argument(
@@ -47,7 +68,9 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         default=None,
         help="page-locked host batches for faster copies (default: on when the device is not the host)",
     )
-    data.add_argument("--prefetch", help="batches each worker prepares ahead (default 2)")
+    data.add_argument(
+        "--prefetch", type=positive_int("--prefetch"), help="batches each worker prepares ahead (default 2)"
+    )
 
     cost = p.add_argument_group("where it runs (cost)")
     cost.add_argument(
@@ -62,60 +85,11 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         help="price catalog the instance is looked up in (default: any shipped catalog)",
     )
 
-    cuda = p.add_argument_group("cuda")
-    cuda.add_argument(
-        "--device-index", dest="device_index", help="GPU to use (default: $LOCAL_RANK under torchrun, else 0)"
-    )
-    cuda.add_argument(
-        "--tf32",
-        dest="tf32",
-        action="store_true",
-        default=None,
-        help="allow TF32 tensor cores for fp32 math (default off: fp32 means fp32)",
-    )
-    cuda.add_argument(
-        "--channels-last",
-        dest="channels_last",
-        action="store_true",
-        default=None,
-        help="channels-last (NHWC) memory format for the model and image batches",
-    )
-    cuda.add_argument(
-        "--compile",
-        dest="compile",
-        action="store_true",
-        default=None,
-        help="torch.compile the model(s); compile time shows in time-to-first-step",
-    )
-
-    hpu = p.add_argument_group("hpu")
-    hpu.add_argument(
-        "--hpu-mode",
-        dest="hpu_mode",
-        choices=["lazy", "eager", "compile"],
-        help="Gaudi execution mode: lazy (mark_step graphs), eager, or compile (eager + "
-        "torch.compile hpu_backend); default: PT_HPU_LAZY_MODE if set, else the installed "
-        "Habana release's default",
-    )
-    hpu.add_argument(
-        "--no-fused",
-        dest="hpu_fused",
-        action="store_false",
-        default=None,
-        help="use torch.optim's AdamW/SGD instead of Habana's FusedAdamW/FusedSGD",
-    )
-    hpu.add_argument(
-        "--hpu-bf16-ops",
-        dest="hpu_bf16_ops",
-        metavar="FILE",
-        help="op list run in bf16 (PT_HPU_AUTOCAST_LOWER_PRECISION_OPS_LIST, or HMP's bf16 list)",
-    )
-    hpu.add_argument(
-        "--hpu-fp32-ops",
-        dest="hpu_fp32_ops",
-        metavar="FILE",
-        help="op list kept in fp32 (PT_HPU_AUTOCAST_FP32_OPS_LIST, or HMP's fp32 list)",
-    )
+    for backend in declared.DECLARED:  # each backend's own options, as it declares them
+        if backend.options:
+            group = p.add_argument_group(backend.name)
+            for option in backend.options:
+                group.add_argument(option.flag, dest=option.field, help=option.help, **option.argparse)
 
     diagnosis = p.add_argument_group("profiling and diagnosis")
     diagnosis.add_argument(
@@ -124,14 +98,6 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="trace the timed steps with torch.profiler into DIR (TensorBoard/Perfetto); "
         "a profiled run is slower and is marked so in its record",
-    )
-    diagnosis.add_argument(
-        "--max-memory",
-        dest="max_memory_bytes",
-        metavar="SIZE",
-        action=SizeAction,
-        help="memory ceiling, e.g. 2GiB or 512MiB: on the CPU it stands in for device "
-        "memory, and going over it is an out-of-memory failure",
     )
     diagnosis.add_argument(
         "--model-override",
@@ -146,18 +112,28 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         "run on N processes through torch's launcher (torchrun); --batch-size stays per process",
     )
     distributed.add_argument(
-        "--nproc", help="processes on this node, one per device (default: 1, no launcher)"
+        "--nproc",
+        type=positive_int("--nproc"),
+        help="processes on this node, one per device (default: 1, no launcher)",
     )
     distributed.add_argument(
-        "--nnodes", help="nodes in the run (default 1); needs --node-rank and --rdzv-endpoint"
+        "--nnodes",
+        type=positive_int("--nnodes"),
+        help="nodes in the run (default 1); needs --node-rank and --rdzv-endpoint",
     )
-    distributed.add_argument("--node-rank", dest="node_rank", help="this node's rank, 0 … nnodes-1")
+    distributed.add_argument(
+        "--node-rank",
+        dest="node_rank",
+        type=non_negative_int("--node-rank"),
+        help="this node's rank, 0 … nnodes-1",
+    )
     distributed.add_argument(
         "--rdzv-endpoint", dest="rdzv_endpoint", help="HOST:PORT of node 0, for every node"
     )
     distributed.add_argument(
         "--dist-timeout",
         dest="dist_timeout_s",
+        type=positive_float("--dist-timeout"),
         help="seconds any rank waits for another before the run fails (default 600)",
     )
 
@@ -184,15 +160,6 @@ def run_options() -> dict[str, argparse.Action]:
                 continue
             options[name] = action
     return options
-
-
-class SizeAction(argparse.Action):
-    """`--max-memory 2GiB` -> bytes."""
-
-    def __call__(self, parser, namespace, value, option_string=None):
-        from suite.sizes import parse_size
-
-        setattr(namespace, self.dest, parse_size(option_string, value))
 
 
 class OverrideAction(argparse.Action):

@@ -10,7 +10,7 @@ import pytest
 
 from suite.cli import main
 from suite.measurement.profiling import schedule_for
-from suite.sizes import parse_size
+from suite.sizes import parse_byte_size
 
 TINY = [
     "run",
@@ -121,7 +121,7 @@ def test_max_memory_generous_ceiling_passes(tmp_path):
     ],
 )
 def test_sizes(text, size):
-    assert parse_size("--max-memory", text) == size
+    assert parse_byte_size("--max-memory", text) == size
 
 
 @pytest.mark.parametrize(
