@@ -17,8 +17,8 @@ def non_negative_int(flag: str):
     return lambda text: errors.non_negative_int(flag, text)
 
 
-def positive_float(flag: str):
-    """A number > 0 (seconds, dollars)."""
+def positive_float(flag: str, what: str = "a positive number"):
+    """A number > 0 (seconds, dollars); WHAT says it in the error, e.g. "a positive number of seconds"."""
 
     def parse(text) -> float:
         try:
@@ -26,7 +26,7 @@ def positive_float(flag: str):
         except (TypeError, ValueError):
             value = -1.0
         if not value > 0:
-            raise errors.UserError(f"{flag} must be a positive number, got {text!r}")
+            raise errors.UserError(f"{flag} must be {what}, got {text!r}")
         return value
 
     return parse

@@ -133,7 +133,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     distributed.add_argument(
         "--dist-timeout",
         dest="dist_timeout_s",
-        type=positive_float("--dist-timeout"),
+        type=positive_float("--dist-timeout", "a positive number of seconds"),
         help="seconds any rank waits for another before the run fails (default 600)",
     )
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import ROOT
 
 from suite.cli import main
 from suite.config import RunConfig
@@ -17,7 +18,6 @@ from suite.data.progress import Progress
 from suite.data.synth import synthesize
 from suite.measurement.runner import execute, plan_run
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = {"ngf": 8, "ndf": 8}
 
 

@@ -6,7 +6,6 @@ they use two processes at most and a tiny DCGAN.
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import socket
@@ -15,13 +14,13 @@ import sys
 import time
 
 import pytest
+from conftest import ROOT, only_record
 
 from suite.cli import build_parser, main
 from suite.config import RunConfig
 from suite.measurement import distributed
 from suite.orchestration import launch
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = [
     "--backend",
     "cpu",
@@ -68,13 +67,6 @@ def suite_run(args, out, **env):
         text=True,
         timeout=RUN_TIMEOUT_S,
     )
-
-
-def only_record(out):
-    paths = glob.glob(os.path.join(str(out), "*.json"))
-    assert len(paths) == 1, paths
-    with open(paths[0]) as handle:
-        return json.load(handle)
 
 
 def free_port():
@@ -309,6 +301,7 @@ def test_failure_record_names_the_first_failed_rank_not_the_stopped_one():
 # -- end to end, through torch's launcher (gloo on this CPU) --------------------------------------
 
 
+@pytest.mark.slow  # trains in a child process
 def test_nproc_2_over_gloo_records_world_size_global_batch_and_ranks(tmp_path):
     done = suite_run(["--nproc", "2"], tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -329,6 +322,7 @@ def test_nproc_2_over_gloo_records_world_size_global_batch_and_ranks(tmp_path):
     assert "world size 2" in done.stdout
 
 
+@pytest.mark.slow  # trains in a child process
 def test_a_failing_rank_ends_the_run_with_a_record_naming_it(tmp_path):
     started = time.monotonic()
     done = suite_run(["--nproc", "2"], tmp_path, SUITE_FAULT_RANK="1", SUITE_FAULT_STEP="2")
@@ -342,6 +336,7 @@ def test_a_failing_rank_ends_the_run_with_a_record_naming_it(tmp_path):
     assert record["config"]["world_size"] == 2
 
 
+@pytest.mark.slow  # trains in a child process
 def test_torchrun_runs_the_suite_module_directly(tmp_path):
     command = [
         sys.executable,
@@ -368,6 +363,7 @@ def test_torchrun_runs_the_suite_module_directly(tmp_path):
     assert json.loads(done.stdout)["run_id"] == record["run_id"]  # only rank 0 printed
 
 
+@pytest.mark.slow  # trains in a child process
 def test_two_nodes_on_loopback(tmp_path):
     endpoint = f"127.0.0.1:{free_port()}"
     options = ["--nproc", "1", "--nnodes", "2", "--rdzv-endpoint", endpoint]

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import glob
 import json
-import os
 
 import pytest
+from conftest import only_record
 
 from suite.cli import main
 from suite.measurement.profiling import schedule_for
@@ -27,12 +26,6 @@ TINY = [
     "--threads",
     "1",
 ]
-
-
-def only_record(folder) -> dict:
-    [path] = glob.glob(os.path.join(str(folder), "*.json"))
-    with open(path) as handle:
-        return json.load(handle)
 
 
 @pytest.mark.parametrize(
