@@ -18,7 +18,7 @@ def add_parser(subparsers) -> None:
         "--nproc`), then compare throughput with the smallest count.",
     )
     p.add_argument("--nproc", required=True, help="process counts, comma-separated (for example 1,2,4,8)")
-    p.add_argument("--backend", default="auto", help="auto, cpu, cuda, hpu (as for `suite run`)")
+    p.add_argument("--backend", default="auto", help="as for `suite run` (see `suite list`)")
     p.add_argument("--workload", default="dcgan64", help="a workload name (see `suite list`)")
     p.add_argument("--batch-size", help="images per step per process")
     p.add_argument("--precision", help="as for `suite run`")
