@@ -87,7 +87,9 @@ def batch_size_command(args) -> int:
         point = sweep.Point(
             n, {"batch-size": str(n)}, [*base_argv, "--batch-size", str(n)], {**first.config, "batch_size": n}
         )
-        return batch_size.try_from_record(n, sweep.run_point(point, out_dir, args.try_timeout))
+        return batch_size.try_from_record(
+            n, sweep.run_point(point, out_dir, args.try_timeout, origin="batch-size")
+        )
 
     log(
         f"batch-size search: {config['workload']} on {config['backend']}, from {start} up to {max_batch}"

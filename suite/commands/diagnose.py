@@ -86,9 +86,9 @@ def diagnose_command(args) -> int:
         compute_point = sweep.Point(
             0, {"data": "synthetic"}, [*point.argv, "--data", "synthetic"], {**config, "data": "synthetic"}
         )
-        compute = sweep.run_point(compute_point, out_dir)
+        compute = sweep.run_point(compute_point, out_dir, origin="diagnose")
     log(("3/3 " if loader else "") + "end to end ...")
-    end_to_end = sweep.run_point(point, out_dir)
+    end_to_end = sweep.run_point(point, out_dir, origin="diagnose")
 
     failed = [
         (name, record)

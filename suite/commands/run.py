@@ -220,7 +220,7 @@ def run_command(args) -> int:
     from suite.measurement import distributed
     from suite.measurement.runner import execute, plan_run
     from suite.reporting import summary
-    from suite.reporting.pricing import resolve_run_instance
+    from suite.reporting.pricing import device_mismatch_warning, resolve_run_instance
 
     plan = plan_run(config_from_args(args))
     plan.config = plan.backend.config = resolve_run_instance(plan.config)  # checked before measuring
@@ -239,6 +239,9 @@ def run_command(args) -> int:
             file=sys.stderr,
         )
     record = execute(plan, progress=progress_printer(sys.stderr) if interactive else lambda *a, **k: None)
+    mismatch = device_mismatch_warning(record)
+    if mismatch:
+        record["warnings"].append(mismatch)
     if rank.is_distributed:
         failed = record["status"] not in ("ok", "diverged")
         if rank.rank != 0:

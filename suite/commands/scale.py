@@ -94,7 +94,10 @@ def scale_command(args) -> int:
         if count in instances:  # the record says where it ran, as `suite run --instance` would
             command += ["--instance", instances[count], *(["--prices", args.prices] if args.prices else [])]
         done = subprocess.run(
-            command, env=context.child_env(SUITE_RUN_ID=run_id), capture_output=True, text=True
+            command,
+            env=context.child_env(SUITE_RUN_ID=run_id, SUITE_ORIGIN="scale"),
+            capture_output=True,
+            text=True,
         )
         path = os.path.join(args.out, f"{run_id}.json")
         if done.returncode == 2 or not os.path.exists(path):

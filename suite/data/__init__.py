@@ -79,10 +79,11 @@ def loader_settings(config, backend, default_workers: int) -> dict:
         if getattr(config, "workers", None) is None
         else non_negative_int("--workers", config.workers)
     )
+    # Pinned host memory only helps a copy into separate device memory; when the device is the host
+    # itself there is no copy to speed up, so --pin-memory is a no-op there and is dropped (recorded as
+    # False): a run does not become another configuration by a setting that did nothing.
     pin_memory = getattr(config, "pin_memory", None)
-    if pin_memory is None:
-        # Pinned host memory only helps a copy into separate device memory; when the device is the
-        # host itself there is no copy to speed up.
+    if pin_memory is None or backend.device.type == "cpu":
         pin_memory = backend.device.type != "cpu"
     prefetch = getattr(config, "prefetch", None)
     if prefetch is not None:

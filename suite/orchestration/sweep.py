@@ -258,7 +258,9 @@ def find_record(point: Point, records: list[dict]) -> dict | None:
 # -- running -------------------------------------------------------------------------------------------
 
 
-def failure_record(point: Point, out_dir: str, kind: str, message: str, exit_status) -> dict:
+def failure_record(
+    point: Point, out_dir: str, kind: str, message: str, exit_status, origin: str = "sweep"
+) -> dict:
     """A child that left no record (crash, kill, timeout): the sweep records the failure itself."""
     ctx = context.collect()
     record = results.new_record(
@@ -271,22 +273,28 @@ def failure_record(point: Point, out_dir: str, kind: str, message: str, exit_sta
     record["status"] = "error"
     record["error"] = {"type": kind, "message": message, "exit_status": exit_status}
     record["sweep_point"] = point.knobs
+    record["origin"] = origin
     results.write_record(record, out_dir)
     return record
 
 
-def run_point(point: Point, out_dir: str, timeout_s: float | None = None) -> dict:
-    """Run one point in a fresh process and return its record. KeyboardInterrupt stops the child too."""
+def run_point(point: Point, out_dir: str, timeout_s: float | None = None, origin: str = "sweep") -> dict:
+    """Run one point in a fresh process and return its record, tagged with the command (`origin`) that
+    ran it. KeyboardInterrupt stops the child too."""
     command = [sys.executable, "-m", "suite", "run", *point.argv, "--json", "--out", out_dir]
     child = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=context.child_env()
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=context.child_env(**{results.ORIGIN_ENV: origin}),
     )
     try:
         stdout, stderr = child.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         child.kill()
         child.communicate()
-        return failure_record(point, out_dir, "Timeout", f"no result within {timeout_s:g} s", None)
+        return failure_record(point, out_dir, "Timeout", f"no result within {timeout_s:g} s", None, origin)
     except KeyboardInterrupt:
         # Ctrl-C at a terminal reaches the child as well; a SIGINT sent to this process alone is passed
         # on. Either way the child stops without a record, and the point runs again on resume.
@@ -306,7 +314,7 @@ def run_point(point: Point, out_dir: str, timeout_s: float | None = None) -> dic
         pass
     last = [line for line in stderr.strip().splitlines() if line.strip()]
     message = last[-1] if last else f"exited with status {child.returncode} and no record"
-    return failure_record(point, out_dir, "ChildFailed", message, child.returncode)
+    return failure_record(point, out_dir, "ChildFailed", message, child.returncode, origin)
 
 
 def throughput(record: dict | None) -> float | None:
