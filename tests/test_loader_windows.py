@@ -1,0 +1,55 @@
+"""Loader windows that mean something: grown past a minimum duration, and a spread larger than the value
+always a warning."""
+
+from __future__ import annotations
+
+import torch
+
+from suite.commands.loader import render_table, significant
+from suite.data.loader_bench import MIN_WINDOW_S, batches_for, measure_loader
+from suite.measurement import stats
+
+
+def fast_batches():
+    batch = (torch.zeros(4, 1), torch.zeros(4))
+    while True:
+        yield batch
+
+
+def test_windows_shorter_than_the_minimum_are_grown_before_any_counts():
+    metrics = measure_loader(fast_batches(), batches=2, windows=3, warmup_batches=1)
+    assert metrics["batches_per_window_asked"] == 2 and metrics["batches_per_window"] > 2
+    assert min(metrics["window_time_s"]) >= MIN_WINDOW_S * 0.8  # grown with a margin; a busy host may jitter
+    assert metrics["images_per_window"] == 4 * metrics["batches_per_window"]
+    assert any("grown to" in w for w in metrics["warnings"])
+
+
+def test_growth_is_computed_from_what_the_short_window_took():
+    assert batches_for(0.05, 10, 0.001) == 625  # 0.1 ms a batch: 1.25 × 50 ms of them
+    assert batches_for(0.05, 10, 0.2) == 10  # already long enough: untouched
+
+
+def test_a_spread_larger_than_the_value_is_always_a_warning():
+    metrics = stats.summarise_windows(100, 1, [0.0002, 0.004, 0.0003, 0.002])
+    assert metrics["images_per_second_stdev"] > metrics["images_per_second"]
+    assert any("larger than the value" in w for w in stats.spread_warnings(metrics))
+
+
+def test_the_loader_table_shows_significant_digits_and_marks_warnings():
+    assert significant(144_555.3) == "145,000" and significant(520_399_080.0) == "520,000,000"
+    assert significant(6.71) == "6.71"
+    record = {
+        "status": "ok",
+        "config": {"batch_size": 4},
+        "data": {"source": "cache", "workers": 0, "pin_memory": False},
+        "metrics": {
+            "images_per_second": 144_555.3,
+            "images_per_second_stdev": 204_790.0,
+            "images_per_hour": 520_399_080.0,
+            "first_batch_s": 0.01,
+        },
+        "warnings": ["the spread between windows is larger than the value"],
+    }
+    table = render_table([record])
+    assert "145,000 ± 205,000 ⚠" in table and "520,000,000" in table and "520,399,080" not in table
+    assert "⚠ cache workers 0 pin_memory False: the spread between windows" in table
