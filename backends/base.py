@@ -48,6 +48,8 @@ class Backend:
     schedule = Schedule(warmup_steps=3, steps_per_window=10, windows=5)
     # The DEVICE_OPTIONS fields this backend honours.
     options: frozenset[str] = frozenset()
+    # Whether batches are copied from host memory into the device's own (False: the device is the host).
+    copies_to_device: bool = True
 
     def __init__(self, config: RunConfig):
         self.config = config

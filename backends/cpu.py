@@ -39,6 +39,7 @@ class CPUBackend(Backend):
     dist_backend = "gloo"
     precisions = ("fp32", "bf16")
     options = frozenset({"max_memory_bytes"})
+    copies_to_device = False  # compute runs in host memory: no copy to pin for, or to wait on
     schedule = Schedule(warmup_steps=2, steps_per_window=4, windows=5)
 
     @classmethod

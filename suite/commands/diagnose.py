@@ -71,9 +71,9 @@ def diagnose_command(args) -> int:
         print(line, file=sys.stderr, flush=True)
 
     loader = compute = None
+    plan = plan_run(RunConfig(**config))  # the backend's capabilities shape the advice
     if config["data"] != "synthetic":
         log("1/3 loader only (no model) ...")
-        plan = plan_run(RunConfig(**config))
         loader = measure_setting(
             plan,
             batches=config["steps_per_window"],
@@ -100,7 +100,14 @@ def diagnose_command(args) -> int:
             print(f"{name} measurement failed: {sweep.describe(record)}")
         print("no verdict: every measurement must complete")
         return 1
-    found = diagnose.from_records(end_to_end, compute, loader, cores=os.cpu_count())
+    found = diagnose.from_records(
+        end_to_end,
+        compute,
+        loader,
+        cores=os.cpu_count(),
+        copies_to_device=getattr(plan.backend, "copies_to_device", True),
+        precisions=tuple(plan.backend.precisions),
+    )
     found["records"] = {
         "loader_only": loader and loader["run_id"],
         "compute_only": compute and compute["run_id"],

@@ -252,16 +252,8 @@ def _measure(plan: Plan, record: dict, progress, group: distributed.ProcessGroup
         metrics["rank_window_time_s"] = rank_window_times
     record["warnings"].extend(stats.spread_warnings(metrics))
     if probed:
-        summary = record["telemetry"].get("summary") or {}
-        record["diagnosis"] = diagnose.verdict(
-            compute_ips=probed["compute_images_per_second"],
-            end_to_end_ips=metrics["images_per_second"],
-            loader_ips=probed["loader_images_per_second"],
-            workers=record["data"].get("workers"),
-            cores=psutil.cpu_count(logical=True),
-            data_kind=data.kind,
-            host_cpu_percent=diagnose.host_cpu_util_percent(summary),
-            device_util=diagnose.device_util_percent(summary),
+        record["diagnosis"] = diagnose.from_probe(
+            record, probed, backend, cores=psutil.cpu_count(logical=True)
         )
 
     # After the windows: now reading device values costs nothing we measure.
