@@ -97,7 +97,7 @@ def test_seed_table_2_1_images_per_dollar_to_the_image():
         assert report.nearest(row["images_per_usd"]) == per_usd
         assert report.nearest(row["spot_images_per_usd"]) == spot_per_usd
         assert row["extrapolated_factor"] is None and not any("used" in n for n in row["notes"])
-    text = report.render(rows, SEED, "md")
+    text = report.render(rows, SEED, "md", columns="seed")
     for _, _, rate, per_usd, spot_per_usd in SEED_TABLE:
         assert f"| {rate:,} | " in text and f"| {per_usd:,} | " in text and f"| {spot_per_usd:,} | " in text
     assert (
@@ -275,6 +275,7 @@ def test_report_writes_out_file_and_accepts_commas_in_dataset_size(tmp_path, cap
                 "3,600,000",
                 "--out",
                 str(out),
+                "--wide",
             ]
         )
         == 0

@@ -290,3 +290,35 @@ def test_every_row_names_its_runs_and_keeps_the_measured_figure():
         1.1e6
     )
     assert json.loads(report.render([row], SEED, "json"))["rows"][0]["run_ids"] == ["run-0", "run-1"]
+
+
+def test_columns_say_what_they_are_and_the_seeds_names_stay_behind_a_flag():
+    rows = report.build_rows([make_record(3_600_000)], SEED)
+    exact = report.render(rows, SEED, "md")
+    header = exact.split("\n")[0]
+    for name in (
+        "Median throughput (img/h)",
+        "On-demand ($/h)",
+        "Images per $",
+        "Region",
+        "Spot ($/h) (assumed)",
+    ):
+        assert name in header
+    assert "Rate ($)" not in header and "Epoch" not in header  # narrow by default
+    assert "| us-east-1 |" in exact and "Spot: interruptible capacity" in exact
+    assert "Epoch ($)" in report.render(rows, SEED, "md", wide=True).split("\n")[0]
+    seed = report.render(rows, SEED, "md", columns="seed").split("\n")[0]
+    assert "Average Throughput (Imgs/Hr) | Rate ($) | Throughput / $" in seed
+
+
+def test_notes_carry_no_stray_ok_and_imported_prices_no_float_noise():
+    from suite.reporting.price_import import _combine_zones
+
+    plain = make_record(1_000_000, run="a")
+    traced = make_record(500_000, run="b")
+    traced["profile"] = {"trace_dir": "traces"}
+    (row,) = report.build_rows([plain, traced], SEED)
+    assert not any(n.strip() == "ok" for n in row["errors"])
+    assert "; ok" not in report.render([row], SEED, "md")
+    zones = [{"Price": "1", "SpotPrice": p} for p in ("0.71", "0.77", "0.74")]
+    assert _combine_zones(zones, "mean")[1] == 0.74

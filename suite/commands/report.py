@@ -27,6 +27,15 @@ def add_parser(subparsers) -> None:
         help=f"price catalog: a shipped name (default {DEFAULT_CATALOG}) or a YAML file",
     )
     p.add_argument("--format", default="md", help="md (default), csv or json")
+    p.add_argument(
+        "--columns",
+        default="exact",
+        metavar="STYLE",
+        help="md column names: exact (default: what each cell is, with units) or seed (the seed's Table 2.1 "
+        "names: 'Average Throughput (Imgs/Hr)' is a median, 'Rate ($)' is $/hour, 'Throughput / $' is images "
+        "per $)",
+    )
+    p.add_argument("--wide", action="store_true", help="md: every column ($ per M images, epoch hours and $)")
     p.add_argument("--out", metavar="FILE", help="write the report here instead of stdout")
     p.add_argument(
         "--dataset-size",
@@ -77,6 +86,8 @@ def report_command(args) -> int:
 
     if args.format not in report.FORMATS:
         raise one_of("--format", args.format, report.FORMATS)
+    if args.columns not in report.COLUMN_STYLES:
+        raise one_of("--columns", args.columns, report.COLUMN_STYLES)
     dataset_size = (
         report.DEFAULT_DATASET_SIZE
         if args.dataset_size is None
@@ -143,7 +154,9 @@ def report_command(args) -> int:
     )
     named = {r["prices_catalog"] for r in rows}
     shown = [c for c in {catalog_for(r).name: catalog_for(r) for r in records}.values() if c.name in named]
-    text = report.render(rows, shown or [catalog], args.format, dataset_size, args.extrapolate)
+    text = report.render(
+        rows, shown or [catalog], args.format, dataset_size, args.extrapolate, args.columns, args.wide
+    )
     if args.plot:
         from suite.reporting import plots
 

@@ -471,6 +471,7 @@ def _row(
     row = {
         "model_run": config.get("workload"),
         "instance": config.get("instance"),
+        "region": None,
         "images_per_hour": None,
         "usd_per_hour": None,
         "images_per_usd": None,
@@ -546,6 +547,7 @@ def _row(
         row["notes"].append(f"{row['instance']} is not in the {catalog.name} catalog: no price")
     else:
         row["instance_accelerators"] = instance.accelerator_count
+        row["region"] = instance.region
         matches = not other_device(row["device"], instance.accelerator)
         row["device_matches_instance"] = matches
         if not matches and not price_as_if:
@@ -681,49 +683,95 @@ def _device_cell(row: dict) -> str:
     return f"{row['device'] or '?'} ×{row['accelerators_used']}"
 
 
-MD_COLUMNS = [
-    ("Model Run", lambda r: r["model_run"]),
-    ("Instance", lambda r: r["instance"] or "—"),
-    ("Average Throughput (Imgs/Hr)", _throughput_cell),
-    ("Rate ($)", lambda r: _money(r["usd_per_hour"])),
-    ("Throughput / $", lambda r: _int(r["images_per_usd"])),
-    ("Spot Rate ($)", lambda r: _money(r["spot_usd_per_hour"])),
-    ("Spot Throughput / $", lambda r: _int(r["spot_images_per_usd"])),
-    ("Backend", lambda r: r["backend"]),
-    ("Device", _device_cell),
-    ("Precision", lambda r: r["precision"]),
-    ("Batch", lambda r: r["batch_size"]),
-    ("Data", lambda r: f"{r['data']} (compute-only ceiling)" if r["upper_bound"] else r["data"]),
-    ("$ / M imgs", lambda r: _dollars(r["usd_per_million_images"])),
-    ("Spot $ / M imgs", lambda r: _dollars(r["spot_usd_per_million_images"])),
-    ("Epoch (h)", lambda r: _float(r["epoch_hours"])),
-    ("Epoch ($)", lambda r: _dollars(r["epoch_usd"])),
-    ("Spot Epoch ($)", lambda r: _dollars(r["spot_epoch_usd"])),
-    ("Runs", lambda r: r["runs"]),
-    ("Spread", _spread_cell),
+# Columns by key: (seed's name, exact name with unit, in the narrow default table).
+def _spot_assumed(catalog) -> bool:
+    basis = str(getattr(catalog, "spot_basis", "") or "")
+    return "assumed" in basis or "not an observed" in basis
+
+
+COLUMNS = [
+    ("model_run", "Model Run", "Model", True, lambda r: r["model_run"]),
+    ("instance", "Instance", "Instance", True, lambda r: r["instance"] or "—"),
+    ("region", None, "Region", True, lambda r: r.get("region") or "—"),
+    ("images_per_hour", "Average Throughput (Imgs/Hr)", "Median throughput (img/h)", True, _throughput_cell),
+    ("usd_per_hour", "Rate ($)", "On-demand ($/h)", True, lambda r: _money(r["usd_per_hour"])),
+    ("images_per_usd", "Throughput / $", "Images per $", True, lambda r: _int(r["images_per_usd"])),
+    ("spot_usd_per_hour", "Spot Rate ($)", "Spot ($/h)", True, lambda r: _money(r["spot_usd_per_hour"])),
+    (
+        "spot_images_per_usd",
+        "Spot Throughput / $",
+        "Spot images per $",
+        True,
+        lambda r: _int(r["spot_images_per_usd"]),
+    ),
+    ("backend", "Backend", "Backend", False, lambda r: r["backend"]),
+    ("device", "Device", "Device", True, _device_cell),
+    ("precision", "Precision", "Precision", True, lambda r: r["precision"]),
+    ("batch_size", "Batch", "Batch", True, lambda r: r["batch_size"]),
+    (
+        "data",
+        "Data",
+        "Data",
+        True,
+        lambda r: f"{r['data']} (compute-only ceiling)" if r["upper_bound"] else r["data"],
+    ),
+    (
+        "usd_per_million_images",
+        "$ / M imgs",
+        "$ per M images",
+        False,
+        lambda r: _dollars(r["usd_per_million_images"]),
+    ),
+    (
+        "spot_usd_per_million_images",
+        "Spot $ / M imgs",
+        "Spot $ per M images",
+        False,
+        lambda r: _dollars(r["spot_usd_per_million_images"]),
+    ),
+    ("epoch_hours", "Epoch (h)", "Epoch (h)", False, lambda r: _float(r["epoch_hours"])),
+    ("epoch_usd", "Epoch ($)", "Epoch ($)", False, lambda r: _dollars(r["epoch_usd"])),
+    ("spot_epoch_usd", "Spot Epoch ($)", "Spot epoch ($)", False, lambda r: _dollars(r["spot_epoch_usd"])),
+    ("runs", "Runs", "Runs", True, lambda r: r["runs"]),
+    ("spread", "Spread", "Spread", True, _spread_cell),
 ]
+COLUMN_STYLES = ("exact", "seed")
 VERDICT_COLUMN = ("Bottleneck", lambda r: r["verdict"] or "—")
 NOTES_COLUMN = ("Notes", lambda r: "; ".join(r["notes"] + r["errors"]) or "")
+_LEFT = {"model_run", "instance", "region", "backend", "device", "precision", "data"}
 
 
-def _columns(rows: list[dict]) -> list:
-    # The bottleneck column appears only once some record carries a diagnosis.
-    return MD_COLUMNS + ([VERDICT_COLUMN] if any(r["verdict"] for r in rows) else []) + [NOTES_COLUMN]
+def _columns(rows: list[dict], style: str = "exact", wide: bool = False, catalogs=()) -> list:
+    """(header, cell, left-aligned) per column. `seed`: the seed's Table 2.1 names (and no region column);
+    `exact`: names that say what a cell is, with units. Narrow unless `wide`."""
+    assumed = any(_spot_assumed(c) for c in _catalog_list(catalogs)) if catalogs else False
+    chosen = []
+    for key, seed_name, exact_name, narrow, cell in COLUMNS:
+        name = seed_name if style == "seed" else exact_name
+        if name is None or not (wide or narrow or style == "seed"):
+            continue
+        if assumed and key.startswith("spot") and style != "seed":
+            name += " (assumed)"  # the catalog's spot is not an observed price: said in the header
+        chosen.append((name, cell, key in _LEFT))
+    if any(r["verdict"] for r in rows):  # only once some record carries a diagnosis
+        chosen.append((*VERDICT_COLUMN, True))
+    return chosen + [(*NOTES_COLUMN, True)]
 
 
 def _escape(cell) -> str:
     return str(cell).replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown(rows: list[dict], catalogs, dataset_size: int) -> str:
-    columns = _columns(rows)
-    left = {"Model Run", "Instance", "Backend", "Device", "Precision", "Data", "Bottleneck", "Notes"}
+def render_markdown(
+    rows: list[dict], catalogs, dataset_size: int, style: str = "exact", wide: bool = False
+) -> str:
+    columns = _columns(rows, style, wide, catalogs)
     lines = [
-        "| # | " + " | ".join(name for name, _ in columns) + " |",
-        "|---:|" + "|".join("---" if name in left else "---:" for name, _ in columns) + "|",
+        "| # | " + " | ".join(name for name, _, _ in columns) + " |",
+        "|---:|" + "|".join("---" if left else "---:" for _, _, left in columns) + "|",
     ]
     lines += [
-        f"| {n} | " + " | ".join(_escape(cell(row)) for _, cell in columns) + " |"
+        f"| {n} | " + " | ".join(_escape(cell(row)) for _, cell, _ in columns) + " |"
         for n, row in enumerate(rows, 1)
     ]
     lines += ["", footer(catalogs, dataset_size), "", *traces(rows)]
@@ -749,6 +797,7 @@ def footer(catalogs, dataset_size: int) -> str:
     captions = "\n\n".join(catalog.caption() for catalog in _catalog_list(catalogs))
     return (
         f"{captions}\n\n"
+        "Spot: interruptible capacity, reclaimable at short notice; its price varies by hour and zone.\n\n"
         f"Throughput: median over runs of each run's median timed window; Spread: (max − min) ÷ median "
         f"across runs, and a run's window cv (stdev ÷ mean) when over 5%. Images per $ = images/hour ÷ "
         f"$/hour of the whole instance. Epoch: {dataset_size:,} images. A run on another device than the "
@@ -760,6 +809,7 @@ def footer(catalogs, dataset_size: int) -> str:
 CSV_FIELDS = [
     "model_run",
     "instance",
+    "region",
     "images_per_hour",
     "usd_per_hour",
     "images_per_usd",
@@ -839,9 +889,11 @@ def render(
     fmt: str,
     dataset_size: int = DEFAULT_DATASET_SIZE,
     extrapolate: bool = False,
+    columns: str = "exact",
+    wide: bool = False,
 ) -> str:
     if fmt == "md":
-        return render_markdown(rows, catalog, dataset_size) + "\n"
+        return render_markdown(rows, catalog, dataset_size, columns, wide) + "\n"
     if fmt == "csv":
         return render_csv(rows)
     return render_json(rows, catalog, dataset_size, extrapolate)
