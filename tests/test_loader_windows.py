@@ -25,7 +25,7 @@ def test_windows_shorter_than_the_minimum_are_grown_before_any_counts():
 
 
 def test_growth_is_computed_from_what_the_short_window_took():
-    assert batches_for(0.05, 10, 0.001) == 625  # 0.1 ms a batch: 1.25 × 50 ms of them
+    assert batches_for(0.05, 10, 0.001) == 1000  # 0.1 ms a batch: 2 × 50 ms of them
     assert batches_for(0.05, 10, 0.2) == 10  # already long enough: untouched
 
 
@@ -53,3 +53,47 @@ def test_the_loader_table_shows_significant_digits_and_marks_warnings():
     table = render_table([record])
     assert "145,000 ± 205,000 ⚠" in table and "520,000,000" in table and "520,399,080" not in table
     assert "⚠ cache workers 0 pin_memory False: the spread between windows" in table
+
+
+def test_batch_size_shows_each_tries_spread_and_says_when_its_advice_is_noise():
+    from suite.orchestration.batch_size import Search, Try, noise_caveat, recommend, render, try_from_record
+
+    one = {"status": "ok", "metrics": {"images_per_second": 100.0, "window_time_s": [0.1]}}
+    single = try_from_record(4, one)
+    assert single.cv is None and single.windows == 1
+    tries = [single, Try(8, "ok", 98.0, cv=0.01, windows=3)]
+    result = Search(tries=tries, largest_fit=8)
+    result.recommended, result.best_images_per_second = recommend(tries)
+    text = render(result, "dcgan64", "cpu")
+    assert "1 window: spread unknown" in text and "cv 1.0%" in text
+    assert "caveat: batch(es) 4 measured in one window" in text
+    assert text.split("\n")[0].split()[-1] == "verdict"  # no empty header
+    assert (
+        noise_caveat([Try(4, "ok", 100.0, cv=0.01, windows=3), Try(8, "ok", 99.0, cv=0.01, windows=3)])
+        is None
+    )
+
+
+def test_sweep_shows_no_spread_of_zero_from_one_window_and_caveats_its_effects():
+    from suite.orchestration.sweep import Point, render
+
+    def record(rate, windows):
+        return {
+            "status": "ok",
+            "metrics": {
+                "images_per_second": rate,
+                "images_per_second_stdev": 0.0,
+                "images_per_second_cv": 0.0,
+                "step_time_s": 0.1,
+                "window_time_s": [0.1] * windows,
+            },
+            "memory": {},
+        }
+
+    outcome = [
+        (Point(0, {"batch-size": "2"}, [], {}), record(10.0, 1)),
+        (Point(1, {"batch-size": "4"}, [], {}), record(43.2, 1)),
+    ]
+    text = render(outcome, {"batch-size": ["2", "4"]})
+    assert "0.0" not in text.split("effect")[0].replace("10.0", "").replace("43.2", "").replace("100.0", "")
+    assert "caveat: 2 point(s) measured in one window" in text

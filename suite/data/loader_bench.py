@@ -24,11 +24,11 @@ MAX_BATCHES_PER_WINDOW = 100_000
 
 def batches_for(min_window_s: float, batches: int, elapsed_s: float) -> int:
     """Batches for a window of at least `min_window_s`, from `batches` having taken `elapsed_s` (with a
-    margin of a quarter, so that the grown window is not just over the line)."""
+    margin of 2×, so that a window a little faster than the calibrating one is still over the line)."""
     if elapsed_s >= min_window_s:
         return batches
     per_batch = max(elapsed_s, 1e-9) / batches
-    return min(MAX_BATCHES_PER_WINDOW, max(batches + 1, math.ceil(1.25 * min_window_s / per_batch)))
+    return min(MAX_BATCHES_PER_WINDOW, max(batches + 1, math.ceil(2 * min_window_s / per_batch)))
 
 
 def measure_loader(
