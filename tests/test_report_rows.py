@@ -322,3 +322,28 @@ def test_notes_carry_no_stray_ok_and_imported_prices_no_float_noise():
     assert "; ok" not in report.render([row], SEED, "md")
     zones = [{"Price": "1", "SpotPrice": p} for p in ("0.71", "0.77", "0.74")]
     assert _combine_zones(zones, "mean")[1] == 0.74
+
+
+def test_plots_carry_the_tables_caveats_and_say_when_one_is_skipped(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from suite.reporting import plots
+
+    row = report.build_rows([make_record(1_000_000, instance="p3.8xlarge", used=1)], SEED)[0]
+    assert plots._caveats(row) == ["1 of 4 accelerators"]
+    cpu = make_record(
+        26_000, backend="cpu", device="Intel Xeon", instance="dl1.24xlarge", used=1, data="synthetic"
+    )
+    (hypo,) = report.build_rows([cpu], SEED, price_as_if=True)
+    assert plots._caveats(hypo) == [
+        "hypothetical: ran on Intel Xeon",
+        "1 of 8 accelerators",
+        "synthetic: ceiling",
+    ]
+    assert "batch 256" in plots._run_label(cpu) and "b256" not in plots._run_label(cpu)
+    write_json(tmp_path / "cpu.json", cpu)
+    assert (
+        main(["report", str(tmp_path / "cpu.json"), "--prices", "seed-2022", "--plot", str(tmp_path / "p")])
+        == 0
+    )
+    err = capsys.readouterr().err
+    assert "suite: images_per_dollar.png not drawn: no row has a price" in err

@@ -160,7 +160,10 @@ def report_command(args) -> int:
     if args.plot:
         from suite.reporting import plots
 
-        for path in plots.draw_all(records, rows, catalog, args.plot):
+        def skipped(line: str) -> None:
+            print(f"suite: {line}", file=sys.stderr)
+
+        for path in plots.draw_all(records, rows, shown or [catalog], args.plot, skipped):
             print(f"suite: plot {os.path.relpath(path)}", file=sys.stderr)
     if args.out:
         results.write_text(args.out, text)
