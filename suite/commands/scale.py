@@ -112,7 +112,7 @@ def scale_command(args) -> int:
             continue
         records[count] = results.read_record(path)
         print(f"  {records[count]['status']}, record {os.path.relpath(path)}", file=sys.stderr)
-    rows = scale.scaling_rows(records, prices)
+    rows = scale.scaling_rows(records, prices, instances)
     if args.json:
         json.dump(rows, sys.stdout, indent=2)
         sys.stdout.write("\n")
