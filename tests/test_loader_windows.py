@@ -3,6 +3,7 @@ always a warning."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from suite.commands.loader import render_table, significant
@@ -97,3 +98,40 @@ def test_sweep_shows_no_spread_of_zero_from_one_window_and_caveats_its_effects()
     text = render(outcome, {"batch-size": ["2", "4"]})
     assert "0.0" not in text.split("effect")[0].replace("10.0", "").replace("43.2", "").replace("100.0", "")
     assert "caveat: 2 point(s) measured in one window" in text
+
+
+@pytest.mark.parametrize(
+    "cores, workers, threads, expected",
+    [
+        (2, None, None, (1, 1)),  # a 2-core host: one of each, not 4 workers over 2 threads
+        (16, None, None, (4, 12)),
+        (2, 2, None, (2, 1)),  # workers asked: compute gets what is left, at least one
+        (8, None, 6, (2, 6)),  # threads asked: workers beside them
+        (2, 3, 3, (3, 3)),  # both asked: kept, and the reason says they oversubscribe
+    ],
+)
+def test_default_workers_and_threads_fit_the_cores(cores, workers, threads, expected):
+    from suite.data import split_host_cores
+
+    got_workers, got_threads, why = split_host_cores(cores, 4, workers, threads)
+    assert (got_workers, got_threads) == expected
+    assert (
+        got_workers + got_threads <= cores
+        or (workers is not None and threads is not None)
+        or got_threads == 1
+    )
+    assert why
+
+
+def test_a_real_data_cpu_run_records_why_it_has_its_threads(tmp_path):
+    from conftest import tiny_config
+    from suite.backends.cpu import CPUBackend
+
+    backend = CPUBackend(tiny_config(data=str(tmp_path)))
+    before = torch.get_num_threads()
+    try:
+        backend.setup()
+        info = backend.device_info()
+    finally:
+        torch.set_num_threads(before)
+    assert "compute thread(s) on" in info["threads_reason"]

@@ -171,6 +171,7 @@ NOT_KEYED = {
         "peak_tflops_note": "where the datasheet figure came from",
         "optimizers": "which optimizer classes were built: follows from the backend and its settings",
         "execution_mode_source": "where the execution mode came from; the mode itself is keyed",
+        "threads_reason": "why the thread count; the count itself is keyed",
     },
     "data": {
         "rank": "this process's share, not the data set",
