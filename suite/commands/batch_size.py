@@ -14,7 +14,7 @@ def add_parser(subparsers) -> None:
         help="find the largest batch that fits, and the smallest that is nearly as fast",
         description="Double the batch until it runs out of memory, then bisect; each try is a fresh `suite run`. "
         "On the CPU, --max-memory stands in for device memory. Also reports the smallest batch that "
-        "reaches 95%% of the best throughput seen.",
+        "reaches 95% of the best throughput seen.",
     )
     p.add_argument("--backend", default="auto", help="as for `suite run`")
     p.add_argument("--workload", default="dcgan64", help="as for `suite run`")

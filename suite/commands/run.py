@@ -24,9 +24,17 @@ def add_parser(subparsers) -> None:
         "--batch-size", help="images per step per process (default: the workload's, capped on cpu)"
     )
     p.add_argument("--precision", help="fp32, bf16, amp (cuda), ... (default: the backend's)")
-    p.add_argument("--warmup", dest="warmup_steps", help="warm-up steps, excluded from throughput")
-    p.add_argument("--steps", dest="steps_per_window", help="steps per timed window")
-    p.add_argument("--windows", help="timed windows; the median and spread are reported")
+    # The defaults are each backend's Schedule (backends/*.py): the CPU's steps are slow, the HPU's
+    # graphs need more warm-up.
+    p.add_argument(
+        "--warmup",
+        dest="warmup_steps",
+        help="warm-up steps, excluded from throughput (default: cpu 2, cuda 3, hpu 10)",
+    )
+    p.add_argument(
+        "--steps", dest="steps_per_window", help="steps per timed window (default: cpu 4, cuda 10, hpu 20)"
+    )
+    p.add_argument("--windows", help="timed windows; the median and spread are reported (default 5)")
     p.add_argument("--threads", help="host threads for CPU compute (torch.set_num_threads)")
     p.add_argument(
         "--out", default=DEFAULT_OUT, help=f"folder for the result record (default {DEFAULT_OUT}/)"
@@ -149,7 +157,10 @@ def add_parser(subparsers) -> None:
         "run on N processes through torch's launcher (torchrun); --batch-size stays per process",
     )
     distributed.add_argument(
-        "--nproc", help="processes on this node, one per device (default: 1, no launcher)"
+        "--nproc",
+        "--nproc-per-node",  # torchrun's name for the same thing
+        dest="nproc",
+        help="processes on this node, one per device (default: 1, no launcher); --nproc-per-node as in torchrun",
     )
     distributed.add_argument(
         "--nnodes", help="nodes in the run (default 1); needs --node-rank and --rdzv-endpoint"

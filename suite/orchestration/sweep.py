@@ -223,7 +223,9 @@ def resolve(points: list[Point]) -> None:
             args = parser.parse_args(["run", *point.argv])
             point.config = json.loads(json.dumps(plan_run(config_from_args(args)).config.to_dict()))
         except UserError as error:
-            raise UserError(f"sweep point {point.index + 1} ({point.label()}): {error}") from None
+            # One point (diagnose, batch-size): the error is about the command's own options, no point named.
+            where = f"sweep point {point.index + 1} ({point.label()}): " if point.knobs else ""
+            raise UserError(f"{where}{error}") from None
 
 
 # -- resume --------------------------------------------------------------------------------------------
