@@ -425,8 +425,17 @@ _SHOWN = {
 }
 
 
-# Keyed, but too long for a note (the data source's own description of its loader).
-_NOT_NOTED = {"data.transform", "data.loader"}
+# Of the data section, the notes name what tells two data sets apart (the rest is keyed, not noted).
+_DATA_NOTED = {"data.path", "data.images", "data.source_image_size", "data.cache.source_fingerprint"}
+
+
+def _noted(name: str) -> bool:
+    return not name.startswith("data.") or name in _DATA_NOTED
+
+
+def _note_value(value) -> str:
+    text = str(value)
+    return text[:12] + "…" if len(text) > 40 and " " not in text else text  # a fingerprint, shortened
 
 
 def _name_what_differs(rows: list[dict], groups: list[list[dict]], pool: tuple[str, ...]) -> None:
@@ -437,10 +446,13 @@ def _name_what_differs(rows: list[dict], groups: list[list[dict]], pool: tuple[s
     differing = [name for name in fields if len({repr(i.get(name)) for i in identities}) > 1]
     for row, identity in zip(rows, identities):
         row["differs_in"] = {name: identity.get(name) for name in differing}
+        already = " ".join(row["notes"])
         shown = [
-            f"{name.split('.', 1)[1]}={identity[name]}"
+            text
             for name in differing
-            if identity.get(name) is not None and name not in _NOT_NOTED
+            if identity.get(name) is not None and _noted(name)
+            for text in [f"{name.rsplit('.', 1)[1]}={_note_value(identity[name])}"]
+            if text not in already
         ]
         if shown:
             row["notes"].append(", ".join(shown))
