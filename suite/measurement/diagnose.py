@@ -268,8 +268,13 @@ def verdict(
 
 def from_probe(record: dict, probed: dict, backend, cores: int | None) -> dict:
     """The verdict of a real-data run from its own record (end to end, settings) and its probe."""
+    import torch
+
     summary = (record.get("telemetry") or {}).get("summary") or {}
     metrics = record["metrics"]
+    settings = _settings(record)
+    if settings["threads"] is None:  # the device section comes later: the threads compute has now
+        settings["threads"] = torch.get_num_threads()
     return verdict(
         compute_ips=probed["compute_images_per_second"],
         compute_cv=probed.get("compute_cv"),
@@ -277,7 +282,7 @@ def from_probe(record: dict, probed: dict, backend, cores: int | None) -> dict:
         loader_cv=probed.get("loader_cv"),
         end_to_end_ips=metrics["images_per_second"],
         end_to_end_cv=metrics.get("images_per_second_cv"),
-        **_settings(record),
+        **settings,
         cores=cores,
         copies_to_device=getattr(backend, "copies_to_device", True),
         precisions=tuple(getattr(backend, "precisions", ())),
