@@ -244,8 +244,9 @@ def row_identity(record: dict) -> dict:
     normalised. Two runs with the same identity are repeats of one configuration."""
     config = record.get("config") or {}
     identity = {}
-    for name in (*CONFIG_KEYED, *SETTING_FIELDS):
-        identity[f"config.{name}"] = _normal_config(name, config.get(name), record)
+    for name in dict.fromkeys((*CONFIG_KEYED, *SETTING_FIELDS)):
+        if name not in CONFIG_NOT_KEYED:  # the reasons win: a setting that cannot change a rate is not keyed
+            identity[f"config.{name}"] = _normal_config(name, config.get(name), record)
     identity["data.source"] = data_path(record)  # a record without a data section: what was asked for
     for section, not_keyed in NOT_KEYED.items():
         for name, value in sorted((record.get(section) or {}).items()):
