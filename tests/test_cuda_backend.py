@@ -195,14 +195,28 @@ def test_channels_last_and_compile_wiring(fake_gpu, monkeypatch):
     backend = make_backend("fp32", channels_last=True, compile=True)
     conv = torch.nn.Conv2d(3, 8, 3)
     model = backend.prepare_model(torch.nn.Sequential(conv))
-    assert compiled == [model]
+    assert compiled == []  # compiled later, after any DDP wrap (compile_model)
+    assert backend.compile_model(model) is model and compiled == [model]
     assert conv.weight.is_contiguous(memory_format=torch.channels_last)
     batch = backend.to_device(torch.rand(2, 3, 8, 8))
     assert batch.is_contiguous(memory_format=torch.channels_last)
     assert backend.to_device(torch.rand(2, 3)).shape == (2, 3)  # not an image batch: left alone
     plain = make_backend("fp32")
-    plain.prepare_model(torch.nn.Conv2d(3, 8, 3))
+    plain.compile_model(plain.prepare_model(torch.nn.Conv2d(3, 8, 3)))
     assert len(compiled) == 1  # no --compile, no compile
+
+
+def test_grad_scaler_and_oom_on_an_older_torch_wiring(fake_gpu, monkeypatch):
+    # torch before 2.3 has no torch.amp.GradScaler, before 2.5 no torch.OutOfMemoryError.
+    from suite.backends import cuda
+
+    monkeypatch.delattr(torch.amp, "GradScaler")
+    backend = make_backend("amp")
+    assert type(backend.scaler) is torch.cuda.amp.GradScaler
+    monkeypatch.delattr(torch, "OutOfMemoryError")
+    monkeypatch.setattr(cuda, "OUT_OF_MEMORY_ERRORS", (torch.cuda.OutOfMemoryError,))
+    assert backend.is_out_of_memory(RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB"))
+    assert not backend.is_out_of_memory(RuntimeError("something else"))
 
 
 def test_loader_pins_memory_wiring(fake_gpu):

@@ -75,7 +75,7 @@ def test_amp_record_has_mfu_energy_and_nvml_telemetry_wiring(fake_gpu):
 
 
 def test_unknown_gpu_leaves_mfu_blank_without_counting_wiring(fake_gpu, monkeypatch):
-    fake_gpu.name = "NVIDIA H200"  # not in the datasheet table
+    fake_gpu.name = "NVIDIA L40S"  # not in the datasheet table
     import suite.measurement.flops
 
     monkeypatch.setattr(
@@ -103,3 +103,54 @@ def test_nvml_init_failure_turns_telemetry_off_with_one_warning(fake_gpu):
     assert [w for w in record["warnings"] if "telemetry" in w] == [
         "telemetry 'nvml' off: NVMLError: Driver Not Loaded"
     ]
+
+
+class OneRankGroup:
+    """A process group that records its DDP wrap (a real one needs a rendezvous): the order to check is
+    the runner's, wrap then compile."""
+
+    def __init__(self, events):
+        from suite.measurement import distributed
+
+        self.events = events
+        self.info = distributed.RankInfo()
+
+    def start(self):
+        pass
+
+    def wrap(self, training):
+        self.events.append("ddp")
+        training.modules = {name: Wrapped(module) for name, module in training.modules.items()}
+
+    def barrier(self):
+        pass
+
+    def slowest(self, elapsed):
+        return elapsed
+
+    def gather(self, obj):
+        return [obj]
+
+    def close(self):
+        pass
+
+
+class Wrapped(torch.nn.Module):
+    def __init__(self, module):
+        super().__init__()
+        self.module = module
+
+    def forward(self, *args, **kwargs):
+        return self.module(*args, **kwargs)
+
+
+def test_ddp_wrap_before_compile_wiring(fake_gpu, monkeypatch):
+    from suite.measurement import distributed, runner
+
+    events = []
+    monkeypatch.setattr(runner.distributed, "process_group", lambda backend, config: OneRankGroup(events))
+    monkeypatch.setattr(distributed, "finish", lambda group, record: None)
+    monkeypatch.setattr(torch, "compile", lambda module: events.append(type(module).__name__) or module)
+    record = execute(make_plan(CUDABackend, precision="fp32", compile=True))
+    assert record["status"] == "ok", record["error"]
+    assert events == ["ddp", "Wrapped"]  # the DDP-wrapped module is what gets compiled

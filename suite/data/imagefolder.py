@@ -21,6 +21,17 @@ from suite.errors import UserError
 # ToTensor gives [0, 1]; (x - 0.5) / 0.5 maps it onto [-1, 1], the range of the generator's tanh.
 NORMALISE_MEAN = (0.5, 0.5, 0.5)
 NORMALISE_STD = (0.5, 0.5, 0.5)
+# Classifiers take ImageNet-normalised input (torchvision's reference recipes). As lists: HabanaDataLoader's
+# aeon compares them with lists and refuses tuples (aeon_transformers.py, Habana bridge v1.19.0).
+IMAGENET_MEAN = [0.485, 0.456, 0.406]
+IMAGENET_STD = [0.229, 0.224, 0.225]
+
+
+def normalisation_for(workload) -> tuple:
+    """(mean, std): a GAN's images in [-1, 1] (its generator ends in tanh); a classifier's ImageNet's."""
+    if workload.num_classes > 0:
+        return IMAGENET_MEAN, IMAGENET_STD
+    return NORMALISE_MEAN, NORMALISE_STD
 
 
 @dataclass
@@ -82,17 +93,18 @@ def scan_folder(path: str, option: str = "--data") -> FolderScan:
     return FolderScan(path, classes, samples)
 
 
-def image_transform(image_size: int):
-    """Resize + CenterCrop + ToTensor + Normalize: the seed's transform, and the standard one that
-    HabanaDataLoader can take over (gaudi.md)."""
+def image_transform(image_size: int, normalisation: tuple = (NORMALISE_MEAN, NORMALISE_STD)):
+    """Resize + CenterCrop + ToTensor + Normalize: the seed's transform. With ImageNet's mean/std (the
+    classifiers') it is one HabanaDataLoader can take over."""
     from torchvision import transforms
 
+    mean, std = normalisation
     return transforms.Compose(
         [
             transforms.Resize(image_size),
             transforms.CenterCrop(image_size),
             transforms.ToTensor(),
-            transforms.Normalize(NORMALISE_MEAN, NORMALISE_STD),
+            transforms.Normalize(mean, std),
         ]
     )
 
@@ -132,6 +144,7 @@ class ImageFolderData(DataSource):
         seed: int = 0,
         rank: int = 0,
         world_size: int = 1,
+        normalisation: tuple = (NORMALISE_MEAN, NORMALISE_STD),
     ):
         import torch
         from torchvision.datasets import ImageFolder
@@ -140,7 +153,8 @@ class ImageFolderData(DataSource):
         self.backend, self.batch_size, self.image_size = backend, batch_size, image_size
         self.workers, self.pin_memory, self.prefetch = workers, pin_memory, prefetch
         self.rank, self.world_size = rank, world_size
-        dataset = ImageFolder(path, transform=image_transform(image_size), allow_empty=True)
+        self.normalisation = normalisation
+        dataset = ImageFolder(path, transform=image_transform(image_size, normalisation), allow_empty=True)
         check_batch_fits(batch_size, len(dataset), world_size, repr(path))
         self.sampler = None
         if world_size > 1:
@@ -204,7 +218,8 @@ class ImageFolderData(DataSource):
             "prefetch": self.prefetch,
             "rank": self.rank,
             "world_size": self.world_size,
-            "transform": "Resize, CenterCrop, ToTensor, Normalize(0.5, 0.5) (PIL decode in the workers)",
+            "transform": f"Resize, CenterCrop, ToTensor, Normalize(mean={list(self.normalisation[0])}, "
+            f"std={list(self.normalisation[1])}) (PIL decode in the workers)",
             **self.loader_info,
         }
 
