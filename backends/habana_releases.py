@@ -192,6 +192,15 @@ def preset_mode(argv: list[str], env=None) -> str | None:
         return None
     release, _ = lookup(version)
     env[LAZY_ENV] = release.mode_value(mode)
+    # The autocast op lists are read at the same import (bf16 autocast, hpu's default precision).
+    if _option_value(argv, "--precision") in (None, "bf16"):
+        for option, name in (
+            ("--hpu-bf16-ops", release.bf16_ops_env),
+            ("--hpu-fp32-ops", release.fp32_ops_env),
+        ):
+            path = _option_value(argv, option)
+            if path is not None and os.path.isfile(path):
+                env[name] = os.path.abspath(path)
     return env[LAZY_ENV]
 
 

@@ -193,6 +193,14 @@ class HPUBackend(Backend):
         self._refuse_other_active_mode()
         if "habana_frameworks.torch" not in sys.modules:
             os.environ.update(env)  # before the first import of habana_frameworks, which reads them once
+        else:
+            # Imported already (torch's autoload): the op lists it read then are the ones in use.
+            late = [name for name, value in env.items() if name != LAZY_ENV and os.environ.get(name) != value]
+            if late:
+                raise UserError(
+                    f"habana_frameworks was imported before the suite could set {', '.join(late)}: "
+                    f"set {habana_releases.AUTOLOAD_ENV}=0, or set them before Python starts"
+                )
         self._env_at_import = {k: v for k, v in os.environ.items() if k.startswith("PT_HPU_")}
         self._htcore = importlib.import_module("habana_frameworks.torch.core")
         self._hthpu = importlib.import_module("habana_frameworks.torch.hpu")

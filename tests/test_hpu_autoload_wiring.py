@@ -155,3 +155,31 @@ def test_mpi_names_are_mapped_only_when_all_three_are_there():
     }
     distributed.adopt_mpi_environment(torchrun)
     assert (torchrun["RANK"], torchrun["WORLD_SIZE"]) == ("0", "4")  # a complete torchrun set is kept
+
+
+def test_wiring_cli_op_lists_reach_an_autoloaded_bridge(monkeypatch, tmp_path, capsys):
+    habana_fakes.install(monkeypatch, tmp_path, "1.22")
+    tiny = get_workload("dcgan64").with_overrides(**TINY_DCGAN)
+    monkeypatch.setattr(runner, "get_workload", lambda name: tiny)
+    ops = tmp_path / "bf16.txt"
+    ops.write_text("conv2d\n")
+    cli_with_torch_imported_after_start(monkeypatch)
+    argv = [*RUN, "--hpu-mode", "eager", "--out", str(tmp_path / "out")]
+    argv[argv.index("fp32")] = "bf16"
+    rc = main([*argv, "--hpu-bf16-ops", str(ops)])
+    assert rc == 0, capsys.readouterr().err
+    import habana_frameworks.torch as bridge
+
+    assert bridge.IMPORT_ENV["PT_HPU_AUTOCAST_LOWER_PRECISION_OPS_LIST"] == str(ops)
+    habana_fakes.drop_fake_modules()
+
+
+def test_wiring_op_lists_too_late_for_an_imported_bridge_are_refused(monkeypatch, tmp_path):
+    habana_fakes.install(monkeypatch, tmp_path, "1.22")
+    habana_fakes.import_torch()  # eager by default: autoloaded without the op list
+    ops = tmp_path / "bf16.txt"
+    ops.write_text("conv2d\n")
+    backend = hpu.HPUBackend(RunConfig(backend="hpu", hpu_mode="eager", hpu_bf16_ops=str(ops)))
+    with pytest.raises(UserError, match="PT_HPU_AUTOCAST_LOWER_PRECISION_OPS_LIST"):
+        backend.setup()
+    habana_fakes.drop_fake_modules()
