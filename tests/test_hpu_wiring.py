@@ -599,3 +599,21 @@ def test_wiring_hpu_ddp_follows_habanas_guidance(fakes, monkeypatch):
     assert "import hccl" in recorder().events()
     backend.wrap_ddp(torch.nn.Linear(2, 2))
     assert seen == {"broadcast_buffers": False, "gradient_as_bucket_view": True}  # and no device_ids
+
+
+def test_wiring_fused_adamw_is_close_to_torch_adamw_not_identical(fakes):
+    # FusedAdamW folds bias correction into the step size, so its eps is not scaled by sqrt(1 - beta2^t)
+    # (hpex/optimizers/FusedAdamW.py): the record says so next to the optimizer.
+    backend = make_backend(hpu_mode="eager")
+    hyper = {"lr": 1e-2, "betas": (0.5, 0.999), "eps": 1e-3, "weight_decay": 0.05}
+    fused_layer, torch_layer = torch.nn.Linear(4, 4), torch.nn.Linear(4, 4)
+    torch_layer.load_state_dict(fused_layer.state_dict())
+    fused = backend.make_optimizer(fused_layer.parameters(), "adamw", **hyper)
+    reference = torch.optim.AdamW(torch_layer.parameters(), **hyper)
+    for layer, optimizer in ((fused_layer, fused), (torch_layer, reference)):
+        layer(torch.ones(2, 4)).square().sum().backward()
+        optimizer.step()
+    difference = (fused_layer.weight - torch_layer.weight).abs().max().item()
+    assert 0 < difference < 1e-2
+    (note,) = backend.device_info()["optimizers"]
+    assert "FusedAdamW" in note and "not identical" in note
