@@ -57,6 +57,16 @@ class FolderScan:
         return None
 
 
+def allow_empty_classes() -> dict:
+    """`allow_empty=True` where torchvision has it (0.18 on: a class folder without images is kept, as an
+    empty class); older torchvision refuses such a folder with its own error."""
+    import inspect
+
+    from torchvision.datasets.folder import make_dataset
+
+    return {"allow_empty": True} if "allow_empty" in inspect.signature(make_dataset).parameters else {}
+
+
 def scan_folder(path: str, option: str = "--data") -> FolderScan:
     """Class sub-folders and their images, as torchvision's ImageFolder will see them, or a UserError."""
     from torchvision.datasets.folder import (
@@ -85,7 +95,7 @@ def scan_folder(path: str, option: str = "--data") -> FolderScan:
         raise UserError(
             f"{option} {path!r} is empty: no class sub-folders and no images (accepted: {accepted})"
         ) from None
-    samples = make_dataset(path, class_to_idx, extensions=IMG_EXTENSIONS, allow_empty=True)
+    samples = make_dataset(path, class_to_idx, extensions=IMG_EXTENSIONS, **allow_empty_classes())
     if not samples:
         raise UserError(
             f"{option} {path!r} has {len(classes)} sub-folder(s) but no images in them (accepted: {accepted})"
@@ -154,7 +164,9 @@ class ImageFolderData(DataSource):
         self.workers, self.pin_memory, self.prefetch = workers, pin_memory, prefetch
         self.rank, self.world_size = rank, world_size
         self.normalisation = normalisation
-        dataset = ImageFolder(path, transform=image_transform(image_size, normalisation), allow_empty=True)
+        dataset = ImageFolder(
+            path, transform=image_transform(image_size, normalisation), **allow_empty_classes()
+        )
         check_batch_fits(batch_size, len(dataset), world_size, repr(path))
         self.sampler = None
         if world_size > 1:
