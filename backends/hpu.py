@@ -1,11 +1,14 @@
 """The HPU backend (Habana Gaudi): lazy mode or eager (+ torch.compile), bf16 autocast or legacy HMP,
 Habana's fused optimizers, HabanaDataLoader where a dataset qualifies, memory and HLML telemetry.
 
-Importing `habana_frameworks` fixes the execution mode: its `torch/__init__.py` loads
-`libhabana_pytorch_plugin.so` (lazy) or `libhabana_pytorch2_plugin.so` (eager) according to
-`PT_HPU_LAZY_MODE` at that moment, and the autocast op lists are read once, too. So nothing here imports
-it before `setup()` has written those variables; `is_available()` and `__init__` only look for files.
-(Habana bridge source, habana_frameworks/torch/__init__.py and torch/utils/internal.py `is_lazy()`.)
+Importing `habana_frameworks.torch` fixes the execution mode: it loads `libhabana_pytorch_plugin.so` (lazy)
+or `libhabana_pytorch2_plugin.so` (eager) according to `is_lazy()` at that moment, and the autocast op lists
+are read once, too (bridge v1.19.0: habana_frameworks/torch/__init__.py, torch/utils/internal.py). From torch
+2.5 that import may happen inside `import torch` (Habana's torch autoload), so the command line sets the
+variables before torch is imported (habana_releases.preset_mode), `setup()` sets them otherwise, and after
+the import the backend asks the bridge which mode really runs and refuses a run in another mode than asked.
+`is_available()` and `__init__` import nothing: they only look for files. Every release difference comes
+from the table in habana_releases.py.
 """
 
 from __future__ import annotations
@@ -27,8 +30,6 @@ from .base import Backend, Schedule
 MODES = ("lazy", "eager", "compile")
 LAZY_ENV = habana_releases.LAZY_ENV
 PLUGIN_DIST = habana_releases.PLUGIN_DIST
-# What differs between Habana releases (mode values, default mode, autoload, compile backend, op-list
-# variables, HMP, generations) is read from the release table in habana_releases.py, never tested here.
 plugin_version = habana_releases.plugin_version
 # Gaudi device nodes: /dev/hl<N> (habanalabs driver; "habanalabs: create two char devices per ASIC", hlX and
 # hl_controlDX) or /dev/accel/accel<N> since the driver moved to the kernel's accel subsystem.

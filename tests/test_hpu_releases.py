@@ -52,3 +52,29 @@ def test_preset_mode_only_for_hpu_with_a_mode(monkeypatch):
     assert env == {"PT_HPU_LAZY_MODE": "2"}  # 1.10's eager
     monkeypatch.setattr(habana_releases, "plugin_version", lambda: None)
     assert habana_releases.preset_mode(["run", "--backend", "hpu", "--hpu-mode", "lazy"], {}) is None
+
+
+def _floor(name: str):
+    from packaging.requirements import Requirement
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11 on
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return next(Requirement(r) for r in project["dependencies"] if Requirement(r).name == name)
+
+
+def test_torch_floor_admits_habanas_own_torch_builds():
+    """Habana's torch is a pre-release-style build (2.4.0a0+git74cd574). pip accepts an installed
+    pre-release for a plain floor (PEP 440: installed pre-releases are accepted), so the floor must sit
+    below every such build the suite supports, or pip would replace Habana's torch."""
+    from packaging.version import Version
+
+    torch = _floor("torch")
+    floor = min(Version(s.version) for s in torch.specifier if s.operator == ">=")
+    supported = [r for r in habana_releases.RELEASES if r.torch and Version(r.torch) >= floor]
+    assert [r.version for r in supported][0] == "1.14"  # 1.14's torch 2.1.1 is the oldest checked above it
+    for release in supported:
+        habana_build = f"{release.torch}a0+git74cd574"
+        assert torch.specifier.contains(habana_build, prereleases=True), habana_build
+    # Releases 1.10 to 1.12 ship torch 2.0.1, below the floor (docs/compat.md says so).
+    assert not torch.specifier.contains("2.0.1a0+git74cd574", prereleases=True)
