@@ -7,6 +7,7 @@ import pytest
 import torch
 from fakes import pynvml as fake_nvml
 from suite.backends import backend_class
+from test_cuda_backend import needs_cpu_fp16_autocast
 from tiny_workload import FLOPS_PER_IMAGE, make_plan
 
 from suite.measurement.runner import execute
@@ -15,6 +16,7 @@ from suite.measurement.runner import execute
 CUDABackend = backend_class("cuda")
 
 
+@needs_cpu_fp16_autocast
 def test_synchronize_only_at_window_edges_wiring(fake_gpu, monkeypatch):
     original_end_step = CUDABackend.end_step
 
@@ -52,6 +54,7 @@ def test_cuda_oom_becomes_a_record_with_a_hint_wiring(fake_gpu, monkeypatch):
     assert "mfu" not in record["metrics"]
 
 
+@needs_cpu_fp16_autocast
 def test_amp_record_has_mfu_energy_and_nvml_telemetry_wiring(fake_gpu):
     record = execute(make_plan(CUDABackend, precision="amp"))
     assert record["status"] == "ok", record["error"]
