@@ -178,14 +178,19 @@ MODE_OPTION = "--hpu-mode"
 
 
 def preset_mode(argv: list[str], env=None) -> str | None:
-    """Set PT_HPU_LAZY_MODE for `--backend hpu --hpu-mode M` in `argv` before torch is imported.
+    """Set PT_HPU_LAZY_MODE for `--hpu-mode M` (backend hpu or auto) in `argv` before torch is imported.
 
     From torch 2.5 `import torch` itself may import the bridge (autoload), and the bridge fixes its mode at
     that import; setting the variable later, in the backend's setup(), would be too late. Returns the value
     set, or None when `argv` does not ask for an hpu mode or the bridge is not installed."""
     env = os.environ if env is None else env
     mode = _option_value(argv, MODE_OPTION)
-    if mode not in ("lazy", "eager", "compile") or _option_value(argv, "--backend") != "hpu":
+    # `--hpu-mode` is an hpu option: with --backend auto (or none) it can only mean that auto picks hpu.
+    if mode not in ("lazy", "eager", "compile") or _option_value(argv, "--backend") not in (
+        None,
+        "auto",
+        "hpu",
+    ):
         return None
     version = plugin_version()
     if version is None:

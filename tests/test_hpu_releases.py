@@ -48,6 +48,8 @@ def test_preset_mode_only_for_hpu_with_a_mode(monkeypatch):
     env = {}
     assert habana_releases.preset_mode(["run", "--backend", "cpu", "--hpu-mode", "eager"], env) is None
     assert habana_releases.preset_mode(["run", "--backend", "hpu"], env) is None and env == {}
+    assert habana_releases.preset_mode(["run", "--hpu-mode", "lazy"], env) == "1"  # auto would pick hpu
+    env.clear()
     assert habana_releases.preset_mode(["run", "--backend=hpu", "--hpu-mode", "eager"], env) == "2"
     assert env == {"PT_HPU_LAZY_MODE": "2"}  # 1.10's eager
     monkeypatch.setattr(habana_releases, "plugin_version", lambda: None)
