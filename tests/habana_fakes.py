@@ -14,6 +14,7 @@ import pathlib
 import shutil
 import sys
 
+import pytest
 import torch
 from suite.backends import habana_releases, hpu
 
@@ -44,6 +45,11 @@ ENV_VARS = (
     "MASTER_PORT",
     "ID",
 )
+
+
+# torch's device-backend autoload (torch >= 2.5); the releases that use it ship such a torch.
+TORCH_AUTOLOADS = hasattr(torch, "_import_device_backends")
+needs_torch_autoload = pytest.mark.skipif(not TORCH_AUTOLOADS, reason="torch < 2.5 has no backend autoload")
 
 
 def drop_fake_modules() -> None:
@@ -86,6 +92,8 @@ def install(monkeypatch, tmp_path, version: str = "1.19") -> habana_releases.Rel
 def import_torch() -> None:
     """What `import torch` does after its own modules: load out-of-tree backends unless disabled
     (torch/__init__.py `_is_device_backend_autoload_enabled` / `_import_device_backends`, torch >= 2.5)."""
+    if not TORCH_AUTOLOADS:
+        return  # torch before 2.5 loads no out-of-tree backend at import
     if torch._is_device_backend_autoload_enabled():
         torch._import_device_backends()
 

@@ -39,7 +39,7 @@ def test_cuda_oom_becomes_a_record_with_a_hint_wiring(fake_gpu, monkeypatch):
     def step(self, optimizer):
         calls.append(1)
         if len(calls) == 2:
-            raise torch.OutOfMemoryError(
+            raise torch.cuda.OutOfMemoryError(  # torch.OutOfMemoryError from torch 2.5 on
                 "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 39.4 GiB total)"
             )
 

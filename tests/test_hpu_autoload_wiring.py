@@ -77,6 +77,7 @@ def test_wiring_cli_eager_asked_under_autoload_runs_eager(release, monkeypatch, 
     assert "mark_step" not in habana_fakes.recorder().events()
 
 
+@habana_fakes.needs_torch_autoload
 def test_wiring_autoload_imports_the_bridge_only_where_the_release_has_it(release, monkeypatch):
     monkeypatch.setenv(hpu.LAZY_ENV, "0")
     habana_fakes.import_torch()
@@ -103,6 +104,7 @@ def test_wiring_autoload_switches_are_honoured(monkeypatch, tmp_path, switch):
     habana_fakes.drop_fake_modules()
 
 
+@habana_fakes.needs_torch_autoload
 def test_wiring_library_use_after_an_eager_autoload_is_refused(monkeypatch, tmp_path):
     # A program that imported torch (and so, by autoload, the bridge in 1.22's default eager mode) before
     # asking the suite for a lazy run: refused while planning, never run eager under the name lazy.
@@ -174,6 +176,7 @@ def test_wiring_cli_op_lists_reach_an_autoloaded_bridge(monkeypatch, tmp_path, c
     habana_fakes.drop_fake_modules()
 
 
+@habana_fakes.needs_torch_autoload
 def test_wiring_op_lists_too_late_for_an_imported_bridge_are_refused(monkeypatch, tmp_path):
     habana_fakes.install(monkeypatch, tmp_path, "1.22")
     habana_fakes.import_torch()  # eager by default: autoloaded without the op list

@@ -50,6 +50,19 @@ def fakes_with_hmp(monkeypatch, tmp_path):
     drop_fake_modules()
 
 
+def cpu_autocast_enabled() -> bool:
+    # torch.is_autocast_enabled(device) from torch 2.4; before, one function per device.
+    try:
+        return torch.is_autocast_enabled("cpu")
+    except TypeError:
+        return torch.is_autocast_cpu_enabled()
+
+
+def cpu_autocast_dtype():
+    getter = getattr(torch, "get_autocast_dtype", None)
+    return getter("cpu") if getter else torch.get_autocast_cpu_dtype()
+
+
 def recorder():
     import habana_frameworks
 
@@ -236,9 +249,9 @@ def test_wiring_hmp_converts_once_and_steps_without_casts(fakes_with_hmp, tmp_pa
     import habana_frameworks.torch as bridge
 
     assert fakes_with_hmp.bf16_ops_env not in bridge.IMPORT_ENV  # the lists went to HMP, not to autocast
-    assert not torch.is_autocast_enabled("cpu")
+    assert not cpu_autocast_enabled()
     with backend.autocast():
-        assert not torch.is_autocast_enabled("cpu")  # HMP casts ops itself
+        assert not cpu_autocast_enabled()  # HMP casts ops itself
     tiny_dcgan_training(backend).train_step(real_batch())
     steps = recorder().events(
         "hmp.disable_casts enter", "optimizer.step", "hmp.disable_casts exit", "mark_step"
@@ -265,7 +278,7 @@ def test_wiring_hmp_absent_is_a_user_error_pointing_to_bf16(fakes, capsys):
 def test_wiring_bf16_autocast_on_the_device_type(fakes):
     backend = make_backend(hpu_mode="lazy")
     with backend.autocast():
-        assert torch.is_autocast_enabled("cpu") and torch.get_autocast_dtype("cpu") == torch.bfloat16
+        assert cpu_autocast_enabled() and cpu_autocast_dtype() == torch.bfloat16
 
 
 # -- data --------------------------------------------------------------------------------------

@@ -95,7 +95,15 @@ def scan_folder(path: str, option: str = "--data") -> FolderScan:
         raise UserError(
             f"{option} {path!r} is empty: no class sub-folders and no images (accepted: {accepted})"
         ) from None
-    samples = make_dataset(path, class_to_idx, extensions=IMG_EXTENSIONS, **allow_empty_classes())
+    if allow_empty_classes():
+        samples = make_dataset(path, class_to_idx, extensions=IMG_EXTENSIONS, allow_empty=True)
+    else:  # torchvision < 0.18 refuses a class folder without images: read class by class, in its order
+        samples = []
+        for name in sorted(class_to_idx):
+            try:
+                samples += make_dataset(path, {name: class_to_idx[name]}, extensions=IMG_EXTENSIONS)
+            except FileNotFoundError:
+                pass
     if not samples:
         raise UserError(
             f"{option} {path!r} has {len(classes)} sub-folder(s) but no images in them (accepted: {accepted})"
@@ -164,9 +172,14 @@ class ImageFolderData(DataSource):
         self.workers, self.pin_memory, self.prefetch = workers, pin_memory, prefetch
         self.rank, self.world_size = rank, world_size
         self.normalisation = normalisation
-        dataset = ImageFolder(
-            path, transform=image_transform(image_size, normalisation), **allow_empty_classes()
-        )
+        try:
+            dataset = ImageFolder(
+                path, transform=image_transform(image_size, normalisation), **allow_empty_classes()
+            )
+        except FileNotFoundError as error:  # torchvision < 0.18: a class folder without images
+            raise UserError(
+                f"--data {path!r}: {error} (torchvision 0.18 on keeps such a class, empty)"
+            ) from None
         check_batch_fits(batch_size, len(dataset), world_size, repr(path))
         self.sampler = None
         if world_size > 1:
