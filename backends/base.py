@@ -63,6 +63,12 @@ class Backend:
     def prepare_model(self, module: torch.nn.Module) -> torch.nn.Module:
         return module.to(self.device)
 
+    def compile_model(self, module: torch.nn.Module) -> torch.nn.Module:
+        """torch.compile where the run asks for it. Called after DDP wrapping (wrap first, then compile, as
+        Habana's Model-References torchvision train.py does): DDP's graph splitting at bucket boundaries
+        then keeps the gradient all-reduce overlapping the backward."""
+        return module
+
     def make_optimizer(self, params, kind: str, **hyper) -> torch.optim.Optimizer:
         """`kind` is "adamw" or "sgd"; hyper-parameters are passed explicitly so every backend's
         optimizer computes the same update (vendor fused optimizers have other defaults)."""

@@ -25,6 +25,25 @@ from suite.errors import UserError, non_negative_int
 from . import register_backend
 from .base import Backend
 
+
+def _grad_scaler_class():
+    """torch.amp.GradScaler (device-generic, torch >= 2.3); before it, torch.cuda.amp.GradScaler, which
+    is CUDA's and takes no device argument (pytorch/pytorch torch/amp/grad_scaler.py, added in 2.3)."""
+    generic = getattr(getattr(torch, "amp", None), "GradScaler", None)
+    if generic is not None:
+        return generic, True
+    return torch.cuda.amp.GradScaler, False
+
+
+# torch.OutOfMemoryError exists from torch 2.5 (pytorch/pytorch#121702, "Support Accelerator OOM Error");
+# torch.cuda.OutOfMemoryError from 1.13.
+# Older builds raise a RuntimeError whose message says "CUDA out of memory".
+OUT_OF_MEMORY_ERRORS = tuple(
+    error
+    for error in (getattr(torch, "OutOfMemoryError", None), getattr(torch.cuda, "OutOfMemoryError", None))
+    if isinstance(error, type)
+)
+
 # bf16 tensor cores arrived with Ampere (compute capability 8.0). torch.cuda.is_bf16_supported() also
 # answers True where bf16 is only emulated (slowly), so the capability is checked instead.
 BF16_MIN_CAPABILITY = (8, 0)
@@ -63,7 +82,7 @@ class CUDABackend(Backend):
                     f"GPU {self.index} ({torch.cuda.get_device_name(self.index)}) is "
                     f"{capability[0]}.{capability[1]}: use --precision amp or fp32"
                 )
-        self.scaler: torch.amp.GradScaler | None = None
+        self.scaler = None  # a GradScaler under amp
         self.optimizers_built: list[str] = []
 
     def _device_index(self) -> int:
@@ -106,8 +125,9 @@ class CUDABackend(Backend):
         torch.backends.cuda.matmul.allow_tf32 = bool(self.config.tf32)
         torch.backends.cudnn.allow_tf32 = bool(self.config.tf32)
         if self.precision == "amp":
-            # One scaler for every optimizer of the run (torch.amp.GradScaler, device-generic API).
-            self.scaler = torch.amp.GradScaler(self.device.type)
+            # One scaler for every optimizer of the run.
+            scaler_class, device_generic = _grad_scaler_class()
+            self.scaler = scaler_class(self.device.type) if device_generic else scaler_class()
 
     def profiler_activities(self) -> list:
         # CUPTI traces the kernels, so the trace shows what the GPU did, not only what was launched.
@@ -125,6 +145,9 @@ class CUDABackend(Backend):
             module = module.to(self.device, memory_format=torch.channels_last)
         else:
             module = module.to(self.device)
+        return module
+
+    def compile_model(self, module: torch.nn.Module) -> torch.nn.Module:
         if self.config.compile:
             module = torch.compile(module)  # compile time lands in warm-up / time-to-first-step
         return module
@@ -233,5 +256,4 @@ class CUDABackend(Backend):
         return [NVMLSampler(index=self.index, pci_bus_id=_pci_bus_id(props))]
 
     def is_out_of_memory(self, error: BaseException) -> bool:
-        # torch.cuda.OutOfMemoryError is torch.OutOfMemoryError; older builds raise a RuntimeError.
-        return isinstance(error, torch.OutOfMemoryError) or "CUDA out of memory" in str(error)
+        return isinstance(error, OUT_OF_MEMORY_ERRORS) or "CUDA out of memory" in str(error)

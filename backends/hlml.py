@@ -4,6 +4,12 @@ HLML is initialised once per sampler (`open`), read many times (`sample`) and sh
 hlmlInit loads and opens the driver library, far too slow for every sample. Units as pyhlml returns them
 (pyhlml/__init__.py docstrings): power in mW, memory in bytes, temperature in °C, energy in mJ since the
 driver was loaded. The gauges below are in W, bytes, °C and J.
+
+Which card: HLML numbers cards by its own index, which is not the module id the bridge opens (`hl-smi -Q
+index,module_id` shows index 0 as module 5 on an HLS). The sampler finds the HLML device whose
+hlmlDeviceGetModuleID equals this process's module id (HLS_MODULE_ID), and says how it chose in
+`attribution`. Without a module id it can tell only when a single card is visible; otherwise it reads
+nothing and records the telemetry as unattributed rather than guess.
 """
 
 from __future__ import annotations
@@ -21,22 +27,62 @@ def hlml_installed() -> bool:
     return importlib.util.find_spec("pyhlml") is not None
 
 
+def _text(value) -> str:
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+
+
 class HLMLSampler(Sampler):
     """AIP utilisation, memory used, power, temperature and (where the driver has it) energy of one card."""
 
     name = "hlml"
 
-    def __init__(self, index: int = 0):
-        self.index = index
+    def __init__(self, module_id: int | None = None, index: int | None = None):
+        self.module_id = module_id
+        self.index = index  # an HLML index known to be this process's card (tests, tools)
+        self.attribution: dict = {"matched_by": None}
         self._hlml = None
         self._handle = None
         self._energy = True
+
+    def _find_handle(self, hlml):
+        if self.index is not None:
+            self.attribution = {"matched_by": "hlml index given", "hlml_index": self.index}
+            return hlml.hlmlDeviceGetHandleByIndex(self.index)
+        count = hlml.hlmlDeviceGetCount()
+        if self.module_id is not None:
+            for index in range(count):
+                handle = hlml.hlmlDeviceGetHandleByIndex(index)
+                if hlml.hlmlDeviceGetModuleID(handle) == self.module_id:
+                    self.attribution = {
+                        "matched_by": "module_id (HLS_MODULE_ID)",
+                        "module_id": self.module_id,
+                        "hlml_index": index,
+                        "pci_bus_id": _text(hlml.hlmlDeviceGetPCIInfo(handle).bus_id),
+                    }
+                    return handle
+            self.attribution = {
+                "matched_by": None,
+                "unattributed": f"no HLML device has module id {self.module_id} ({count} visible)",
+            }
+            return None
+        if count == 1:
+            self.attribution = {"matched_by": "the only visible card", "hlml_index": 0}
+            return hlml.hlmlDeviceGetHandleByIndex(0)
+        self.attribution = {
+            "matched_by": None,
+            "unattributed": f"{count} cards visible and no HLS_MODULE_ID: the card this process holds is "
+            "unknown, so no card's telemetry is recorded",
+        }
+        return None
 
     def open(self) -> None:
         hlml = importlib.import_module("pyhlml")
         hlml.hlmlInit()
         self._hlml = hlml
-        self._handle = hlml.hlmlDeviceGetHandleByIndex(self.index)
+        self._handle = self._find_handle(hlml)
+        if self._handle is None:
+            self._energy = False
+            return
         try:
             hlml.hlmlDeviceGetTotalEnergyConsumption(self._handle)
         except Exception:  # older drivers and pyhlml versions have no energy counter: leave it out
@@ -44,6 +90,8 @@ class HLMLSampler(Sampler):
 
     def sample(self) -> dict[str, float]:
         hlml, handle = self._hlml, self._handle
+        if handle is None:
+            return {}  # unattributed
         utilization = hlml.hlmlDeviceGetUtilizationRates(handle)
         # A c_hlml_utilization with .aip (%); very old pyhlml returned the number itself.
         aip_percent = getattr(utilization, "aip", utilization)

@@ -1,11 +1,14 @@
 """The HPU backend (Habana Gaudi): lazy mode or eager (+ torch.compile), bf16 autocast or legacy HMP,
 Habana's fused optimizers, HabanaDataLoader where a dataset qualifies, memory and HLML telemetry.
 
-Importing `habana_frameworks` fixes the execution mode: its `torch/__init__.py` loads
-`libhabana_pytorch_plugin.so` (lazy) or `libhabana_pytorch2_plugin.so` (eager) according to
-`PT_HPU_LAZY_MODE` at that moment, and the autocast op lists are read once, too. So nothing here imports
-it before `setup()` has written those variables; `is_available()` and `__init__` only look for files.
-(Habana bridge source, habana_frameworks/torch/__init__.py and torch/utils/internal.py `is_lazy()`.)
+Importing `habana_frameworks.torch` fixes the execution mode: it loads `libhabana_pytorch_plugin.so` (lazy)
+or `libhabana_pytorch2_plugin.so` (eager) according to `is_lazy()` at that moment, and the autocast op lists
+are read once, too (bridge v1.19.0: habana_frameworks/torch/__init__.py, torch/utils/internal.py). From torch
+2.5 that import may happen inside `import torch` (Habana's torch autoload), so the command line sets the
+variables before torch is imported (habana_releases.preset_mode), `setup()` sets them otherwise, and after
+the import the backend asks the bridge which mode really runs and refuses a run in another mode than asked.
+`is_available()` and `__init__` import nothing: they only look for files. Every release difference comes
+from the table in habana_releases.py.
 """
 
 from __future__ import annotations
@@ -13,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import glob
 import importlib
-import importlib.metadata
 import importlib.util
 import os
 import sys
@@ -22,20 +24,13 @@ import torch
 
 from suite.errors import UserError
 
-from . import register_backend
+from . import habana_releases, peaks, register_backend
 from .base import Backend, Schedule
 
 MODES = ("lazy", "eager", "compile")
-LAZY_ENV = "PT_HPU_LAZY_MODE"
-# Autocast op lists (Habana docs "Mixed precision training with PyTorch autocast"); the bridge reads them
-# at import, like the lazy-mode switch.
-BF16_OPS_ENV = "PT_HPU_AUTOCAST_LOWER_PRECISION_OPS_LIST"
-FP32_OPS_ENV = "PT_HPU_AUTOCAST_FP32_OPS_LIST"
-# Releases from about 1.21 default to eager mode (docs.habana.ai Runtime_Flags: PT_HPU_LAZY_MODE default 0,
-# "Eager mode with torch.compile is the default mode. Lazy mode is a legacy fallback"); older ones to lazy
-# (the bridge's is_lazy(): os.getenv("PT_HPU_LAZY_MODE", "1") != "0").
-EAGER_DEFAULT_FROM = (1, 21)
-PLUGIN_DIST = "habana-torch-plugin"  # the wheel that provides habana_frameworks.torch (not on PyPI)
+LAZY_ENV = habana_releases.LAZY_ENV
+PLUGIN_DIST = habana_releases.PLUGIN_DIST
+plugin_version = habana_releases.plugin_version
 # Gaudi device nodes: /dev/hl<N> (habanalabs driver; "habanalabs: create two char devices per ASIC", hlX and
 # hl_controlDX) or /dev/accel/accel<N> since the driver moved to the kernel's accel subsystem.
 DEVICE_NODE_GLOBS = ("/dev/hl[0-9]*", "/dev/accel/accel[0-9]*")
@@ -48,16 +43,24 @@ INSTALL_HINT = (
 # makes it fall back to a plain DataLoader silently, so the suite decides first and says why.
 IMAGENET_MEAN = [0.485, 0.456, 0.406]
 IMAGENET_STD = [0.229, 0.224, 0.225]
-# Loader arguments habana_dataloader's _handle_vars() refuses unless left at these values.
+# Loader arguments HabanaDataLoader's _aeon_dl_handle_vars / _media_dl_handle_vars refuse unless left at
+# these values (habana_dataset.py, bridge v1.19.0). A run that sets them otherwise gets torch's loader.
 HABANA_LOADER_FIXED = {
     "batch_sampler": None,
     "collate_fn": None,
     "timeout": 0,
     "worker_init_fn": None,
+}
+# Refused too, but only the suite's own loader settings: left out when HabanaDataLoader is used.
+HABANA_LOADER_DROPPED = {
     "multiprocessing_context": None,
     "generator": None,
-    "prefetch_factor": 2,
     "persistent_workers": False,
+}
+# The generations ResnetDataLoader knows; anything else (Gaudi3) is "Unsupported device" in v1.19.0.
+HABANA_LOADER_GENERATIONS = {
+    habana_releases.GAUDI1: "first-generation Gaudi: aeon",
+    habana_releases.GAUDI2: "Gaudi2: MediaPipe",
 }
 
 
@@ -73,34 +76,24 @@ def _package_dir(*parts: str) -> str | None:
     return None
 
 
-def plugin_version() -> str | None:
-    try:
-        return importlib.metadata.version(PLUGIN_DIST)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
-def default_mode() -> tuple[str, str]:
+def default_mode(release: habana_releases.Release | None = None) -> tuple[str, str]:
     """(mode, why) when --hpu-mode is not given: the environment's choice, else the release's default."""
+    release = release or habana_releases.installed()[0]
     env = os.environ.get(LAZY_ENV)
+    bridge_mode = release.mode_of_value(env)
+    mode = "lazy" if bridge_mode == "lazy" else ("compile" if release.compile_backend else "eager")
     if env is not None:
-        # The bridge's own test: anything but "0" is lazy.
-        if env.strip() == "0":
-            return "compile", f"{LAZY_ENV}=0 in the environment (eager, compiled with hpu_backend)"
-        return "lazy", f"{LAZY_ENV}={env} in the environment"
-    version = plugin_version()
-    if version is None:
-        return (
-            "lazy",
-            f"{PLUGIN_DIST} version unknown: lazy mode, the default before {EAGER_DEFAULT_FROM[0]}.{EAGER_DEFAULT_FROM[1]}",
-        )
-    try:
-        major_minor = tuple(int(p) for p in version.split(".")[:2])
-    except ValueError:
-        major_minor = (0, 0)
-    if major_minor >= EAGER_DEFAULT_FROM:
-        return "compile", f"default of {PLUGIN_DIST} {version} (eager + torch.compile)"
-    return "lazy", f"default of {PLUGIN_DIST} {version} (lazy)"
+        return mode, f"{LAZY_ENV}={env} in the environment ({bridge_mode} on Habana {release.version})"
+    return mode, f"default of Habana {release.version} ({bridge_mode})"
+
+
+def active_mode(release: habana_releases.Release) -> tuple[str, str]:
+    """(bridge mode, how it was found) of an imported bridge: its own is_lazy(), which the bridge caches at
+    its first import (utils/internal.py), else the value of PT_HPU_LAZY_MODE read as the release reads it."""
+    internal = sys.modules.get("habana_frameworks.torch.utils.internal")
+    if internal is not None and hasattr(internal, "is_lazy"):
+        return ("lazy" if internal.is_lazy() else "eager"), "habana_frameworks is_lazy()"
+    return release.mode_of_value(os.environ.get(LAZY_ENV)), f"{LAZY_ENV} as Habana {release.version} reads it"
 
 
 def _checked_file(option: str, path: str | None) -> str | None:
@@ -134,50 +127,89 @@ class HPUBackend(Backend):
 
     def __init__(self, config):
         super().__init__(config)
+        self.release, self.release_warning = habana_releases.installed()
         if config.hpu_mode is None:
-            self.mode, self.mode_source = default_mode()
+            self.mode, self.mode_source = default_mode(self.release)
         elif config.hpu_mode in MODES:
             self.mode, self.mode_source = config.hpu_mode, "--hpu-mode"
         else:
             raise UserError(f"--hpu-mode {config.hpu_mode!r} is not a mode (accepted: {', '.join(MODES)})")
+        if self.mode == "compile" and self.release.compile_backend is None:
+            raise UserError(
+                f"--hpu-mode compile: Habana {self.release.version} has no torch.compile backend "
+                "(hpu_backend arrived in 1.15, aot_hpu_training_backend in 1.12): use --hpu-mode lazy or eager"
+            )
         self.bf16_ops = _checked_file("--hpu-bf16-ops", config.hpu_bf16_ops)
         self.fp32_ops = _checked_file("--hpu-fp32-ops", config.hpu_fp32_ops)
-        if self.precision == "hmp" and _package_dir("habana_frameworks", "torch", "hpex", "hmp") is None:
+        if self.precision == "hmp" and (
+            not self.release.hmp or _package_dir("habana_frameworks", "torch", "hpex", "hmp") is None
+        ):
             raise UserError(
                 "precision 'hmp' needs habana_frameworks.torch.hpex.hmp, which this Habana release "
                 "does not have (HMP was dropped after SynapseAI 1.11): use --precision bf16 "
                 "(torch.autocast on hpu)"
             )
+        # torch's autoload (torch >= 2.5) may already have imported the bridge in some mode: refuse now,
+        # before anything is built, rather than run another mode under this one's name.
+        self._refuse_other_active_mode()
         # The record stores the mode that ran, not only the one typed.
         self.config = config.resolved(hpu_mode=self.mode)
         self.device = torch.device(self.device_type)
         self._htcore = self._hthpu = self._hmp = None
         self._env_at_import: dict[str, str] = {}
         self._optimizer_notes: list[str] = []
+        self._verified_by: str | None = None
+        self._loader_notes: dict = {}
+        self._hlml = None
 
     # -- life cycle ----------------------------------------------------------------------------
     def _environment(self) -> dict[str, str]:
-        env = {LAZY_ENV: "1" if self.mode == "lazy" else "0"}
+        env = {LAZY_ENV: self.release.mode_value(self.mode)}
         if self.bf16_ops and self.precision == "bf16":
-            env[BF16_OPS_ENV] = self.bf16_ops
+            env[self.release.bf16_ops_env] = self.bf16_ops
         if self.fp32_ops and self.precision == "bf16":
-            env[FP32_OPS_ENV] = self.fp32_ops
+            env[self.release.fp32_ops_env] = self.fp32_ops
         return env
+
+    def _bridge_mode_wanted(self) -> str:
+        return "lazy" if self.mode == "lazy" else "eager"
+
+    def _refuse_other_active_mode(self) -> None:
+        """A bridge already imported (by torch's autoload, or by the caller) runs the mode it was imported
+        in; that mode cannot change in this process."""
+        if "habana_frameworks.torch" not in sys.modules:
+            return
+        running, how = active_mode(self.release)
+        if running != self._bridge_mode_wanted():
+            raise UserError(
+                f"--hpu-mode {self.mode} asked, but habana_frameworks was already imported in {running} mode "
+                f"({how}; `import torch` loads it when Habana's autoload is on): start the suite with "
+                f"{LAZY_ENV}={self.release.mode_value(self.mode)} set before Python starts, or set "
+                f"{habana_releases.AUTOLOAD_ENV}=0"
+            )
 
     def setup(self) -> None:
         env = self._environment()
-        if "habana_frameworks.torch" in sys.modules:
-            # Too late to choose: the bridge already loaded the library of whatever mode was set then.
-            lazy_now = os.environ.get(LAZY_ENV, "1") != "0"
-            if lazy_now != (self.mode == "lazy"):
+        self._refuse_other_active_mode()
+        if "habana_frameworks.torch" not in sys.modules:
+            os.environ.update(env)  # before the first import of habana_frameworks, which reads them once
+        else:
+            # Imported already (torch's autoload): the op lists it read then are the ones in use.
+            late = [name for name, value in env.items() if name != LAZY_ENV and os.environ.get(name) != value]
+            if late:
                 raise UserError(
-                    f"habana_frameworks was imported before the suite could set {LAZY_ENV} "
-                    f"for --hpu-mode {self.mode}; run the suite in a fresh process"
+                    f"habana_frameworks was imported before the suite could set {', '.join(late)}: "
+                    f"set {habana_releases.AUTOLOAD_ENV}=0, or set them before Python starts"
                 )
-        os.environ.update(env)  # before the first import of habana_frameworks, which reads them once
         self._env_at_import = {k: v for k, v in os.environ.items() if k.startswith("PT_HPU_")}
         self._htcore = importlib.import_module("habana_frameworks.torch.core")
         self._hthpu = importlib.import_module("habana_frameworks.torch.hpu")
+        # What runs is what the bridge decided at its import, whatever was asked: check it.
+        running, self._verified_by = active_mode(self.release)
+        if running != self._bridge_mode_wanted():
+            raise UserError(
+                f"--hpu-mode {self.mode} asked, but the bridge runs {running} mode ({self._verified_by})"
+            )
         if not self._hthpu.is_available():
             raise UserError(
                 "habana_frameworks is installed but torch.hpu.is_available() is False: "
@@ -218,10 +250,13 @@ class HPUBackend(Backend):
 
     def prepare_model(self, module: torch.nn.Module) -> torch.nn.Module:
         # channels_last is not supported on HPU: the default (contiguous) layout is kept.
-        module = module.to(self.device)
+        return module.to(self.device)
+
+    def compile_model(self, module: torch.nn.Module) -> torch.nn.Module:
         if self.mode == "compile":
-            # Habana's torch.compile backend; registered by habana_frameworks.torch.core in eager mode.
-            module = torch.compile(module, backend="hpu_backend")
+            # Habana's torch.compile backend of this release (hpu_backend from 1.15, registered by
+            # habana_frameworks.torch.core in eager mode; aot_hpu_training_backend in 1.12-1.14).
+            module = torch.compile(module, backend=self.release.compile_backend)
         return module
 
     def make_optimizer(self, params, kind: str, **hyper) -> torch.optim.Optimizer:
@@ -230,10 +265,16 @@ class HPUBackend(Backend):
             return super().make_optimizer(params, kind, **hyper)
         optimizers = importlib.import_module("habana_frameworks.torch.hpex.optimizers")
         if kind == "adamw":
-            # FusedAdamW defaults to eps=1e-6, weight_decay=0.0; torch.optim.AdamW to 1e-8 and 1e-2.
-            # Pass both explicitly so an HPU run computes the update a CUDA/CPU run computes.
+            # FusedAdamW defaults to eps=1e-6, weight_decay=0.0; torch.optim.AdamW to 1e-8 and 1e-2: both
+            # are passed explicitly. The update is close to torch's, not identical: FusedAdamW folds bias
+            # correction into the step size (lr * sqrt(1 - beta2^t) / (1 - beta1^t), then m / (sqrt(v) + eps)),
+            # so its eps is not scaled by sqrt(1 - beta2^t) as torch.optim.AdamW's is (hpex/optimizers/
+            # FusedAdamW.py, bridge v1.19.0). The difference is largest in the first steps.
             hyper = {"eps": 1e-8, "weight_decay": 1e-2, **hyper}
-            self._optimizer_notes.append("adamw: habana FusedAdamW")
+            self._optimizer_notes.append(
+                "adamw: habana FusedAdamW (bias correction folded into the step size: eps acts unscaled, "
+                "close to torch.optim.AdamW, not identical)"
+            )
             return optimizers.FusedAdamW(params, **hyper)
         if kind == "sgd":
             # FusedSGD(params, lr, momentum=0, weight_decay=0, dampening=0, nesterov=False): torch's defaults.
@@ -241,26 +282,63 @@ class HPUBackend(Backend):
             return optimizers.FusedSGD(params, **hyper)
         raise ValueError(f"unknown optimizer kind {kind!r}")
 
+    # Loader workers are started with forkserver, never fork: "Default 'fork' doesn't work with synapse. Use
+    # 'forkserver' or 'spawn'" (Model-References torchvision train.py, 1.11.0 to 1.23.0). A forked worker
+    # would inherit the process's hold on the card.
+    loader_start_method = "forkserver"
+
     def make_loader(self, dataset, **loader_kwargs) -> tuple[object, dict]:
         # A short last batch has a new shape, and a new shape is a new graph to compile.
         loader_kwargs.setdefault("drop_last", True)
-        ok, why = habana_loader_qualifies(dataset, loader_kwargs)
+        generation = self.generation()
+        ok, why = habana_loader_qualifies(dataset, loader_kwargs, generation)
         if not ok:
-            return (
-                torch.utils.data.DataLoader(dataset, **loader_kwargs),
-                {"loader": "torch.utils.data.DataLoader", "why": why},
-            )
-        kwargs, adjusted = habana_loader_kwargs(dataset, loader_kwargs)
+            return self._plain_loader(dataset, loader_kwargs, why)
+        kwargs, adjusted = habana_loader_kwargs(dataset, loader_kwargs, generation)
         habana_dataloader = importlib.import_module("habana_dataloader")
         loader = habana_dataloader.HabanaDataLoader(dataset, **kwargs)
-        info = {"loader": "habana_dataloader.HabanaDataLoader", "why": why, "adjusted": adjusted}
-        if getattr(loader, "fallback_activated", False):  # its own refusal, printed and otherwise silent
-            info = {
-                "loader": "torch.utils.data.DataLoader (HabanaDataLoader fell back)",
-                "why": why,
-                "adjusted": adjusted,
-            }
+        # HabanaDataLoader is a wrapper: what really runs is its `.dataloader`, a ResnetDataLoader whose
+        # `fallback_activated` says it fell back to torch's loader itself, or a plain DataLoader when building
+        # one failed altogether (habana_dataset.py, bridge v1.19.0).
+        inner = getattr(loader, "dataloader", loader)
+        fell_back = getattr(inner, "fallback_activated", False) or type(inner) is torch.utils.data.DataLoader
+        info = {
+            "loader": "habana_dataloader.HabanaDataLoader",
+            "generation": generation,
+            "why": why,
+            "adjusted": adjusted,
+        }
+        if fell_back:
+            info["loader"] = (
+                "torch.utils.data.DataLoader (HabanaDataLoader fell back; its reason is in its log)"
+            )
         return loader, info
+
+    def _plain_loader(self, dataset, loader_kwargs: dict, why: str) -> tuple[object, dict]:
+        if loader_kwargs.get("num_workers") and loader_kwargs.get("multiprocessing_context") is None:
+            loader_kwargs["multiprocessing_context"] = self.loader_start_method
+        info = {"loader": "torch.utils.data.DataLoader", "why": why}
+        if loader_kwargs.get("num_workers"):
+            info["worker_start_method"] = self.loader_start_method
+        return torch.utils.data.DataLoader(dataset, **loader_kwargs), info
+
+    def generation(self) -> str | None:
+        """gaudi, gaudi2 or gaudi3 from the bridge's own device type (None before setup or if unknown)."""
+        if self._hthpu is None:
+            return None
+        experimental = sys.modules.get("habana_frameworks.torch.utils.experimental")
+        if experimental is None:
+            try:
+                experimental = importlib.import_module("habana_frameworks.torch.utils.experimental")
+            except ImportError:
+                return None
+        device = experimental._get_device_type()
+        names = {
+            getattr(experimental.synDeviceType, "synDeviceGaudi", None): habana_releases.GAUDI1,
+            getattr(experimental.synDeviceType, "synDeviceGaudi2", None): habana_releases.GAUDI2,
+            getattr(experimental.synDeviceType, "synDeviceGaudi3", None): habana_releases.GAUDI3,
+        }
+        return names.get(device)
 
     # -- the training step ---------------------------------------------------------------------
     def autocast(self):
@@ -321,10 +399,33 @@ class HPUBackend(Backend):
             }[self.precision],
             "optimizers": sorted(set(self._optimizer_notes)),
             "habana_torch_plugin": plugin_version(),
+            "habana_release": self.release.version,  # the row of habana_releases.RELEASES used
+            "execution_mode_verified_by": self._verified_by,  # None: setup did not get that far
+            "autoload": self.release.autoload_imports_bridge(os.environ),
             "env_at_import": self._env_at_import,
         }
+        if self.release_warning:
+            info["release_warning"] = self.release_warning
         if self._hthpu is not None:
-            info.update({"name": self._hthpu.get_device_name(), "count": self._hthpu.device_count()})
+            name = self._hthpu.get_device_name()
+            generation = self.generation()
+            peak, peak_note = peaks.hpu_peak_tflops(generation, self.precision)
+            info.update(
+                {
+                    "name": name,
+                    "generation": generation,
+                    "count": self._hthpu.device_count(),
+                    "peak_tflops": peak,
+                    "peak_tflops_note": peak_note,
+                }
+            )
+            if generation is not None and generation not in self.release.generations:
+                info["release_warning"] = (
+                    f"Habana {self.release.version} does not list {generation} among its supported "
+                    f"generations ({', '.join(self.release.generations)})"
+                )
+        if self._hlml is not None:
+            info["hlml_card"] = self._hlml.attribution
         return info
 
     def telemetry_samplers(self) -> list:
@@ -332,7 +433,12 @@ class HPUBackend(Backend):
 
         if not hlml_installed():
             return []  # pyhlml (pip install habana-pyhlml) is optional
-        return [HLMLSampler(index=int(os.environ.get("LOCAL_RANK", "0")))]
+        # HLML's index is not LOCAL_RANK: index 0 can be module 5 (`hl-smi -Q index,module_id`). The card
+        # this process holds is HLS_MODULE_ID, which the bridge's hccl sets from LOCAL_RANK (through
+        # HABANA_VISIBLE_MODULES where set) for multi-process runs (distributed/hccl/__init__.py, v1.19.0).
+        module_id = os.environ.get("HLS_MODULE_ID")
+        self._hlml = HLMLSampler(module_id=int(module_id) if module_id not in (None, "") else None)
+        return [self._hlml]
 
     def is_out_of_memory(self, error: BaseException) -> bool:
         # The bridge reports device OOM as a RuntimeError naming the allocator.
@@ -347,13 +453,21 @@ def _transforms(dataset) -> list:
     return list(getattr(transform, "transforms", [transform] if transform is not None else []))
 
 
-def habana_loader_qualifies(dataset, loader_kwargs: dict) -> tuple[bool, str]:
-    """(qualifies, why): the checks habana_dataloader makes before it silently falls back."""
+def habana_loader_qualifies(dataset, loader_kwargs: dict, generation: str | None) -> tuple[bool, str]:
+    """(qualifies, why): the checks HabanaDataLoader makes before it falls back to torch's loader
+    (habana_dataset.py ResnetDataLoader and aeon_transformers.py HabanaAeonTransforms, bridge v1.19.0),
+    for the generation in hand. Loader settings the suite chose itself (generator, persistent workers, start
+    method, prefetch) are not reasons: habana_loader_kwargs drops or sets them."""
     import torchvision
     from torchvision import transforms as T
 
     if importlib.util.find_spec("habana_dataloader") is None:
         return False, "habana_dataloader not installed (pip package habana-torch-dataloader)"
+    if generation not in HABANA_LOADER_GENERATIONS:
+        return False, (
+            f"HabanaDataLoader supports first-generation Gaudi (aeon) and Gaudi2 (MediaPipe), not "
+            f'{generation or "an unknown device"} ("Unsupported device")'
+        )
     if not isinstance(dataset, torchvision.datasets.ImageFolder):
         return (
             False,
@@ -372,10 +486,11 @@ def habana_loader_qualifies(dataset, loader_kwargs: dict) -> tuple[bool, str]:
             if t.p != 0.5:
                 return False, f"HabanaDataLoader flips only with p=0.5, not {t.p}"
         elif isinstance(t, T.Normalize):
-            if list(t.mean) != IMAGENET_MEAN or list(t.std) != IMAGENET_STD:
+            # Compared as lists, as aeon does: a tuple mean is refused even with ImageNet's values.
+            if t.mean != IMAGENET_MEAN or t.std != IMAGENET_STD:
                 return False, (
-                    f"HabanaDataLoader normalises only with ImageNet mean/std, not "
-                    f"mean={list(t.mean)} std={list(t.std)}"
+                    f"HabanaDataLoader normalises only with ImageNet mean/std as lists, not "
+                    f"mean={t.mean!r} std={t.std!r}"
                 )
         elif not isinstance(t, T.ToTensor):
             return False, f"HabanaDataLoader does not support the transform {type(t).__name__}"
@@ -387,19 +502,35 @@ def habana_loader_qualifies(dataset, loader_kwargs: dict) -> tuple[bool, str]:
     for name, expected in HABANA_LOADER_FIXED.items():
         if loader_kwargs.get(name) is not None and loader_kwargs[name] != expected:
             return False, f"HabanaDataLoader supports {name} only as {expected!r}"
-    return True, "ImageFolder with supported transforms"
+    return True, f"ImageFolder with supported transforms ({HABANA_LOADER_GENERATIONS[generation]})"
 
 
-def habana_loader_kwargs(dataset, loader_kwargs: dict) -> tuple[dict, dict]:
-    """What first-generation Gaudi's HabanaDataLoader requires (its _handle_vars: shuffle False,
-    num_workers 8, pin_memory True), and the record of what was changed to get there."""
+def habana_loader_kwargs(dataset, loader_kwargs: dict, generation: str) -> tuple[dict, dict]:
+    """The arguments HabanaDataLoader accepts on this generation, and the record of what was changed.
+
+    Both paths refuse a generator, persistent workers and a start method: the suite's own choices for
+    torch's loader, dropped here. First-generation Gaudi (aeon) also needs shuffle False (a RandomSampler
+    gives the same order), num_workers 8, pin_memory True and prefetch_factor 2. Gaudi2 (MediaPipe) ignores
+    sampler, num_workers and pin_memory and clamps prefetch_factor to 1..3; with `shuffle` left out it
+    shuffles when the sampler is a RandomSampler or a shuffling DistributedSampler."""
     kwargs = {k: v for k, v in loader_kwargs.items() if v is not None}
     adjusted = {}
-    if kwargs.pop("shuffle", False):
-        kwargs["sampler"] = torch.utils.data.RandomSampler(dataset)  # the same order, as a sampler
-        adjusted["shuffle"] = "True -> RandomSampler"
-    for name, value in (("num_workers", 8), ("pin_memory", True)):
-        if kwargs.get(name) != value:
-            adjusted[name] = f"{kwargs.get(name)} -> {value}"
-            kwargs[name] = value
+    for name, default in HABANA_LOADER_DROPPED.items():
+        if name in kwargs and kwargs[name] != default:
+            adjusted[name] = f"{kwargs.pop(name)!r} -> left out"
+        kwargs.pop(name, None)
+    if generation == habana_releases.GAUDI1:
+        if kwargs.pop("shuffle", False):
+            kwargs["sampler"] = torch.utils.data.RandomSampler(dataset)  # the same order, as a sampler
+            adjusted["shuffle"] = "True -> RandomSampler"
+        for name, value in (("num_workers", 8), ("pin_memory", True), ("prefetch_factor", 2)):
+            if kwargs.get(name) != value:
+                adjusted[name] = f"{kwargs.get(name)} -> {value}"
+                kwargs[name] = value
+    else:
+        if kwargs.get("sampler") is not None and not kwargs.get("shuffle"):
+            kwargs.pop("shuffle", None)  # MediaPipe takes shuffling from the sampler it otherwise ignores
+        for name in ("num_workers", "pin_memory"):
+            if name in kwargs:
+                adjusted[name] = f"{kwargs[name]} (ignored by MediaPipe)"
     return kwargs, adjusted

@@ -1,9 +1,23 @@
 """Datasheet peak TFLOP/s for known accelerators: the denominator of MFU.
 
-Every figure is a vendor datasheet claim (dense, per device, boost clocks), not a measurement: a GPU
+Every figure is a vendor datasheet claim (dense, per device, boost clocks), not a measurement: a device
 rarely sustains it, and the record says so next to every MFU it computes. Where no citable figure is
-known (the A10G, the H100 PCIe, any GPU not listed) the peak is None and MFU is left blank rather
-than guessed. Source: the table at the end of the project's pricing reference (NVIDIA datasheets).
+known (the A10G, first-generation Gaudi's fp32, any GPU not listed) the peak is None and MFU is left blank
+rather than guessed. NVIDIA datasheets print tensor-core figures "with sparsity": the dense figure used
+here is half of that.
+
+Sources:
+  H100 SXM / PCIe / NVL   NVIDIA H100 Tensor Core GPU datasheet, https://www.nvidia.com/en-us/data-center/h100/
+                          (FP32 67 / 51 / 60; BF16 and FP16 tensor 1,979 / 1,513 / 1,671 with sparsity)
+  H200 SXM / NVL          NVIDIA H200 datasheet, https://www.nvidia.com/en-us/data-center/h200/
+                          (FP32 67 / 60; BF16 and FP16 tensor 1,979 / 1,671 with sparsity)
+  A100 SXM and PCIe       NVIDIA A100 datasheet, https://www.nvidia.com/en-us/data-center/a100/ (both form
+                          factors: FP32 19.5; BF16 and FP16 tensor 312 dense, 624 with sparsity)
+  V100, T4, L4, K80       their NVIDIA datasheets (V100 SXM2 15.7 / 125; T4 8.1 / 65; L4 30.3 / 121 dense;
+                          K80 8.73 for the board's two GK210 dies)
+  Gaudi, Gaudi 2, Gaudi 3 Intel, "Intel Gaudi 3 AI Accelerator: Architected for Gen AI Training and Inference",
+                          Hot Chips 2024 (R. Kaplan): peak BF16 compute 60 / 432 / 1835 TFLOPs. Intel gives
+                          no fp32 peak for them: blank.
 """
 
 from __future__ import annotations
@@ -26,9 +40,16 @@ class Peak:
 # Matched against torch.cuda.get_device_name(), in order: names as the driver reports them, e.g.
 # "Tesla T4", "Tesla V100-SXM2-16GB", "NVIDIA A100-SXM4-40GB", "NVIDIA H100 80GB HBM3", "NVIDIA L4".
 # Only the form factor the datasheet row names is matched (a V100 PCIe or H100 PCIe has lower peaks).
+# Each form factor has its own peaks: "NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200 NVL" are matched
+# before the SXM parts, whose names ("NVIDIA H100 80GB HBM3", "NVIDIA H200") carry no form factor.
 _TABLE: tuple[tuple[str, Peak], ...] = (
+    (r"H200\s+NVL", Peak("NVIDIA H200 NVL", 60.0, 835.5, 835.5)),
+    (r"\bH200\b", Peak("NVIDIA H200 SXM", 67.0, 989.5, 989.5)),
+    (r"H100\s+NVL", Peak("NVIDIA H100 NVL", 60.0, 835.5, 835.5)),
+    (r"H100\s+PCIe", Peak("NVIDIA H100 PCIe", 51.0, 756.5, 756.5)),
     (r"H100.*(SXM|HBM3)", Peak("NVIDIA H100 SXM", 67.0, 989.0, 989.0)),
     (r"A100[- ]SXM", Peak("NVIDIA A100 SXM", 19.5, 312.0, 312.0)),
+    (r"A100.*PCIE", Peak("NVIDIA A100 PCIe", 19.5, 312.0, 312.0)),
     (r"V100[- ]SXM2", Peak("NVIDIA V100 SXM2", 15.7, 125.0, None)),
     (
         r"\bA10G\b",
@@ -85,3 +106,22 @@ def peak_tflops(device_name: str, precision: str, tf32: bool = False) -> tuple[f
     if value is None:
         return None, peak.note or f"{peak.label} has no datasheet {precision} peak"
     return value, f"{peak.label} {precision}: {CAVEAT}"
+
+
+# Gaudi generations (as the hpu backend names them) -> peaks; Intel, Hot Chips 2024 (see the top).
+_GAUDI = {
+    "gaudi": Peak("Intel Gaudi (HL-205)", None, None, 60.0, "Intel publishes no fp32 peak for Gaudi"),
+    "gaudi2": Peak("Intel Gaudi 2", None, None, 432.0, "Intel publishes no fp32 peak for Gaudi 2"),
+    "gaudi3": Peak("Intel Gaudi 3", None, None, 1835.0, "Intel publishes no fp32 peak for Gaudi 3"),
+}
+
+
+def hpu_peak_tflops(generation: str | None, precision: str) -> tuple[float | None, str]:
+    """(peak TFLOP/s, why) of a Gaudi generation at a run's precision (bf16 and HMP run bf16 matmuls)."""
+    peak = _GAUDI.get(generation or "")
+    if peak is None:
+        return None, f"no published peak known for Gaudi generation {generation!r}"
+    value = peak.bf16_tflops if precision in ("bf16", "hmp") else peak.fp32_tflops
+    if value is None:
+        return None, peak.note
+    return value, f"{peak.label} bf16: vendor peak (Intel, Hot Chips 2024), not a measured ceiling"

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
+import os
 import pkgutil
 import sys
 
@@ -41,8 +43,28 @@ def build_parser() -> Parser:
     return parser
 
 
+def preset_device_environment(argv: list[str]) -> None:
+    """Environment a device fixes at `import torch`, set from the command line before anything imports
+    torch (build_parser does). From torch 2.5, `import torch` loads out-of-tree backends (Habana's bridge)
+    and the bridge fixes its execution mode there. The release table is loaded from its file: importing the
+    suite.backends package would import torch first."""
+    package = importlib.util.find_spec("suite.backends")
+    if package is None or not package.submodule_search_locations:
+        return
+    for root in package.submodule_search_locations:
+        path = os.path.join(root, "habana_releases.py")
+        if os.path.isfile(path):
+            spec = importlib.util.spec_from_file_location("_suite_habana_releases_preimport", path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = module  # dataclasses look their module up there
+            spec.loader.exec_module(module)
+            module.preset_mode(argv)
+            return
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
+        preset_device_environment(sys.argv[1:] if argv is None else argv)
         parser = build_parser()
         args = parser.parse_args(argv)
         if not getattr(args, "func", None):

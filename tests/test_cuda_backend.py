@@ -25,6 +25,27 @@ def make_backend(precision="amp", **config):
     return backend
 
 
+# The CPU, where these tests run, has a GradScaler from torch 2.3 on (torch.amp.GradScaler("cpu")); before
+# that, CUDA's disables itself without a GPU. benchmarks/compat.sh runs these files on older torch.
+needs_cpu_grad_scaler = pytest.mark.skipif(
+    not hasattr(torch.amp, "GradScaler"), reason="no CPU GradScaler before torch 2.3"
+)
+
+
+def cpu_fp16_autocast() -> bool:
+    """Whether this torch autocasts to fp16 on the CPU (older ones: bf16 only), which amp tests need here."""
+    try:
+        with torch.autocast("cpu", dtype=torch.float16):
+            return True
+    except RuntimeError:
+        return False
+
+
+needs_cpu_fp16_autocast = pytest.mark.skipif(
+    not cpu_fp16_autocast(), reason="no fp16 autocast on this CPU torch"
+)
+
+
 class RecordingScaler:
     """Wraps a real GradScaler (on the CPU) and logs the calls the backend makes."""
 
@@ -46,6 +67,7 @@ class RecordingScaler:
 
 
 # -- precisions --------------------------------------------------------------------------------------
+@needs_cpu_grad_scaler
 def test_which_precision_gets_a_grad_scaler_wiring(fake_gpu):
     amp = make_backend("amp")
     assert isinstance(amp.scaler, torch.amp.GradScaler) and amp.scaler.is_enabled()
@@ -53,6 +75,7 @@ def test_which_precision_gets_a_grad_scaler_wiring(fake_gpu):
     assert make_backend("bf16").scaler is None
 
 
+@needs_cpu_fp16_autocast
 def test_autocast_dtype_per_precision_wiring(fake_gpu):
     x = torch.ones(2, 2)
     with make_backend("amp").autocast():
@@ -63,6 +86,7 @@ def test_autocast_dtype_per_precision_wiring(fake_gpu):
         assert (x @ x).dtype == torch.float32
 
 
+@needs_cpu_grad_scaler
 def test_amp_dcgan_one_scaler_update_per_iteration_after_both_optimizers_wiring(fake_gpu):
     backend = make_backend("amp")
     log: list[str] = []
@@ -78,6 +102,7 @@ def test_amp_dcgan_one_scaler_update_per_iteration_after_both_optimizers_wiring(
     assert log.count("update") == iterations
 
 
+@needs_cpu_grad_scaler
 def test_amp_dcgan_trains_with_real_grad_scaler_wiring(fake_gpu):
     backend = make_backend("amp")
     # The default initial scale (2**16) overflows fp16 gradients in the first iterations, which the
@@ -161,6 +186,16 @@ def test_setup_switches_wiring(fake_gpu):
     assert torch.backends.cuda.matmul.allow_tf32 is True and torch.backends.cudnn.allow_tf32 is True
 
 
+def cpu_fused_adamw() -> bool:
+    """Whether this torch has fused AdamW for CPU tensors (older ones: CUDA only), which the test needs here."""
+    try:
+        torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))], fused=True)
+        return True
+    except RuntimeError:
+        return False
+
+
+@pytest.mark.skipif(not cpu_fused_adamw(), reason="no fused AdamW for CPU tensors in this torch")
 def test_fused_optimizers_wiring(fake_gpu):
     backend = make_backend("fp32")
     model = torch.nn.Linear(3, 2)
@@ -195,14 +230,28 @@ def test_channels_last_and_compile_wiring(fake_gpu, monkeypatch):
     backend = make_backend("fp32", channels_last=True, compile=True)
     conv = torch.nn.Conv2d(3, 8, 3)
     model = backend.prepare_model(torch.nn.Sequential(conv))
-    assert compiled == [model]
+    assert compiled == []  # compiled later, after any DDP wrap (compile_model)
+    assert backend.compile_model(model) is model and compiled == [model]
     assert conv.weight.is_contiguous(memory_format=torch.channels_last)
     batch = backend.to_device(torch.rand(2, 3, 8, 8))
     assert batch.is_contiguous(memory_format=torch.channels_last)
     assert backend.to_device(torch.rand(2, 3)).shape == (2, 3)  # not an image batch: left alone
     plain = make_backend("fp32")
-    plain.prepare_model(torch.nn.Conv2d(3, 8, 3))
+    plain.compile_model(plain.prepare_model(torch.nn.Conv2d(3, 8, 3)))
     assert len(compiled) == 1  # no --compile, no compile
+
+
+def test_grad_scaler_and_oom_on_an_older_torch_wiring(fake_gpu, monkeypatch):
+    # torch before 2.3 has no torch.amp.GradScaler, before 2.5 no torch.OutOfMemoryError.
+    from suite.backends import cuda
+
+    monkeypatch.delattr(torch.amp, "GradScaler", raising=False)
+    backend = make_backend("amp")
+    assert type(backend.scaler) is torch.cuda.amp.GradScaler
+    monkeypatch.delattr(torch, "OutOfMemoryError", raising=False)
+    monkeypatch.setattr(cuda, "OUT_OF_MEMORY_ERRORS", (torch.cuda.OutOfMemoryError,))
+    assert backend.is_out_of_memory(RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB"))
+    assert not backend.is_out_of_memory(RuntimeError("something else"))
 
 
 def test_loader_pins_memory_wiring(fake_gpu):
@@ -240,7 +289,9 @@ def test_device_info_without_nvml_has_no_driver_wiring(fake_gpu, monkeypatch):
 
 def test_is_out_of_memory(fake_gpu):
     backend = make_backend("fp32")
-    assert backend.is_out_of_memory(torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2 GiB"))
+    assert backend.is_out_of_memory(
+        torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2 GiB")
+    )
     assert backend.is_out_of_memory(RuntimeError("CUDA out of memory. Tried to allocate 20.00 MiB"))
     assert not backend.is_out_of_memory(RuntimeError("shape mismatch"))
 

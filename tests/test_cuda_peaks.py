@@ -18,6 +18,14 @@ from suite.backends.peaks import lookup, peak_tflops
         ("Tesla T4", "fp32", 8.1),
         ("NVIDIA L4", "amp", 121.0),
         ("Tesla K80", "fp32", 4.4),
+        # Dense: half the datasheets' "with sparsity" tensor figures (H100 PCIe 1,513; NVL 1,671).
+        ("NVIDIA H100 PCIe", "bf16", 756.5),
+        ("NVIDIA H100 PCIe", "fp32", 51.0),
+        ("NVIDIA H100 NVL", "amp", 835.5),
+        ("NVIDIA H200", "bf16", 989.5),
+        ("NVIDIA H200 NVL", "fp32", 60.0),
+        ("NVIDIA A100-PCIE-40GB", "amp", 312.0),
+        ("NVIDIA A100 80GB PCIe", "fp32", 19.5),
     ],
 )
 def test_known_gpus(name, precision, expected):
@@ -28,11 +36,8 @@ def test_known_gpus(name, precision, expected):
 @pytest.mark.parametrize(
     "name",
     [
-        "NVIDIA H100 PCIe",
-        "NVIDIA A100-PCIE-40GB",
         "Tesla V100-PCIE-16GB",
         "NVIDIA L40S",
-        "NVIDIA H200",
         "NVIDIA GeForce RTX 4090",
     ],
 )
@@ -51,3 +56,16 @@ def test_blank_where_the_datasheet_has_no_figure():
 def test_tf32_is_not_compared_with_the_fp32_peak():
     value, note = peak_tflops("NVIDIA A100-SXM4-40GB", "fp32", tf32=True)
     assert value is None and "TF32" in note
+
+
+@pytest.mark.parametrize(
+    "generation, precision, expected",
+    [("gaudi", "bf16", 60.0), ("gaudi2", "bf16", 432.0), ("gaudi3", "hmp", 1835.0), ("gaudi2", "fp32", None)],
+)
+def test_gaudi_peaks_bf16_only(generation, precision, expected):
+    from suite.backends.peaks import hpu_peak_tflops
+
+    value, note = hpu_peak_tflops(generation, precision)
+    assert value == expected
+    assert ("Hot Chips 2024" in note) if expected else ("no fp32 peak" in note)
+    assert hpu_peak_tflops(None, "bf16")[0] is None

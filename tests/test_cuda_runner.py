@@ -7,14 +7,17 @@ import pytest
 import torch
 from fakes import pynvml as fake_nvml
 from suite.backends import backend_class
+from test_cuda_backend import needs_cpu_fp16_autocast
 from tiny_workload import FLOPS_PER_IMAGE, make_plan
 
+from suite.measurement.distributed import SingleProcess
 from suite.measurement.runner import execute
 
 # Through the registry, so that backends register in its own order (cpu, cuda, hpu).
 CUDABackend = backend_class("cuda")
 
 
+@needs_cpu_fp16_autocast
 def test_synchronize_only_at_window_edges_wiring(fake_gpu, monkeypatch):
     original_end_step = CUDABackend.end_step
 
@@ -37,7 +40,7 @@ def test_cuda_oom_becomes_a_record_with_a_hint_wiring(fake_gpu, monkeypatch):
     def step(self, optimizer):
         calls.append(1)
         if len(calls) == 2:
-            raise torch.OutOfMemoryError(
+            raise torch.cuda.OutOfMemoryError(  # torch.OutOfMemoryError from torch 2.5 on
                 "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 39.4 GiB total)"
             )
 
@@ -52,6 +55,7 @@ def test_cuda_oom_becomes_a_record_with_a_hint_wiring(fake_gpu, monkeypatch):
     assert "mfu" not in record["metrics"]
 
 
+@needs_cpu_fp16_autocast
 def test_amp_record_has_mfu_energy_and_nvml_telemetry_wiring(fake_gpu):
     record = execute(make_plan(CUDABackend, precision="amp"))
     assert record["status"] == "ok", record["error"]
@@ -74,7 +78,7 @@ def test_amp_record_has_mfu_energy_and_nvml_telemetry_wiring(fake_gpu):
 
 
 def test_unknown_gpu_leaves_mfu_blank_without_counting_wiring(fake_gpu, monkeypatch):
-    fake_gpu.name = "NVIDIA H200"  # not in the datasheet table
+    fake_gpu.name = "NVIDIA L40S"  # not in the datasheet table
     import suite.measurement.flops
 
     monkeypatch.setattr(
@@ -102,3 +106,35 @@ def test_nvml_init_failure_turns_telemetry_off_with_one_warning(fake_gpu):
     assert [w for w in record["warnings"] if "telemetry" in w] == [
         "telemetry 'nvml' off: NVMLError: Driver Not Loaded"
     ]
+
+
+class OneRankGroup(SingleProcess):
+    """A process group that records its DDP wrap (a real one needs a rendezvous): the order to check is
+    the runner's, wrap then compile."""
+
+    def __init__(self, events):
+        self.events = events
+
+    def wrap(self, training):
+        self.events.append("ddp")
+        training.modules = {name: Wrapped(module) for name, module in training.modules.items()}
+
+
+class Wrapped(torch.nn.Module):
+    def __init__(self, module):
+        super().__init__()
+        self.module = module
+
+    def forward(self, *args, **kwargs):
+        return self.module(*args, **kwargs)
+
+
+def test_ddp_wrap_before_compile_wiring(fake_gpu, monkeypatch):
+    from suite.measurement import runner
+
+    events = []
+    monkeypatch.setattr(runner.distributed, "process_group", lambda backend, config: OneRankGroup(events))
+    monkeypatch.setattr(torch, "compile", lambda module: events.append(type(module).__name__) or module)
+    record = execute(make_plan(CUDABackend, precision="fp32", compile=True))
+    assert record["status"] == "ok", record["error"]
+    assert events == ["ddp", "Wrapped"]  # the DDP-wrapped module is what gets compiled

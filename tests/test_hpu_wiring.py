@@ -8,14 +8,14 @@ environment seen at the first import of habana_frameworks.torch.
 from __future__ import annotations
 
 import json
-import pathlib
-import shutil
+import os
 import sys
 import time
 
+import habana_fakes
 import pytest
 import torch
-from suite.backends import hpu
+from suite.backends import habana_releases, hpu
 from suite.workloads import get_workload
 
 from suite.cli import main
@@ -23,50 +23,44 @@ from suite.config import RunConfig
 from suite.errors import UserError
 from suite.measurement import runner
 
-FAKES = pathlib.Path(__file__).parent / "fakes"
-FAKE_PACKAGES = ("habana_frameworks", "habana_dataloader", "pyhlml")
-ENV_VARS = (
-    hpu.LAZY_ENV,
-    hpu.BF16_OPS_ENV,
-    hpu.FP32_OPS_ENV,
-    "WORLD_SIZE",
-    "OMPI_COMM_WORLD_SIZE",
-    "LOCAL_RANK",
-)
 TINY_DCGAN = {"ngf": 8, "ndf": 8, "nz": 16}
-
-
-def _drop_fake_modules() -> None:
-    for name in list(sys.modules):
-        if name.split(".")[0] in FAKE_PACKAGES:
-            del sys.modules[name]
-
-
-def _install(monkeypatch, tmp_path, root: pathlib.Path) -> None:
-    _drop_fake_modules()
-    monkeypatch.syspath_prepend(str(root))
-    for var in ENV_VARS:
-        monkeypatch.delenv(var, raising=False)  # restored (or removed again) after the test
-    (tmp_path / "hl0").touch()  # a stand-in Gaudi device node
-    monkeypatch.setattr(hpu, "DEVICE_NODE_GLOBS", (str(tmp_path / "hl[0-9]*"),))
-    monkeypatch.setattr(hpu.HPUBackend, "device_type", "cpu")
+drop_fake_modules = habana_fakes.drop_fake_modules
 
 
 @pytest.fixture
 def fakes(monkeypatch, tmp_path):
-    _install(monkeypatch, tmp_path, FAKES)
+    """Habana 1.19 (the release whose bridge source the fakes follow)."""
+    habana_fakes.install(monkeypatch, tmp_path, "1.19")
     yield
-    _drop_fake_modules()  # other tests never see the fakes
+    drop_fake_modules()  # other tests never see the fakes
+
+
+@pytest.fixture(params=habana_fakes.PROFILES)
+def release(request, monkeypatch, tmp_path):
+    """The same test under each release profile of the table."""
+    installed = habana_fakes.install(monkeypatch, tmp_path, request.param)
+    yield installed
+    drop_fake_modules()
 
 
 @pytest.fixture
-def fakes_without_hmp(monkeypatch, tmp_path):
-    """A Habana release after 1.11: the same fakes, with no hpex/hmp."""
-    root = tmp_path / "fakes"
-    shutil.copytree(FAKES, root, ignore=lambda d, names: ["hmp"] if d.endswith("hpex") else [])
-    _install(monkeypatch, tmp_path, root)
-    yield
-    _drop_fake_modules()
+def fakes_with_hmp(monkeypatch, tmp_path):
+    """Habana 1.10: HMP still there, op lists named LOWER_LIST / FP32_LIST, eager is "2"."""
+    yield habana_fakes.install(monkeypatch, tmp_path, "1.10")
+    drop_fake_modules()
+
+
+def cpu_autocast_enabled() -> bool:
+    # torch.is_autocast_enabled(device) from torch 2.4; before, one function per device.
+    try:
+        return torch.is_autocast_enabled("cpu")
+    except TypeError:
+        return torch.is_autocast_cpu_enabled()
+
+
+def cpu_autocast_dtype():
+    getter = getattr(torch, "get_autocast_dtype", None)
+    return getter("cpu") if getter else torch.get_autocast_cpu_dtype()
 
 
 def recorder():
@@ -97,38 +91,81 @@ def test_wiring_detection_imports_nothing(fakes):
     assert not any(name.startswith("habana_frameworks") for name in sys.modules)
 
 
-@pytest.mark.parametrize("mode, expected", [("lazy", "1"), ("eager", "0"), ("compile", "0")])
-def test_wiring_env_set_before_first_import(fakes, tmp_path, mode, expected):
+@pytest.mark.parametrize("mode", ["lazy", "eager", "compile"])
+def test_wiring_env_set_before_first_import_with_the_releases_values(release, tmp_path, mode):
+    if mode == "compile" and release.compile_backend is None:
+        pytest.skip("no torch.compile backend in this release (its refusal is tested below)")
     ops = tmp_path / "bf16.txt"
     ops.write_text("conv2d\n")
-    make_backend(hpu_mode=mode, hpu_bf16_ops=str(ops))
+    backend = make_backend(hpu_mode=mode, hpu_bf16_ops=str(ops))
     import habana_frameworks.torch as bridge
 
-    assert bridge.IMPORT_ENV[hpu.LAZY_ENV] == expected
-    assert bridge.IMPORT_ENV[hpu.BF16_OPS_ENV] == str(ops)
-    assert recorder().events()[0] == "import habana_frameworks.torch"
+    # 1.10: eager is "2"; later "0". The op list goes under the release's variable name.
+    assert bridge.IMPORT_ENV[hpu.LAZY_ENV] == {"lazy": "1"}.get(
+        mode, "2" if release.version == "1.10" else "0"
+    )
+    assert bridge.IMPORT_ENV[release.bf16_ops_env] == str(ops)
+    assert habana_fakes.recorder().events()[0] == "import habana_frameworks.torch"
+    # And the bridge really runs the mode asked for, as the record says.
+    assert (bridge.LOADED_LIBRARY == "libhabana_pytorch_plugin.so") == (mode == "lazy")
+    assert backend.device_info()["execution_mode_verified_by"] == "habana_frameworks is_lazy()"
+
+
+def test_wiring_old_release_reads_2_as_eager(fakes_with_hmp, monkeypatch):
+    # Up to 1.11, PT_HPU_LAZY_MODE=2 is eager (Model-References 1.11.0 train.py); the bridge agrees.
+    monkeypatch.setenv(hpu.LAZY_ENV, "2")
+    assert hpu.default_mode()[0] == "eager"
+    backend = make_backend()
+    assert backend.mode == "eager" and backend.device_info()["execution_mode"] == "eager"
+    import habana_frameworks.torch as bridge
+
+    assert bridge.LOADED_LIBRARY == "libhabana_pytorch2_plugin.so"
+
+
+def test_wiring_compile_refused_where_the_release_has_no_backend(fakes_with_hmp):
+    with pytest.raises(UserError, match="no torch.compile backend"):
+        hpu.HPUBackend(RunConfig(backend="hpu", hpu_mode="compile"))
 
 
 def test_wiring_refuses_mode_after_a_foreign_import(fakes, monkeypatch):
     monkeypatch.setenv(hpu.LAZY_ENV, "0")
     import habana_frameworks.torch  # noqa: F401  (imported early, in eager mode)
 
-    with pytest.raises(UserError, match="fresh process"):
-        make_backend(hpu_mode="lazy")
+    monkeypatch.delenv(hpu.LAZY_ENV)  # whatever the environment says now, the bridge runs eager
+    with pytest.raises(UserError, match="already imported in eager mode") as refused:
+        hpu.HPUBackend(RunConfig(backend="hpu", hpu_mode="lazy"))
+    # Advice that can work: the variable before Python starts, or no autoload.
+    assert f"{hpu.LAZY_ENV}=1 set before Python starts" in str(refused.value)
+    assert "PT_HPU_AUTOLOAD=0" in str(refused.value)
 
 
-def test_default_mode_follows_environment_then_release(monkeypatch):
-    monkeypatch.setenv(hpu.LAZY_ENV, "1")
-    assert hpu.default_mode()[0] == "lazy"
-    monkeypatch.setenv(hpu.LAZY_ENV, "0")
-    assert hpu.default_mode()[0] == "compile"
-    monkeypatch.delenv(hpu.LAZY_ENV)
-    monkeypatch.setattr(hpu, "plugin_version", lambda: "1.18.0.524")
-    assert hpu.default_mode() == ("lazy", "default of habana-torch-plugin 1.18.0.524 (lazy)")
-    monkeypatch.setattr(hpu, "plugin_version", lambda: "1.21.0.555")
-    assert hpu.default_mode()[0] == "compile"
-    monkeypatch.setattr(hpu, "plugin_version", lambda: None)
-    assert hpu.default_mode()[0] == "lazy"
+@pytest.mark.parametrize(
+    "version, env, expected",
+    [
+        ("1.10", None, "lazy"),
+        ("1.10", "2", "eager"),
+        ("1.13", "0", "compile"),
+        ("1.13", "2", "lazy"),  # from 1.12 anything but "0" is lazy
+        ("1.19", None, "lazy"),
+        ("1.22", None, "compile"),  # eager by default from 1.21
+        ("1.22", "1", "lazy"),
+    ],
+)
+def test_default_mode_follows_environment_then_release(monkeypatch, version, env, expected):
+    if env is None:
+        monkeypatch.delenv(hpu.LAZY_ENV, raising=False)
+    else:
+        monkeypatch.setenv(hpu.LAZY_ENV, env)
+    release, _ = habana_releases.lookup(version)
+    assert hpu.default_mode(release)[0] == expected
+
+
+def test_wiring_default_mode_is_the_one_that_runs(release):
+    backend = make_backend()
+    import habana_frameworks.torch as bridge
+
+    running_lazy = bridge.LOADED_LIBRARY == "libhabana_pytorch_plugin.so"
+    assert (backend.mode == "lazy") == running_lazy == (release.default_mode == "lazy")
 
 
 # -- the training step -------------------------------------------------------------------------
@@ -150,10 +187,11 @@ def test_wiring_lazy_mark_step_after_each_backward_and_each_step(fakes, record_b
     backend = make_backend(hpu_mode="lazy", precision="fp32")
     training = tiny_dcgan_training(backend)
     training.train_step(real_batch())
-    one_optimizer = ["backward", "mark_step", "optimizer.step", "mark_step"]
+    # FusedAdamW.step() ends with its own mark_step in lazy mode; the backend's follows it.
+    one_optimizer = ["backward", "mark_step", "optimizer.step", "mark_step", "mark_step"]
     assert recorder().events(*STEP_EVENTS) == one_optimizer * 2  # discriminator, then generator
     training.train_step(real_batch())
-    assert recorder().events("mark_step").count("mark_step") == 8  # 4 per DCGAN iteration
+    assert recorder().events("mark_step").count("mark_step") == 12  # 6 per DCGAN iteration
 
 
 @pytest.mark.parametrize("mode", ["eager", "compile"])
@@ -161,7 +199,10 @@ def test_wiring_no_mark_step_outside_lazy_mode(fakes, record_backward, monkeypat
     compiled = []
     monkeypatch.setattr(torch, "compile", lambda module, **kw: compiled.append(kw) or module)
     backend = make_backend(hpu_mode=mode, precision="fp32")
-    tiny_dcgan_training(backend).train_step(real_batch())
+    training = tiny_dcgan_training(backend)
+    assert compiled == []  # building does not compile: the runner compiles after the DDP wrap
+    training.modules = {name: backend.compile_model(m) for name, m in training.modules.items()}
+    training.train_step(real_batch())
     assert recorder().events(*STEP_EVENTS) == ["backward", "optimizer.step"] * 2
     expected = [{"backend": "hpu_backend"}] * 2 if mode == "compile" else []
     assert compiled == expected  # generator and discriminator, compiled only in compile mode
@@ -196,7 +237,7 @@ def test_wiring_no_fused_uses_torch_optimizers(fakes):
 
 
 # -- precision ---------------------------------------------------------------------------------
-def test_wiring_hmp_converts_once_and_steps_without_casts(fakes, tmp_path):
+def test_wiring_hmp_converts_once_and_steps_without_casts(fakes_with_hmp, tmp_path):
     bf16, fp32 = tmp_path / "bf16.txt", tmp_path / "fp32.txt"
     bf16.write_text("conv2d\n")
     fp32.write_text("binary_cross_entropy_with_logits\n")
@@ -207,19 +248,25 @@ def test_wiring_hmp_converts_once_and_steps_without_casts(fakes, tmp_path):
     ]
     import habana_frameworks.torch as bridge
 
-    assert hpu.BF16_OPS_ENV not in bridge.IMPORT_ENV  # the lists went to HMP, not to autocast
-    assert not torch.is_autocast_enabled("cpu")
+    assert fakes_with_hmp.bf16_ops_env not in bridge.IMPORT_ENV  # the lists went to HMP, not to autocast
+    assert not cpu_autocast_enabled()
     with backend.autocast():
-        assert not torch.is_autocast_enabled("cpu")  # HMP casts ops itself
+        assert not cpu_autocast_enabled()  # HMP casts ops itself
     tiny_dcgan_training(backend).train_step(real_batch())
     steps = recorder().events(
         "hmp.disable_casts enter", "optimizer.step", "hmp.disable_casts exit", "mark_step"
     )
-    assert steps[-4:] == ["hmp.disable_casts enter", "optimizer.step", "hmp.disable_casts exit", "mark_step"]
+    assert steps[-5:] == [
+        "hmp.disable_casts enter",
+        "optimizer.step",
+        "mark_step",  # FusedAdamW's own, inside its step()
+        "hmp.disable_casts exit",
+        "mark_step",
+    ]
     assert steps.count("hmp.disable_casts enter") == 2
 
 
-def test_wiring_hmp_absent_is_a_user_error_pointing_to_bf16(fakes_without_hmp, capsys):
+def test_wiring_hmp_absent_is_a_user_error_pointing_to_bf16(fakes, capsys):
     with pytest.raises(UserError, match="--precision bf16"):
         runner.plan_run(RunConfig(backend="hpu", precision="hmp"))
     assert main(["run", "--backend", "hpu", "--precision", "hmp"]) == 2
@@ -231,7 +278,7 @@ def test_wiring_hmp_absent_is_a_user_error_pointing_to_bf16(fakes_without_hmp, c
 def test_wiring_bf16_autocast_on_the_device_type(fakes):
     backend = make_backend(hpu_mode="lazy")
     with backend.autocast():
-        assert torch.is_autocast_enabled("cpu") and torch.get_autocast_dtype("cpu") == torch.bfloat16
+        assert cpu_autocast_enabled() and cpu_autocast_dtype() == torch.bfloat16
 
 
 # -- data --------------------------------------------------------------------------------------
@@ -245,32 +292,107 @@ def image_folder(tmp_path):
     return tmp_path / "images"
 
 
-def test_wiring_habana_dataloader_when_dataset_qualifies(fakes, image_folder):
+IMAGENET = {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}
+
+
+def suite_loader_kwargs(**extra):
+    """What suite.data.imagefolder hands make_loader (its own generator, persistent workers, prefetch)."""
+    return dict(
+        batch_size=2,
+        shuffle=True,
+        sampler=None,
+        num_workers=2,
+        pin_memory=False,
+        drop_last=True,
+        generator=torch.Generator().manual_seed(0),
+        prefetch_factor=2,
+        persistent_workers=True,
+        **extra,
+    )
+
+
+@pytest.mark.parametrize("generation, path", [("gaudi", "aeon"), ("gaudi2", "mediapipe")])
+def test_wiring_resnet_imagefolder_qualifies_on_gaudi1_and_gaudi2(fakes, image_folder, generation, path):
+    from suite.data.imagefolder import ImageFolderData, normalisation_for
+
+    habana_fakes.set_generation(generation)
+    backend = make_backend(hpu_mode="lazy")
+    data = ImageFolderData(
+        str(image_folder),
+        image_size=32,
+        backend=backend,
+        batch_size=2,
+        workers=2,
+        pin_memory=False,
+        prefetch=2,
+        normalisation=normalisation_for(get_workload("resnet50")),
+    )
+    import habana_dataloader
+
+    # HabanaDataLoader really built its own loader (no fallback, nothing printed and lost).
+    assert isinstance(data.loader, habana_dataloader.HabanaDataLoader)
+    assert not data.loader.dataloader.fallback_activated
+    assert recorder().events("habana loader", "habana loader fallback") == ["habana loader"]
+    built = next(details for event, details in recorder().CALLS if event == "habana loader")
+    assert built["path"] == path
+    assert data.loader_info["loader"] == "habana_dataloader.HabanaDataLoader"
+    assert data.loader_info["generation"] == generation
+    if generation == "gaudi":
+        kwargs = built["kwargs"]
+        assert (kwargs["num_workers"], kwargs["pin_memory"], kwargs["prefetch_factor"]) == (8, True, 2)
+        assert "shuffle" not in kwargs and isinstance(kwargs["sampler"], torch.utils.data.RandomSampler)
+    images, labels = next(iter(data.loader))
+    assert images.shape == (2, 3, 32, 32)
+
+
+def test_wiring_dcgan_imagefolder_falls_back_with_the_reason(fakes, image_folder):
+    from suite.data.imagefolder import ImageFolderData
+
+    backend = make_backend(hpu_mode="lazy")
+    data = ImageFolderData(
+        str(image_folder),
+        image_size=32,
+        backend=backend,
+        batch_size=2,
+        workers=2,
+        pin_memory=False,
+        prefetch=2,
+    )  # DCGAN's Normalize(0.5, 0.5): one HabanaDataLoader cannot do
+    assert type(data.loader) is torch.utils.data.DataLoader
+    assert "ImageNet mean/std" in data.loader_info["why"]
+    # Plain loader workers on hpu start by forkserver, never fork (Synapse).
+    assert data.loader.multiprocessing_context.get_start_method() == "forkserver"
+    assert data.loader_info["worker_start_method"] == "forkserver"
+
+
+def test_wiring_habana_fallback_detected_on_the_inner_loader(fakes, image_folder, monkeypatch):
     import torchvision
     from torchvision import transforms as T
 
     backend = make_backend(hpu_mode="lazy")
-    imagenet = T.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])
-    train = T.Compose([T.RandomResizedCrop(32), T.RandomHorizontalFlip(), T.ToTensor(), imagenet])
-    dataset = torchvision.datasets.ImageFolder(str(image_folder), transform=train)
-    loader, info = backend.make_loader(dataset, batch_size=2, shuffle=True, num_workers=2, pin_memory=False)
+    transform = T.Compose([T.Resize(32), T.CenterCrop(32), T.ToTensor(), T.Normalize(**IMAGENET)])
+    dataset = torchvision.datasets.ImageFolder(str(image_folder), transform=transform)
+    # A refusal the suite's checks do not foresee: the real loader falls back by itself.
     import habana_dataloader
 
-    assert info["loader"] == "habana_dataloader.HabanaDataLoader"
-    assert isinstance(loader, habana_dataloader.HabanaDataLoader)
-    created = habana_dataloader.CREATED[-1]
-    assert (created["num_workers"], created["pin_memory"], created["drop_last"]) == (8, True, True)
-    assert "shuffle" not in created and isinstance(created["sampler"], torch.utils.data.RandomSampler)
-    assert set(info["adjusted"]) == {"shuffle", "num_workers", "pin_memory"}
-
-    # DCGAN's own normalisation (mean 0.5) is not one HabanaDataLoader can do: the plain loader, and why.
-    dataset.transform = T.Compose(
-        [T.Resize(32), T.CenterCrop(32), T.ToTensor(), T.Normalize((0.5, 0.5, 0.5), (0.5, 0.5, 0.5))]
+    monkeypatch.setattr(
+        habana_dataloader, "_check_transforms", lambda t: (_ for _ in ()).throw(ValueError("x"))
     )
-    loader, info = backend.make_loader(dataset, batch_size=2)
-    assert type(loader) is torch.utils.data.DataLoader
-    assert info["loader"] == "torch.utils.data.DataLoader" and "ImageNet mean/std" in info["why"]
-    assert len(habana_dataloader.CREATED) == 1
+    loader, info = backend.make_loader(dataset, **suite_loader_kwargs())
+    assert isinstance(loader, habana_dataloader.HabanaDataLoader) and loader.dataloader.fallback_activated
+    assert info["loader"].startswith("torch.utils.data.DataLoader (HabanaDataLoader fell back")
+
+
+def test_wiring_no_habana_loader_on_gaudi3(fakes, image_folder):
+    import torchvision
+    from torchvision import transforms as T
+
+    habana_fakes.set_generation("gaudi3")
+    backend = make_backend(hpu_mode="lazy")
+    transform = T.Compose([T.Resize(32), T.CenterCrop(32), T.ToTensor(), T.Normalize(**IMAGENET)])
+    dataset = torchvision.datasets.ImageFolder(str(image_folder), transform=transform)
+    loader, info = backend.make_loader(dataset, **suite_loader_kwargs())
+    assert type(loader) is torch.utils.data.DataLoader and "not gaudi3" in info["why"]
 
 
 def test_wiring_plain_loader_for_other_datasets_or_without_the_wheel(fakes, monkeypatch):
@@ -334,13 +456,15 @@ def test_wiring_synchronize_before_each_timestamp(fakes, monkeypatch):
 
 
 def test_wiring_record_says_mode_memory_and_device(fakes):
-    record = run_tiny()  # no --hpu-mode, no PT_HPU_LAZY_MODE, no plugin version: lazy assumed
+    record = run_tiny()  # no --hpu-mode, no PT_HPU_LAZY_MODE: 1.19's default, lazy
     assert record["status"] == "ok", record.get("error")
     assert record["config"]["hpu_mode"] == "lazy"
     device = record["device"]
-    assert device["execution_mode"] == "lazy" and "version unknown" in device["execution_mode_source"]
+    assert device["execution_mode"] == "lazy"
+    assert device["execution_mode_source"] == "default of Habana 1.19 (lazy)"
+    assert device["habana_release"] == "1.19" and "release_warning" not in device
     assert device["env_at_import"][hpu.LAZY_ENV] == "1"
-    assert (device["name"], device["count"]) == ("GAUDI (fake)", 1)
+    assert (device["name"], device["generation"], device["count"]) == ("GAUDI", "gaudi", 1)
     assert record["memory"] == {
         "peak_memory_bytes": 3 * 2**20,
         "allocated_bytes": 3 * 2**20,
@@ -403,10 +527,11 @@ def test_wiring_hccl_imported_for_multi_process_runs(fakes, monkeypatch):
 
 
 # -- telemetry ---------------------------------------------------------------------------------
-def test_wiring_hlml_units_converted_and_init_once(fakes):
+def test_wiring_hlml_units_converted_and_init_once(fakes, monkeypatch):
     import pyhlml
     from suite.backends.hlml import HLMLSampler
 
+    monkeypatch.setenv("HLS_MODULE_ID", "5")  # HLML index 0 holds module 5 in the fake, as on an HLS
     backend = make_backend(hpu_mode="lazy")
     (sampler,) = backend.telemetry_samplers()
     assert isinstance(sampler, HLMLSampler)
@@ -425,6 +550,31 @@ def test_wiring_hlml_units_converted_and_init_once(fakes):
     assert pyhlml.CALLS.count("utilization") == 3 and "temperature sensor 0" in pyhlml.CALLS
 
 
+@pytest.mark.parametrize("local_rank, module_id, hlml_index", [(0, "0", 3), (5, "5", 0), (2, "2", 5)])
+def test_wiring_hlml_opens_the_card_of_this_rank(fakes, monkeypatch, local_rank, module_id, hlml_index):
+    # An 8-rank run: the bridge's hccl maps LOCAL_RANK to HLS_MODULE_ID; HLML's index order differs.
+    monkeypatch.setenv("WORLD_SIZE", "8")
+    monkeypatch.setenv("RANK", str(local_rank))
+    monkeypatch.setenv("LOCAL_RANK", str(local_rank))
+    backend = make_backend(hpu_mode="lazy")
+    assert os.environ["HLS_MODULE_ID"] == module_id
+    (sampler,) = backend.telemetry_samplers()
+    sampler.open()
+    assert sampler.attribution["hlml_index"] == hlml_index
+    assert sampler.attribution["matched_by"] == "module_id (HLS_MODULE_ID)"
+    assert backend.device_info()["hlml_card"]["module_id"] == int(module_id)
+    sampler.close()
+
+
+def test_wiring_hlml_unattributed_when_it_cannot_tell(fakes):
+    backend = make_backend(hpu_mode="lazy")  # one process, 8 cards, no HLS_MODULE_ID: the bridge took any
+    (sampler,) = backend.telemetry_samplers()
+    sampler.open()
+    assert sampler.sample() == {} and sampler.counters() == {}
+    assert "unattributed" in backend.device_info()["hlml_card"]
+    sampler.close()
+
+
 def test_wiring_hlml_without_energy_counter(fakes, monkeypatch):
     import pyhlml
     from suite.backends.hlml import HLMLSampler
@@ -434,6 +584,22 @@ def test_wiring_hlml_without_energy_counter(fakes, monkeypatch):
     sampler.open()
     assert sampler.counters() == {}
     assert "handle 3" in pyhlml.CALLS
+
+
+def test_wiring_ddp_wrap_before_compile(fakes, monkeypatch):
+    from test_cuda_runner import OneRankGroup
+
+    from suite.measurement import distributed
+
+    events = []
+    monkeypatch.setattr(runner.distributed, "process_group", lambda backend, config: OneRankGroup(events))
+    monkeypatch.setattr(distributed, "finish", lambda group, record: None)
+    monkeypatch.setattr(
+        torch, "compile", lambda module, backend: events.append((type(module).__name__, backend)) or module
+    )
+    record = run_tiny(hpu_mode="compile")
+    assert record["status"] == "ok", record.get("error")
+    assert events == ["ddp", ("Wrapped", "hpu_backend"), ("Wrapped", "hpu_backend")]  # D and G
 
 
 def test_wiring_hpu_ddp_follows_habanas_guidance(fakes, monkeypatch):
@@ -446,3 +612,21 @@ def test_wiring_hpu_ddp_follows_habanas_guidance(fakes, monkeypatch):
     assert "import hccl" in recorder().events()
     backend.wrap_ddp(torch.nn.Linear(2, 2))
     assert seen == {"broadcast_buffers": False, "gradient_as_bucket_view": True}  # and no device_ids
+
+
+def test_wiring_fused_adamw_is_close_to_torch_adamw_not_identical(fakes):
+    # FusedAdamW folds bias correction into the step size, so its eps is not scaled by sqrt(1 - beta2^t)
+    # (hpex/optimizers/FusedAdamW.py): the record says so next to the optimizer.
+    backend = make_backend(hpu_mode="eager")
+    hyper = {"lr": 1e-2, "betas": (0.5, 0.999), "eps": 1e-3, "weight_decay": 0.05}
+    fused_layer, torch_layer = torch.nn.Linear(4, 4), torch.nn.Linear(4, 4)
+    torch_layer.load_state_dict(fused_layer.state_dict())
+    fused = backend.make_optimizer(fused_layer.parameters(), "adamw", **hyper)
+    reference = torch.optim.AdamW(torch_layer.parameters(), **hyper)
+    for layer, optimizer in ((fused_layer, fused), (torch_layer, reference)):
+        layer(torch.ones(2, 4)).square().sum().backward()
+        optimizer.step()
+    difference = (fused_layer.weight - torch_layer.weight).abs().max().item()
+    assert 0 < difference < 1e-2
+    (note,) = backend.device_info()["optimizers"]
+    assert "FusedAdamW" in note and "not identical" in note

@@ -181,8 +181,11 @@ def open_data(config, workload, backend, batch_size: int) -> DataSource:
     )
     if os.path.isdir(config.data) and is_cache(config.data):
         return CacheData(config.data, **common, **loader_settings(config, backend, DEFAULT_CACHE_WORKERS))
-    from suite.data.imagefolder import ImageFolderData
+    from suite.data.imagefolder import ImageFolderData, normalisation_for
 
     return ImageFolderData(
-        config.data, **common, **loader_settings(config, backend, DEFAULT_IMAGEFOLDER_WORKERS)
+        config.data,
+        **common,
+        **loader_settings(config, backend, DEFAULT_IMAGEFOLDER_WORKERS),
+        normalisation=normalisation_for(workload),
     )

@@ -21,6 +21,17 @@ from suite.errors import UserError
 # ToTensor gives [0, 1]; (x - 0.5) / 0.5 maps it onto [-1, 1], the range of the generator's tanh.
 NORMALISE_MEAN = (0.5, 0.5, 0.5)
 NORMALISE_STD = (0.5, 0.5, 0.5)
+# Classifiers take ImageNet-normalised input (torchvision's reference recipes). As lists: HabanaDataLoader's
+# aeon compares them with lists and refuses tuples (aeon_transformers.py, Habana bridge v1.19.0).
+IMAGENET_MEAN = [0.485, 0.456, 0.406]
+IMAGENET_STD = [0.229, 0.224, 0.225]
+
+
+def normalisation_for(workload) -> tuple:
+    """(mean, std): a GAN's images in [-1, 1] (its generator ends in tanh); a classifier's ImageNet's."""
+    if workload.num_classes > 0:
+        return IMAGENET_MEAN, IMAGENET_STD
+    return NORMALISE_MEAN, NORMALISE_STD
 
 
 @dataclass
@@ -44,6 +55,16 @@ class FolderScan:
             except OSError:
                 continue
         return None
+
+
+def allow_empty_classes() -> dict:
+    """`allow_empty=True` where torchvision has it (0.18 on: a class folder without images is kept, as an
+    empty class); older torchvision refuses such a folder with its own error."""
+    import inspect
+
+    from torchvision.datasets.folder import make_dataset
+
+    return {"allow_empty": True} if "allow_empty" in inspect.signature(make_dataset).parameters else {}
 
 
 def scan_folder(path: str, option: str = "--data") -> FolderScan:
@@ -74,7 +95,15 @@ def scan_folder(path: str, option: str = "--data") -> FolderScan:
         raise UserError(
             f"{option} {path!r} is empty: no class sub-folders and no images (accepted: {accepted})"
         ) from None
-    samples = make_dataset(path, class_to_idx, extensions=IMG_EXTENSIONS, allow_empty=True)
+    if allow_empty_classes():
+        samples = make_dataset(path, class_to_idx, extensions=IMG_EXTENSIONS, allow_empty=True)
+    else:  # torchvision < 0.18 refuses a class folder without images: read class by class, in its order
+        samples = []
+        for name in sorted(class_to_idx):
+            try:
+                samples += make_dataset(path, {name: class_to_idx[name]}, extensions=IMG_EXTENSIONS)
+            except FileNotFoundError:
+                pass
     if not samples:
         raise UserError(
             f"{option} {path!r} has {len(classes)} sub-folder(s) but no images in them (accepted: {accepted})"
@@ -82,17 +111,18 @@ def scan_folder(path: str, option: str = "--data") -> FolderScan:
     return FolderScan(path, classes, samples)
 
 
-def image_transform(image_size: int):
-    """Resize + CenterCrop + ToTensor + Normalize: the seed's transform, and the standard one that
-    HabanaDataLoader can take over (gaudi.md)."""
+def image_transform(image_size: int, normalisation: tuple = (NORMALISE_MEAN, NORMALISE_STD)):
+    """Resize + CenterCrop + ToTensor + Normalize: the seed's transform. With ImageNet's mean/std (the
+    classifiers') it is one HabanaDataLoader can take over."""
     from torchvision import transforms
 
+    mean, std = normalisation
     return transforms.Compose(
         [
             transforms.Resize(image_size),
             transforms.CenterCrop(image_size),
             transforms.ToTensor(),
-            transforms.Normalize(NORMALISE_MEAN, NORMALISE_STD),
+            transforms.Normalize(mean, std),
         ]
     )
 
@@ -132,6 +162,7 @@ class ImageFolderData(DataSource):
         seed: int = 0,
         rank: int = 0,
         world_size: int = 1,
+        normalisation: tuple = (NORMALISE_MEAN, NORMALISE_STD),
     ):
         import torch
         from torchvision.datasets import ImageFolder
@@ -140,7 +171,15 @@ class ImageFolderData(DataSource):
         self.backend, self.batch_size, self.image_size = backend, batch_size, image_size
         self.workers, self.pin_memory, self.prefetch = workers, pin_memory, prefetch
         self.rank, self.world_size = rank, world_size
-        dataset = ImageFolder(path, transform=image_transform(image_size), allow_empty=True)
+        self.normalisation = normalisation
+        try:
+            dataset = ImageFolder(
+                path, transform=image_transform(image_size, normalisation), **allow_empty_classes()
+            )
+        except FileNotFoundError as error:  # torchvision < 0.18: a class folder without images
+            raise UserError(
+                f"--data {path!r}: {error} (torchvision 0.18 on keeps such a class, empty)"
+            ) from None
         check_batch_fits(batch_size, len(dataset), world_size, repr(path))
         self.sampler = None
         if world_size > 1:
@@ -204,7 +243,8 @@ class ImageFolderData(DataSource):
             "prefetch": self.prefetch,
             "rank": self.rank,
             "world_size": self.world_size,
-            "transform": "Resize, CenterCrop, ToTensor, Normalize(0.5, 0.5) (PIL decode in the workers)",
+            "transform": f"Resize, CenterCrop, ToTensor, Normalize(mean={list(self.normalisation[0])}, "
+            f"std={list(self.normalisation[1])}) (PIL decode in the workers)",
             **self.loader_info,
         }
 

@@ -41,9 +41,33 @@ class RankInfo:
         return self.world_size > 1
 
 
-def launched(env=None) -> bool:
-    """True inside a process started by torch's launcher (it sets RANK and WORLD_SIZE)."""
+# Open MPI's names for what torchrun calls RANK / WORLD_SIZE / LOCAL_RANK (`mpirun -np 8 suite run ...`).
+MPI_TO_TORCHRUN = {
+    "OMPI_COMM_WORLD_RANK": "RANK",
+    "OMPI_COMM_WORLD_SIZE": "WORLD_SIZE",
+    "OMPI_COMM_WORLD_LOCAL_RANK": "LOCAL_RANK",
+    "OMPI_COMM_WORLD_LOCAL_SIZE": "LOCAL_WORLD_SIZE",
+}
+
+
+def adopt_mpi_environment(env=None) -> None:
+    """Under mpirun, set torchrun's variables from Open MPI's before anything reads RANK. Habana's hccl does
+    the same at its import (all three of rank, size and local rank, or none; never over a complete set:
+    habana_frameworks/torch/distributed/hccl/__init__.py, bridge v1.19.0), but that import comes after the
+    run is planned, so without this every mpirun rank would plan a world of one."""
     env = os.environ if env is None else env
+    required = list(MPI_TO_TORCHRUN)[:3]
+    if all(MPI_TO_TORCHRUN[name] in env for name in required) or not all(name in env for name in required):
+        return
+    for mpi_name, name in MPI_TO_TORCHRUN.items():
+        if mpi_name in env:
+            env[name] = env[mpi_name]
+
+
+def launched(env=None) -> bool:
+    """True inside a process started by torch's launcher (it sets RANK and WORLD_SIZE) or by mpirun."""
+    env = os.environ if env is None else env
+    adopt_mpi_environment(env)
     return "RANK" in env and "WORLD_SIZE" in env
 
 

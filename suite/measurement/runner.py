@@ -168,6 +168,8 @@ def _measure(plan: Plan, record: dict, progress, group) -> None:
     training = workload.build(backend)
     group.wrap(training)  # DDP copies rank 0's weights to every rank here
     torch.manual_seed(config.seed + group.info.rank)  # each rank draws its own noise from now on
+    # Compiled after the DDP wrap, never before (Backend.compile_model).
+    training.modules = {name: backend.compile_model(module) for name, module in training.modules.items()}
     data = open_data(config, workload, backend, config.batch_size)
     record["data"] = data.describe()
     batches = iter(data)

@@ -1,12 +1,121 @@
-"""Fake `habana_dataloader` (wheel habana-torch-dataloader): a torch DataLoader that records its arguments."""
+"""Fake `habana_dataloader` (wheel habana-torch-dataloader) with the real structure and refusals
+(pytorch_helpers/dataloader/habana_dataloader/habana_dataloader/habana_dataset.py, bridge v1.19.0):
+
+HabanaDataLoader is a wrapper, not a DataLoader: `.dataloader` holds a ResnetDataLoader for an ImageFolder,
+or a plain torch DataLoader when building that failed. ResnetDataLoader catches its own ValueError /
+ImportError and falls back to a plain DataLoader, with `fallback_activated = True` on itself (the inner
+loader). The checks depend on the generation: first-generation Gaudi (aeon) needs shuffle False, num_workers
+8, pin_memory True (given), prefetch_factor 2; Gaudi2 (MediaPipe) ignores sampler, num_workers and
+pin_memory; both refuse batch_sampler, collate_fn, timeout, worker_init_fn, multiprocessing_context,
+generator and persistent_workers other than their defaults. Gaudi3 is "Unsupported device". Transforms are
+checked as aeon does (HabanaAeonTransforms) on both paths. A successful build records "habana loader".
+"""
 
 import torch
+import torchvision
+from habana_frameworks import record
+from habana_frameworks.torch.utils import experimental as htexp
 
-CREATED: list = []
+IMAGENET_MEAN = [0.485, 0.456, 0.406]
+IMAGENET_STD = [0.229, 0.224, 0.225]
 
 
-class HabanaDataLoader(torch.utils.data.DataLoader):
+def _enforce(kwargs, name, expected, allow_default=True):
+    if not allow_default and kwargs.get(name) is None:
+        raise ValueError(f"'{name}' is supported only as {expected}")
+    if kwargs.get(name) is not None and kwargs.get(name) != expected:
+        raise ValueError(f"'{name}' is supported only as {expected}")
+
+
+def _check_transforms(transform):
+    """HabanaAeonTransforms.get_aeon_transforms (aeon_transformers.py, v1.19.0), comparisons included: mean and
+    std are compared as lists, so a Normalize built from tuples is refused."""
+    from torchvision import transforms as T
+
+    if not isinstance(transform, T.Compose):
+        raise ValueError("torch_transforms should be of type torchvision.transforms")
+    is_train = is_val = False
+    for t in transform.transforms:
+        if isinstance(t, (T.CenterCrop, T.Resize)):
+            is_val = True
+        elif isinstance(t, T.RandomResizedCrop):
+            is_train = True
+        elif isinstance(t, T.RandomHorizontalFlip):
+            is_train = True
+            if t.p != 0.5:
+                raise ValueError("aeon RandomHorizontalFlip supports only probability of 0.5")
+        elif isinstance(t, T.Normalize):
+            if t.mean != IMAGENET_MEAN:
+                raise ValueError("aeon Normalize supports only mean of [0.485, 0.456, 0.406]")
+            if t.std != IMAGENET_STD:
+                raise ValueError("aeon Normalize supports only std of [0.229, 0.224, 0.225]")
+        elif not isinstance(t, T.ToTensor):
+            raise ValueError("Unsupported transform: " + str(type(t)))
+    if is_train == is_val:
+        raise ValueError("Could not determine if running on train or validation mode")
+
+
+class ResnetDataLoader(torch.utils.data.DataLoader):
     def __init__(self, dataset, **kwargs):
-        CREATED.append({"dataset": dataset, **kwargs})
+        device = htexp._get_device_type()
         self.fallback_activated = False
-        super().__init__(dataset, **kwargs)
+        try:
+            if device == htexp.synDeviceType.synDeviceGaudi:
+                for name, expected, allow_default in (
+                    ("shuffle", False, True),
+                    ("num_workers", 8, True),
+                    ("pin_memory", True, False),
+                    ("prefetch_factor", 2, True),
+                ):
+                    _enforce(kwargs, name, expected, allow_default)
+                path = "aeon"
+            elif device == htexp.synDeviceType.synDeviceGaudi2:
+                path = "mediapipe"  # sampler, num_workers, pin_memory ignored
+            else:
+                raise ValueError("Unsupported device")
+            for name, expected in (
+                ("batch_sampler", None),
+                ("collate_fn", None),
+                ("timeout", 0),
+                ("worker_init_fn", None),
+                ("multiprocessing_context", None),
+                ("generator", None),
+                ("persistent_workers", False),
+            ):
+                _enforce(kwargs, name, expected)
+            _check_transforms(dataset.transform)
+            record("habana loader", path=path, kwargs=dict(kwargs))
+            # The fake iterates with torch's loader (no aeon/MediaPipe here), without the ignored arguments.
+            plain = {
+                k: v for k, v in kwargs.items() if k in ("batch_size", "drop_last", "sampler", "shuffle")
+            }
+            if path == "mediapipe":
+                plain.pop("sampler", None)
+            super().__init__(dataset, **plain)
+        except (ValueError, ImportError) as error:
+            record("habana loader fallback", error=str(error))
+            self.fallback_activated = True
+            super().__init__(dataset, **kwargs)
+
+
+class HabanaDataLoader:
+    def __init__(self, *args, **kwargs):
+        dataset = kwargs.get("dataset", args[0] if args else None)
+        dataloader_type = None
+        if isinstance(dataset, torchvision.datasets.ImageFolder):
+            dataloader_type = ResnetDataLoader
+        try:
+            self.dataloader = dataloader_type(*args, **kwargs)
+        except Exception as error:  # noqa: BLE001 - as the real one: any failure gives torch's loader
+            record("habana loader fallback", error=str(error))
+            self.dataloader = torch.utils.data.DataLoader(*args, **kwargs)
+
+    def __iter__(self):
+        self.iter = iter(self.dataloader)
+        return self
+
+    def __next__(self):
+        return next(self.iter)
+
+    def __len__(self):
+        return len(self.dataloader)

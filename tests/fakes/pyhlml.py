@@ -10,6 +10,9 @@ POWER_MW = 123_456
 TEMPERATURE_C = 48
 ENERGY_MJ = 9_876_000
 HAS_ENERGY = True
+# HLML's index order is not the module id order (`hl-smi -Q index,module_id`): index 0 can be module 5.
+MODULE_IDS = [5, 1, 4, 0, 7, 2, 6, 3]
+PCI_BUS_IDS = [f"0000:{0x10 + 0x10 * i:02x}:00.0" for i in range(8)]
 
 
 def hlmlInit():
@@ -26,7 +29,18 @@ def hlmlDeviceGetCount():
 
 def hlmlDeviceGetHandleByIndex(index):
     CALLS.append(f"handle {index}")
+    if not 0 <= index < hlmlDeviceGetCount():
+        raise RuntimeError("HLML_ERROR_INVALID_ARGUMENT")
     return SimpleNamespace(index=index)
+
+
+def hlmlDeviceGetModuleID(handle):
+    return MODULE_IDS[handle.index]
+
+
+def hlmlDeviceGetPCIInfo(handle):
+    # c_hlml_pci_info: bus_id as bytes, like NVML's
+    return SimpleNamespace(bus_id=PCI_BUS_IDS[handle.index].encode())
 
 
 def hlmlDeviceGetName(handle):

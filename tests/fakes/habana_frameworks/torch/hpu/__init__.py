@@ -1,9 +1,17 @@
 """Fake `habana_frameworks.torch.hpu` (the module the real bridge registers as torch.hpu)."""
 
 from habana_frameworks import record
+from habana_frameworks.torch.utils import experimental
 
+HLS_MODULE_ID_VAR = "HLS_MODULE_ID"
+HABANA_VISIBLE_MODULES_VAR = "HABANA_VISIBLE_MODULES"
 DEVICE_COUNT = 1
-DEVICE_NAME = "GAUDI (fake)"
+# get_device_name() as the bridge reports each generation.
+DEVICE_NAMES = {
+    experimental.synDeviceType.synDeviceGaudi: "GAUDI",
+    experimental.synDeviceType.synDeviceGaudi2: "GAUDI2",
+    experimental.synDeviceType.synDeviceGaudi3: "GAUDI3",
+}
 # Habana's memory_stats() keys (habana_frameworks/torch/hpu/memory.py), in bytes.
 MEMORY = {"Limit": 32 * 2**30, "InUse": 3 * 2**20, "MaxInUse": 5 * 2**20, "NumAllocs": 7, "NumFrees": 2}
 
@@ -17,7 +25,7 @@ def device_count() -> int:
 
 
 def get_device_name(device=None) -> str:
-    return DEVICE_NAME
+    return DEVICE_NAMES[experimental._get_device_type()]
 
 
 def current_device() -> int:

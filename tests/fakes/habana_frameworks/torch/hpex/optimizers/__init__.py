@@ -1,14 +1,20 @@
-"""Fake Habana fused optimizers: torch's arithmetic, Habana's signatures and defaults, calls recorded.
+"""Fake Habana fused optimizers: Habana's signatures, defaults, argument checks and update rule, on the CPU.
 
-Defaults as Habana's (hpex/optimizers/FusedAdamW.py: eps=1e-6, weight_decay=0.0), so a test can tell
-whether the suite passed its own values explicitly."""
+FusedAdamW as hpex/optimizers/FusedAdamW.py (v1.19.0): defaults eps=1e-6, weight_decay=0.0; bias correction
+folded into the step size (step_size = lr * sqrt(1 - beta2^t) / (1 - beta1^t), then
+w -= step_size * m / (sqrt(v) + eps)), so eps is not scaled as in torch.optim.AdamW
+(m_hat / (sqrt(v_hat) + eps)): close, not identical. Weight decay is decoupled, w *= 1 - lr * wd. Its
+step() ends with a mark_step in lazy mode."""
+
+import math
 
 import torch
 
 from habana_frameworks import record
+from habana_frameworks.torch.core import mark_step
 
 
-class FusedAdamW(torch.optim.AdamW):
+class FusedAdamW(torch.optim.Optimizer):
     def __init__(
         self,
         params,
@@ -19,12 +25,43 @@ class FusedAdamW(torch.optim.AdamW):
         bias_correction=True,
         moments_dtype=None,
     ):
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr} - should be >= 0.0")
+        if not 0.0 <= betas[0] < 1.0 or not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter: {betas} - should be in [0.0, 1.0[")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps} - should be >= 0.0")
         record("FusedAdamW", lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+        defaults = dict(
+            lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, bias_correction=bias_correction
+        )
+        super().__init__(params, defaults)
 
+    @torch.no_grad()
     def step(self, closure=None):
+        loss = closure() if closure is not None else None
         record("optimizer.step", optimizer="FusedAdamW")
-        return super().step(closure)
+        for group in self.param_groups:
+            params = [p for p in group["params"] if p.grad is not None]
+            if not params:
+                continue
+            beta1, beta2 = group["betas"]
+            group["step"] = group.get("step", 0) + 1
+            step_size = group["lr"]
+            if group["bias_correction"]:
+                step_size *= math.sqrt(1.0 - beta2 ** group["step"]) / (1.0 - beta1 ** group["step"])
+            for p in params:
+                state = self.state[p]
+                if not state:
+                    state["exp_avg"] = torch.zeros_like(p)
+                    state["exp_avg_sq"] = torch.zeros_like(p)
+                m, v = state["exp_avg"], state["exp_avg_sq"]
+                p.mul_(1.0 - group["weight_decay"] * group["lr"])
+                m.mul_(beta1).add_(p.grad, alpha=1.0 - beta1)
+                v.mul_(beta2).addcmul_(p.grad, p.grad, value=1.0 - beta2)
+                p.addcdiv_(m, v.sqrt().add_(group["eps"]), value=-step_size)
+        mark_step()  # the real step() is wrapped in a mark_step-if-lazy
+        return loss
 
 
 class FusedSGD(torch.optim.SGD):

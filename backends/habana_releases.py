@@ -1,0 +1,236 @@
+"""What each Habana (Intel Gaudi) software release does differently, as one table keyed by the bridge's
+version (the `habana-torch-plugin` wheel, e.g. 1.19.0.561 -> row "1.19").
+
+The hpu backend reads every release difference from here: which value of PT_HPU_LAZY_MODE means lazy or
+eager, which mode a release starts in when the variable is unset, whether `import torch` already loads the
+bridge (torch's device-backend autoload), the torch.compile backend, the names of the autocast op-list
+variables, whether legacy HMP exists, and which Gaudi generations the release supports. A release the table
+does not know is read as the nearest known row, with a warning that goes into the record.
+
+This module imports neither torch nor habana_frameworks: the command line uses it to set the mode before
+torch is imported (torch's autoload may import the bridge, which fixes the mode, during `import torch`).
+
+Sources (the same list is printed in docs/gaudi-releases.md):
+  [bridge-1.19]  github.com/HabanaAI/gaudi-pytorch-bridge, tag v1.19.0:
+                 python_packages/habana_frameworks/torch/utils/internal.py (is_lazy: unset means "1", lazy;
+                 anything but "0" is lazy; read once and cached), habana_frameworks/autoload/__init__.py
+                 (autoload skipped when PT_HPU_AUTOLOAD=0, or when PT_HPU_LAZY_MODE, unset meaning "1", is
+                 "1"), python_packages/setup.py (entry point group "torch.backends").
+  [bridge-later] the same autoload/__init__.py in later bridges: unset PT_HPU_LAZY_MODE means "0" (eager).
+  [torch-2.5]    torch/__init__.py `_import_device_backends` (RFC pytorch/pytorch#122468, first in torch 2.5):
+                 loads every "torch.backends" entry point during `import torch` unless
+                 TORCH_DEVICE_BACKEND_AUTOLOAD=0.
+  [mr-X]         github.com/HabanaAI/Model-References at tag X: 1.10.0/1.11.0 torchvision train.py sets
+                 PT_HPU_LAZY_MODE="2" for eager and uses hmp; from 1.12.0 eager is "0" and hmp is gone;
+                 1.12.0-1.14.0 compile with backend="aot_hpu_training_backend", 1.15.0 on with "hpu_backend";
+                 op lists are LOWER_LIST/FP32_LIST up to 1.12.0 and PT_HPU_AUTOCAST_LOWER_PRECISION_OPS_LIST/
+                 PT_HPU_AUTOCAST_FP32_OPS_LIST from 1.13.0; README columns "Validated on Gaudi" up to 1.22.0,
+                 dropped in 1.23.0.
+  [matrix-X]     docs.habana.ai/en/latest/Support_Matrix/Support_Matrix_vX.html: the PyTorch version of each
+                 release and the generations it supports (Gaudi 3 first listed in 1.16.0).
+  [flags]        docs.habana.ai Runtime Flags: PT_HPU_LAZY_MODE default 0 (eager + torch.compile) in recent
+                 releases, lazy mode a legacy fallback.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+from dataclasses import dataclass
+
+PLUGIN_DIST = "habana-torch-plugin"  # the wheel that provides habana_frameworks.torch (not on PyPI)
+LAZY_ENV = "PT_HPU_LAZY_MODE"
+AUTOLOAD_ENV = "PT_HPU_AUTOLOAD"  # Habana's own switch, read by habana_frameworks.autoload
+TORCH_AUTOLOAD_ENV = "TORCH_DEVICE_BACKEND_AUTOLOAD"  # torch's switch for every out-of-tree backend
+
+GAUDI1, GAUDI2, GAUDI3 = "gaudi", "gaudi2", "gaudi3"
+
+
+@dataclass(frozen=True)
+class Release:
+    version: str  # the bridge's major.minor
+    torch: str | None  # the PyTorch version Habana ships with it; None where not checked
+    lazy_value: str  # PT_HPU_LAZY_MODE for lazy mode
+    eager_value: str  # PT_HPU_LAZY_MODE for eager mode
+    default_mode: str  # "lazy" or "eager": what runs when PT_HPU_LAZY_MODE is unset
+    autoload: bool  # the bridge registers a torch.backends entry point and torch (>= 2.5) calls it
+    compile_backend: str | None  # torch.compile backend name, None where Habana has none
+    bf16_ops_env: str  # autocast op lists (lower precision, fp32), read once at the bridge's import
+    fp32_ops_env: str
+    hmp: bool  # habana_frameworks.torch.hpex.hmp exists
+    generations: tuple[str, ...]  # Gaudi generations the release supports
+    sources: str
+
+    def mode_value(self, mode: str) -> str:
+        """PT_HPU_LAZY_MODE for a suite mode (compile runs in eager mode)."""
+        return self.lazy_value if mode == "lazy" else self.eager_value
+
+    def mode_of_value(self, value: str | None) -> str:
+        """The mode the bridge will run in when PT_HPU_LAZY_MODE is `value` (None: unset)."""
+        if value is None:
+            return self.default_mode
+        if self.eager_value == "2":
+            # Up to 1.11 three values existed; "1" is lazy, "2" eager (Model-References [mr-1.11.0]).
+            return "lazy" if value.strip() == "1" else "eager"
+        # [bridge-1.19] is_lazy(): anything but "0" is lazy.
+        return "eager" if value.strip() == "0" else "lazy"
+
+    def autoload_imports_bridge(self, env) -> bool:
+        """Whether `import torch` imports habana_frameworks.torch in an environment `env`."""
+        if not self.autoload or env.get(TORCH_AUTOLOAD_ENV, "1") != "1":
+            return False
+        switch = env.get(AUTOLOAD_ENV, "-1")
+        if switch in ("0", "1"):
+            return switch == "1"
+        # Skipped for lazy mode, whose unset value is the release's default ([bridge-1.19], [bridge-later]).
+        unset = self.lazy_value if self.default_mode == "lazy" else self.eager_value
+        return env.get(LAZY_ENV, unset) != "1"
+
+
+_OLD_LISTS = ("LOWER_LIST", "FP32_LIST")
+_NEW_LISTS = ("PT_HPU_AUTOCAST_LOWER_PRECISION_OPS_LIST", "PT_HPU_AUTOCAST_FP32_OPS_LIST")
+_ALL = (GAUDI1, GAUDI2)
+_WITH_G3 = (GAUDI1, GAUDI2, GAUDI3)
+
+
+def _row(version, torch, eager, default, autoload, compile_backend, lists, hmp, generations, sources):
+    return Release(
+        version, torch, "1", eager, default, autoload, compile_backend, *lists, hmp, generations, sources
+    )
+
+
+# fmt: off
+RELEASES: tuple[Release, ...] = (
+    _row("1.10", "2.0.1", "2", "lazy", False, None, _OLD_LISTS, True, _ALL, "mr-1.10.0, matrix-1.10.0"),
+    _row("1.11", "2.0.1", "2", "lazy", False, None, _OLD_LISTS, True, _ALL, "mr-1.11.0, matrix-1.11.0"),
+    _row("1.12", "2.0.1", "0", "lazy", False, "aot_hpu_training_backend", _OLD_LISTS, False, _ALL,
+         "mr-1.12.0, matrix-1.12.1"),
+    _row("1.13", None, "0", "lazy", False, "aot_hpu_training_backend", _NEW_LISTS, False, _ALL, "mr-1.13.0"),
+    _row("1.14", "2.1.1", "0", "lazy", False, "aot_hpu_training_backend", _NEW_LISTS, False, _ALL,
+         "mr-1.14.0, matrix-1.14.0"),
+    _row("1.15", "2.2.0", "0", "lazy", False, "hpu_backend", _NEW_LISTS, False, _ALL, "mr-1.15.0, matrix-1.15.0"),
+    _row("1.16", "2.2.2", "0", "lazy", False, "hpu_backend", _NEW_LISTS, False, _WITH_G3, "matrix-1.16.0"),
+    _row("1.17", "2.3.1", "0", "lazy", False, "hpu_backend", _NEW_LISTS, False, _WITH_G3, "matrix-1.17.0"),
+    _row("1.18", "2.4.0", "0", "lazy", False, "hpu_backend", _NEW_LISTS, False, _WITH_G3, "matrix-1.18.0"),
+    _row("1.19", "2.5.1", "0", "lazy", True, "hpu_backend", _NEW_LISTS, False, _WITH_G3,
+         "bridge-1.19, torch-2.5, mr-1.19.0, matrix-1.19.0"),
+    _row("1.20", None, "0", "lazy", True, "hpu_backend", _NEW_LISTS, False, _WITH_G3,
+         "mr-1.20.0 (default mode as 1.19: not checked in its source)"),
+    _row("1.21", "2.6.0", "0", "eager", True, "hpu_backend", _NEW_LISTS, False, _WITH_G3,
+         "flags, bridge-later, matrix-1.21.0"),
+    _row("1.22", None, "0", "eager", True, "hpu_backend", _NEW_LISTS, False, _WITH_G3,
+         "flags, bridge-later, mr-1.22.0"),
+)
+# fmt: on
+_BY_VERSION = {release.version: release for release in RELEASES}
+
+
+def _major_minor(version: str) -> tuple[int, int] | None:
+    try:
+        major, minor = version.split(".")[:2]
+        return int(major), int(minor)
+    except ValueError:
+        return None
+
+
+def plugin_version() -> str | None:
+    """The installed bridge's version, read from its wheel's metadata (no import)."""
+    try:
+        return importlib.metadata.version(PLUGIN_DIST)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def lookup(version: str | None) -> tuple[Release, str | None]:
+    """(row, warning): the row of `version`, or the nearest known row and a warning saying so."""
+    if version is None:
+        nearest = RELEASES[-1]
+        return nearest, (
+            f"{PLUGIN_DIST} version unknown: release facts of {nearest.version} assumed (nearest known: newest)"
+        )
+    parsed = _major_minor(version)
+    if parsed is None:
+        nearest = RELEASES[-1]
+        return (
+            nearest,
+            f"{PLUGIN_DIST} version {version!r} not understood: release facts of {nearest.version} assumed",
+        )
+    key = f"{parsed[0]}.{parsed[1]}"
+    if key in _BY_VERSION:
+        return _BY_VERSION[key], None
+    nearest = min(
+        RELEASES,
+        key=lambda r: abs(
+            _major_minor(r.version)[0] * 100 + _major_minor(r.version)[1] - parsed[0] * 100 - parsed[1]
+        ),
+    )
+    return nearest, (
+        f"{PLUGIN_DIST} {version} is not in the release table: facts of the nearest known release "
+        f"{nearest.version} assumed"
+    )
+
+
+def installed() -> tuple[Release, str | None]:
+    return lookup(plugin_version())
+
+
+MODE_OPTION = "--hpu-mode"
+
+
+def preset_mode(argv: list[str], env=None) -> str | None:
+    """Set PT_HPU_LAZY_MODE for `--hpu-mode M` (backend hpu or auto) in `argv` before torch is imported.
+
+    From torch 2.5 `import torch` itself may import the bridge (autoload), and the bridge fixes its mode at
+    that import; setting the variable later, in the backend's setup(), would be too late. Returns the value
+    set, or None when `argv` does not ask for an hpu mode or the bridge is not installed."""
+    env = os.environ if env is None else env
+    mode = _option_value(argv, MODE_OPTION)
+    # `--hpu-mode` is an hpu option: with --backend auto (or none) it can only mean that auto picks hpu.
+    if mode not in ("lazy", "eager", "compile") or _option_value(argv, "--backend") not in (
+        None,
+        "auto",
+        "hpu",
+    ):
+        return None
+    version = plugin_version()
+    if version is None:
+        return None
+    release, _ = lookup(version)
+    env[LAZY_ENV] = release.mode_value(mode)
+    # The autocast op lists are read at the same import (bf16 autocast, hpu's default precision).
+    if _option_value(argv, "--precision") in (None, "bf16"):
+        for option, name in (
+            ("--hpu-bf16-ops", release.bf16_ops_env),
+            ("--hpu-fp32-ops", release.fp32_ops_env),
+        ):
+            path = _option_value(argv, option)
+            if path is not None and os.path.isfile(path):
+                env[name] = os.path.abspath(path)
+    return env[LAZY_ENV]
+
+
+def _option_value(argv: list[str], option: str) -> str | None:
+    for i, arg in enumerate(argv):
+        if arg == option and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith(option + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def markdown_table() -> str:
+    """The table as docs/gaudi-releases.md prints it (a test keeps the two the same)."""
+    names = {GAUDI1: "Gaudi", GAUDI2: "Gaudi 2", GAUDI3: "Gaudi 3"}
+    lines = [
+        "| Release | PyTorch | lazy / eager value | Unset means | torch autoload | torch.compile backend "
+        "| Autocast op-list variables | HMP | Generations | Sources |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in RELEASES:
+        lines.append(
+            f"| {r.version} | {r.torch or 'not checked'} | `{r.lazy_value}` / `{r.eager_value}` | {r.default_mode} "
+            f"| {'yes' if r.autoload else 'no'} | {f'`{r.compile_backend}`' if r.compile_backend else 'none'} "
+            f"| `{r.bf16_ops_env}`, `{r.fp32_ops_env}` | {'yes' if r.hmp else 'no'} "
+            f"| {', '.join(names[g] for g in r.generations)} | {r.sources} |"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,110 @@
+"""Installs the fake Habana stack of tests/fakes as one release of suite.backends.habana_releases.
+
+A release is installed as the real wheel installs it: the package on sys.path and a
+`habana_torch_plugin-<version>.dist-info` beside it, whose version the backend and the fakes both read, and
+whose entry_points.txt registers the bridge's torch autoload where that release has it. Releases without
+legacy HMP get no hpex/hmp folder. `import_torch()` runs torch's own autoload step (the part of
+`import torch` that loads "torch.backends" entry points, torch >= 2.5), since torch itself is imported
+already in the test process.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import shutil
+import sys
+
+import pytest
+import torch
+from suite.backends import habana_releases, hpu
+
+FAKES = pathlib.Path(__file__).parent / "fakes"
+FAKE_PACKAGES = ("habana_frameworks", "habana_dataloader", "pyhlml")
+# Four releases with different facts: "2" is eager and HMP exists (1.10); "0" is eager, new op-list names
+# and aot compile (1.13); torch autoload, lazy by default (1.19); eager by default (1.22).
+PROFILES = ("1.10", "1.13", "1.19", "1.22")
+ENV_VARS = (
+    hpu.LAZY_ENV,
+    "LOWER_LIST",
+    "FP32_LIST",
+    "PT_HPU_AUTOCAST_LOWER_PRECISION_OPS_LIST",
+    "PT_HPU_AUTOCAST_FP32_OPS_LIST",
+    habana_releases.AUTOLOAD_ENV,
+    habana_releases.TORCH_AUTOLOAD_ENV,
+    "WORLD_SIZE",
+    "RANK",
+    "LOCAL_RANK",
+    "LOCAL_WORLD_SIZE",
+    "OMPI_COMM_WORLD_SIZE",
+    "OMPI_COMM_WORLD_RANK",
+    "OMPI_COMM_WORLD_LOCAL_RANK",
+    "OMPI_COMM_WORLD_LOCAL_SIZE",
+    "HLS_MODULE_ID",
+    "HABANA_VISIBLE_MODULES",
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "ID",
+)
+
+
+# torch's device-backend autoload (torch >= 2.5); the releases that use it ship such a torch.
+TORCH_AUTOLOADS = hasattr(torch, "_import_device_backends")
+needs_torch_autoload = pytest.mark.skipif(not TORCH_AUTOLOADS, reason="torch < 2.5 has no backend autoload")
+
+
+def drop_fake_modules() -> None:
+    for name in list(sys.modules):
+        if name.split(".")[0] in FAKE_PACKAGES:
+            del sys.modules[name]
+
+
+def install(monkeypatch, tmp_path, version: str = "1.19") -> habana_releases.Release:
+    """The fakes as Habana `version` on sys.path, a clean environment, a stand-in device node."""
+    release, warning = habana_releases.lookup(version)
+    assert warning is None, warning
+    root = tmp_path / "fakes"
+    shutil.copytree(
+        FAKES,
+        root,
+        ignore=lambda d, names: ["__pycache__", *(["hmp"] if d.endswith("hpex") and not release.hmp else [])],
+    )
+    dist_info = root / f"habana_torch_plugin-{version}.0.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: habana-torch-plugin\nVersion: {version}.0\n"
+    )
+    if release.autoload:
+        # The bridge's setup.py: entry_points={"torch.backends": ["device_backend = habana_frameworks.autoload:__autoload"]}
+        (dist_info / "entry_points.txt").write_text(
+            "[torch.backends]\ndevice_backend = habana_frameworks.autoload:__autoload\n"
+        )
+    drop_fake_modules()
+    monkeypatch.syspath_prepend(str(root))
+    for var in ENV_VARS:
+        monkeypatch.setenv(var, "unset")  # so that undo removes whatever a fake sets later
+        monkeypatch.delenv(var)
+    (tmp_path / "hl0").touch()  # a stand-in Gaudi device node
+    monkeypatch.setattr(hpu, "DEVICE_NODE_GLOBS", (str(tmp_path / "hl[0-9]*"),))
+    monkeypatch.setattr(hpu.HPUBackend, "device_type", "cpu")
+    return release
+
+
+def import_torch() -> None:
+    """What `import torch` does after its own modules: load out-of-tree backends unless disabled
+    (torch/__init__.py `_is_device_backend_autoload_enabled` / `_import_device_backends`, torch >= 2.5)."""
+    if not TORCH_AUTOLOADS:
+        return  # torch before 2.5 loads no out-of-tree backend at import
+    if torch._is_device_backend_autoload_enabled():
+        torch._import_device_backends()
+
+
+def set_generation(name: str) -> None:
+    import habana_frameworks  # the package only: its torch part fixes the mode when imported
+
+    habana_frameworks.GENERATION = name
+
+
+def recorder():
+    import habana_frameworks
+
+    return habana_frameworks
