@@ -24,7 +24,7 @@ from suite.backends import Backend, backend_class, check_options, resolve_backen
 from suite.config import RunConfig
 from suite.data import check_data, open_data
 from suite.errors import UserError, non_negative_int, positive_int
-from suite.measurement import diagnose, distributed, flops, probe, profiling, stats
+from suite.measurement import diagnose, distributed, flops, numerics, probe, profiling, stats
 from suite.measurement.telemetry import HostSampler, Telemetry, energy_per_image
 from suite.workloads import Workload, get_workload
 
@@ -41,7 +41,11 @@ class Plan:
 
 def plan_run(config: RunConfig) -> Plan:
     """Check every input and fill in defaults, raising UserError before anything is built."""
-    workload = get_workload(config.workload)
+    workload = get_workload(
+        config.workload,
+        num_classes=None if config.num_classes is None else positive_int("--num-classes", config.num_classes),
+        image_size=None if config.image_size is None else positive_int("--image-size", config.image_size),
+    )
     if config.model_overrides:
         workload = workload.with_overrides(**config.model_overrides)
     name, why = resolve_backend_name(config.backend)
@@ -77,6 +81,7 @@ def plan_run(config: RunConfig) -> Plan:
     )
     backend.config = resolved
     check_data(resolved, workload, backend, batch_size)
+    numerics.check_options(resolved, workload)
     return Plan(resolved, backend, workload, why)
 
 
@@ -103,10 +108,13 @@ def execute(plan: Plan, progress=_noop) -> dict:
         "description": workload.description,
         "image_size": workload.image_size,
         "parameters": workload.parameter_counts(),
+        **workload.provenance(),
     }
     group = distributed.process_group(backend, config)  # None for a single process
     try:
         _measure(plan, record, progress, group)
+        if config.check_numerics and record["status"] == "ok":
+            record["numerics"] = numerics.check(plan)  # after the timed windows: no figure changes
     except Exception as error:  # noqa: BLE001 - every failure becomes a record
         status = "oom" if backend.is_out_of_memory(error) else "error"
         record["status"] = status
