@@ -18,7 +18,20 @@ def add_parser(subparsers) -> None:
         "--backend", default="auto", help="auto (default: hpu, then cuda, then cpu), cpu, cuda, hpu"
     )
     p.add_argument(
-        "--workload", default="dcgan64", help="a workload name (see `suite list`); default dcgan64"
+        "--workload",
+        default="dcgan64",
+        help="a workload name (see `suite list`), torchvision:NAME, timm:NAME or module.path:factory; "
+        "default dcgan64",
+    )
+    p.add_argument(
+        "--num-classes",
+        dest="num_classes",
+        help="classes of a classifier's head (default: the workload's; named models 1000)",
+    )
+    p.add_argument(
+        "--image-size",
+        dest="image_size",
+        help="input size in px (default: the workload's; named models their published size)",
     )
     p.add_argument(
         "--batch-size", help="images per step per process (default: the workload's, capped on cpu)"
@@ -143,6 +156,25 @@ def add_parser(subparsers) -> None:
         action=OverrideAction,
         help=argparse.SUPPRESS,
     )  # tiny models for tests and sweeps
+
+    numerics = p.add_argument_group(
+        "numerics",
+        "after the timed windows (no figure changes): the first steps again in fp32 (TF32 off) as the "
+        "reference, twice for the noise floor, and in the asked precision; verdict pass/fail in the record",
+    )
+    numerics.add_argument(
+        "--check-numerics",
+        dest="check_numerics",
+        action="store_true",
+        default=None,
+        help="check that the asked precision trains the same model as fp32",
+    )
+    numerics.add_argument(
+        "--reference-backend",
+        dest="reference_backend",
+        metavar="NAME",
+        help="run the fp32 reference on this backend instead (e.g. cpu: the device against the CPU)",
+    )
 
     distributed = p.add_argument_group(
         "distributed",
