@@ -16,6 +16,8 @@ from __future__ import annotations
 import difflib
 import importlib
 import inspect
+import os
+import sys
 from dataclasses import dataclass
 
 import torch
@@ -105,12 +107,16 @@ def build_model(source: str, model: str, num_classes: int, image_size: int, size
 def load_factory(path: str):
     """`package.module:callable` -> the callable, or one line saying what is wrong with the path."""
     module_name, _, attribute = path.partition(":")
+    # `python -m` puts the current folder on the path but the `suite` script does not: a person's own
+    # module next to them should import either way.
+    if os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
         raise UserError(
             f"workload {path!r}: cannot import module {module_name!r} ({error}); "
-            "a factory is named module.path:callable and its module must be importable (PYTHONPATH)"
+            "a factory is named module.path:callable and its module must be importable (the current folder or PYTHONPATH)"
         ) from None
     except Exception as error:  # noqa: BLE001 - the user's module failed while importing
         raise UserError(
@@ -156,6 +162,20 @@ def entry_points() -> dict[str, str]:
     from importlib.metadata import entry_points as installed
 
     return {ep.name: ep.value for ep in installed(group=ENTRY_POINT_GROUP)}
+
+
+def read_model_list(path: str) -> list[str]:
+    """`--model-list FILE`: one workload name per line (as timm's benchmark.py takes), # for comments."""
+    try:
+        with open(path) as handle:
+            lines = handle.read().splitlines()
+    except OSError as error:
+        raise UserError(f"--model-list {path!r}: cannot read it ({error.strerror or error})") from None
+    names = [line.split("#", 1)[0].strip() for line in lines]
+    names = list(dict.fromkeys(name for name in names if name))  # in order, each once
+    if not names:
+        raise UserError(f"--model-list {path!r} names no workload (one name per line)")
+    return names
 
 
 # -- the workload -------------------------------------------------------------------------------------
@@ -262,33 +282,41 @@ def resolve(name: str, num_classes: int | None, image_size: int | None) -> Workl
     return None
 
 
+def _default_argument(path: str, name: str):
+    try:
+        parameter = inspect.signature(load_factory(path)).parameters.get(name)
+    except (TypeError, ValueError):
+        return None
+    if parameter is None or parameter.default is inspect.Parameter.empty:
+        return None
+    return parameter.default
+
+
 def _from_factory(name: str, path: str, num_classes, image_size) -> Workload:
-    offered = {
-        "num_classes": num_classes or DEFAULT_NUM_CLASSES,
-        "image_size": image_size or DEFAULT_IMAGE_SIZE,
-    }
+    # Only what was asked is offered: a factory's own defaults (its head, its input size) stand otherwise.
+    size = image_size or _default_argument(path, "image_size") or DEFAULT_IMAGE_SIZE
+    offered = {"image_size": size, **({"num_classes": num_classes} if num_classes else {})}
     with torch.device("meta"):
         made = _call_factory(path, **offered)
     if isinstance(made, Workload):  # it defines its own modules and step
         return made.with_shape(num_classes=num_classes, image_size=image_size)
-    # A module's head decides its classes unless the factory took --num-classes: read them off a forward.
-    classes = _output_classes(name, made, image_size or DEFAULT_IMAGE_SIZE)
+    # The module's head decides its classes: read them off a forward.
+    classes = _output_classes(name, made, size)
     if num_classes is not None and classes is not None and classes != num_classes:
         raise UserError(
             f"workload {name!r} has a {classes}-class head and its factory takes no num_classes: "
             f"--num-classes {num_classes} cannot be honoured (drop it, or give the factory a num_classes argument)"
         )
-    workload = NamedClassifier(
+    return NamedClassifier(
         name,
         f"{path} (your factory)",
-        image_size=image_size or DEFAULT_IMAGE_SIZE,
+        image_size=size,
         default_batch_size=DEFAULT_BATCH_SIZE,
         num_classes=classes or num_classes or DEFAULT_NUM_CLASSES,
         source="factory",
         model=path,
-        size_given=image_size is not None,
+        size_given=True,  # the factory is always offered the size it is built at
     )
-    return workload
 
 
 def _checked(name, source, model, num_classes, image_size, default_size) -> Workload:

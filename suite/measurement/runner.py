@@ -41,11 +41,11 @@ class Plan:
 
 def plan_run(config: RunConfig) -> Plan:
     """Check every input and fill in defaults, raising UserError before anything is built."""
-    workload = get_workload(
-        config.workload,
-        num_classes=None if config.num_classes is None else positive_int("--num-classes", config.num_classes),
-        image_size=None if config.image_size is None else positive_int("--image-size", config.image_size),
-    )
+    shape = {
+        field: None if getattr(config, field) is None else positive_int(option, getattr(config, field))
+        for field, option in (("num_classes", "--num-classes"), ("image_size", "--image-size"))
+    }
+    workload = get_workload(config.workload, **shape)
     if config.model_overrides:
         workload = workload.with_overrides(**config.model_overrides)
     name, why = resolve_backend_name(config.backend)
@@ -68,6 +68,7 @@ def plan_run(config: RunConfig) -> Plan:
         if config.steps_per_window is None
         else positive_int("--steps", config.steps_per_window),
         windows=schedule.windows if config.windows is None else positive_int("--windows", config.windows),
+        **shape,
     )
     backend = cls(resolved)
     batch_size = (

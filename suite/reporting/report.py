@@ -75,6 +75,8 @@ SETTING_FIELDS = (
     "hpu_fused",
     "nnodes",
     "model_overrides",
+    "num_classes",
+    "image_size",
 )
 LOADER_FIELDS = ("workers", "pin_memory", "prefetch")
 
@@ -120,6 +122,11 @@ def accelerators_used(record: dict) -> int:
     config = record["config"]
     used = config.get("accelerators_used")
     return int(used) if used is not None else max(1, int(config.get("world_size", 1) or 1) // nodes(record))
+
+
+def numerics_failed(record: dict) -> bool:
+    """A run whose precision failed the numerics check trained another model: shown, never ranked."""
+    return (record.get("numerics") or {}).get("verdict") == "fail"
 
 
 def profiled(record: dict) -> bool:
@@ -173,11 +180,15 @@ def build_rows(
 def _row(group: list[dict], catalog: Catalog, dataset_size: int, extrapolate: bool) -> dict:
     first = group[0]
     config, device = first["config"], first.get("device") or {}
-    ok = [r for r in group if r.get("status") == "ok" and images_per_hour(r) and not profiled(r)]
+    ok = [
+        r
+        for r in group
+        if r.get("status") == "ok" and images_per_hour(r) and not profiled(r) and not numerics_failed(r)
+    ]
     failed = [r for r in group if not any(r is o for o in ok)]
     # an "ok" record without a throughput is damaged, a profiled one perturbed: counted apart, never in the median
     not_ok = Counter(
-        ("profiled" if profiled(r) else "no throughput")
+        ("profiled" if profiled(r) else "numerics failed" if numerics_failed(r) else "no throughput")
         if r.get("status") == "ok"
         else (r.get("status") or "error")
         for r in failed
@@ -213,6 +224,8 @@ def _row(group: list[dict], catalog: Catalog, dataset_size: int, extrapolate: bo
         "status": "ok" if ok else _worst(not_ok),
         "extrapolated_factor": None,
         "verdict": _verdict(group),
+        "numerics": " / ".join(sorted({str(n["verdict"]) for r in group if (n := r.get("numerics"))}))
+        or None,
         "errors": sorted({_error_text(r) for r in failed}),
         "notes": [],
         "prices_catalog": catalog.name,
@@ -296,6 +309,8 @@ def _worst(statuses: Counter) -> str:
 
 
 def _error_text(record: dict) -> str:
+    if record.get("status") == "ok" and numerics_failed(record):
+        return f"numerics failed: {record['numerics'].get('reason') or 'see the record'}"
     error = record.get("error") or {}
     return f"{record.get('status')}: {error.get('message', '')}".strip(": ")
 
@@ -337,7 +352,11 @@ def _float(value, digits=2) -> str:
 
 def _throughput_cell(row: dict) -> str:
     if row["images_per_hour"] is None:
-        return {"diverged": "DIVERGED", "oom": "FAILED (out of memory)"}.get(row["status"], "FAILED")
+        return {
+            "diverged": "DIVERGED",
+            "oom": "FAILED (out of memory)",
+            "numerics failed": "NUMERICS FAILED (not ranked)",
+        }.get(row["status"], "FAILED")
     text = _int(row["images_per_hour"])
     return f"{text} (extrapolated)" if row["extrapolated_factor"] else text
 
@@ -368,12 +387,18 @@ MD_COLUMNS = [
     ("Spread", lambda r: "—" if r["spread"] is None else f"{r['spread']:.1%}"),
 ]
 VERDICT_COLUMN = ("Bottleneck", lambda r: r["verdict"] or "—")
+NUMERICS_COLUMN = ("Numerics", lambda r: r["numerics"] or "—")
 NOTES_COLUMN = ("Notes", lambda r: "; ".join(r["notes"] + r["errors"]) or "")
 
 
 def _columns(rows: list[dict]) -> list:
     # The bottleneck column appears only once some record carries a diagnosis.
-    return MD_COLUMNS + ([VERDICT_COLUMN] if any(r["verdict"] for r in rows) else []) + [NOTES_COLUMN]
+    return (
+        MD_COLUMNS
+        + ([VERDICT_COLUMN] if any(r["verdict"] for r in rows) else [])
+        + ([NUMERICS_COLUMN] if any(r["numerics"] for r in rows) else [])
+        + [NOTES_COLUMN]
+    )
 
 
 def _escape(cell) -> str:
@@ -388,7 +413,17 @@ def render_markdown(rows: list[dict], catalog: Catalog, dataset_size: int) -> st
         + "|".join(
             "---:"
             if name
-            not in {"Model Run", "Instance", "Backend", "Device", "Precision", "Data", "Bottleneck", "Notes"}
+            not in {
+                "Model Run",
+                "Instance",
+                "Backend",
+                "Device",
+                "Precision",
+                "Data",
+                "Bottleneck",
+                "Numerics",
+                "Notes",
+            }
             else "---"
             for name, _ in columns
         )
@@ -437,6 +472,7 @@ CSV_FIELDS = [
     "images_per_hour_max",
     "status",
     "verdict",
+    "numerics",
     "notes",
     "prices_catalog",
     "prices_as_of",
