@@ -29,7 +29,9 @@ def measure(workload: str, precision: str | None) -> dict:
         argv = [sys.executable, "-m", "suite", "run", "--backend", "cpu", "--workload", workload]
         argv += ["--check-numerics", "--json", "--out", out]
         argv += ["--precision", precision] if precision else []
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p))
+        env = dict(
+            os.environ, PYTHONPATH=os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
+        )
         started = time.perf_counter()
         done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=out)
         wall_s = time.perf_counter() - started
@@ -56,7 +58,9 @@ def main() -> None:
     parser.add_argument("--workloads", nargs="+", default=["dcgan64", "resnet50"])
     parser.add_argument("--precision", help="the candidate precision (default: the CPU's, fp32)")
     args = parser.parse_args()
-    print("| workload | precision | batch | timed steps | check steps (×3 runs) | run (s) | check (s) | check ÷ run | verdict |")
+    print(
+        "| workload | precision | batch | timed steps | check steps (×3 runs) | run (s) | check (s) | check ÷ run | verdict |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|---:|---|")
     for workload in args.workloads:
         r = measure(workload, args.precision)
