@@ -446,3 +446,26 @@ def test_wiring_hpu_ddp_follows_habanas_guidance(fakes, monkeypatch):
     assert "import hccl" in recorder().events()
     backend.wrap_ddp(torch.nn.Linear(2, 2))
     assert seen == {"broadcast_buffers": False, "gradient_as_bucket_view": True}  # and no device_ids
+
+
+def test_wiring_numerics_check_against_the_cpu(fakes):
+    plan = runner.plan_run(
+        RunConfig(
+            backend="hpu",
+            workload="dcgan64",
+            batch_size=2,
+            precision="bf16",
+            hpu_mode="lazy",
+            model_overrides=TINY_DCGAN,
+            check_numerics=True,
+            reference_backend="cpu",
+        )
+    )
+    from suite.measurement import numerics
+
+    result = numerics.check(plan)
+    assert result["reference"] == "cpu fp32 (TF32 off)" and result["candidate"] == "hpu bf16"
+    assert result["verdict"] == "pass", result["reason"]
+    # Only the candidate ran on the (fake) Gaudi: one read at its end, lazy graphs cut every step.
+    assert recorder().events("synchronize").count("synchronize") == 1
+    assert recorder().events("mark_step").count("mark_step") >= result["steps"]
