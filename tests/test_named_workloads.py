@@ -32,6 +32,7 @@ def run_cli(capsys, *argv):
 
 def one_record(folder) -> dict:
     (path,) = [p for p in folder.rglob("*.json")]
+    assert ":" not in path.name  # a portable file name, whatever the workload's name
     return json.loads(path.read_text())
 
 
