@@ -268,7 +268,6 @@ def resolve(name: str, num_classes: int | None, image_size: int | None) -> Workl
         return _checked(name, "torchvision", model, num_classes, image_size, default_size)
     if name.startswith("timm:"):
         model = name.split(":", 1)[1]
-        import_timm()
         if not import_timm().is_model(model):
             raise near(model, timm_names(), "timm model", "suite list --models timm")
         cfg = _timm_cfg(model)
