@@ -19,6 +19,11 @@ class RunConfig:
     seed: int = 0
     # Architecture overrides for a workload (e.g. {"ngf": 8} for tiny test models); recorded as given.
     model_overrides: dict = field(default_factory=dict)
+    num_classes: int | None = None  # None: the workload's own head (named models: 1000)
+    image_size: int | None = None  # None: the workload's own size (named models: their published one)
+    # The numerics check after the timed windows (suite.measurement.numerics); None: the same backend.
+    check_numerics: bool = False
+    reference_backend: str | None = None
 
     # -- data path ---------------------------------------------------------------------------------
     data: str = "synthetic"  # "synthetic", a folder of class sub-folders of images, or a prepared cache

@@ -26,7 +26,8 @@ ORIGIN_ENV = "SUITE_ORIGIN"
 
 def new_run_id(workload: str, backend: str, utc_time: str) -> str:
     stamp = re.sub(r"[^0-9TZ]", "", utc_time)
-    return f"{stamp}-{workload}-{backend}-{uuid.uuid4().hex[:6]}"
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", workload)  # `torchvision:vit_b_16`: no ':' in file names
+    return f"{stamp}-{safe}-{backend}-{uuid.uuid4().hex[:6]}"
 
 
 def new_record(run_id: str, context: dict, config: dict) -> dict:

@@ -20,7 +20,22 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         help=f"auto (default: {', then '.join(declared.auto_order())}), {', '.join(declared.names())}",
     )
     p.add_argument(
-        "--workload", default="dcgan64", help="a workload name (see `suite list`); default dcgan64"
+        "--workload",
+        default="dcgan64",
+        help="a workload name (see `suite list`), torchvision:NAME, timm:NAME or module.path:factory; "
+        "default dcgan64",
+    )
+    p.add_argument(
+        "--num-classes",
+        dest="num_classes",
+        type=positive_int("--num-classes"),
+        help="classes of a classifier's head (default: the workload's; named models 1000)",
+    )
+    p.add_argument(
+        "--image-size",
+        dest="image_size",
+        type=positive_int("--image-size"),
+        help="input size in px (default: the workload's; named models their published size)",
     )
     p.add_argument(
         "--batch-size",
@@ -113,6 +128,25 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         action=OverrideAction,
         help=argparse.SUPPRESS,
     )  # tiny models for tests and sweeps
+
+    numerics = p.add_argument_group(
+        "numerics",
+        "after the timed windows (no figure changes): the first steps again in fp32 (TF32 off) as the "
+        "reference, twice for the noise floor, and in the asked precision; verdict pass/fail in the record",
+    )
+    numerics.add_argument(
+        "--check-numerics",
+        dest="check_numerics",
+        action="store_true",
+        default=None,
+        help="check that the asked precision trains the same model as fp32",
+    )
+    numerics.add_argument(
+        "--reference-backend",
+        dest="reference_backend",
+        metavar="NAME",
+        help="run the fp32 reference on this backend instead (e.g. cpu: the device against the CPU)",
+    )
 
     distributed = p.add_argument_group(
         "distributed",

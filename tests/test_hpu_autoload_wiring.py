@@ -31,7 +31,7 @@ RUN += ["--steps", "1", "--windows", "1", "--json"]
 def release(request, monkeypatch, tmp_path):
     installed = habana_fakes.install(monkeypatch, tmp_path, request.param)
     tiny = get_workload("dcgan64").with_overrides(**TINY_DCGAN)
-    monkeypatch.setattr(runner, "get_workload", lambda name: tiny)  # the CLI has no width option
+    monkeypatch.setattr(runner, "get_workload", lambda name, **shape: tiny)  # the CLI has no width option
     yield installed
     habana_fakes.drop_fake_modules()
 
@@ -162,7 +162,7 @@ def test_mpi_names_are_mapped_only_when_all_three_are_there():
 def test_wiring_cli_op_lists_reach_an_autoloaded_bridge(monkeypatch, tmp_path, capsys):
     habana_fakes.install(monkeypatch, tmp_path, "1.22")
     tiny = get_workload("dcgan64").with_overrides(**TINY_DCGAN)
-    monkeypatch.setattr(runner, "get_workload", lambda name: tiny)
+    monkeypatch.setattr(runner, "get_workload", lambda name, **shape: tiny)
     ops = tmp_path / "bf16.txt"
     ops.write_text("conv2d\n")
     cli_with_torch_imported_after_start(monkeypatch)

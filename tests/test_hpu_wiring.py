@@ -476,7 +476,7 @@ def test_wiring_record_says_mode_memory_and_device(fakes):
 
 def test_wiring_cli_run_end_to_end(fakes, tmp_path, capsys, monkeypatch):
     tiny = get_workload("dcgan64").with_overrides(**TINY_DCGAN)
-    monkeypatch.setattr(runner, "get_workload", lambda name: tiny)  # the CLI has no width option
+    monkeypatch.setattr(runner, "get_workload", lambda name, **shape: tiny)  # the CLI has no width option
     rc = main(
         [
             "run",
@@ -630,3 +630,26 @@ def test_wiring_fused_adamw_is_close_to_torch_adamw_not_identical(fakes):
     assert 0 < difference < 1e-2
     (note,) = backend.device_info()["optimizers"]
     assert "FusedAdamW" in note and "not identical" in note
+
+
+def test_wiring_numerics_check_against_the_cpu(fakes):
+    plan = runner.plan_run(
+        RunConfig(
+            backend="hpu",
+            workload="dcgan64",
+            batch_size=2,
+            precision="bf16",
+            hpu_mode="lazy",
+            model_overrides=TINY_DCGAN,
+            check_numerics=True,
+            reference_backend="cpu",
+        )
+    )
+    from suite.measurement import numerics
+
+    result = numerics.check(plan)
+    assert result["reference"] == "cpu fp32 (TF32 off)" and result["candidate"] == "hpu bf16"
+    assert result["verdict"] == "pass", result["reason"]
+    # Only the candidate ran on the (fake) Gaudi: one read at its end, lazy graphs cut every step.
+    assert recorder().events("synchronize").count("synchronize") == 1
+    assert recorder().events("mark_step").count("mark_step") >= result["steps"]

@@ -1,4 +1,9 @@
-"""Workload registry, filled by the `@register_workload` decorator (names are CLI values)."""
+"""Workload registry, filled by the `@register_workload` decorator (names are CLI values).
+
+Beyond the registry, `get_workload` takes the named kinds of `named.py`: `torchvision:NAME`, `timm:NAME`,
+`module.path:factory` and the names installed packages declare in the `suite.workloads` entry-point group,
+so every command that takes a workload name takes them all.
+"""
 
 from __future__ import annotations
 
@@ -37,11 +42,32 @@ def workload_names() -> list[str]:
     return sorted(names, key=lambda name: (family(name), names.index(name)))
 
 
-def get_workload(name: str) -> Workload:
+def installed_workload_names() -> dict[str, str]:
+    """Workloads installed packages add (entry-point group `suite.workloads`): name -> module:callable."""
+    from .named import entry_points
+
+    return {name: path for name, path in entry_points().items() if name not in _REGISTRY}
+
+
+def get_workload(name: str, num_classes: int | None = None, image_size: int | None = None) -> Workload:
+    """A registry name, `torchvision:NAME`, `timm:NAME`, `module.path:factory` or an installed name,
+    with --num-classes / --image-size applied (refused where the architecture fixes them)."""
     _load()
-    if name not in _REGISTRY:
-        raise one_of("workload", name, workload_names())
-    return _REGISTRY[name]()
+    if name in _REGISTRY:
+        return _REGISTRY[name]().with_shape(num_classes=num_classes, image_size=image_size)
+    from .named import resolve
+
+    workload = resolve(name, num_classes, image_size)
+    if workload is None:
+        raise one_of("workload", name, workload_names() + sorted(installed_workload_names()))
+    return workload
 
 
-__all__ = ["Workload", "count_parameters", "get_workload", "register_workload", "workload_names"]
+__all__ = [
+    "Workload",
+    "count_parameters",
+    "get_workload",
+    "installed_workload_names",
+    "register_workload",
+    "workload_names",
+]

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import torch
 
+from suite.errors import UserError
+
 
 def count_parameters(module: torch.nn.Module) -> int:
     """The seed's count: trainable elements only (BatchNorm running statistics are buffers)."""
@@ -39,6 +41,15 @@ class Workload:
     default_batch_size: int
     num_classes: int  # labels the data path must deliver (a GAN ignores them)
 
+    # The numerics check (suite.measurement.numerics): steps it compares, and whether the loss must fall
+    # on the reused batch (a classifier overfits it; a GAN's two losses chase each other instead).
+    numerics_steps = 6
+    loss_must_fall = True
+    # The recipe's learning rate times this, in the check only: the ImageNet recipe's 0.1 on one small
+    # reused batch is chaotic from the second step (fp32 against fp32 from other seeds jumps 10×), where
+    # no two precisions could agree; a smaller step compares the same gradients in a calm regime.
+    numerics_lr_scale = 0.01
+
     # -- what subclasses define ----------------------------------------------------------------
     def build_modules(self, device: str | torch.device = "cpu") -> dict[str, torch.nn.Module]:
         raise NotImplementedError
@@ -53,13 +64,36 @@ class Workload:
         known = {f.name for f in dataclasses.fields(self)}
         unknown = sorted(set(overrides) - known)
         if unknown:
-            from suite.errors import UserError
-
             raise UserError(
                 f"unknown model override(s) {', '.join(unknown)} for {self.name} "
                 f"(known: {', '.join(sorted(known))})"
             )
         return dataclasses.replace(self, **overrides)
+
+    def with_shape(self, num_classes: int | None = None, image_size: int | None = None) -> Workload:
+        """--num-classes and --image-size; a workload whose architecture fixes either refuses it."""
+        changes = {
+            k: v for k, v in (("num_classes", num_classes), ("image_size", image_size)) if v is not None
+        }
+        return self.with_overrides(**changes) if changes else self
+
+    def check_data_classes(self, classes: int, where: str, head_asked: bool = False) -> None:
+        """The head must fit the data's labels: more classes than outputs cannot train at all, and a head
+        a person chose (--num-classes, or a named model's default 1000) must match the data exactly."""
+        if self.num_classes <= 0:
+            return  # a GAN ignores labels
+        if classes > self.num_classes or (head_asked and classes != self.num_classes):
+            raise UserError(
+                f"{where} has {classes} classes but {self.name} has a {self.num_classes}-class head: "
+                f"pass --num-classes {classes}"
+            )
+
+    def provenance(self) -> dict:
+        """What, beyond its name, makes a run of this workload repeatable (kept in the record)."""
+        return {
+            "class": f"{type(self).__module__}:{type(self).__qualname__}",
+            "num_classes": self.num_classes,
+        }
 
     def parameter_counts(self) -> dict[str, int]:
         # Built on the meta device: shapes without memory, so the 240M-parameter models count instantly.

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from suite.errors import UserError
+
 from . import register_workload
 from .base import Training, Workload
 
@@ -113,6 +115,21 @@ class DCGAN(Workload):
             for module in modules.values():
                 module.apply(init_weights)
         return modules
+
+    # A GAN's losses are chaotic: fewer steps, compared in a wider band (suite.measurement.numerics).
+    numerics_steps = 4
+    loss_must_fall = False
+    numerics_lr_scale = 1.0  # AdamW at 2e-4 is already calm over four steps
+
+    def with_shape(self, num_classes=None, image_size=None):
+        if num_classes is not None:
+            raise UserError(f"--num-classes does not apply to {self.name}: a GAN has no classes")
+        if image_size is not None and image_size != self.image_size:
+            raise UserError(
+                f"--image-size {image_size} does not fit {self.name}, whose layers are built for "
+                f"{self.image_size} px (the dcgan64* and dcgan128* workloads are the sizes there are)"
+            )
+        return self
 
     def build(self, backend) -> DCGANTraining:
         modules = {name: backend.prepare_model(m) for name, m in self.build_modules().items()}

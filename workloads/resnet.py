@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-import torchvision
 from torch import nn
 
 from . import register_workload
@@ -38,6 +37,8 @@ class ResNet(Workload):
     arch: str = "resnet50"
 
     def build_modules(self, device="cpu"):
+        import torchvision  # here, not at the top: importing it costs `suite list` ~2 s on 2 cores
+
         builder = getattr(torchvision.models, self.arch)
         with torch.device(device):
             return {"model": builder(weights=None, num_classes=self.num_classes)}

@@ -1,23 +1,77 @@
-"""`suite list`: the workloads and the backends, with what is available here and why not."""
+"""`suite list`: the workloads and the backends, with what is available here and why not.
+
+`suite list --models torchvision` / `--models timm [PATTERN]` lists the models that can be named as
+`torchvision:NAME` / `timm:NAME` workloads.
+
+Plain `suite list` stays quick: parameter counts are kept in the suite's cache (keyed by the workload's
+full definition and the torch version), so a listing after the first imports neither torchvision nor any
+model code, only torch itself.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
+
+LIBRARIES = ("torchvision", "timm")
+
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("list", help="list workloads and backends")
+    p = subparsers.add_parser(
+        "list",
+        help="list workloads and backends",
+        description="List the workloads and backends; with --models, the models a library can build.",
+    )
+    p.add_argument(
+        "--models",
+        metavar="LIBRARY",
+        help="list the models of a library that name a workload: torchvision, or timm (the `timm` extra)",
+    )
+    p.add_argument("pattern", nargs="?", help="with --models: a wildcard filter, e.g. 'vit_*' or '*resnet*'")
     p.set_defaults(func=list_command)
 
 
 def list_command(args) -> int:
+    from suite.errors import UserError, one_of
+
+    if args.models is not None:
+        if args.models not in LIBRARIES:
+            raise one_of("--models library", args.models, LIBRARIES)
+        return list_models(args.models, args.pattern)
+    if args.pattern is not None:
+        raise UserError(f"a pattern ({args.pattern!r}) filters --models LIBRARY: give --models too")
+    return list_workloads()
+
+
+def list_models(library: str, pattern: str | None) -> int:
+    import fnmatch
+
+    from suite.workloads.named import timm_names, torchvision_names
+
+    names = torchvision_names() if library == "torchvision" else timm_names()
+    if pattern:
+        names = [name for name in names if fnmatch.fnmatchcase(name, pattern)]
+    for name in names:
+        print(f"{library}:{name}")
+    found = f"{len(names)} {library} model(s)" + (f" matching {pattern!r}" if pattern else "")
+    print(f"\n{found}; run one with `suite run --workload {library}:NAME` (random weights)")
+    return 0
+
+
+def list_workloads() -> int:
     from tabulate import tabulate
 
     from suite.backends import availability
-    from suite.workloads import get_workload, workload_names
+    from suite.workloads import get_workload, installed_workload_names, workload_names
 
+    installed = installed_workload_names()
     rows = []
-    for name in workload_names():
+    for name in workload_names() + sorted(installed):
         workload = get_workload(name)
-        counts = workload.parameter_counts()
+        # An installed package's model may change under the same name: counted afresh every time.
+        counts = workload.parameter_counts() if name in installed else cached_parameter_counts(workload)
+        description = workload.description + (f" (installed: {installed[name]})" if name in installed else "")
         rows.append(
             [
                 name,
@@ -25,7 +79,7 @@ def list_command(args) -> int:
                 workload.default_batch_size,
                 "\n".join(f"{part}: {count:,}" for part, count in counts.items()),
                 f"{sum(counts.values()):,}",
-                workload.description,
+                description,
             ]
         )
     print(
@@ -35,9 +89,46 @@ def list_command(args) -> int:
             colalign=("left", "right", "right", "right", "right", "left"),
         )
     )
+    print(
+        "\nAlso: torchvision:NAME, timm:NAME (see `suite list --models torchvision|timm`), and "
+        "module.path:factory (your own nn.Module)."
+    )
     print()
     backend_rows = [
         [name, "available" if ok else "unavailable", reason] for name, (ok, reason) in availability().items()
     ]
     print(tabulate(backend_rows, headers=["backend", "status", "detail"]))
     return 0
+
+
+def _cache_file() -> str:
+    from suite.measurement.flops import cache_path  # the suite's cache folder (SUITE_CACHE_DIR)
+
+    return os.path.join(os.path.dirname(cache_path()), "parameters.json")
+
+
+def cached_parameter_counts(workload) -> dict[str, int]:
+    """The workload's parameter counts, from the cache when its definition and torch are unchanged."""
+    import torch
+
+    key = f"{workload!r} torch={torch.__version__}"
+    path = _cache_file()
+    try:
+        with open(path) as handle:
+            cache = json.load(handle)
+    except (OSError, ValueError):
+        cache = {}
+    if isinstance(cache, dict) and isinstance(cache.get(key), dict):
+        return cache[key]
+    counts = workload.parameter_counts()
+    cache = cache if isinstance(cache, dict) else {}
+    cache[key] = counts
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-parameters-")
+        with os.fdopen(fd, "w") as handle:
+            json.dump(cache, handle, indent=1)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only home only costs a recount next time
+    return counts

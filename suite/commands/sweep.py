@@ -36,6 +36,12 @@ def add_parser(subparsers) -> None:
         help="an option for every point, e.g. --set workload=dcgan64 (repeatable)",
     )
     p.add_argument(
+        "--model-list",
+        dest="model_list",
+        metavar="FILE",
+        help="a file of workload names, one per line (# comments), swept as the 'workload' option",
+    )
+    p.add_argument(
         "--out", default=DEFAULT_OUT, help=f"folder for the point records (default {DEFAULT_OUT}/)"
     )
     p.add_argument(
@@ -52,13 +58,20 @@ def add_parser(subparsers) -> None:
 
 def sweep_command(args) -> int:
     from suite import results
+    from suite.errors import UserError
     from suite.orchestration import sweep
     from suite.orchestration.child import log
     from suite.run_options import run_options
 
     options = run_options()
     spec = sweep.load_spec(args.file, options) if args.file else None
-    spec = sweep.parse_inline(args.grid, args.fixed, options, spec)
+    spec = sweep.parse_inline(args.grid, args.fixed, options, spec, require_grid=not args.model_list)
+    if args.model_list:
+        from suite.workloads.named import read_model_list
+
+        if "workload" in spec.grid or "workload" in spec.fixed:
+            raise UserError("--model-list sweeps the workload: drop workload from the grid and --set")
+        spec.grid = {"workload": read_model_list(args.model_list), **spec.grid}
     points = sweep.expand(spec, options)
     sweep.resolve(points)
     out_dir = results.check_out_dir(args.out)

@@ -155,13 +155,17 @@ def check_data(config, workload, backend, batch_size: int) -> None:
 
     _, world_size = rank_and_world_size()
     if os.path.isdir(config.data) and is_cache(config.data):
-        check_cache_fits(config.data, workload.image_size, batch_size, world_size)
+        cache, _ = check_cache_fits(config.data, workload.image_size, batch_size, world_size)
+        classes = len(cache.manifest["classes"])
         loader_settings(config, backend, DEFAULT_CACHE_WORKERS)
     else:
         from suite.data.imagefolder import scan_folder
 
-        check_batch_fits(batch_size, len(scan_folder(config.data).samples), world_size, repr(config.data))
+        scan = scan_folder(config.data)
+        classes = len(scan.classes)
+        check_batch_fits(batch_size, len(scan.samples), world_size, repr(config.data))
         loader_settings(config, backend, DEFAULT_IMAGEFOLDER_WORKERS)
+    workload.check_data_classes(classes, f"--data {config.data!r}", head_asked=config.num_classes is not None)
 
 
 def open_data(config, workload, backend, batch_size: int) -> DataSource:

@@ -23,7 +23,7 @@ from suite.backends import Backend, backend_class, check_options, resolve_backen
 from suite.config import RunConfig
 from suite.data import check_data, open_data
 from suite.errors import UserError, non_negative_int, positive_int
-from suite.measurement import diagnose, distributed, flops, probe, profiling
+from suite.measurement import diagnose, distributed, flops, numerics, probe, profiling
 from suite.measurement.telemetry import HostSampler, Telemetry, energy_per_image
 from suite.workloads import Workload, get_workload
 
@@ -51,7 +51,11 @@ class Plan:
 
 def plan_run(config: RunConfig) -> Plan:
     """Check every input and fill in defaults, raising UserError before anything is built."""
-    workload = get_workload(config.workload)
+    shape = {
+        field: None if getattr(config, field) is None else positive_int(option, getattr(config, field))
+        for field, option in (("num_classes", "--num-classes"), ("image_size", "--image-size"))
+    }
+    workload = get_workload(config.workload, **shape)
     if config.model_overrides:
         workload = workload.with_overrides(**config.model_overrides)
     name, why = resolve_backend_name(config.backend)
@@ -74,6 +78,7 @@ def plan_run(config: RunConfig) -> Plan:
         if config.steps_per_window is None
         else positive_int("--steps", config.steps_per_window),
         windows=schedule.windows if config.windows is None else positive_int("--windows", config.windows),
+        **shape,
     )
     backend = cls(resolved)
     batch_size = (
@@ -91,6 +96,7 @@ def plan_run(config: RunConfig) -> Plan:
         why,
     )
     check_data(plan.config, workload, backend, batch_size)
+    numerics.check_options(plan.config, workload)
     return plan
 
 
@@ -117,10 +123,13 @@ def execute(plan: Plan, progress=_noop) -> dict:
         "description": workload.description,
         "image_size": workload.image_size,
         "parameters": workload.parameter_counts(),
+        **workload.provenance(),
     }
     group = distributed.process_group(backend, config)  # does nothing for a single process
     try:
         _measure(plan, record, progress, group)
+        if config.check_numerics and record["status"] == "ok":
+            record["numerics"] = numerics.check(plan)  # after the timed windows: no figure changes
     except Exception as error:  # noqa: BLE001 - every failure becomes a record
         status = "oom" if backend.is_out_of_memory(error) else "error"
         record["status"] = status

@@ -102,8 +102,15 @@ def data_path(record: dict) -> str:
 
 # Knobs beyond the table's columns that change a number (RunConfig fields; the loader's three are read
 # from what actually ran, in record["data"]). Runs that differ in any of them are not one configuration.
-# The knobs that change a number: the suite's own, and every backend option declared as changing one.
-SETTING_FIELDS = ("threads", *declared.setting_fields(), "nnodes", "model_overrides")
+# They are the suite's own, and every backend option declared as changing one.
+SETTING_FIELDS = (
+    "threads",
+    *declared.setting_fields(),
+    "nnodes",
+    "model_overrides",
+    "num_classes",
+    "image_size",
+)
 LOADER_FIELDS = ("workers", "pin_memory", "prefetch")
 
 # -- what a row is ------------------------------------------------------------------------------------
@@ -145,6 +152,8 @@ CONFIG_NOT_KEYED = {
     "rdzv_endpoint": "where ranks meet, not what they compute",
     "dist_timeout_s": "a bound on waiting, not on computing",
     "global_batch_size": "batch_size × world_size, both in the key",
+    "check_numerics": "the check runs after the timed windows and changes no figure; its verdict is a column",
+    "reference_backend": "where the numerics reference ran, after the timed windows",
 }
 # Per section: the fields that cannot change a rate, and why. Everything else in the section is keyed.
 NOT_KEYED = {
@@ -307,6 +316,11 @@ def accelerators_used(record: dict) -> int:
     return int(used) if used is not None else max(1, int(config.get("world_size", 1) or 1) // nodes(record))
 
 
+def numerics_failed(record: dict) -> bool:
+    """A run whose precision failed the numerics check trained another model: shown, never ranked."""
+    return (record.get("numerics") or {}).get("verdict") == "fail"
+
+
 def profiled(record: dict) -> bool:
     """A profiled run's steps were slowed by the profiler: shown, never in a median."""
     return bool(record.get("profile") or record["config"].get("profile_dir"))
@@ -462,11 +476,15 @@ def _row(
 ) -> dict:
     first = group[0]
     config, device = first["config"], first.get("device") or {}
-    ok = [r for r in group if r.get("status") == "ok" and images_per_hour(r) and not profiled(r)]
+    ok = [
+        r
+        for r in group
+        if r.get("status") == "ok" and images_per_hour(r) and not profiled(r) and not numerics_failed(r)
+    ]
     failed = [r for r in group if not any(r is o for o in ok)]
     # an "ok" record without a throughput is damaged, a profiled one perturbed: counted apart, never in the median
     not_ok = Counter(
-        ("profiled" if profiled(r) else "no throughput")
+        ("profiled" if profiled(r) else "numerics failed" if numerics_failed(r) else "no throughput")
         if r.get("status") == "ok"
         else (r.get("status") or "error")
         for r in failed
@@ -517,7 +535,9 @@ def _row(
         "upper_bound": data_path(first) == "synthetic",
         "pooled": {},
         "verdict": _verdict(group),
-        "errors": sorted({_error_text(r) for r in failed if r.get("status") != "ok"}),
+        "numerics": " / ".join(sorted({str(n["verdict"]) for r in group if (n := r.get("numerics"))}))
+        or None,
+        "errors": sorted({_error_text(r) for r in failed if r.get("status") != "ok" or numerics_failed(r)}),
         "notes": [],
         "prices_catalog": catalog.name,
         "prices_as_of": catalog.as_of,
@@ -622,6 +642,8 @@ def _worst(statuses: Counter) -> str:
 
 
 def _error_text(record: dict) -> str:
+    if record.get("status") == "ok" and numerics_failed(record):
+        return f"numerics failed: {record['numerics'].get('reason') or 'see the record'}"
     error = record.get("error") or {}
     return f"{record.get('status')}: {error.get('message', '')}".strip(": ")
 
@@ -665,7 +687,11 @@ def _throughput_cell(row: dict) -> str:
     if row["images_per_hour"] is None:
         if row["status"] == "profiled":
             return f"{_int(row['profiled_images_per_hour'])} (profiled: perturbed, not priced)"
-        return {"diverged": "DIVERGED", "oom": "FAILED (out of memory)"}.get(row["status"], "FAILED")
+        return {
+            "diverged": "DIVERGED",
+            "oom": "FAILED (out of memory)",
+            "numerics failed": "NUMERICS FAILED (not ranked)",
+        }.get(row["status"], "FAILED")
     text = _int(row["images_per_hour"])
     if row["extrapolated_factor"]:
         text += (
@@ -744,6 +770,7 @@ COLUMNS = [
 ]
 COLUMN_STYLES = ("exact", "seed")
 VERDICT_COLUMN = ("Bottleneck", lambda r: r["verdict"] or "—")
+NUMERICS_COLUMN = ("Numerics", lambda r: r["numerics"] or "—")
 NOTES_COLUMN = ("Notes", lambda r: "; ".join(r["notes"] + r["errors"]) or "")
 _LEFT = {"model_run", "instance", "region", "backend", "device", "precision", "data"}
 
@@ -762,6 +789,8 @@ def _columns(rows: list[dict], style: str = "exact", wide: bool = False, catalog
         chosen.append((name, cell, key in _LEFT))
     if any(r["verdict"] for r in rows):  # only once some record carries a diagnosis
         chosen.append((*VERDICT_COLUMN, True))
+    if any(r["numerics"] for r in rows):  # only once some record carries a numerics check
+        chosen.append((*NUMERICS_COLUMN, True))
     return chosen + [(*NOTES_COLUMN, True)]
 
 
@@ -851,6 +880,7 @@ CSV_FIELDS = [
     "status",
     "verdict",
     "warnings",
+    "numerics",
     "notes",
     "prices_catalog",
     "prices_as_of",

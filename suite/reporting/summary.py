@@ -90,11 +90,36 @@ def render(record: dict, path: str | None = None) -> str:
     elif "final_loss" in metrics:
         losses = ", ".join(f"{v:.3f}" for v in metrics["final_loss"])
         lines.append(f"  final loss   {losses}")
+    if record.get("numerics"):
+        lines.append(f"  numerics     {numerics_line(record['numerics'])}")
     for warning in record.get("warnings", []):
         lines.append(f"  warning      {warning}")
     if path:
         lines.append(f"  record       {path}")
     return "\n".join(lines)
+
+
+def _numbers(values) -> str:
+    return " / ".join(f"{v:.3g}" for v in values)
+
+
+def numerics_line(numerics: dict) -> str:
+    """`pass: deviation 0.0123 within 0.051 (noise floor 0.005 × 10 + 0.001), 6 steps vs cpu fp32 (TF32 off)`"""
+    if numerics.get("verdict") == "error":
+        return f"error: {numerics.get('reason')}"
+    line = (
+        f"{numerics['verdict']}: deviation {_numbers(numerics['max_rel_dev'])}, tolerance "
+        f"{_numbers(numerics['tolerance'])} (noise floor {_numbers(numerics['noise_floor'])} × {numerics['k']:g} + "
+        f"{numerics['epsilon']:g}), {numerics['steps']} steps vs {numerics['reference']}"
+    )
+    if numerics.get("grad_scaler"):
+        scaler = numerics["grad_scaler"]
+        line += (
+            f"; GradScaler final scale {scaler['final_scale']:g}, {scaler['skipped_steps']} skipped step(s)"
+        )
+    if numerics.get("reason"):
+        line += f" — {numerics['reason']}"
+    return line
 
 
 def show(record: dict, path: str, as_json: bool = False) -> None:

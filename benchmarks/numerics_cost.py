@@ -1,0 +1,75 @@
+"""What does `--check-numerics` cost? The check's wall time against the wall time of the run it checks.
+
+For each workload, one real `suite run --backend cpu --check-numerics` at the CPU's default batch and
+schedule, in its own process. The check's own time is in the record (`numerics.time_s`: its three short
+runs, reference, noise and candidate, builds included); the run's time is the whole process's wall time
+less the check. The ratio check ÷ run is the price of asking.
+
+    python benchmarks/numerics_cost.py [--workloads dcgan64 resnet50] [--precision bf16]
+
+One process per workload, run one after the other: on a shared machine both sides of the ratio are slowed
+alike only roughly, so read the ratios to one significant figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def measure(workload: str, precision: str | None) -> dict:
+    with tempfile.TemporaryDirectory() as out:
+        argv = [sys.executable, "-m", "suite", "run", "--backend", "cpu", "--workload", workload]
+        argv += ["--check-numerics", "--json", "--out", out]
+        argv += ["--precision", precision] if precision else []
+        env = dict(
+            os.environ, PYTHONPATH=os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
+        )
+        started = time.perf_counter()
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=out)
+        wall_s = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{workload}: suite run failed:\n{done.stderr}")
+    record = json.loads(done.stdout)
+    numerics = record["numerics"]
+    run_s = wall_s - numerics["time_s"]
+    return {
+        "workload": workload,
+        "precision": record["config"]["precision"],
+        "batch_size": record["config"]["batch_size"],
+        "timed_steps": record["metrics"]["steps_timed"],
+        "check_steps": numerics["steps"],
+        "run_s": run_s,
+        "check_s": numerics["time_s"],
+        "ratio": numerics["time_s"] / run_s,
+        "verdict": numerics["verdict"],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workloads", nargs="+", default=["dcgan64", "resnet50"])
+    parser.add_argument("--precision", help="the candidate precision (default: the CPU's, fp32)")
+    args = parser.parse_args()
+    print(
+        "| workload | precision | batch | timed steps | check steps (×3 runs) | run (s) | check (s) | check ÷ run | verdict |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+    for workload in args.workloads:
+        r = measure(workload, args.precision)
+        print(
+            f"| {r['workload']} | {r['precision']} | {r['batch_size']} | {r['timed_steps']} | {r['check_steps']} "
+            f"| {r['run_s']:.1f} | {r['check_s']:.1f} | {r['ratio']:.2f} | {r['verdict']} |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
