@@ -75,6 +75,7 @@ SETTING_FIELDS = (
     "hpu_fused",
     "nnodes",
     "model_overrides",
+    "per_device",
 )
 LOADER_FIELDS = ("workers", "pin_memory", "prefetch")
 
@@ -154,7 +155,18 @@ def build_rows(
     groups: dict[tuple, list[dict]] = {}
     for record in records:
         groups.setdefault(group_key(record), []).append(record)
-    rows = [_row(group, catalog, dataset_size, extrapolate) for group in groups.values()]
+    # A whole instance measured (--per-device) replaces extrapolation for its one-device twin.
+    one_device = {_twin_key(g[0]): g for g in groups.values() if not per_device(g[0])}
+    measured = {_twin_key(g[0]) for g in groups.values() if per_device(g[0])}
+    rows = []
+    for group in groups.values():
+        twin = _twin_key(group[0])
+        row = _row(group, catalog, dataset_size, extrapolate and twin not in measured)
+        if twin in measured and not per_device(group[0]):
+            row["notes"].append("not extrapolated: the --per-device row measured the whole instance")
+        if per_device(group[0]) and twin in one_device:
+            row["measured_scaling"] = _measured_scaling(row, one_device[twin], catalog, dataset_size)
+        rows.append(row)
     # like the seed's table: by model, then cheapest instance first; failed rows after measured ones
     rows.sort(
         key=lambda r: (
@@ -212,6 +224,7 @@ def _row(group: list[dict], catalog: Catalog, dataset_size: int, extrapolate: bo
         "images_per_hour_max": None,
         "status": "ok" if ok else _worst(not_ok),
         "extrapolated_factor": None,
+        "measured_scaling": None,
         "verdict": _verdict(group),
         "errors": sorted({_error_text(r) for r in failed}),
         "notes": [],
@@ -220,6 +233,8 @@ def _row(group: list[dict], catalog: Catalog, dataset_size: int, extrapolate: bo
     }
     if settings(first):
         row["notes"].append("settings: " + ", ".join(settings(first)))
+    if per_device(first):
+        row["notes"].append(f"MEASURED on {per_device(first)} devices at once (one copy each, rates summed)")
     if not_ok:
         row["notes"].append(
             ", ".join(f"{n} {status}" for status, n in sorted(not_ok.items()))
@@ -286,6 +301,30 @@ def _row(group: list[dict], catalog: Catalog, dataset_size: int, extrapolate: bo
                 spot_epoch_usd=row["epoch_hours"] * spot,
             )
     return row
+
+
+def per_device(record: dict) -> int | None:
+    """Copies run at once, one per device (`suite run --per-device`), or None for an ordinary run."""
+    return record["config"].get("per_device")
+
+
+def _twin_key(record: dict) -> tuple:
+    # The same configuration on one device: per_device and the device count left out of the key.
+    return group_key(
+        {
+            **record,
+            "config": {**record["config"], "per_device": None},
+            "device": {**(record.get("device") or {}), "count": None},
+        }
+    )
+
+
+def _measured_scaling(row: dict, one_device: list[dict], catalog: Catalog, dataset_size: int) -> float | None:
+    """Measured ÷ extrapolated: the copies' summed rate ÷ (the one-device rate × copies)."""
+    single = _row(one_device, catalog, dataset_size, False)["images_per_hour"]
+    if row["images_per_hour"] is None or not single:
+        return None
+    return row["images_per_hour"] / (single * row["accelerators_used"])
 
 
 def _worst(statuses: Counter) -> str:
@@ -371,9 +410,19 @@ VERDICT_COLUMN = ("Bottleneck", lambda r: r["verdict"] or "—")
 NOTES_COLUMN = ("Notes", lambda r: "; ".join(r["notes"] + r["errors"]) or "")
 
 
+SCALING_COLUMN = (
+    "Measured scaling",
+    lambda r: "—" if r["measured_scaling"] is None else f"{r['measured_scaling']:.0%}",
+)
+
+
 def _columns(rows: list[dict]) -> list:
-    # The bottleneck column appears only once some record carries a diagnosis.
-    return MD_COLUMNS + ([VERDICT_COLUMN] if any(r["verdict"] for r in rows) else []) + [NOTES_COLUMN]
+    # The bottleneck column appears only once some record carries a diagnosis, the scaling column once
+    # a per-device row has its one-device twin.
+    scaling = [SCALING_COLUMN] if any(r.get("measured_scaling") is not None for r in rows) else []
+    return (
+        MD_COLUMNS + scaling + ([VERDICT_COLUMN] if any(r["verdict"] for r in rows) else []) + [NOTES_COLUMN]
+    )
 
 
 def _escape(cell) -> str:
@@ -423,6 +472,7 @@ CSV_FIELDS = [
     "accelerators_used",
     "instance_accelerators",
     "extrapolated_factor",
+    "measured_scaling",
     "precision",
     "batch_size",
     "data",
