@@ -19,7 +19,7 @@ from suite.errors import UserError, positive_int
 JPEG_QUALITY = 90  # a camera/phone-like quality; photos of this size are then tens of KB
 
 
-def parse_size(text: str) -> tuple[int, int]:
+def parse_image_size(text: str) -> tuple[int, int]:
     """'480x360' -> (480, 360): width x height."""
     parts = str(text).lower().split("x")
     if len(parts) == 2 and all(p.isdigit() and int(p) > 0 for p in parts):
@@ -91,7 +91,7 @@ def synthesize(
 
     count = positive_int("--count", count)
     classes = positive_int("--classes", classes)
-    width, height = parse_size(size) if isinstance(size, str) else size
+    width, height = parse_image_size(size) if isinstance(size, str) else size
     if classes > count:
         raise UserError(f"--classes {classes} is more than --count {count}: every class needs an image")
     if os.path.exists(out_dir) and (not os.path.isdir(out_dir) or os.listdir(out_dir)):
