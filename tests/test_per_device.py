@@ -171,3 +171,42 @@ def test_report_without_a_twin_extrapolates_as_before_and_has_no_scaling_column(
     rows = report.build_rows([single], SEED, extrapolate=True)
     assert rows[0]["extrapolated_factor"] == 4 and rows[0]["measured_scaling"] is None
     assert "Measured scaling" not in report.render(rows, SEED, "md")
+
+
+# -- for real, on the CPU --------------------------------------------------------------------------------
+
+
+@pytest.mark.slow  # trains in child processes
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 cores to pin two copies apart")
+def test_per_device_2_on_the_cpu_records_two_pinned_rates_and_their_sum(tmp_path, capsys):
+    from conftest import TINY, only_record
+
+    from suite.cli import main
+
+    tiny = [arg for k, v in TINY["dcgan64"].items() for arg in ("--model-override", f"{k}={v}")]
+    argv = ["run", "--backend", "cpu", "--batch-size", "2", "--warmup", "1", "--steps", "2", "--windows", "2"]
+    assert main([*argv, *tiny, "--per-device", "2", "--out", str(tmp_path)]) == 0
+    record = only_record(tmp_path)  # the copies' own records are not in the results folder
+    devices = record["per_device"]["devices"]
+    assert record["status"] == "ok" and len(devices) == 2
+    cores = [d["device"]["cores"] for d in devices]
+    assert len(cores[0]) == len(cores[1]) == 1 and cores[0] != cores[1]  # each copy on its own core
+    assert [d["device"]["threads"] for d in devices] == [1, 1]
+    rates = record["metrics"]["images_per_second_per_device"]
+    assert all(rate > 0 for rate in rates)
+    assert record["metrics"]["images_per_second"] == pytest.approx(sum(rates))
+    assert record["config"]["per_device"] == 2 and record["config"]["threads"] == 1
+    assert "copy 1" in capsys.readouterr().out
+    (row,) = report.build_rows([record], SEED, extrapolate=True)
+    assert row["extrapolated_factor"] is None and row["images_per_hour"] == pytest.approx(sum(rates) * 3600)
+    assert "MEASURED on 2 devices at once" in "; ".join(row["notes"])
+
+
+def test_per_device_more_copies_than_cores_is_one_line_exit_2(tmp_path, capsys):
+    from suite.cli import main
+
+    too_many = str(len(os.sched_getaffinity(0)) + 1)
+    assert main(["run", "--backend", "cpu", "--per-device", too_many, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"suite: error: --per-device {too_many}: only") and "Traceback" not in err
+    assert not os.listdir(tmp_path)  # nothing started, nothing written
