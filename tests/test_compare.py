@@ -270,3 +270,11 @@ def test_cli_missing_or_empty_side(tmp_path, capsys):
     assert "no suite run records found for the candidate" in capsys.readouterr().err
     assert main(["compare", str(tmp_path / "nope*.json"), str(tmp_path / "b")]) == 2
     assert "no file or folder matches" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["compare", "--help"]])
+def test_help_texts_render(argv, capsys):
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == 0
+    assert "compare" in capsys.readouterr().out

@@ -8,7 +8,7 @@ import sys
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "compare",
-        help="baseline vs candidate: medians, ratio with a 95% interval, and a significance verdict",
+        help="baseline vs candidate: medians, ratio with a 95%% interval, and a significance verdict",
         description="Match the configurations of two sets of run records by the report's row key and say, "
         "for each, whether the candidate is faster, slower or not significantly different (Welch's t-test "
         "over runs; at least 3 runs a side, see `suite run --repeat`).",
