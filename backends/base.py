@@ -34,6 +34,8 @@ class Backend:
     precisions: tuple[str, ...] = ("fp32",)
     schedule = Schedule(warmup_steps=3, steps_per_window=10, windows=5)
     # Its options, place in `auto` selection and summary gauges: declared in backends/declared.py.
+    # Whether batches are copied from host memory into the device's own (False: the device is the host).
+    copies_to_device: bool = True
 
     def __init__(self, config: RunConfig):
         self.config = config

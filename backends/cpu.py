@@ -42,6 +42,7 @@ class CPUBackend(Backend):
     dist_backend = "gloo"
     precisions = ("fp32", "bf16")
     pin_memory_default = False  # the batches stay on the host: nothing to copy
+    copies_to_device = False  # compute runs in host memory: no copy to pin for, or to wait on
     schedule = Schedule(warmup_steps=2, steps_per_window=4, windows=5)
 
     def __init__(self, config):
@@ -73,6 +74,21 @@ class CPUBackend(Backend):
                     f"{psutil.cpu_count(logical=True)} logical cores"
                 )
             torch.set_num_threads(self.config.threads)
+            self.threads_reason = "as asked (--threads)"
+        elif self.config.data != "synthetic":
+            self._fit_threads_to_the_loader()
+
+    def _fit_threads_to_the_loader(self) -> None:
+        """Real data on the CPU: compute's threads and the loader's workers share the cores, so the default
+        thread count leaves the workers theirs (suite.data.split_host_cores says how, and the record why)."""
+        from suite.data import default_workers, split_host_cores
+
+        workers = self.config.workers
+        _, threads, why = split_host_cores(
+            psutil.cpu_count(logical=True) or 1, default_workers(self.config), workers, None
+        )
+        torch.set_num_threads(threads)
+        self.threads_reason = why
 
     def autocast(self):
         if self.precision == "bf16":
@@ -120,6 +136,7 @@ class CPUBackend(Backend):
             "cores_logical": psutil.cpu_count(logical=True),
             "threads": torch.get_num_threads(),
             "cores": sorted(os.sched_getaffinity(0)),  # the CPUs this process may run on
+            "threads_reason": getattr(self, "threads_reason", "torch's default: one per core"),
         }
 
     def pin_envs(self, copies: int) -> list[dict[str, str]]:

@@ -19,6 +19,10 @@ SCHEMA_VERSION = 1
 
 STATUSES = ("ok", "diverged", "oom", "error")
 
+# Set by a command for the runs it starts (`suite sweep` -> "sweep"): the record says which command made
+# it, so a report can leave sub-runs out unless asked for.
+ORIGIN_ENV = "SUITE_ORIGIN"
+
 
 def new_run_id(workload: str, backend: str, utc_time: str) -> str:
     stamp = re.sub(r"[^0-9TZ]", "", utc_time)
@@ -33,6 +37,7 @@ def new_record(run_id: str, context: dict, config: dict) -> dict:
         "status": "error",  # until the run says otherwise
         "error": None,
         "warnings": [],
+        "origin": os.environ.get(ORIGIN_ENV) or "run",
         "context": context,
         "config": config,
         "device": {},

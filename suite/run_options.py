@@ -32,13 +32,20 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         "--warmup",
         dest="warmup_steps",
         type=non_negative_int("--warmup"),
-        help="warm-up steps, excluded from throughput",
+        # The defaults are each backend's Schedule (backends/*.py): the CPU's steps are slow, the HPU's
+        # graphs need more warm-up.
+        help="warm-up steps, excluded from throughput (default: cpu 2, cuda 3, hpu 10)",
     )
     p.add_argument(
-        "--steps", dest="steps_per_window", type=positive_int("--steps"), help="steps per timed window"
+        "--steps",
+        dest="steps_per_window",
+        type=positive_int("--steps"),
+        help="steps per timed window (default: cpu 4, cuda 10, hpu 20)",
     )
     p.add_argument(
-        "--windows", type=positive_int("--windows"), help="timed windows; the median and spread are reported"
+        "--windows",
+        type=positive_int("--windows"),
+        help="timed windows; the median and spread are reported (default 5)",
     )
     p.add_argument(
         "--threads",
@@ -130,8 +137,10 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     )
     distributed.add_argument(
         "--nproc",
+        "--nproc-per-node",  # torchrun's name for the same thing
+        dest="nproc",
         type=positive_int("--nproc"),
-        help="processes on this node, one per device (default: 1, no launcher)",
+        help="processes on this node, one per device (default: 1, no launcher); --nproc-per-node as in torchrun",
     )
     distributed.add_argument(
         "--nnodes",

@@ -45,6 +45,11 @@ def summarise_windows(images_per_window: int, steps_per_window: int, window_time
 def spread_warnings(metrics: dict) -> list[str]:
     warnings = []
     rates = metrics["window_images_per_second"]
+    if metrics["images_per_second_stdev"] > metrics["images_per_second"]:
+        warnings.append(
+            f"the spread between windows (σ {metrics['images_per_second_stdev']:,.1f} img/s) is larger than "
+            f"the value ({metrics['images_per_second']:,.1f} img/s): this figure is noise, not a rate"
+        )
     if metrics["images_per_second_cv"] > WIDE_SPREAD_CV:
         warnings.append(
             f"windows vary widely (cv {metrics['images_per_second_cv']:.1%}): results may be "

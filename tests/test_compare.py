@@ -93,7 +93,7 @@ def test_ratio_and_interval_are_of_geometric_means():
 
 
 def test_matching_uses_the_reports_row_key():
-    assert compare.row_key is report.group_key  # one definition of "the same configuration"
+    assert compare.row_key is report.row_key  # one definition of "the same configuration"
     base = side([100, 101, 99], "a") + side([50, 51, 49], "b", batch_size=16)
     cand = side([120, 121, 119], "c") + side([60, 61, 59], "d", precision="bf16")
     result = compare.compare(base, cand)
@@ -136,9 +136,16 @@ def test_by_threads_matches_across_the_field():
     assert not result["unmatched"]["baseline"] and not result["unmatched"]["candidate"]
 
 
+def v100(loaded):
+    """Runs on the instance's own accelerator (the report prices a run only on the device it rents)."""
+    for _, rec in loaded:
+        rec["device"] = {"name": "Tesla V100-SXM2-16GB", "count": 1}
+    return loaded
+
+
 def test_by_instance_decides_speed_and_images_per_dollar_apart():
     # dl1.24xlarge ($13.11/h) is 3× faster than p3.2xlarge ($3.06/h) but 4.3× dearer: faster, and costlier.
-    base = side([1000, 1010, 990], "a", instance="p3.2xlarge", backend="cuda")
+    base = v100(side([1000, 1010, 990], "a", instance="p3.2xlarge", backend="cuda"))
     cand = side([3000, 3030, 2970], "c", instance="dl1.24xlarge", backend="hpu")
     for _, rec in cand:
         rec["device"] = {"name": "GAUDI", "count": 8}
@@ -155,8 +162,8 @@ def test_by_instance_decides_speed_and_images_per_dollar_apart():
 
 
 def test_by_instance_cheaper_but_not_significantly_faster():
-    base = side([1000, 1100, 900], "a", instance="p3.8xlarge")  # $12.24/h
-    cand = side([1050, 950, 1000], "c", instance="p3.2xlarge")  # $3.06/h
+    base = v100(side([1000, 1100, 900], "a", instance="p3.8xlarge", backend="cuda"))  # $12.24/h
+    cand = v100(side([1050, 950, 1000], "c", instance="p3.2xlarge", backend="cuda"))  # $3.06/h
     (comparison,) = compare.compare(base, cand, by="instance", catalog=SEED)["comparisons"]
     assert comparison["metrics"]["images_per_second"]["verdict"] == compare.NO_DIFFERENCE
     assert comparison["metrics"]["images_per_usd"]["verdict"] == "cheaper"
@@ -164,8 +171,8 @@ def test_by_instance_cheaper_but_not_significantly_faster():
 
 def test_same_price_shows_speed_only():
     result = compare.compare(
-        side([100, 101, 99], "a", instance="p3.2xlarge"),
-        side([120, 121, 119], "c", instance="p3.2xlarge"),
+        v100(side([100, 101, 99], "a", instance="p3.2xlarge", backend="cuda")),
+        v100(side([120, 121, 119], "c", instance="p3.2xlarge", backend="cuda")),
         catalog=SEED,
     )
     assert list(result["comparisons"][0]["metrics"]) == ["images_per_second"]

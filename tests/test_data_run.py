@@ -147,7 +147,10 @@ def test_loader_command_measures_each_setting_and_writes_records(paths, tmp_path
     assert sorted(r["data"]["workers"] for r in records) == [0, 1]
     for record in records:
         assert record["kind"] == "loader" and record["status"] == "ok"
-        assert record["metrics"]["images_per_window"] == 8 and record["metrics"]["images_per_second"] > 0
+        metrics = record["metrics"]
+        # 2 batches of 4 asked; a cache serves them in under 50 ms, so each window was grown
+        assert metrics["images_per_window"] == 4 * metrics["batches_per_window"] >= 8
+        assert metrics["images_per_second"] > 0 and min(metrics["window_time_s"]) > 0.02
         assert record["loader"]["stage"] == "host"
 
 
@@ -165,7 +168,7 @@ def test_a_real_data_run_records_where_its_bottleneck_is(paths):
     jpeg, cache = paths
     for record in (run(cache, workers=0), run(jpeg, workers=1)):
         diagnosis = record["diagnosis"]
-        assert diagnosis["verdict"] in ("input-bound", "compute-bound", "transfer-bound")
+        assert diagnosis["verdict"] in ("input-bound", "compute-bound", "host-contention", "inconclusive")
         assert diagnosis["loader_images_per_second"] > 0 and diagnosis["compute_images_per_second"] > 0
         assert diagnosis["end_to_end_images_per_second"] == record["metrics"]["images_per_second"]
         assert diagnosis["message"].startswith(diagnosis["verdict"])

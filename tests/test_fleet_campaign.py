@@ -171,7 +171,7 @@ def test_unknown_instance_is_refused_with_near_matches_and_its_line(tmp_path, ca
         ("name: Bad_Name!\nworkload: dcgan64\ninstances: [p3.2xlarge]\n", "campaign name 'bad-name!'"),
         (
             "workload: dcgan64\noptions: {bogus: 1}\ninstances: [p3.2xlarge]\n",
-            "instance p3.2xlarge: the run command would be refused: unrecognized arguments: --bogus 1",
+            "instance p3.2xlarge: the run command would be refused: unknown `suite run` option 'bogus'",
         ),
     ],
 )

@@ -64,7 +64,10 @@ def test_wheel_installs_backends_and_workloads_inside_suite(tmp_path):
         ],
         check=True,
     )
-    (site / "requirements.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    # Every site-packages folder this interpreter reads (a venv may reach its packages through a .pth of its
+    # own, which a .pth in another venv would not follow).
+    sites = [sysconfig.get_paths()["purelib"], *(p for p in sys.path if p.endswith("site-packages"))]
+    (site / "requirements.pth").write_text("\n".join(dict.fromkeys(sites)) + "\n")
 
     installed = sorted(
         p.name for p in site.iterdir() if not p.name.endswith((".dist-info", ".pth")) and p.name != "bin"

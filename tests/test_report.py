@@ -28,20 +28,24 @@ def make_record(
     precision="amp",
     run="a",
     used=None,
-    windows=(1.0, 1.1, 0.9),
+    windows=(1.0, 1.01, 0.99),
     diagnosis=None,
+    data="imagefolder",
 ) -> dict:
     config = {
         "workload": workload,
         "backend": backend,
         "batch_size": batch,
         "precision": precision,
-        "data": "synthetic",
+        "data": "synthetic" if data == "synthetic" else "/data/msls",
         "instance": instance,
         "accelerators_used": used,
     }
     record = results.new_record(f"run-{run}", {"utc_time": "2026-01-01T00:00:00Z"}, config)
-    record.update(status=status, device={"name": device, "count": 1}, data={"source": "synthetic"})
+    source = (
+        {"source": data} if data == "synthetic" else {"source": data, "path": "/data/msls", "images": 1000}
+    )
+    record.update(status=status, device={"name": device, "count": 1}, data=source)
     if images_per_hour is not None:
         per_s = images_per_hour / 3600
         record["metrics"] = {
@@ -74,7 +78,14 @@ SEED_TABLE = [
 def test_seed_table_2_1_images_per_dollar_to_the_image():
     # The seed measured each instance as a whole (all its GPUs), so each record used all of them.
     records = [
-        make_record(rate, workload=w, instance=i, run=i + w, used=SEED.get(i).accelerator_count)
+        make_record(
+            rate,
+            workload=w,
+            instance=i,
+            run=i + w,
+            used=SEED.get(i).accelerator_count,
+            device="Tesla K80" if i.startswith("p2") else "Tesla V100-SXM2-16GB",
+        )
         for w, i, rate, _, _ in SEED_TABLE
     ]
     rows = report.build_rows(records, SEED)
@@ -86,7 +97,7 @@ def test_seed_table_2_1_images_per_dollar_to_the_image():
         assert report.nearest(row["images_per_usd"]) == per_usd
         assert report.nearest(row["spot_images_per_usd"]) == spot_per_usd
         assert row["extrapolated_factor"] is None and not any("used" in n for n in row["notes"])
-    text = report.render(rows, SEED, "md")
+    text = report.render(rows, SEED, "md", columns="seed")
     for _, _, rate, per_usd, spot_per_usd in SEED_TABLE:
         assert f"| {rate:,} | " in text and f"| {per_usd:,} | " in text and f"| {spot_per_usd:,} | " in text
     assert (
@@ -148,8 +159,9 @@ def test_part_of_an_instance_is_marked_and_extrapolated_only_when_asked():
     assert row["images_per_usd"] == pytest.approx(1_000_000 / 12.24)
     row = report.build_rows([record], SEED, extrapolate=True)[0]
     assert row["images_per_hour"] == 4_000_000 and row["extrapolated_factor"] == 4
-    assert "EXTRAPOLATED ×4 from 1 of 4 accelerators" in row["notes"][0]
-    assert "4,000,000 (extrapolated)" in report.render([row], SEED, "md")
+    assert "EXTRAPOLATED ×4 from 1 of 4 accelerators" in "; ".join(row["notes"])
+    assert "4,000,000 (extrapolated ×4 from 1,000,000)" in report.render([row], SEED, "md")
+    assert row["measured_images_per_hour"] == 1_000_000
     # a run that used the whole instance is never touched
     whole = report.build_rows(
         [make_record(1_000_000, instance="p3.8xlarge", used=4)], SEED, extrapolate=True
@@ -168,7 +180,10 @@ def test_world_size_counts_as_accelerators_used_when_not_recorded():
 def test_a_run_on_another_device_than_the_instances_is_marked():
     cpu = make_record(10_000, backend="cpu", device="Intel(R) Xeon(R) Processor", precision="fp32")
     row = report.build_rows([cpu], SEED)[0]
-    assert "measured on Intel(R) Xeon(R) Processor, not on the instance's NVIDIA V100" in row["notes"]
+    assert (
+        "measured on Intel(R) Xeon(R) Processor, not on the instance's NVIDIA V100: not priced "
+        "(--price-as-if prices it hypothetically)" in row["notes"]
+    )
     gpu = report.build_rows([make_record(10_000)], SEED)[0]
     assert not any("measured on" in n for n in gpu["notes"])
     assert not report.other_device("GAUDI", "Habana Gaudi (HL-205)")
@@ -181,7 +196,9 @@ def test_no_instance_or_an_instance_missing_from_the_catalog_gives_no_price():
     )
     none, g6 = sorted(rows, key=lambda r: r["instance"] is not None)
     assert none["usd_per_hour"] is None and "no --instance recorded: no price" in none["notes"]
-    assert g6["images_per_usd"] is None and "g6.xlarge is not in the seed-2022 catalog" in g6["notes"][0]
+    assert g6["images_per_usd"] is None and "g6.xlarge is not in the seed-2022 catalog" in "; ".join(
+        g6["notes"]
+    )
 
 
 def test_bottleneck_column_only_when_some_record_has_a_verdict():
@@ -258,6 +275,7 @@ def test_report_writes_out_file_and_accepts_commas_in_dataset_size(tmp_path, cap
                 "3,600,000",
                 "--out",
                 str(out),
+                "--wide",
             ]
         )
         == 0
@@ -301,8 +319,23 @@ def test_a_real_cpu_run_on_an_instance_is_reported(tmp_path):
     loaded = report.load_records([path])
     rows = report.build_rows([r for _, r in loaded], SEED)
     assert rows[0]["images_per_hour"] == pytest.approx(record["metrics"]["images_per_hour"])
-    assert rows[0]["images_per_usd"] == pytest.approx(record["metrics"]["images_per_hour"] / 3.06)
-    assert any("not on the instance's NVIDIA V100" in n for n in rows[0]["notes"])
+    # a CPU is not the instance's V100: not priced unless asked, then visibly hypothetical
+    assert rows[0]["images_per_usd"] is None and rows[0]["device_matches_instance"] is False
+    assert any("not on the instance's NVIDIA V100: not priced" in n for n in rows[0]["notes"])
+    (priced,) = report.build_rows([r for _, r in loaded], SEED, price_as_if=True)
+    assert priced["images_per_usd"] == pytest.approx(record["metrics"]["images_per_hour"] / 3.06)
+    assert priced["hypothetical"] is True
+    from suite.reporting.pricing import device_mismatch_warning
+
+    assert "--instance p3.2xlarge has NVIDIA V100" in device_mismatch_warning(record)
+
+
+def test_run_on_another_device_than_its_instance_warns_at_run_time(tmp_path, capsys):
+    argv = ["run", "--backend", "cpu", "--batch-size", "2", "--warmup", "0", "--steps", "1", "--windows", "1"]
+    argv += ["--model-override", "ngf=8", "--model-override", "ndf=8"]
+    assert main([*argv, "--instance", "p3.2xlarge", "--out", str(tmp_path), "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert any("--instance p3.2xlarge has NVIDIA V100" in w for w in record["warnings"])
 
 
 def test_loader_only_records_are_not_training_rows(tmp_path, capsys):

@@ -126,3 +126,19 @@ def test_scale_cpu_1_and_2_processes_prints_the_efficiency_table(tmp_path):
     assert one[:2] == ["1", "2"] and one[-4:-2] == ["1.00×", "100%"]  # processes, global batch, baseline
     assert two[:2] == ["2", "4"] and two[-3].endswith("%")
     assert len([name for name in os.listdir(tmp_path) if name.endswith(".json")]) == 2  # one record per count
+
+
+def test_scaling_compares_like_with_like_or_says_why_not():
+    one, two = record(100.0, 1), record(184.0 * 2 / 2, 2)
+    one["device"], two["device"] = {"name": "AMD EPYC", "threads": 2}, {"name": "AMD EPYC", "threads": 1}
+    rows = scale.scaling_rows({1: one, 2: two})
+    assert "not like with like: 1 thread(s) per process here, 2 at 1 process(es)" in rows[1]["notes"]
+    assert "(threads differ)" in scale.render(rows)
+
+
+def test_a_cpu_run_is_not_priced_as_a_gpu_instance():
+    cpu = record(1000.0, 1)
+    cpu["device"] = {"name": "AMD EPYC", "threads": 2}
+    rows = scale.scaling_rows({1: cpu}, {1: (12.24, 3.67, "seed-2022")}, {1: "p3.8xlarge"})
+    assert rows[0]["usd_per_million_images"] is None
+    assert any(n.startswith("not priced: --instance p3.8xlarge has NVIDIA V100") for n in rows[0]["notes"])

@@ -12,7 +12,7 @@ def add_parser(subparsers) -> None:
         help="find the largest batch that fits, and the smallest that is nearly as fast",
         description="Double the batch until it runs out of memory, then bisect; each try is a fresh `suite run`. "
         "On the CPU, --max-memory stands in for device memory. Also reports the smallest batch that "
-        "reaches 95%% of the best throughput seen.",
+        "reaches 95% of the best throughput seen.",
     )
     p.add_argument("--backend", default="auto", help="as for `suite run`")
     p.add_argument("--workload", default="dcgan64", help="as for `suite run`")
@@ -84,7 +84,9 @@ def batch_size_command(args) -> int:
         point = sweep.Point(
             n, {"batch-size": str(n)}, [*base_argv, "--batch-size", str(n)], {**first.config, "batch_size": n}
         )
-        return batch_size.try_from_record(n, sweep.run_point(point, out_dir, args.try_timeout))
+        return batch_size.try_from_record(
+            n, sweep.run_point(point, out_dir, args.try_timeout, origin="batch-size")
+        )
 
     log(
         f"batch-size search: {config['workload']} on {config['backend']}, from {start} up to {max_batch}"

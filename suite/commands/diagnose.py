@@ -67,9 +67,9 @@ def diagnose_command(args) -> int:
     out_dir = results.check_out_dir(args.out)
 
     loader = compute = None
+    plan = child.plan(RunConfig(**config))  # the backend's capabilities shape the advice
     if config["data"] != "synthetic":
         child.log("1/3 loader only (no model) ...")
-        plan = child.plan(RunConfig(**config))
         loader = measure_setting(
             plan,
             batches=config["steps_per_window"],
@@ -82,9 +82,9 @@ def diagnose_command(args) -> int:
         compute_point = sweep.Point(
             0, {"data": "synthetic"}, [*point.argv, "--data", "synthetic"], {**config, "data": "synthetic"}
         )
-        compute = sweep.run_point(compute_point, out_dir)
+        compute = sweep.run_point(compute_point, out_dir, origin="diagnose")
     child.log(("3/3 " if loader else "") + "end to end ...")
-    end_to_end = sweep.run_point(point, out_dir)
+    end_to_end = sweep.run_point(point, out_dir, origin="diagnose")
 
     failed = [
         (name, record)
@@ -96,7 +96,14 @@ def diagnose_command(args) -> int:
             print(f"{name} measurement failed: {child.describe(record)}")
         print("no verdict: every measurement must complete")
         return 1
-    found = diagnose.from_records(end_to_end, compute, loader, cores=os.cpu_count())
+    found = diagnose.from_records(
+        end_to_end,
+        compute,
+        loader,
+        cores=os.cpu_count(),
+        copies_to_device=getattr(plan.backend, "copies_to_device", True),
+        precisions=tuple(plan.backend.precisions),
+    )
     found["records"] = {
         "loader_only": loader and loader["run_id"],
         "compute_only": compute and compute["run_id"],

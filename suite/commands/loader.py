@@ -138,6 +138,11 @@ def describe_setting(record: dict) -> str:
     return text
 
 
+def significant(value: float, digits: int = 3) -> str:
+    """A measured rate to the digits its noise allows: 144,555.3 -> 145,000 (never ten digits)."""
+    return f"{float(f'{value:.{digits}g}'):,.0f}" if value >= 10 ** (digits - 1) else f"{value:.{digits}g}"
+
+
 def render_table(records: list[dict]) -> str:
     from tabulate import tabulate
 
@@ -154,16 +159,22 @@ def render_table(records: list[dict]) -> str:
                 "on" if data.get("pin_memory") else "off",
                 data.get("prefetch") if data.get("prefetch") is not None else "-",
                 record["config"]["batch_size"],
-                f"{rate:,.0f} ± {metrics['images_per_second_stdev']:,.0f}"
+                f"{significant(rate)} ± {significant(metrics['images_per_second_stdev'])}"
+                + (" ⚠" if record.get("warnings") else "")
                 if rate
                 else f"FAILED ({record['status']})",
-                f"{metrics['images_per_hour']:,.0f}" if rate else "-",
+                significant(metrics["images_per_hour"]) if rate else "-",
                 f"{metrics['first_batch_s']:.2f}"
                 if rate and metrics.get("first_batch_s") is not None
                 else "-",
                 f"{rate / baseline:,.2f}×" if rate else "-",
             ]
         )
+    notes = [
+        f"⚠ {describe_setting(record)}: {warning}"
+        for record in records
+        for warning in record.get("warnings", [])
+    ]
     return tabulate(
         rows,
         headers=[
@@ -178,4 +189,4 @@ def render_table(records: list[dict]) -> str:
             "vs first row",
         ],
         colalign=("left", "right", "left", "right", "right", "right", "right", "right", "right"),
-    )
+    ) + "".join(f"\n{line}" for line in notes)

@@ -27,6 +27,15 @@ def add_parser(subparsers) -> None:
         help=f"price catalog: a shipped name (default {DEFAULT_CATALOG}) or a YAML file",
     )
     p.add_argument("--format", default="md", help="md (default), csv or json")
+    p.add_argument(
+        "--columns",
+        default="exact",
+        metavar="STYLE",
+        help="md column names: exact (default: what each cell is, with units) or seed (the seed's Table 2.1 "
+        "names: 'Average Throughput (Imgs/Hr)' is a median, 'Rate ($)' is $/hour, 'Throughput / $' is images "
+        "per $)",
+    )
+    p.add_argument("--wide", action="store_true", help="md: every column ($ per M images, epoch hours and $)")
     p.add_argument("--out", metavar="FILE", help="write the report here instead of stdout")
     p.add_argument(
         "--dataset-size",
@@ -39,35 +48,122 @@ def add_parser(subparsers) -> None:
         action="store_true",
         help="scale runs that used part of an instance to all its accelerators (marked as such)",
     )
+    p.add_argument(
+        "--instance",
+        metavar="NAME[,NAME...]",
+        help="price every run again as if on each of these instances (on-demand and spot), without "
+        "re-running; only instances whose accelerator is the run's device (see --price-as-if)",
+    )
+    p.add_argument(
+        "--price-as-if",
+        action="store_true",
+        help="also price runs made on another device than the instance's accelerator (e.g. a CPU run "
+        "named p3.2xlarge), marked hypothetical in every format; never extrapolated",
+    )
+    p.add_argument(
+        "--include",
+        metavar="KIND[,KIND...]",
+        help="also report the records of sub-runs: sweep, batch-size, diagnose, scale, probes "
+        "(batch-size and diagnose) or all (left out by default)",
+    )
+    p.add_argument(
+        "--pool",
+        metavar="FIELD[,FIELD...]",
+        help="pool runs that differ only in these row-key fields (e.g. torch,cpu_cores_logical); "
+        "the row lists the values it pooled",
+    )
     p.add_argument("--plot", metavar="DIR", help="also draw PNG plots into DIR (needs the `plot` extra)")
     p.set_defaults(func=report_command)
 
 
 def report_command(args) -> int:
+    from collections import Counter
+
     from suite import results
     from suite.errors import UserError, one_of, positive_int
     from suite.reporting import report
-    from suite.reporting.pricing import load_catalog
+    from suite.reporting.pricing import find_instance, load_catalog
 
     if args.format not in report.FORMATS:
         raise one_of("--format", args.format, report.FORMATS)
+    if args.columns not in report.COLUMN_STYLES:
+        raise one_of("--columns", args.columns, report.COLUMN_STYLES)
     dataset_size = (
         report.DEFAULT_DATASET_SIZE
         if args.dataset_size is None
         else positive_int("--dataset-size", str(args.dataset_size).replace(",", "").replace("_", ""))
     )
     catalog = load_catalog(args.prices)
+    include = report.include_origins(args.include)
     paths = args.paths or [DEFAULT_RESULTS]
-    loaded = report.load_records(paths)
+    left_out: Counter = Counter()
+    loaded = report.load_records(paths, include=include, left_out=left_out)
+    if left_out:
+        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(left_out.items()))
+        print(
+            f"suite: left out {sum(left_out.values())} sub-run record(s) ({kinds}): "
+            f"--include {','.join(sorted(left_out))} reports them",
+            file=sys.stderr,
+        )
     if not loaded:
         raise UserError(f"no suite run records found in {', '.join(paths)} (make some with `suite run`)")
     records = [record for _, record in loaded]
-    rows = report.build_rows(records, catalog, dataset_size, args.extrapolate)
-    text = report.render(rows, catalog, args.format, dataset_size, args.extrapolate)
+    catalogs = {catalog.name: catalog}
+
+    def catalog_for(record: dict):
+        # With no --prices, a run is priced from the catalog it was accepted against (`suite run
+        # --instance p2.xlarge` finds it in seed-2022): the report names each catalog it used.
+        named = None if args.prices else record["config"].get("prices")
+        if not named:
+            return catalog
+        if named not in catalogs:
+            try:
+                catalogs[named] = load_catalog(named)
+            except UserError:
+                catalogs[named] = catalog  # a catalog file no longer there: the default prices it
+        return catalogs[named]
+
+    if args.instance:
+        names = [name.strip() for name in args.instance.split(",") if name.strip()]
+        if not names:
+            raise UserError("--instance needs at least one instance name")
+        found = [find_instance(name, args.prices) for name in dict.fromkeys(names)]
+        by_name = {instance.name: found_catalog for instance, found_catalog in found}
+
+        def catalog_for(record: dict):  # noqa: F811 - each candidate priced from the catalog it is in
+            return by_name[record["config"]["instance"]]
+
+        records, unmatched = report.repriced(records, [instance for instance, _ in found], args.price_as_if)
+        if unmatched:
+            print(
+                f"suite: {len(unmatched)} run(s) match none of --instance {args.instance} (another "
+                "device, or more accelerators than the instance has; --price-as-if prices other devices)",
+                file=sys.stderr,
+            )
+        if not records:
+            raise UserError(f"no run can be priced as {args.instance}")
+    pool = report.pool_fields([n.strip() for n in (args.pool or "").split(",") if n.strip()], records)
+    rows = report.build_rows(
+        records,
+        catalog,
+        dataset_size,
+        args.extrapolate,
+        pool=pool,
+        price_as_if=args.price_as_if,
+        catalog_for=catalog_for,
+    )
+    named = {r["prices_catalog"] for r in rows}
+    shown = [c for c in {catalog_for(r).name: catalog_for(r) for r in records}.values() if c.name in named]
+    text = report.render(
+        rows, shown or [catalog], args.format, dataset_size, args.extrapolate, args.columns, args.wide
+    )
     if args.plot:
         from suite.reporting import plots
 
-        for path in plots.draw_all(records, rows, catalog, args.plot):
+        def skipped(line: str) -> None:
+            print(f"suite: {line}", file=sys.stderr)
+
+        for path in plots.draw_all(records, rows, shown or [catalog], args.plot, skipped):
             print(f"suite: plot {os.path.relpath(path)}", file=sys.stderr)
     if args.out:
         results.write_text(args.out, text)

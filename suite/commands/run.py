@@ -39,6 +39,7 @@ def run_command(args) -> int:
     from suite.measurement.runner import execute
     from suite.orchestration import child
     from suite.reporting import summary
+    from suite.reporting.pricing import device_mismatch_warning
 
     plan = child.plan(run_options.config_from_args(args))
     if args.repeat is not None:
@@ -60,6 +61,9 @@ def run_command(args) -> int:
             file=sys.stderr,
         )
     record = execute(plan, progress=progress_printer(sys.stderr) if interactive else lambda *a, **k: None)
+    mismatch = device_mismatch_warning(record)
+    if mismatch:
+        record["warnings"].append(mismatch)
     if rank.is_distributed:
         failed = record["status"] not in ("ok", "diverged")
         if rank.rank != 0:

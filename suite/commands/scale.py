@@ -93,7 +93,7 @@ def scale_command(args) -> int:
         child.log(f"suite scale: {count} process{'es' if count > 1 else ''} …")
         # Each count is its own `suite run --nproc N` (its own torchrun): nothing carries over between them.
         argv = child.run_argv(_run_options(args, count, instances.get(count)))
-        done = child.spawn(argv, args.out, SUITE_RUN_ID=run_id)
+        done = child.spawn(argv, args.out, SUITE_RUN_ID=run_id, **{results.ORIGIN_ENV: "scale"})
         path = os.path.join(args.out, f"{run_id}.json")
         if done.returncode == 2 or not os.path.exists(path):
             sys.stderr.write(done.stderr[-3000:])
@@ -103,7 +103,7 @@ def scale_command(args) -> int:
             continue
         records[count] = results.read_record(path)
         child.log(f"  {records[count]['status']}, record {os.path.relpath(path)}")
-    rows = scale.scaling_rows(records, prices)
+    rows = scale.scaling_rows(records, prices, instances)
     if args.json:
         json.dump(rows, sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -72,15 +72,56 @@ def rank_and_world_size() -> tuple[int, int]:
     return int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
 
 
+def split_host_cores(
+    cores: int, default_workers: int, workers: int | None = None, threads: int | None = None
+) -> tuple[int, int, str]:
+    """Loader workers and compute threads for a backend that computes on the host's own cores (the CPU):
+    (workers, threads, why). What is given is kept; what is not is chosen so that the two together do not
+    oversubscribe the cores (torch's default, a thread per core, plus decoding workers made a 2-core host
+    run 2 threads and up to 4 workers on 2 cores, each slowing the other)."""
+    cores = max(1, cores)
+    if workers is not None and threads is not None:
+        why = "as asked" + (
+            f" (together {workers + threads} on {cores} cores)" if workers + threads > cores else ""
+        )
+        return workers, threads, why
+    if workers is None and threads is None:
+        # Decoding and compute share the cores; at least one of each.
+        workers = min(default_workers, max(1, cores // 2))
+        threads = max(1, cores - workers)
+        return workers, threads, f"{workers} worker(s) + {threads} compute thread(s) on {cores} cores"
+    if threads is None:
+        threads = max(1, cores - workers)
+        return workers, threads, f"compute gets the {threads} core(s) the {workers} worker(s) leave"
+    workers = min(default_workers, max(1, cores - threads))
+    return workers, threads, f"{workers} worker(s) beside {threads} compute thread(s) on {cores} cores"
+
+
+def default_workers(config) -> int:
+    """The loader's default worker count for this data (a cache needs one gather thread, JPEGs more)."""
+    from suite.data.cache import is_cache
+
+    data = getattr(config, "data", "synthetic")
+    return DEFAULT_CACHE_WORKERS if os.path.isdir(data) and is_cache(data) else DEFAULT_IMAGEFOLDER_WORKERS
+
+
 def loader_settings(config, backend, default_workers: int) -> dict:
     """workers, pin_memory, prefetch as they will run (the record stores these, not the defaults)."""
-    workers = (
-        min(default_workers, os.cpu_count() or 1)
-        if getattr(config, "workers", None) is None
-        else non_negative_int("--workers", config.workers)
-    )
+    if getattr(config, "workers", None) is not None:
+        workers = non_negative_int("--workers", config.workers)
+    elif not getattr(backend, "copies_to_device", True):
+        # Compute runs on the host's cores too: workers chosen beside compute's threads, not over them.
+        threads = getattr(config, "threads", None)
+        workers = split_host_cores(os.cpu_count() or 1, default_workers, None, threads)[0]
+    else:
+        workers = min(default_workers, os.cpu_count() or 1)
+    # Pinned host memory only helps a copy into separate device memory; when the device is the host
+    # itself there is no copy to speed up, so --pin-memory is a no-op there and is dropped (recorded as
+    # False): a run does not become another configuration by a setting that did nothing.
     pin_memory = getattr(config, "pin_memory", None)
-    if pin_memory is None:
+    if not backend.copies_to_device:
+        pin_memory = False
+    elif pin_memory is None:
         pin_memory = backend.pin_memory_default
     prefetch = getattr(config, "prefetch", None)
     if prefetch is not None:

@@ -8,12 +8,25 @@ Three throughputs of the same configuration (seed 000's plumbing picture):
 
 The narrowest of them sets the pace. When the end-to-end run reaches most of compute-only, the device is
 the limit (compute-bound). Otherwise, when the loader alone is slower than compute, the loader is
-(input-bound); and when both alone are fast but together slow, the copy to the device or the loader's
-competition with compute for the host is (transfer-bound).
+(input-bound); and when both alone are fast but together slow, the copy to the device is (transfer-bound)
+— or, on a backend with no copy (the CPU computes in host memory), the loader's workers and compute's
+threads competing for the same cores are (host-contention).
+
+Every rate is measured in repeated windows, and carries its spread. A verdict is given only when the rates
+it compares are apart by more than that spread; otherwise it is "inconclusive". End to end faster than
+compute-only or than the loader alone (beyond the spread) is impossible: the probe measured something
+else (a busy host, windows too short), and the verdict says so instead of guessing.
 
 Telemetry backs the verdict with seed 002's rules: low device utilisation with busy CPUs points to the
 input pipeline; low device and low CPU utilisation to the code (synchronisations, tiny batches); much
 free device memory on a compute-bound run to a larger batch.
+
+Advice is a function of the measured rates, the settings the run already had and the backend's
+capabilities: it proposes only changes not already made (no --pin-memory to a pinned run, no bf16 to a bf16
+run, no cache to a cached run, nothing a backend cannot do), and each change as a structured
+{"option", "value"} beside its sentence. More loader workers are proposed only into cores compute does not
+use, and fewer compute threads only when workers and threads oversubscribe the cores, so following the
+advice never returns to where it started.
 
 Everything here is a pure function of numbers, so the rules are tested with numbers.
 """
@@ -54,71 +67,172 @@ def workers_needed(workers: int, loader_ips: float, compute_ips: float) -> int:
     return max(1, math.ceil(max(workers, 1) * compute_ips / loader_ips))
 
 
+# A rate's relative uncertainty when its spread was not measured (one window), and the least one assumed
+# when it was (three windows agreeing to 0.1% on a shared host are luck, not precision).
+UNKNOWN_SPREAD = 0.10
+LEAST_SPREAD = 0.02
+
+
+def _spread(cv: float | None) -> float:
+    return UNKNOWN_SPREAD if cv is None else max(float(cv), LEAST_SPREAD)
+
+
+def _above(a: float, a_cv: float | None, b: float, b_cv: float | None) -> bool:
+    """a is above b by more than both spreads."""
+    return a * (1 - _spread(a_cv)) > b * (1 + _spread(b_cv))
+
+
+def _change(option: str, value, why: str) -> dict:
+    return {"option": option, "value": value, "why": why}
+
+
 def verdict(
     *,
     compute_ips: float,
     end_to_end_ips: float,
     loader_ips: float | None = None,
+    compute_cv: float | None = None,
+    loader_cv: float | None = None,
+    end_to_end_cv: float | None = None,
     workers: int | None = None,
+    pin_memory: bool | None = None,
+    prefetch: int | None = None,
+    threads: int | None = None,
+    precision: str | None = None,
     cores: int | None = None,
     data_kind: str = "imagefolder",
+    copies_to_device: bool = True,
+    precisions: tuple[str, ...] = (),
     host_cpu_percent: float | None = None,
     device_util: float | None = None,
     peak_memory_bytes: float | None = None,
     total_memory_bytes: float | None = None,
 ) -> dict:
-    """The verdict and its figures, as stored in a record's "diagnosis" section."""
+    """The verdict and its figures, as stored in a record's "diagnosis" section. The settings are the
+    run's (what ran); `copies_to_device` and `precisions` are the backend's capabilities."""
     efficiency = end_to_end_ips / compute_ips if compute_ips else None
     figures = {
         "loader_images_per_second": loader_ips,
         "compute_images_per_second": compute_ips,
         "end_to_end_images_per_second": end_to_end_ips,
+        "loader_cv": loader_cv,
+        "compute_cv": compute_cv,
+        "end_to_end_cv": end_to_end_cv,
         "end_to_end_over_compute": efficiency,
         "host_cpu_util_percent": host_cpu_percent,
         "device_util_percent": device_util,
     }
-    evidence, suggestions = [], []
+    evidence, changes, advice = [], [], []
+    workers = workers or 0
+    # Host cores compute takes: its threads on a backend computing in host memory, one feeding thread else.
+    compute_threads = (threads or cores or 1) if not copies_to_device else 1
+    free_cores = None if cores is None else cores - compute_threads - workers
+    e2e_text = f"{end_to_end_ips:,.1f} img/s"
 
     if loader_ips is None:
         kind = "compute-bound"
         message = (
             f"compute-bound: synthetic data has no loader and no copy, so the device's compute sets the "
-            f"pace ({end_to_end_ips:,.1f} img/s)"
+            f"pace ({e2e_text})"
         )
+    elif _above(end_to_end_ips, end_to_end_cv, compute_ips, compute_cv) or _above(
+        end_to_end_ips, end_to_end_cv, loader_ips, loader_cv
+    ):
+        kind = "inconclusive"
+        slower = "compute-only" if end_to_end_ips > compute_ips else "the loader alone"
+        message = (
+            f"inconclusive: end to end ({e2e_text}) measured faster than {slower} (loader "
+            f"{loader_ips:,.1f}, compute {compute_ips:,.1f} img/s) beyond their spread, which cannot be: the "
+            "probe was disturbed (a busy host, windows too short)"
+        )
+        advice.append("measure again on a quiet host, with more --steps or --windows")
     elif efficiency is not None and efficiency >= COMPUTE_BOUND_EFFICIENCY:
         kind = "compute-bound"
+        keeps_up = (
+            "enough to keep up"
+            if loader_ips >= compute_ips
+            else "slower than compute alone, yet end to end keeps up (the loader works ahead during steps)"
+        )
         message = (
             f"compute-bound: end to end reaches {efficiency:.0%} of compute-only ({end_to_end_ips:,.1f} of "
-            f"{compute_ips:,.1f} img/s); the loader delivers {loader_ips:,.1f} img/s, enough to keep up"
+            f"{compute_ips:,.1f} img/s); the loader alone delivers {loader_ips:,.1f} img/s, {keeps_up}"
         )
-        suggestions.append("the data path is not the limit: a faster device, bf16/amp, or a larger batch")
     elif loader_ips < LOADER_SHORTFALL * compute_ips:
-        kind = "input-bound"
-        message = (
-            f"input-bound: the loader delivers {loader_ips:,.1f} img/s, the device could do "
-            f"{compute_ips:,.1f} img/s (end to end {end_to_end_ips:,.1f} img/s)"
-        )
-        if data_kind == "cache":
-            suggestions.append("a prepared cache already skips decoding: more --workers, or faster storage")
+        if not _above(compute_ips, compute_cv, loader_ips, loader_cv):
+            kind = "inconclusive"
+            message = (
+                f"inconclusive: the loader ({loader_ips:,.1f} img/s, cv {_spread(loader_cv):.0%}) and compute "
+                f"({compute_ips:,.1f} img/s, cv {_spread(compute_cv):.0%}) are within each other's spread"
+            )
+            advice.append("measure again with more --steps or --windows to separate them")
         else:
-            need = workers_needed(workers or 0, loader_ips, compute_ips)
-            if cores is not None and need > cores:
-                suggestions.append(
-                    f"about {need} workers would be needed and this machine has {cores} cores: "
-                    "use a prepared cache (`suite data prepare`)"
+            kind = "input-bound"
+            message = (
+                f"input-bound: the loader delivers {loader_ips:,.1f} img/s, the device could do "
+                f"{compute_ips:,.1f} img/s (end to end {e2e_text})"
+            )
+            need = workers_needed(workers, loader_ips, compute_ips)
+            target = need if free_cores is None else min(need, workers + max(free_cores, 0))
+            if target > workers:
+                short = f" (about {need} would be needed; {cores} cores)" if need > target else ""
+                changes.append(_change("--workers", target, f"more decoding in parallel{short}"))
+            elif need > workers and cores is not None:
+                advice.append(
+                    f"about {need} workers would be needed, and the {cores} cores are taken "
+                    f"({compute_threads} by compute, {workers} by workers)"
+                )
+            if data_kind == "cache":
+                advice.append(
+                    "a prepared cache already skips decoding: faster storage, or fewer images per step"
                 )
             else:
-                suggestions.append(f"try --workers {need}, or a prepared cache (`suite data prepare`)")
-    else:
+                changes.append(
+                    _change("--data", "cache", "a prepared cache skips decoding (`suite data prepare`)")
+                )
+    elif not _above(compute_ips, compute_cv, end_to_end_ips, end_to_end_cv):
+        kind = "inconclusive"
+        message = (
+            f"inconclusive: end to end ({e2e_text}) is short of compute-only ({compute_ips:,.1f} img/s) by "
+            "less than their spread"
+        )
+        advice.append("measure again with more --steps or --windows to separate them")
+    elif copies_to_device:
         kind = "transfer-bound"
         message = (
             f"transfer-bound: the loader alone delivers {loader_ips:,.1f} img/s and compute alone "
-            f"{compute_ips:,.1f} img/s, but together only {end_to_end_ips:,.1f} img/s"
+            f"{compute_ips:,.1f} img/s, but together only {e2e_text}: the copy to the device costs the "
+            "difference"
         )
-        suggestions.append(
-            "the copy to the device or the loader's competition with compute for the host costs "
-            "the difference: try --pin-memory, --prefetch, fewer --workers, or a prepared cache"
+        if not pin_memory:
+            changes.append(_change("--pin-memory", "on", "page-locked batches copy faster"))
+        if workers and (prefetch or 2) < 4:
+            changes.append(_change("--prefetch", 4, "more batches ready ahead of each copy"))
+        if data_kind != "cache":
+            changes.append(_change("--data", "cache", "uint8 batches: a quarter of the bytes to copy"))
+    else:
+        kind = "host-contention"
+        message = (
+            f"host-contention: the loader alone delivers {loader_ips:,.1f} img/s and compute alone "
+            f"{compute_ips:,.1f} img/s, but together only {e2e_text}: with no copy to a device, the "
+            f"loader's {workers} worker(s) and compute's {compute_threads} thread(s) share "
+            f"{cores if cores is not None else 'the'} cores"
         )
+        if cores is not None and workers + compute_threads > cores and compute_threads > 1:
+            fit = max(1, cores - workers)
+            if fit < compute_threads:
+                changes.append(
+                    _change("--threads", fit, f"compute threads and loader workers within {cores} cores")
+                )
+        if data_kind != "cache":
+            changes.append(_change("--data", "cache", "no decoding left to compete with compute"))
+        if not changes:
+            advice.append("the host is the limit: a machine with more cores")
+
+    if kind == "compute-bound" and loader_ips is not None:
+        lower = [p for p in precisions if p != precision and p != "fp32"]
+        if precision == "fp32" and lower:
+            changes.append(_change("--precision", lower[0], "lower-precision math is faster where supported"))
+        advice.append("the data path is not the limit: a faster device")
 
     if device_util is not None and host_cpu_percent is not None:
         if device_util < LOW_DEVICE_UTIL and host_cpu_percent > BUSY_HOST_CPU:
@@ -139,29 +253,81 @@ def verdict(
         share = peak_memory_bytes / total_memory_bytes
         figures["memory_in_use_fraction"] = share
         if share < MUCH_FREE_MEMORY:
-            suggestions.append(
-                f"only {share:.0%} of memory in use: a larger batch may help (`suite batch-size`)"
-            )
-    return {"verdict": kind, "message": message, "evidence": evidence, "suggestions": suggestions, **figures}
+            advice.append(f"only {share:.0%} of memory in use: a larger batch may help (`suite batch-size`)")
+    suggestions = [f"try {c['option']} {c['value']}: {c['why']}" for c in changes] + advice
+    return {
+        "verdict": kind,
+        "message": message,
+        "evidence": evidence,
+        "suggestions": suggestions,
+        "changes": changes,
+        "copies_to_device": copies_to_device,
+        **figures,
+    }
+
+
+def from_probe(record: dict, probed: dict, backend, cores: int | None) -> dict:
+    """The verdict of a real-data run from its own record (end to end, settings) and its probe."""
+    import torch
+
+    summary = (record.get("telemetry") or {}).get("summary") or {}
+    metrics = record["metrics"]
+    settings = _settings(record)
+    if settings["threads"] is None:  # the device section comes later: the threads compute has now
+        settings["threads"] = torch.get_num_threads()
+    return verdict(
+        compute_ips=probed["compute_images_per_second"],
+        compute_cv=probed.get("compute_cv"),
+        loader_ips=probed["loader_images_per_second"],
+        loader_cv=probed.get("loader_cv"),
+        end_to_end_ips=metrics["images_per_second"],
+        end_to_end_cv=metrics.get("images_per_second_cv"),
+        **settings,
+        cores=cores,
+        copies_to_device=getattr(backend, "copies_to_device", True),
+        precisions=tuple(getattr(backend, "precisions", ())),
+        host_cpu_percent=host_cpu_util_percent(summary),
+        device_util=device_util_percent(summary),
+    ) | {"probe": {k: v for k, v in probed.items() if k.endswith(("_windows", "_window_s"))}}
+
+
+def _settings(record: dict) -> dict:
+    """What the run had (what ran, not what was typed): the advice never proposes these again."""
+    data, config, device = record.get("data") or {}, record.get("config") or {}, record.get("device") or {}
+    return {
+        "workers": data.get("workers"),
+        "pin_memory": data.get("pin_memory"),
+        "prefetch": data.get("prefetch"),
+        "threads": device.get("threads") or config.get("threads"),
+        "precision": config.get("precision"),
+        "data_kind": data.get("source", "imagefolder"),
+    }
 
 
 def from_records(
-    end_to_end: dict, compute: dict | None, loader: dict | None, cores: int | None = None
+    end_to_end: dict,
+    compute: dict | None,
+    loader: dict | None,
+    cores: int | None = None,
+    copies_to_device: bool = True,
+    precisions: tuple[str, ...] = (),
 ) -> dict:
     """The verdict from the three records (a loader record from `suite loader`'s measurement)."""
     summary = (end_to_end.get("telemetry") or {}).get("summary") or {}
-    data = end_to_end.get("data") or {}
     memory = end_to_end.get("memory") or {}
-    e2e_ips = end_to_end["metrics"]["images_per_second"]
-    compute_ips = compute["metrics"]["images_per_second"] if compute else e2e_ips
-    loader_ips = loader["metrics"]["images_per_second"] if loader else None
+    metrics = end_to_end["metrics"]
+    source = compute["metrics"] if compute else metrics
     return verdict(
-        compute_ips=compute_ips,
-        end_to_end_ips=e2e_ips,
-        loader_ips=loader_ips,
-        workers=data.get("workers"),
+        compute_ips=source["images_per_second"],
+        compute_cv=source.get("images_per_second_cv"),
+        end_to_end_ips=metrics["images_per_second"],
+        end_to_end_cv=metrics.get("images_per_second_cv"),
+        loader_ips=loader["metrics"]["images_per_second"] if loader else None,
+        loader_cv=loader["metrics"].get("images_per_second_cv") if loader else None,
+        **_settings(end_to_end),
         cores=cores,
-        data_kind=data.get("source", "imagefolder"),
+        copies_to_device=copies_to_device,
+        precisions=precisions,
         host_cpu_percent=host_cpu_util_percent(summary),
         device_util=device_util_percent(summary),
         peak_memory_bytes=memory.get("peak_memory_bytes"),
@@ -170,13 +336,18 @@ def from_records(
 
 
 def render(diagnosis: dict) -> str:
-    def rate(value):
-        return f"{value:,.1f} img/s" if value is not None else "- (no loader)"
+    def rate(name):
+        value, cv = diagnosis[f"{name}_images_per_second"], diagnosis.get(f"{name}_cv")
+        if value is None:
+            return "- (no loader)"
+        return f"{value:,.1f} img/s" + (
+            f" (cv {cv:.1%})" if cv is not None else " (one window: spread unknown)"
+        )
 
     lines = [
-        f"loader only   {rate(diagnosis['loader_images_per_second'])}",
-        f"compute only  {rate(diagnosis['compute_images_per_second'])}",
-        f"end to end    {rate(diagnosis['end_to_end_images_per_second'])}",
+        f"loader only   {rate('loader')}",
+        f"compute only  {rate('compute')}",
+        f"end to end    {rate('end_to_end')}",
         "",
         f"verdict: {diagnosis['message']}",
     ]

@@ -37,6 +37,9 @@ def measure_setting(plan, batches: int, windows: int, warmup: int, to_device: bo
             warmup_batches=warmup,
             synchronize=backend.synchronize if to_device else None,
         )
+        record["warnings"].extend(record["metrics"].pop("warnings"))
+        # Windows too short to mean anything are grown before they count: record what ran.
+        record["loader"]["batches_per_window"] = record["metrics"]["batches_per_window"]
         record["status"] = "ok"
     except UserError:
         raise

@@ -215,7 +215,7 @@ def _measure(plan: Plan, record: dict, progress, group) -> None:
         metrics["rank_window_time_s"] = rank_window_times
     record["warnings"].extend(stats.spread_warnings(metrics))
     if probed:
-        record["diagnosis"] = _diagnosis(probed, record, data.kind)
+        record["diagnosis"] = _diagnosis(probed, record, plan.backend)
     _check_losses(losses, record)
 
 
@@ -276,19 +276,10 @@ def _timed_windows(
     return window_times, rank_window_times
 
 
-def _diagnosis(probed: dict, record: dict, data_kind: str) -> dict:
-    """The bottleneck verdict of a run on real data, from the probe and the run's own figures."""
-    summary = record["telemetry"].get("summary") or {}
-    return diagnose.verdict(
-        compute_ips=probed["compute_images_per_second"],
-        end_to_end_ips=record["metrics"]["images_per_second"],
-        loader_ips=probed["loader_images_per_second"],
-        workers=record["data"].get("workers"),
-        cores=psutil.cpu_count(logical=True),
-        data_kind=data_kind,
-        host_cpu_percent=diagnose.host_cpu_util_percent(summary),
-        device_util=diagnose.device_util_percent(summary),
-    )
+def _diagnosis(probed: dict, record: dict, backend) -> dict:
+    """The bottleneck verdict of a run on real data, from the probe, the run's own figures and settings,
+    and the backend's capabilities."""
+    return diagnose.from_probe(record, probed, backend, cores=psutil.cpu_count(logical=True))
 
 
 def _check_losses(losses: list, record: dict) -> None:

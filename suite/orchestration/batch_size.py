@@ -23,6 +23,8 @@ class Try:
     images_per_second: float | None = None
     run_id: str | None = None
     message: str = ""
+    cv: float | None = None  # spread between its timed windows (stdev / mean); None: one window
+    windows: int = 0
 
     @property
     def fits(self) -> bool:
@@ -117,25 +119,52 @@ def recommend(tries: list[Try]) -> tuple[int | None, float | None]:
     return min(t.batch_size for t in measured if t.images_per_second >= NEARLY_AS_FAST * best), best
 
 
+def noise_caveat(tries: list[Try]) -> str | None:
+    """Why the recommendation may not hold: tries measured in one window (spread unknown), or window
+    spreads as wide as the 5% that separates "nearly as fast" from the best."""
+    measured = [t for t in tries if t.status == "ok" and t.images_per_second]
+    single = [t.batch_size for t in measured if t.cv is None]
+    if single:
+        return (
+            f"batch(es) {', '.join(map(str, single))} measured in one window: their spread is unknown, so "
+            "the recommendation may be noise (more windows: --set windows=3)"
+        )
+    wide = [t.batch_size for t in measured if t.cv > 1 - NEARLY_AS_FAST]
+    if wide:
+        return (
+            f"batch(es) {', '.join(map(str, wide))} varied by more than {1 - NEARLY_AS_FAST:.0%} between "
+            "windows, as much as the rule's margin: the recommendation may be noise"
+        )
+    return None
+
+
 def try_from_record(batch_size: int, record: dict) -> Try:
-    error = record.get("error") or {}
+    error, metrics = record.get("error") or {}, record.get("metrics") or {}
     return Try(
         batch_size,
         record.get("status", "error"),
         (record.get("metrics") or {}).get("images_per_second"),
         record.get("run_id"),
         error.get("message", ""),
+        cv=metrics.get("images_per_second_cv") if len(metrics.get("window_time_s") or []) > 1 else None,
+        windows=len(metrics.get("window_time_s") or []),
     )
 
 
 def render(result: Search, workload: str, backend: str) -> str:
     from tabulate import tabulate
 
+    def rate(t: Try) -> str:
+        if not t.images_per_second:
+            return "-"
+        spread = f"cv {t.cv:.1%}" if t.cv is not None else "1 window: spread unknown"
+        return f"{t.images_per_second:,.1f} ({spread})"
+
     rows = [
         [
             t.batch_size,
             t.status,
-            f"{t.images_per_second:,.1f}" if t.images_per_second else "-",
+            rate(t),
             "largest"
             if t.batch_size == result.largest_fit and t.fits
             else ("recommended" if t.batch_size == result.recommended else ""),
@@ -145,7 +174,8 @@ def render(result: Search, workload: str, backend: str) -> str:
     for row in rows:
         if row[0] == result.recommended and row[0] == result.largest_fit:
             row[3] = "largest, recommended"
-    lines = [tabulate(rows, headers=["batch", "status", "img/s", ""], disable_numparse=True), ""]
+    headers = ["batch", "status", "img/s (window spread)", "verdict"]
+    lines = [tabulate(rows, headers=headers, disable_numparse=True), ""]
     lines.append(
         f"largest batch that fits:  {result.largest_fit if result.largest_fit else 'none'}"
         f"  ({result.stopped})"
@@ -155,5 +185,8 @@ def render(result: Search, workload: str, backend: str) -> str:
             f"recommended batch:        {result.recommended}  (the smallest reaching "
             f"{NEARLY_AS_FAST:.0%} of the best, {result.best_images_per_second:,.1f} img/s)"
         )
+        caveat = noise_caveat(result.tries)
+        if caveat:
+            lines.append(f"  caveat: {caveat}")
     lines.append(f"for {workload} on {backend}")
     return "\n".join(lines)

@@ -155,13 +155,17 @@ def failure_of(child: Child, config: dict, timeout_s: float | None = None) -> di
     return failure_record(config, "ChildFailed", message, child.returncode)
 
 
-def run(argv: list[str], config: dict, out_dir: str, timeout_s: float | None = None, **extra) -> dict:
-    """Run one configuration in a fresh process and return its record; a child that left none gets a
-    failure record, written to OUT_DIR with EXTRA fields (e.g. which sweep point it was)."""
-    child = spawn(argv, out_dir, timeout_s)
+def run(
+    argv: list[str], config: dict, out_dir: str, timeout_s: float | None = None, origin: str = "run", **extra
+) -> dict:
+    """Run one configuration in a fresh process and return its record, tagged with the command (`origin`)
+    that ran it; a child that left none gets a failure record, written to OUT_DIR with EXTRA fields (e.g.
+    which sweep point it was)."""
+    child = spawn(argv, out_dir, timeout_s, **{results.ORIGIN_ENV: origin})
     if child.record is not None:
         return child.record
     record = failure_of(child, config, timeout_s)
+    record["origin"] = origin
     record.update(extra)
     results.write_record(record, out_dir)
     return record

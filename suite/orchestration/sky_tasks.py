@@ -92,27 +92,25 @@ def run_script(campaign, target, argv: list[str]) -> str:
 
 
 def run_argv(campaign, target) -> list[str]:
-    """`suite run` options for one instance (the words after `suite run`).
+    """`suite run` options for one instance (the words after `suite run`), through the suite's one builder of
+    `suite run` command lines (suite.orchestration.child.run_argv), so a task runs what a sweep would."""
+    from suite.orchestration import child
 
-    Built here for now; a shared builder of `suite run` command lines belongs in one place."""
-    argv = [
-        "--backend",
-        backend_for(target),
-        "--workload",
-        campaign.workload,
-        "--instance",
-        target.instance_type,
-    ]
-    argv += ["--prices", PRICES_MOUNT if os.path.isfile(campaign.prices) else campaign.prices]
-    for name, value in target.options.items():
-        switch = value.lower() in ("true", "false")
-        if switch and value.lower() == "true":
-            argv.append(f"--{name}")
-        elif switch:
-            argv.append(f"--no-{name}")
-        else:
-            argv += [f"--{name}", value]
-    return argv + ["--out", records_dir(campaign, target)]
+    prices = PRICES_MOUNT if os.path.isfile(campaign.prices) else campaign.prices
+    options = {
+        "backend": backend_for(target),
+        "workload": campaign.workload,
+        "instance": target.instance_type,
+        "prices": prices,
+        **target.options,
+        "out": records_dir(campaign, target),
+    }
+    try:
+        return child.run_argv(options)
+    except UserError as error:
+        raise UserError(
+            f"instance {target.instance_type}: the run command would be refused: {error}"
+        ) from None
 
 
 def check_run_argv(argv: list[str], where: str) -> None:

@@ -174,7 +174,9 @@ def resolve(points: list[Point]) -> None:
         try:
             point.config = child.resolved_config(point.argv)
         except UserError as error:
-            raise UserError(f"sweep point {point.index + 1} ({point.label()}): {error}") from None
+            # One point (diagnose, batch-size): the error is about the command's own options, no point named.
+            where = f"sweep point {point.index + 1} ({point.label()}): " if point.knobs else ""
+            raise UserError(f"{where}{error}") from None
 
 
 # -- resume --------------------------------------------------------------------------------------------
@@ -209,9 +211,10 @@ def find_record(point: Point, records: list[dict]) -> dict | None:
 # -- running -------------------------------------------------------------------------------------------
 
 
-def run_point(point: Point, out_dir: str, timeout_s: float | None = None) -> dict:
-    """Run one point in a fresh process and return its record (a failure is recorded, with the point)."""
-    return child.run(point.argv, point.config, out_dir, timeout_s, sweep_point=point.knobs)
+def run_point(point: Point, out_dir: str, timeout_s: float | None = None, origin: str = "sweep") -> dict:
+    """Run one point in a fresh process and return its record, tagged with the command (`origin`) that ran
+    it (a failure is recorded, with the point)."""
+    return child.run(point.argv, point.config, out_dir, timeout_s, origin=origin, sweep_point=point.knobs)
 
 
 def run_sweep(points: list[Point], out_dir: str, log=print, timeout_s: float | None = None) -> list:
@@ -278,6 +281,19 @@ def knob_effects(grid: dict[str, list[str]], rates: list[tuple[dict, float | Non
     return lines
 
 
+def effects_caveat(records: list[dict]) -> str | None:
+    """The noise behind the knob effects: a point of one window has no spread to judge an effect by,
+    and an effect smaller than the points' own window spread may be that spread."""
+    measured = [(r.get("metrics") or {}) for r in records if throughput(r) is not None]
+    single = sum(1 for m in measured if len(m.get("window_time_s") or []) < 2)
+    if single:
+        return f"{single} point(s) measured in one window: their noise is unknown, the effects may be noise"
+    cvs = [m.get("images_per_second_cv") or 0.0 for m in measured]
+    if cvs and max(cvs) > 0.05:
+        return f"window spread up to cv {max(cvs):.0%}: effects within about ±{2 * max(cvs):.0%} may be noise"
+    return None
+
+
 def render(outcome: list, grid: dict[str, list[str]]) -> str:
     from tabulate import tabulate
 
@@ -292,7 +308,9 @@ def render(outcome: list, grid: dict[str, list[str]]) -> str:
             [
                 *(point.knobs[n] for n in names),
                 f"{rate:,.1f}" if rate is not None else "-",
-                f"{metrics['images_per_second_stdev']:,.1f}" if rate is not None else "-",
+                f"{metrics['images_per_second_stdev']:,.1f}"
+                if rate is not None and len(metrics.get("window_time_s") or []) > 1
+                else "-",  # one window has no spread to show (not a spread of zero)
                 f"{metrics['step_time_s'] * 1e3:,.1f}" if rate is not None else "-",
                 human_bytes((record.get("memory") or {}).get("peak_memory_bytes")),
                 record.get("status") if rate is not None else describe(record)[:60],
@@ -312,4 +330,7 @@ def render(outcome: list, grid: dict[str, list[str]]) -> str:
             "effect of each knob (throughput ratio, geometric mean over points that differ only in it):",
         ]
         lines += [f"  {line}" for line in effects]
+        caveat = effects_caveat([r for _, r in outcome])
+        if caveat:
+            lines.append(f"  caveat: {caveat}")
     return "\n".join(lines)

@@ -38,7 +38,7 @@ from suite.errors import UserError
 from suite.reporting import report
 
 # The one place compare learns what makes two runs the same configuration: the report's row key.
-from suite.reporting.report import group_key as row_key
+from suite.reporting.report import row_key
 
 MIN_RUNS = 3  # a side; below it the verdict is "too few runs"
 ALPHA = 0.05  # two-sided; the interval shown is the matching 95% one
@@ -167,11 +167,18 @@ def counted(record: dict) -> bool:
 
 
 # Where `--by FIELD` looks: a RunConfig field is in the record's config; these few are elsewhere or mean
-# more than one value. An instance comes with its hardware, so comparing instances leaves the backend and
-# the device out of the match too (a V100 instance against a Gaudi one).
+# more than one value ("*": the whole section). An instance comes with its hardware and its machine, so
+# comparing instances leaves the backend, the device and the machine's context out of the match too
+# (a V100 instance against a Gaudi one).
 BY_PARTS = {
-    "device": [("device", "name"), ("device", "count")],
-    "instance": [("config", "instance"), ("config", "backend"), ("device", "name"), ("device", "count")],
+    "device": [("device", "name"), ("device", "*")],
+    "instance": [
+        ("config", "instance"),
+        ("config", "backend"),
+        ("config", "accelerators_used"),
+        ("device", "*"),
+        ("context", "*"),
+    ],
     "data": [("config", "data"), ("data", "source")],
     **{name: [("data", name)] for name in report.LOADER_FIELDS},  # what the loader actually used
 }
@@ -212,7 +219,7 @@ def _without(record: dict, by: tuple[str, ...]) -> dict:
     blanked = {**record}
     for name in by:
         for section, key in _parts(name):
-            blanked[section] = {**(blanked.get(section) or {}), key: None}
+            blanked[section] = {} if key == "*" else {**(blanked.get(section) or {}), key: None}
     return blanked
 
 

@@ -25,20 +25,34 @@ def _pyplot():
     return plt
 
 
+def _data_label(record: dict) -> str:
+    from suite.reporting.report import data_path
+
+    source = data_path(record)
+    return "synthetic (ceiling)" if source == "synthetic" else source
+
+
 def _run_label(record: dict) -> str:
+    from suite.reporting.report import profiled
+
     config = record["config"]
     parts = [
         config.get("workload"),
         config.get("backend"),
         config.get("precision"),
-        f"b{config.get('batch_size')}",
+        f"batch {config.get('batch_size')}",  # spelled out: "b16" reads as bf16
+        _data_label(record),
     ]
+    if profiled(record):
+        parts.append("[profiled: perturbed]")
     if config.get("instance"):
         parts.append(config["instance"])
     return f"{' '.join(str(p) for p in parts)} (run {str(record.get('run_id', '')).rsplit('-', 1)[-1]})"
 
 
 def throughput_over_run(records: list[dict], path: str) -> str | None:
+    from suite.reporting.report import profiled
+
     runs = [r for r in records if (r.get("metrics") or {}).get("window_images_per_second")]
     if not runs:
         return None
@@ -46,23 +60,24 @@ def throughput_over_run(records: list[dict], path: str) -> str | None:
     fig, ax = plt.subplots(figsize=(9, 5))
     for record in runs:
         metrics = record["metrics"]
-        rates = metrics["window_images_per_second"]
+        rates = [rate * 3600 for rate in metrics["window_images_per_second"]]  # the table's unit: img/h
         times = metrics.get("window_time_s") or [1.0] * len(rates)
         # x: the end of each window, in seconds of timed work (warm-up excluded)
         ends, total = [], 0.0
         for t in times:
             total += t
             ends.append(total)
-        style = "--" if record.get("status") != "ok" else "-"
+        # dashed: failed or diverged; dotted: profiled (its steps were slowed by the profiler)
+        style = "--" if record.get("status") != "ok" else (":" if profiled(record) else "-")
         ax.plot(
             ends,
             rates,
             style,
             marker="o",
-            label=_run_label(record) + ("" if style == "-" else f" [{record.get('status')}]"),
+            label=_run_label(record) + ("" if record.get("status") == "ok" else f" [{record.get('status')}]"),
         )
     ax.set_xlabel("time into the timed windows (s, warm-up excluded)")
-    ax.set_ylabel("throughput (images/s, per window)")
+    ax.set_ylabel("throughput (img/h, per window)")
     ax.set_title("Throughput over each run")
     ax.set_ylim(bottom=0)
     ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:,.0f}"))
@@ -75,6 +90,20 @@ def throughput_over_run(records: list[dict], path: str) -> str | None:
     return path
 
 
+def _caveats(row: dict) -> list[str]:
+    """The table's marks, on the plot too."""
+    caveats = []
+    if row.get("hypothetical"):
+        caveats.append(f"hypothetical: ran on {row['device']}")
+    if row.get("extrapolated_factor"):
+        caveats.append(f"extrapolated ×{row['extrapolated_factor']:g}")
+    elif row.get("instance_accelerators") and 0 < row["accelerators_used"] < row["instance_accelerators"]:
+        caveats.append(f"{row['accelerators_used']} of {row['instance_accelerators']} accelerators")
+    if row.get("upper_bound"):
+        caveats.append("synthetic: ceiling")
+    return caveats
+
+
 def images_per_dollar(rows: list[dict], caption: str, path: str) -> str | None:
     priced = [r for r in rows if r["images_per_usd"] is not None]
     if not priced:
@@ -85,7 +114,8 @@ def images_per_dollar(rows: list[dict], caption: str, path: str) -> str | None:
     positions = list(range(len(priced)))
     on_demand = [r["images_per_usd"] for r in priced]
     spot = [r["spot_images_per_usd"] or 0 for r in priced]
-    hatch = ["//" if r["extrapolated_factor"] else "" for r in priced]
+    # hatched: not a plain measurement of the whole instance (extrapolated, hypothetical, a ceiling)
+    hatch = ["//" if _caveats(r) else "" for r in priced]
     bars = ax.bar([p - width / 2 for p in positions], on_demand, width, label="on-demand", color="#4472c4")
     spot_bars = ax.bar([p + width / 2 for p in positions], spot, width, label="spot", color="#ed7d31")
     for bar, mark in zip(list(bars) + list(spot_bars), hatch + hatch):
@@ -96,8 +126,8 @@ def images_per_dollar(rows: list[dict], caption: str, path: str) -> str | None:
                 "no spot\nquote", (bar.get_x() + bar.get_width() / 2, 0), ha="center", va="bottom", fontsize=7
             )
     labels = [
-        f"{r['model_run']}\n{r['instance']}\n{r['backend']} {r['precision']} b{r['batch_size']}"
-        + ("\n(extrapolated)" if r["extrapolated_factor"] else "")
+        f"{r['model_run']}\n{r['instance']}\n{r['backend']} {r['precision']} batch {r['batch_size']}\n{r['data']}"
+        + "".join(f"\n({caveat})" for caveat in _caveats(r))
         for r in priced
     ]
     ax.set_xticks(positions)
@@ -114,13 +144,19 @@ def images_per_dollar(rows: list[dict], caption: str, path: str) -> str | None:
     return path
 
 
-def draw_all(records: list[dict], rows: list[dict], catalog, out_dir: str) -> list[str]:
+def draw_all(records: list[dict], rows: list[dict], catalog, out_dir: str, skipped=None) -> list[str]:
+    """Draw what can be drawn; `skipped(line)` hears, in one line each, what was not and why."""
+    skipped = skipped or (lambda line: None)
     try:
         os.makedirs(out_dir, exist_ok=True)
     except OSError as error:
         raise UserError(f"--plot {out_dir!r} cannot be created: {error.strerror or error}") from None
-    drawn = [
-        throughput_over_run(records, os.path.join(out_dir, "throughput_over_run.png")),
-        images_per_dollar(rows, catalog.caption(), os.path.join(out_dir, "images_per_dollar.png")),
-    ]
-    return [path for path in drawn if path]
+    catalogs = catalog if isinstance(catalog, (list, tuple)) else [catalog]
+    caption = " ".join(c.caption() for c in catalogs) + " Hatched bars: see their label's caveat."
+    over_run = throughput_over_run(records, os.path.join(out_dir, "throughput_over_run.png"))
+    if over_run is None:
+        skipped("throughput_over_run.png not drawn: no run has timed windows")
+    per_dollar = images_per_dollar(rows, caption, os.path.join(out_dir, "images_per_dollar.png"))
+    if per_dollar is None:
+        skipped("images_per_dollar.png not drawn: no row has a price (see the table's notes)")
+    return [path for path in (over_run, per_dollar) if path]

@@ -102,7 +102,9 @@ def _combine_zones(rows: list[dict], zone_stat: str) -> tuple[float | None, floa
         note = "spot quoted in one zone only"
     elif spot:
         note = f"spot: {zone_stat} of {len(spot)} zone quotes ({min(spot):g} … {max(spot):g})"
-    return statistics.median(on_demand), (ZONE_STATS[zone_stat](spot) if spot else None), note
+    # A mean of cents is not a price to sixteen digits (0.7399999999999999): sub-cent precision is kept.
+    spot_price = round(ZONE_STATS[zone_stat](spot), 6) if spot else None
+    return round(statistics.median(on_demand), 6), spot_price, note
 
 
 def from_skypilot(

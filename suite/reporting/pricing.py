@@ -226,3 +226,24 @@ def resolve_run_instance(config):
             f"{instance.accelerator_count} ({instance.accelerator})"
         )
     return config.resolved(accelerators_used=used, prices=config.prices or catalog.name)
+
+
+def device_mismatch_warning(record: dict) -> str | None:
+    """A run named an instance whose accelerator is not the device it ran on (a CPU run given
+    `--instance p3.2xlarge`): its rate says nothing about that instance, and reports will not price it
+    unless asked (`suite report --price-as-if`)."""
+    from suite.reporting.report import other_device
+
+    config, device = record.get("config") or {}, record.get("device") or {}
+    if not config.get("instance") or not device.get("name"):
+        return None
+    try:
+        instance, _ = find_instance(config["instance"], config.get("prices"))
+    except UserError:
+        return None
+    if not other_device(device["name"], instance.accelerator):
+        return None
+    return (
+        f"--instance {instance.name} has {instance.accelerator}, but this ran on {device['name']}: "
+        "its rate is not that instance's, and reports price it only with --price-as-if (hypothetical)"
+    )

@@ -6,6 +6,11 @@
 
 `base` is the smallest count measured (normally 1: one process, no DDP, as a person with one device
 would train). Every figure comes from the runs' records.
+
+Like with like: a count whose processes each had another number of compute threads than the base's (a
+CPU run of 1 process × 2 threads against 2 processes × 1 thread) is not the same work split further, and
+its efficiency says so instead of passing for scaling. A run on another device than the named instance's
+accelerator (a CPU priced as p3.8xlarge) is not priced: its $ per image would be no instance's.
 """
 
 from __future__ import annotations
@@ -54,8 +59,17 @@ def hourly_price(instance: str, prices: str | None = None) -> tuple[float, float
     return found.on_demand_usd_per_hour, found.spot_usd_per_hour, f"{catalog.name}, as of {catalog.as_of}"
 
 
-def scaling_rows(records: dict[int, dict], prices: dict[int, tuple] | None = None) -> list[dict]:
-    """`prices`: count -> (on-demand $/hour, spot $/hour or None, where the price came from)."""
+def _threads(record: dict):
+    return (record.get("device") or {}).get("threads") or (record.get("config") or {}).get("threads")
+
+
+def scaling_rows(
+    records: dict[int, dict], prices: dict[int, tuple] | None = None, instances: dict[int, str] | None = None
+) -> list[dict]:
+    """`prices`: count -> (on-demand $/hour, spot $/hour or None, where the price came from);
+    `instances`: count -> the instance name that price is of (checked against the run's device)."""
+    from suite.reporting.pricing import device_mismatch_warning
+
     # One row per process count, from each count's run record; failed runs stay in as such.
     prices = prices or {}
     ok = {
@@ -86,6 +100,8 @@ def scaling_rows(records: dict[int, dict], prices: dict[int, tuple] | None = Non
             "spot_usd_per_million_images": None,
             "instance": None,
             "price_source": None,
+            "threads_per_process": _threads(record),
+            "notes": [],
         }
         if count in ok:
             rate = metrics["images_per_second"]
@@ -93,7 +109,21 @@ def scaling_rows(records: dict[int, dict], prices: dict[int, tuple] | None = Non
             row["images_per_second_stdev"] = metrics.get("images_per_second_stdev")
             row["speedup"] = rate / base
             row["efficiency"] = row["speedup"] / (count / base_count)
-            if count in prices:
+            base_threads = _threads(ok[base_count])
+            if row["threads_per_process"] != base_threads:
+                row["notes"].append(
+                    f"not like with like: {row['threads_per_process']} thread(s) per process here, "
+                    f"{base_threads} at {base_count} process(es)"
+                )
+            named = (instances or {}).get(count)
+            mismatch = (
+                device_mismatch_warning({**record, "config": {**config, "instance": named}})
+                if named
+                else None
+            )
+            if mismatch:
+                row["notes"].append(f"not priced: {mismatch.split(':')[0]}")
+            if count in prices and not mismatch:
                 usd_per_hour, spot_usd_per_hour, source = prices[count]
                 millions_per_hour = rate * 3600.0 / IMAGES_PER_MILLION
                 row["usd_per_hour"], row["price_source"] = usd_per_hour, source
@@ -129,7 +159,8 @@ def render(rows: list[dict], instances: dict[int, str] | None = None) -> str:
                 str(row["global_batch_size"]),
                 f"{row['images_per_second']:,.1f} ± {row['images_per_second_stdev'] or 0:,.1f}",
                 f"{row['speedup']:.2f}×",
-                f"{row['efficiency']:.0%}",
+                f"{row['efficiency']:.0%}"
+                + (" (threads differ)" if any("like with like" in n for n in row["notes"]) else ""),
             ]
         if show_cost:
             cost = row["usd_per_million_images"]
@@ -145,6 +176,7 @@ def render(rows: list[dict], instances: dict[int, str] | None = None) -> str:
     from tabulate import tabulate
 
     lines = [tabulate(table, headers=headers, disable_numparse=True, colalign=("right",) * len(headers))]
+    lines += [f"{row['nproc']} process(es): {note}" for row in rows for note in row["notes"]]
     sources = sorted({row["price_source"] for row in rows if row["price_source"]})
     if sources:
         lines.append(f"prices: {'; '.join(sources)}")

@@ -54,7 +54,7 @@ def render(record: dict, path: str | None = None) -> str:
             f"± {metrics['images_per_second_stdev']:,.1f} σ "
             f"({metrics['images_per_second_min']:,.1f} … {metrics['images_per_second_max']:,.1f}, "
             f"cv {metrics['images_per_second_cv']:.1%}; {len(metrics['window_time_s'])} windows × "
-            f"{config['steps_per_window']} steps)",
+            f"{config['steps_per_window']} step{'s' if config['steps_per_window'] != 1 else ''})",
             f"               {metrics['images_per_hour']:,.0f} img/h",
             f"  step time    {metrics['step_time_s'] * 1000:,.1f} ms",
         ]

@@ -1,0 +1,62 @@
+"""Help and messages that say what a person needs, in the field's own words."""
+
+from __future__ import annotations
+
+import pytest
+
+from suite.cli import build_parser, main
+
+
+def help_of(command: str, capsys) -> str:
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    return capsys.readouterr().out
+
+
+def test_help_texts_show_defaults_and_no_doubled_percent(capsys):
+    assert "95%%" not in help_of("batch-size", capsys)
+    text = " ".join(help_of("run", capsys).split())
+    assert "(default: cpu 2, cuda 3, hpu 10)" in text and "(default 5)" in text
+
+
+def test_nproc_per_node_is_torchruns_name_for_nproc():
+    args = build_parser().parse_args(["run", "--nproc-per-node", "2"])
+    assert args.nproc == "2" or args.nproc == 2
+
+
+def test_one_step_is_not_one_steps():
+    from suite.reporting.summary import render
+
+    record = {
+        "status": "ok",
+        "config": {
+            "workload": "dcgan64",
+            "backend": "cpu",
+            "precision": "fp32",
+            "batch_size": 2,
+            "steps_per_window": 1,
+        },
+        "metrics": {
+            "images_per_second": 1.0,
+            "images_per_second_stdev": 0.0,
+            "images_per_second_min": 1.0,
+            "images_per_second_max": 1.0,
+            "images_per_second_cv": 0.0,
+            "window_time_s": [1.0],
+            "images_per_hour": 3600.0,
+            "step_time_s": 1.0,
+            "warmup_steps": 0,
+            "warmup_time_s": 0.0,
+        },
+    }
+    assert "1 windows × 1 step)" in render(record) and "1 steps" not in render(record)
+
+
+def test_a_single_point_error_names_no_sweep_point(tmp_path):
+    from suite.errors import UserError
+    from suite.orchestration import sweep
+
+    point = sweep.Point(0, {}, ["--backend", "cpu", "--batch-size", "0"], {})
+    with pytest.raises(UserError) as raised:
+        sweep.resolve([point])
+    assert "sweep point" not in str(raised.value) and "--batch-size" in str(raised.value)
