@@ -30,7 +30,12 @@ def record(images_per_second, run, *, threads=None, instance=None, status="ok", 
         **config,
     }
     rec = results.new_record(f"run-{run}", {"utc_time": "2026-01-01T00:00:00Z"}, values)
-    rec.update(status=status, device={"name": "Test CPU", "count": 1}, data={"source": "synthetic"})
+    device = {
+        "name": "Test CPU",
+        "count": 1,
+        "threads": threads or 2,
+    }  # the threads it ran, as the backend records
+    rec.update(status=status, device=device, data={"source": "synthetic"})
     if images_per_second is not None:
         rec["metrics"] = {
             "images_per_second": images_per_second,

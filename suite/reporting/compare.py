@@ -180,6 +180,7 @@ BY_PARTS = {
         ("context", "*"),
     ],
     "data": [("config", "data"), ("data", "source")],
+    "threads": [("config", "threads"), ("device", "threads")],  # as asked, and as the backend ran it
     **{name: [("data", name)] for name in report.LOADER_FIELDS},  # what the loader actually used
 }
 
