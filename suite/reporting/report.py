@@ -391,7 +391,7 @@ def build_rows(
     for group in groups.values():
         twin, catalog_of = _twin_key(group[0], pool), catalog_for(group[0])
         row = _row(group, catalog_of, dataset_size, extrapolate and twin not in measured, pool, price_as_if)
-        if twin in measured and not per_device(group[0]):
+        if extrapolate and twin in measured and not per_device(group[0]):
             row["notes"].append("not extrapolated: the --per-device row measured the whole instance")
         if per_device(group[0]) and twin in one_device:
             single = _row(one_device[twin], catalog_of, dataset_size, False, pool, price_as_if)
