@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import torch
 
 from suite.config import RunConfig
+from suite.errors import UserError
 
 
 @dataclass(frozen=True)
@@ -140,3 +141,18 @@ class Backend:
 
     def is_out_of_memory(self, error: BaseException) -> bool:
         return isinstance(error, torch.OutOfMemoryError) if hasattr(torch, "OutOfMemoryError") else False
+
+    # -- one independent copy per device (`suite run --per-device`) -----------------------------
+    def pin_envs(self, copies: int) -> list[dict[str, str]]:
+        """The environment of each of `copies` independent processes, so that each sees only its own
+        device (the variable differs by vendor). UserError when there are fewer devices than copies."""
+        raise UserError(f"the {self.name} backend cannot pin a copy to one device (--per-device)")
+
+
+def one_device_each(variable: str, visible: list[str], copies: int, what: str) -> list[dict[str, str]]:
+    """{variable: one visible device} for each copy, in order; refused when fewer are visible."""
+    if copies > len(visible):
+        raise UserError(
+            f"--per-device {copies}: only {len(visible)} {what} visible ({', '.join(visible) or 'none'})"
+        )
+    return [{variable: device} for device in visible[:copies]]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import platform
 import resource
 
@@ -16,6 +17,8 @@ from .base import Backend, Schedule
 
 # On a CPU the seed's GPU batch sizes take minutes a step; this keeps `suite run` under a minute.
 CPU_DEFAULT_BATCH_CAP = 16
+# `--per-device` on the CPU: the cores one copy is pinned to (its "device"), e.g. "0,1".
+CORES_ENV = "SUITE_CPU_CORES"
 
 
 def cpu_model_name() -> str:
@@ -42,6 +45,13 @@ class CPUBackend(Backend):
     copies_to_device = False  # compute runs in host memory: no copy to pin for, or to wait on
     schedule = Schedule(warmup_steps=2, steps_per_window=4, windows=5)
 
+    def __init__(self, config):
+        cores = os.environ.get(CORES_ENV)
+        if cores and config.threads is None:
+            # One copy of a --per-device run: one thread per core of its group, recorded as what ran.
+            config = config.resolved(threads=len(cores.split(",")))
+        super().__init__(config)
+
     @classmethod
     def is_available(cls) -> tuple[bool, str]:
         return True, "always"
@@ -54,6 +64,9 @@ class CPUBackend(Backend):
         # so that the ceiling stands for what a device's memory would hold (model, optimizer, batches).
         self._baseline_rss_bytes = psutil.Process().memory_info().rss
         self._maxrss_at_setup_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        cores = os.environ.get(CORES_ENV)
+        if cores:  # one copy of a --per-device run: pinned to its own core group
+            os.sched_setaffinity(0, {int(core) for core in cores.split(",")})
         if self.config.threads is not None:
             if self.config.threads > (psutil.cpu_count(logical=True) or 1) * 4:
                 raise UserError(
@@ -122,8 +135,21 @@ class CPUBackend(Backend):
             "cores_physical": psutil.cpu_count(logical=False),
             "cores_logical": psutil.cpu_count(logical=True),
             "threads": torch.get_num_threads(),
+            "cores": sorted(os.sched_getaffinity(0)),  # the CPUs this process may run on
             "threads_reason": getattr(self, "threads_reason", "torch's default: one per core"),
         }
+
+    def pin_envs(self, copies: int) -> list[dict[str, str]]:
+        # The CPU's "devices" are groups of the cores this process may use, split evenly; each copy
+        # pins itself to its group in setup() (os.sched_setaffinity) and runs one thread per core.
+        cores = sorted(os.sched_getaffinity(0))
+        if copies > len(cores):
+            raise UserError(f"--per-device {copies}: only {len(cores)} core(s) to divide")
+        size = len(cores) // copies
+        groups = [cores[i * size : (i + 1) * size] for i in range(copies)]
+        return [
+            {CORES_ENV: ",".join(map(str, group)), "OMP_NUM_THREADS": str(len(group))} for group in groups
+        ]
 
     def is_out_of_memory(self, error: BaseException) -> bool:
         return isinstance(error, MemoryError) or "DefaultCPUAllocator: can't allocate memory" in str(error)

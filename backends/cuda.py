@@ -23,7 +23,7 @@ import torch
 from suite.errors import UserError, non_negative_int
 
 from . import register_backend
-from .base import Backend
+from .base import Backend, one_device_each
 
 
 def _grad_scaler_class():
@@ -92,6 +92,22 @@ class CUDABackend(Backend):
         if local_rank is not None:  # torchrun: one process per GPU
             return non_negative_int("LOCAL_RANK", local_rank)
         return 0
+
+    def pin_envs(self, copies: int) -> list[dict[str, str]]:
+        # CUDA_VISIBLE_DEVICES (CUDA C Programming Guide, "CUDA Environment Variables"): a copy sees one
+        # GPU, as its index 0. A list already set for this process is divided, not widened.
+        if self.config.device_index is not None:
+            raise UserError(
+                "--device-index cannot be combined with --per-device (each copy gets its own GPU)"
+            )
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        ids = [d.strip() for d in visible.split(",") if d.strip()] if visible else None
+        return one_device_each(
+            "CUDA_VISIBLE_DEVICES",
+            ids or [str(i) for i in range(torch.cuda.device_count())],
+            copies,
+            "GPU(s)",
+        )
 
     def _torch_device(self, index: int) -> torch.device:
         """The device tensors go to (tests replace this with the CPU)."""

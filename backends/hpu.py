@@ -25,7 +25,7 @@ import torch
 from suite.errors import UserError
 
 from . import habana_releases, peaks, register_backend
-from .base import Backend, Schedule
+from .base import Backend, Schedule, one_device_each
 
 MODES = ("lazy", "eager", "compile")
 LAZY_ENV = habana_releases.LAZY_ENV
@@ -427,6 +427,16 @@ class HPUBackend(Backend):
         if self._hlml is not None:
             info["hlml_card"] = self._hlml.attribution
         return info
+
+    def pin_envs(self, copies: int) -> list[dict[str, str]]:
+        # HABANA_VISIBLE_MODULES takes module IDs 0..N-1 (Intel Gaudi docs, "Gaudi-to-process Assignment");
+        # the device nodes are counted without importing the bridge. A list already set is divided.
+        visible = os.environ.get("HABANA_VISIBLE_MODULES")
+        ids = [d.strip() for d in visible.split(",") if d.strip()] if visible else None
+        if ids is None:
+            nodes = max(len(glob.glob(pattern)) for pattern in DEVICE_NODE_GLOBS)
+            ids = [str(i) for i in range(nodes)]
+        return one_device_each("HABANA_VISIBLE_MODULES", ids, copies, "Gaudi module(s)")
 
     def telemetry_samplers(self) -> list:
         from .hlml import HLMLSampler, hlml_installed

@@ -35,6 +35,7 @@ class RunConfig:
     instance: str | None = None  # the cloud instance it ran on, a name in a price catalog
     prices: str | None = None  # the catalog that instance was checked against (name or file)
     accelerators_used: int | None = None  # of the instance's accelerators; None: one per process
+    per_device: int | None = None  # independent copies run at once, one per device (`--per-device`)
 
     # -- cuda --------------------------------------------------------------------------------------
     device_index: int | None = None  # None: LOCAL_RANK (set by torchrun), else 0

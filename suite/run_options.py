@@ -148,6 +148,23 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         help="run the fp32 reference on this backend instead (e.g. cpu: the device against the CPU)",
     )
 
+    several = p.add_argument_group("several runs")
+    several.add_argument(
+        "--repeat",
+        type=positive_int("--repeat"),
+        metavar="N",
+        help="N runs of this configuration, one after another, each in a fresh process, recorded as a "
+        "group: the run-level samples `suite compare` tests",
+    )
+    several.add_argument(
+        "--per-device",
+        dest="per_device",
+        type=positive_int("--per-device"),
+        metavar="N",
+        help="N independent copies at once, each pinned to its own device (on the CPU: a group of "
+        "cores), no collectives; one record holds each copy's rate and their sum",
+    )
+
     distributed = p.add_argument_group(
         "distributed",
         "run on N processes through torch's launcher (torchrun); --batch-size stays per process",

@@ -42,6 +42,10 @@ def run_command(args) -> int:
     from suite.reporting.pricing import device_mismatch_warning
 
     plan = child.plan(run_options.config_from_args(args))
+    if args.repeat is not None:
+        return run_repeated(args, plan)
+    if plan.config.per_device is not None:
+        return run_per_device(args, plan)
     if plan.config.nproc is not None and not distributed.launched():
         from suite.orchestration import launch
 
@@ -72,4 +76,51 @@ def run_command(args) -> int:
         from suite.measurement import profiling
 
         print(profiling.render(record["profile"]))
+    return 0 if record["status"] == "ok" else 1
+
+
+def _child_argv(args, **without) -> list[str]:
+    """The options of this `suite run`, as typed, less those the parent handles itself."""
+    import argparse
+
+    from suite.orchestration import child
+
+    return child.argv_from_args(argparse.Namespace(**{**vars(args), **without}))[1:]
+
+
+def run_repeated(args, plan) -> int:
+    """`--repeat N`: N fresh processes, one after another, each a whole `suite run` of its own."""
+    import json
+
+    from suite import results
+    from suite.orchestration import repeat
+
+    out_dir = results.check_out_dir(args.out)
+    records = repeat.run_group(_child_argv(args, repeat=None), plan.config.to_dict(), out_dir, args.repeat)
+    if args.json:
+        print(json.dumps(records, indent=2, default=str))
+    else:
+        print(repeat.summary(records))
+    return 0 if all(r.get("status") == "ok" for r in records) else 1
+
+
+def run_per_device(args, plan) -> int:
+    """`--per-device N`: N copies at once, each pinned to its own device by the backend."""
+    import json
+
+    from suite import results
+    from suite.orchestration import child, per_device
+
+    copies = plan.config.per_device
+    per_device.check(plan.config, copies)
+    envs = plan.backend.pin_envs(copies)  # refused here when there are fewer devices than copies
+    out_dir = results.check_out_dir(args.out)
+    config = plan.config.to_dict()
+    finished = per_device.run_copies(_child_argv(args, per_device=None), envs)
+    record = per_device.combine(
+        config,
+        [(one.record or child.failure_of(one, config), env, end) for (one, end), env in zip(finished, envs)],
+    )
+    path = results.write_record(record, out_dir)
+    print(json.dumps(record, indent=2, default=str) if args.json else per_device.render(record, path))
     return 0 if record["status"] == "ok" else 1

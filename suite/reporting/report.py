@@ -110,6 +110,7 @@ SETTING_FIELDS = (
     "model_overrides",
     "num_classes",
     "image_size",
+    "per_device",
 )
 LOADER_FIELDS = ("workers", "pin_memory", "prefetch")
 
@@ -174,6 +175,7 @@ NOT_KEYED = {
         "optimizers": "which optimizer classes were built: follows from the backend and its settings",
         "execution_mode_source": "where the execution mode came from; the mode itself is keyed",
         "threads_reason": "why the thread count; the count itself is keyed",
+        "cores": "which of the machine's cores the process may use; how many it computes on is keyed (threads)",
     },
     "data": {
         "rank": "this process's share, not the data set",
@@ -397,10 +399,19 @@ def build_rows(
     for record in records:
         key = (row_key(record, pool), catalog_for(record).name)
         groups.setdefault(key, []).append(record)
-    rows = [
-        _row(group, catalog_for(group[0]), dataset_size, extrapolate, pool, price_as_if)
-        for group in groups.values()
-    ]
+    # A whole instance measured (--per-device) replaces extrapolation for its one-device twin.
+    one_device = {_twin_key(g[0], pool): g for g in groups.values() if not per_device(g[0])}
+    measured = {_twin_key(g[0], pool) for g in groups.values() if per_device(g[0])}
+    rows = []
+    for group in groups.values():
+        twin, catalog_of = _twin_key(group[0], pool), catalog_for(group[0])
+        row = _row(group, catalog_of, dataset_size, extrapolate and twin not in measured, pool, price_as_if)
+        if extrapolate and twin in measured and not per_device(group[0]):
+            row["notes"].append("not extrapolated: the --per-device row measured the whole instance")
+        if per_device(group[0]) and twin in one_device:
+            single = _row(one_device[twin], catalog_of, dataset_size, False, pool, price_as_if)
+            row["measured_scaling"] = _measured_scaling(row, single)
+        rows.append(row)
     _name_what_differs(rows, list(groups.values()), pool)
     # like the seed's table: by model, then cheapest instance first; failed rows after measured ones
     rows.sort(
@@ -528,6 +539,7 @@ def _row(
         "profiled_images_per_hour": statistics.median(images_per_hour(r) for r in traced) if traced else None,
         "status": "ok" if ok else ("profiled" if traced and len(traced) == len(group) else _worst(not_ok)),
         "extrapolated_factor": None,
+        "measured_scaling": None,
         "device_matches_instance": None,
         "hypothetical": False,
         # Synthetic data: one batch reused on the device, no loader and no copy: what training on real
@@ -544,6 +556,8 @@ def _row(
     }
     if settings(first):
         row["notes"].append("settings: " + ", ".join(settings(first)))
+    if per_device(first):
+        row["notes"].append(f"MEASURED on {per_device(first)} devices at once (one copy each, rates summed)")
     for name in pool:
         values = sorted({repr(row_identity(r).get(name)) for r in group})
         if len(values) > 1:
@@ -632,6 +646,31 @@ def _row(
                 spot_epoch_usd=row["epoch_hours"] * spot,
             )
     return row
+
+
+def per_device(record: dict) -> int | None:
+    """Copies run at once, one per device (`suite run --per-device`), or None for an ordinary run."""
+    return record["config"].get("per_device")
+
+
+def _twin_key(record: dict, pool: tuple[str, ...] = ()) -> tuple:
+    # The same configuration on one device: the copies, the accelerators used and the device count
+    # (a pinned copy sees one device) left out of the key.
+    return row_key(
+        {
+            **record,
+            "config": {**record["config"], "per_device": None, "accelerators_used": None},
+            "device": {**(record.get("device") or {}), "count": None},
+        },
+        pool,
+    )
+
+
+def _measured_scaling(row: dict, single: dict) -> float | None:
+    """Measured ÷ extrapolated: the copies' summed rate ÷ (the one-device rate × copies)."""
+    if row["images_per_hour"] is None or not single["images_per_hour"]:
+        return None
+    return row["images_per_hour"] / (single["images_per_hour"] * row["accelerators_used"])
 
 
 def _worst(statuses: Counter) -> str:
@@ -775,6 +814,12 @@ NOTES_COLUMN = ("Notes", lambda r: "; ".join(r["notes"] + r["errors"]) or "")
 _LEFT = {"model_run", "instance", "region", "backend", "device", "precision", "data"}
 
 
+SCALING_COLUMN = (
+    "Measured scaling",
+    lambda r: "—" if r["measured_scaling"] is None else f"{r['measured_scaling']:.0%}",
+)
+
+
 def _columns(rows: list[dict], style: str = "exact", wide: bool = False, catalogs=()) -> list:
     """(header, cell, left-aligned) per column. `seed`: the seed's Table 2.1 names (and no region column);
     `exact`: names that say what a cell is, with units. Narrow unless `wide`."""
@@ -787,6 +832,8 @@ def _columns(rows: list[dict], style: str = "exact", wide: bool = False, catalog
         if assumed and key.startswith("spot") and style != "seed":
             name += " (assumed)"  # the catalog's spot is not an observed price: said in the header
         chosen.append((name, cell, key in _LEFT))
+    if any(r.get("measured_scaling") is not None for r in rows):  # once a per-device row has its twin
+        chosen.append((*SCALING_COLUMN, False))
     if any(r["verdict"] for r in rows):  # only once some record carries a diagnosis
         chosen.append((*VERDICT_COLUMN, True))
     if any(r["numerics"] for r in rows):  # only once some record carries a numerics check
@@ -861,6 +908,7 @@ CSV_FIELDS = [
     "hypothetical",
     "upper_bound",
     "extrapolated_factor",
+    "measured_scaling",
     "measured_images_per_hour",
     "profiled_images_per_hour",
     "precision",

@@ -1,0 +1,74 @@
+"""`suite compare`: is the candidate faster (or cheaper) than the baseline, with a significance test."""
+
+from __future__ import annotations
+
+import sys
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "compare",
+        help="baseline vs candidate: medians, ratio with a 95%% interval, and a significance verdict",
+        description="Match the configurations of two sets of run records by the report's row key and say, "
+        "for each, whether the candidate is faster, slower or not significantly different (Welch's t-test "
+        "over runs; at least 3 runs a side, see `suite run --repeat`).",
+    )
+    p.add_argument("baseline", metavar="BASELINE", help="a record, a folder of records or a quoted glob")
+    p.add_argument("candidate", metavar="CANDIDATE", help="a record, a folder of records or a quoted glob")
+    p.add_argument(
+        "--by",
+        metavar="FIELD",
+        help="compare across these fields (comma-separated) instead of requiring them equal, e.g. instance "
+        "(with its backend and device), threads, precision",
+    )
+    p.add_argument(
+        "--min-change",
+        default="0%",
+        metavar="PCT",
+        help="a significant change smaller than this is reported as no change (e.g. 3%%; default 0%%)",
+    )
+    p.add_argument("--format", default="md", help="md (default), csv or json")
+    p.add_argument("--out", metavar="FILE", help="write the comparison here instead of stdout")
+    p.add_argument(
+        "--prices",
+        metavar="NAME|FILE",
+        help="price catalog for images per $ (default: the report's default catalog)",
+    )
+    p.add_argument(
+        "--fail-on",
+        metavar="VERDICT",
+        help="exit with status 1 when any configuration is `slower` (img/s) or `costlier` (images per $)",
+    )
+    p.set_defaults(func=compare_command)
+
+
+def compare_command(args) -> int:
+    from suite import results
+    from suite.errors import UserError, one_of
+    from suite.reporting import compare, report
+    from suite.reporting.pricing import load_catalog
+
+    if args.format not in compare.FORMATS:
+        raise one_of("--format", args.format, compare.FORMATS)
+    if args.fail_on is not None and args.fail_on not in compare.FAIL_ON:
+        raise one_of("--fail-on verdict", args.fail_on, compare.FAIL_ON)
+    by = compare.parse_by(args.by)
+    min_change = compare.parse_min_change(args.min_change)
+    catalog = load_catalog(args.prices)
+    sides = []
+    for name, path in (("baseline", args.baseline), ("candidate", args.candidate)):
+        loaded = report.load_records(compare.expand_paths(path))
+        if not loaded:
+            raise UserError(f"no suite run records found for the {name} in {path!r}")
+        sides.append(loaded)
+    result = compare.compare(*sides, by=by, min_change=min_change, catalog=catalog)
+    text = compare.render(result, args.format)
+    if args.out:
+        results.write_text(args.out, text)
+        print(f"suite: comparison written to {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    failing = compare.failing(result, args.fail_on)
+    for comparison in failing:
+        print(f"suite: {args.fail_on}: {comparison['configuration']}", file=sys.stderr)
+    return 1 if failing else 0

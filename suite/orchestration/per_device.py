@@ -1,0 +1,163 @@
+"""`suite run --per-device N`: the whole instance measured, not extrapolated.
+
+N independent copies of one run start at once, each in its own process and pinned to its own device
+through the backend (`pin_envs`: CUDA_VISIBLE_DEVICES, HABANA_VISIBLE_MODULES, or a core group on the
+CPU). They share nothing and never communicate: no collectives, so what the sum measures is what a
+whole instance does with N separate jobs (milabench's `per_gpu` plan does the same). What they do share
+is the host (its cores, PCIe, memory bandwidth, power), and that is exactly the part that linear
+extrapolation from one device leaves out.
+
+One record holds each copy's rate and their sum. The sum is honest only while the copies' timed windows
+ran side by side: a copy that was timed while another was still warming up had the host to itself. The
+overlap of the copies' timed spans is recorded, and a warning is added when it is short.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from suite import context, results
+from suite.errors import UserError
+
+# Below this share of the shortest copy's timed span, the copies were not measured side by side.
+MIN_OVERLAP = 0.8
+
+
+def check(config, copies: int) -> None:
+    """Refuse what a per-device run cannot be, before anything starts."""
+    if copies < 2:
+        raise UserError(f"--per-device must be 2 or more copies, got {copies}")
+    if config.nproc is not None or (config.nnodes or 1) > 1:
+        raise UserError(
+            "--per-device runs independent copies, one per device, with no collectives: "
+            "it cannot be combined with --nproc or --nnodes"
+        )
+    if config.instance:  # `--per-device 8 --instance p3.2xlarge` cannot be: that instance has one GPU
+        from suite.reporting.pricing import find_instance
+
+        instance, _ = find_instance(config.instance, config.prices)
+        if instance.accelerator_count and copies > instance.accelerator_count:
+            raise UserError(
+                f"--per-device {copies}: {instance.name} has {instance.accelerator_count} "
+                f"accelerator(s) ({instance.accelerator})"
+            )
+
+
+def run_copies(
+    argv: list[str], envs: list[dict[str, str]], spawn=None, timeout_s: float | None = None
+) -> list:
+    """Start one child per environment at once; wait for all. Returns (Child, end time) per copy."""
+    if spawn is None:
+        from suite.orchestration.child import spawn
+    with tempfile.TemporaryDirectory(prefix="suite-per-device-") as scratch:
+
+        def one(index: int):
+            # The copies' own records stay out of the results folder: alone, each would read as a
+            # one-device run, which it was not (it shared the host with the others).
+            child = spawn(argv, os.path.join(scratch, str(index)), timeout_s, **envs[index])
+            return child, time.time()
+
+        with ThreadPoolExecutor(max_workers=len(envs)) as pool:
+            return list(pool.map(one, range(len(envs))))
+
+
+def timed_overlap(copies: list[tuple[float, float]]) -> float | None:
+    """Share of the shortest timed span during which every copy was in its timed windows.
+    Each span is (end wall time, timed seconds): a copy's windows end just before its process does."""
+    if not copies:
+        return None
+    starts = [end - timed for end, timed in copies]
+    shortest = min(timed for _, timed in copies)
+    if shortest <= 0:
+        return None
+    return max(0.0, min(end for end, _ in copies) - max(starts)) / shortest
+
+
+def combine(config: dict, copies: list[tuple[dict, dict[str, str], float]], ctx: dict | None = None) -> dict:
+    """One record from the copies' records: (record, pin environment, end wall time) each."""
+    ctx = ctx or context.collect()
+    count = len(copies)
+    # What one copy ran (on the CPU the backend recorded its group's thread count), as N copies.
+    config = {**copies[0][0].get("config", config), "per_device": count, "accelerators_used": count}
+    run_id = results.new_run_id(config["workload"], config["backend"], ctx["utc_time"])
+    record = results.new_record(run_id, ctx, config)
+    first = copies[0][0]
+    for section in ("workload", "device", "data", "backend_choice"):
+        if first.get(section) is not None:
+            record[section] = first[section]
+    devices = []
+    for index, (child, env, _) in enumerate(copies):
+        metrics = child.get("metrics") or {}
+        devices.append(
+            {
+                "copy": index,
+                "pin": env,
+                "run_id": child.get("run_id"),
+                "status": child.get("status"),
+                "error": child.get("error"),
+                "device": child.get("device"),
+                "images_per_second": metrics.get("images_per_second")
+                if child.get("status") == "ok"
+                else None,
+                "window_images_per_second": metrics.get("window_images_per_second"),
+                "time_timed_s": metrics.get("time_timed_s"),
+            }
+        )
+        record["warnings"] += [f"copy {index}: {w}" for w in child.get("warnings") or []]
+    rates = [d["images_per_second"] for d in devices]
+    record["per_device"] = {"copies": count, "devices": devices, "images_per_second_sum": None}
+    failed = [d for d in devices if d["status"] != "ok" or d["images_per_second"] is None]
+    if failed:
+        worst = next(
+            (s for s in ("error", "oom", "diverged") if any(d["status"] == s for d in failed)), "error"
+        )
+        first_failed = next(d for d in failed if d["status"] == worst)
+        message = (first_failed["error"] or {}).get("message", "no throughput")
+        record["status"] = worst
+        record["error"] = {
+            "type": (first_failed["error"] or {}).get("type", worst),
+            "message": f"copy {first_failed['copy']} of {count}: {message}",
+        }
+        return record
+    total = sum(rates)
+    overlap = timed_overlap([(end, d["time_timed_s"]) for (_, _, end), d in zip(copies, devices)])
+    record["status"] = "ok"
+    record["per_device"].update(images_per_second_sum=total, timed_overlap=overlap)
+    record["metrics"] = {
+        "images_per_second": total,
+        "images_per_hour": total * 3600.0,
+        "images_per_second_per_device": rates,
+        # (max − min) ÷ median across the copies: devices of one instance that are not equal
+        "per_device_spread": (max(rates) - min(rates)) / statistics.median(rates),
+    }
+    if overlap is not None and overlap < MIN_OVERLAP:
+        record["warnings"].append(
+            f"the copies' timed windows overlapped for only {overlap:.0%} of the shortest: part of the "
+            "time a copy had the host to itself, so the sum may overstate the whole instance"
+        )
+    return record
+
+
+def render(record: dict, path: str) -> str:
+    """What a person sees after a per-device run."""
+    per = record["per_device"]
+    lines = [
+        f"suite: {record['config']['workload']} on {per['copies']} devices at once ({record['config']['backend']})"
+    ]
+    for d in per["devices"]:
+        pin = " ".join(f"{k}={v}" for k, v in d["pin"].items())
+        rate = f"{d['images_per_second']:,.1f} img/s" if d["images_per_second"] is not None else d["status"]
+        lines.append(f"  copy {d['copy']}  {pin:<40} {rate}")
+    if record["status"] == "ok":
+        lines.append(
+            f"  sum     {per['images_per_second_sum']:,.1f} img/s ({record['metrics']['images_per_hour']:,.0f} img/h)"
+        )
+    else:
+        lines.append(f"  FAILED  {record['status']}: {record['error']['message']}")
+    lines += [f"  warning  {w}" for w in record["warnings"]]
+    lines.append(f"  record   {path}")
+    return "\n".join(lines)
