@@ -38,6 +38,33 @@ IMAGES_FILE = "images.u8"
 LABELS_FILE = "labels.npy"
 
 
+# The images' checksum (sha256, in the manifest) is checked in full on every open up to this size: about
+# 0.6 s at the 1.7 GB/s sha256 runs at on one core (docs/failure-modes.md). Above it a full read before
+# every run would cost seconds per GB, so only SAMPLE_ROWS images spread over the file are checked
+# (`sample_sha256`); a full check stays one `suite data prepare` away (it re-checks before "up to date").
+FULL_CHECK_BYTES = 1 << 30
+SAMPLE_ROWS = 1024
+
+
+def sample_rows(count: int) -> np.ndarray:
+    """The images the sampled checksum covers: up to SAMPLE_ROWS, evenly spread, first and last included."""
+    return np.unique(np.linspace(0, max(count - 1, 0), min(count, SAMPLE_ROWS)).astype(np.int64))
+
+
+def images_digest(images_path: str, row_bytes: int | None = None, rows=None) -> str:
+    """sha256 of the whole images file, or of the given rows (each `row_bytes` long) in order."""
+    digest = hashlib.sha256()
+    with open(images_path, "rb") as handle:
+        if rows is None:
+            while chunk := handle.read(1 << 22):
+                digest.update(chunk)
+        else:
+            for row in rows:
+                handle.seek(int(row) * row_bytes)
+                digest.update(handle.read(row_bytes))
+    return digest.hexdigest()
+
+
 def is_cache(path: str) -> bool:
     return os.path.isfile(os.path.join(path, MANIFEST))
 
@@ -69,12 +96,13 @@ def _refuse(path: str, what: str) -> UserError:
     )
 
 
-def open_cache(path: str) -> Cache:
-    """Open and check a cache: the manifest must describe exactly the files beside it."""
+def open_cache(path: str, full_check: bool | None = None) -> Cache:
+    """Open and check a cache: the manifest must describe exactly the files beside it (the images'
+    checksum in full up to FULL_CHECK_BYTES or when `full_check`, else sampled)."""
     try:
-        with open(os.path.join(path, MANIFEST)) as handle:
+        with open(os.path.join(path, MANIFEST), encoding="utf-8") as handle:
             manifest = json.load(handle)
-    except (OSError, json.JSONDecodeError) as error:
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as error:
         raise UserError(f"cache {path!r}: cannot read {MANIFEST} ({error})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise UserError(f"{path!r} has a {MANIFEST} but it is not a {FORMAT} manifest")
@@ -108,8 +136,28 @@ def open_cache(path: str) -> Cache:
         raise _refuse(path, f"{LABELS_FILE} has changed since it was written (checksum differs)")
     if count and (labels.min() < 0 or labels.max() >= len(classes)):
         raise _refuse(path, f"labels outside 0..{len(classes) - 1}")
+    check_images(path, manifest, expected_bytes, 3 * size * size, count, full_check)
     images = np.memmap(images_path, dtype=np.uint8, mode="r", shape=(count, 3, size, size)) if count else None
     return Cache(path, manifest, images, labels)
+
+
+def check_images(path: str, manifest: dict, total_bytes: int, row_bytes: int, count: int, full=None) -> None:
+    """The pixels are what the manifest describes: the whole file's checksum up to FULL_CHECK_BYTES (or
+    when `full`), else the sampled images' checksum."""
+    images_path = os.path.join(path, IMAGES_FILE)
+    if full is None:
+        full = total_bytes <= FULL_CHECK_BYTES
+    key = "images_sha256" if full else "sample_sha256"
+    if not isinstance(manifest.get(key), str):
+        raise _refuse(path, f"the manifest has no {key} (made by an older suite, or edited)")
+    try:
+        actual = (
+            images_digest(images_path) if full else images_digest(images_path, row_bytes, sample_rows(count))
+        )
+    except OSError as error:
+        raise _refuse(path, f"cannot read {IMAGES_FILE} ({error.strerror or error})") from None
+    if actual != manifest[key]:
+        raise _refuse(path, f"{IMAGES_FILE} has changed since it was written (checksum differs)")
 
 
 def check_cache_fits(path: str, image_size: int, batch_size: int, world_size: int) -> tuple[Cache, int]:

@@ -46,14 +46,51 @@ class FolderScan:
         return None
 
 
+def walk_once(top: str):
+    """os.walk(top, followlinks=True), sorted as torchvision sorts it, but entering no folder twice: a
+    symlink loop (or two links to one folder) would otherwise list the same images again and again."""
+    seen, found = set(), []
+    for root, dirs, files in os.walk(top, followlinks=True):
+        try:
+            stat = os.stat(root)
+        except OSError:
+            dirs[:] = []
+            continue
+        if (stat.st_dev, stat.st_ino) in seen:
+            dirs[:] = []
+            continue
+        seen.add((stat.st_dev, stat.st_ino))
+        dirs.sort()  # which of two names of one folder is kept does not depend on listing order
+        found.append((root, dirs, files))
+    return sorted(found)
+
+
+def make_dataset_once(directory, class_to_idx, extensions=None, is_valid_file=None, allow_empty=False):
+    """torchvision's make_dataset (same samples, same order) with folders entered once (walk_once)."""
+    from torchvision.datasets.folder import has_file_allowed_extension
+
+    def valid(path: str) -> bool:
+        return is_valid_file(path) if is_valid_file else has_file_allowed_extension(path, extensions)
+
+    samples = []
+    for name in sorted(class_to_idx):
+        target = os.path.join(os.path.expanduser(directory), name)
+        if not os.path.isdir(target):
+            continue
+        for root, _, files in walk_once(target):
+            samples += [
+                (os.path.join(root, f), class_to_idx[name])
+                for f in sorted(files)
+                if valid(os.path.join(root, f))
+            ]
+    if not samples and not allow_empty:
+        raise FileNotFoundError(f"found no valid file for the classes of {directory!r}")
+    return samples
+
+
 def scan_folder(path: str, option: str = "--data") -> FolderScan:
     """Class sub-folders and their images, as torchvision's ImageFolder will see them, or a UserError."""
-    from torchvision.datasets.folder import (
-        IMG_EXTENSIONS,
-        find_classes,
-        has_file_allowed_extension,
-        make_dataset,
-    )
+    from torchvision.datasets.folder import IMG_EXTENSIONS, find_classes, has_file_allowed_extension
 
     accepted = "a folder of class sub-folders holding images (" + ", ".join(IMG_EXTENSIONS) + ")"
     if not os.path.exists(path):
@@ -61,6 +98,11 @@ def scan_folder(path: str, option: str = "--data") -> FolderScan:
         raise UserError(f"{option} {path!r}: no such file or folder (accepted: {others}{accepted})")
     if not os.path.isdir(path):
         raise UserError(f"{option} {path!r} is a file, not a folder (accepted: {accepted})")
+    if option != "--data" and os.path.isfile(os.path.join(path, "manifest.json")):
+        raise UserError(
+            f"{option} {path!r} is a cache made by `suite data prepare`, not a folder of images "
+            f"(accepted: {accepted}); use it directly with `suite run --data {path}`"
+        )
     try:
         classes, class_to_idx = find_classes(path)
     except FileNotFoundError:
@@ -74,7 +116,7 @@ def scan_folder(path: str, option: str = "--data") -> FolderScan:
         raise UserError(
             f"{option} {path!r} is empty: no class sub-folders and no images (accepted: {accepted})"
         ) from None
-    samples = make_dataset(path, class_to_idx, extensions=IMG_EXTENSIONS, allow_empty=True)
+    samples = make_dataset_once(path, class_to_idx, extensions=IMG_EXTENSIONS, allow_empty=True)
     if not samples:
         raise UserError(
             f"{option} {path!r} has {len(classes)} sub-folder(s) but no images in them (accepted: {accepted})"
@@ -108,13 +150,37 @@ class LoaderFailed(RuntimeError):
     """The JPEG path stopped (e.g. an undecodable image): the run's data must not silently change."""
 
 
+class UnreadableImage(RuntimeError):
+    """One image could not be decoded; the message starts with its path."""
+
+
 def unreadable(error: Exception) -> LoaderFailed:
     """One line that names the cause. A worker's exception arrives as "Caught X in DataLoader worker
     process N" followed by the worker's traceback, whose last line is the original error."""
     lines = str(error).strip().splitlines() or [type(error).__name__]
+    cause = lines[-1].split(f"{UnreadableImage.__name__}: ", 1)[-1]
     return LoaderFailed(
-        f"the image loader failed: {lines[-1]} (`suite data prepare` skips and lists unreadable images)"
+        f"the image loader failed: {cause} (`suite data prepare` skips and lists unreadable images)"
     )
+
+
+def image_folder_class():
+    """torchvision's ImageFolder (HabanaDataLoader accepts it), entering each folder once and naming
+    the file when one cannot be decoded."""
+    from torchvision.datasets import ImageFolder
+
+    class SuiteImageFolder(ImageFolder):
+        @staticmethod
+        def make_dataset(directory, class_to_idx, extensions=None, is_valid_file=None, allow_empty=False):
+            return make_dataset_once(directory, class_to_idx, extensions, is_valid_file, allow_empty)
+
+        def __getitem__(self, index):
+            try:
+                return super().__getitem__(index)
+            except Exception as error:  # noqa: BLE001 - any decoding failure, named with its file
+                raise UnreadableImage(f"{self.samples[index][0]}: {type(error).__name__}: {error}") from error
+
+    return SuiteImageFolder
 
 
 class ImageFolderData(DataSource):
@@ -134,13 +200,12 @@ class ImageFolderData(DataSource):
         world_size: int = 1,
     ):
         import torch
-        from torchvision.datasets import ImageFolder
 
         self.scan = scan_folder(path)
         self.backend, self.batch_size, self.image_size = backend, batch_size, image_size
         self.workers, self.pin_memory, self.prefetch = workers, pin_memory, prefetch
         self.rank, self.world_size = rank, world_size
-        dataset = ImageFolder(path, transform=image_transform(image_size), allow_empty=True)
+        dataset = image_folder_class()(path, transform=image_transform(image_size), allow_empty=True)
         check_batch_fits(batch_size, len(dataset), world_size, repr(path))
         self.sampler = None
         if world_size > 1:

@@ -105,13 +105,14 @@ def worker_argv(args, parser) -> list[str]:
 def launch(args, parser, plan) -> int:
     """Run `plan` under torchrun with `args`; return the exit status (0: every rank finished)."""
     from suite import context, results
+    from suite.measurement import distributed
     from suite.reporting import summary
 
     config = plan.config  # launch options already checked by plan_run
     out_dir = results.check_out_dir(args.out)
     ctx = context.collect()
     # `suite scale` names the run itself, to find its record.
-    run_id = os.environ.get("SUITE_RUN_ID") or results.new_run_id(
+    run_id = distributed.launcher_run_id() or results.new_run_id(
         plan.workload.name, plan.backend.name, ctx["utc_time"]
     )
     fd, failures_path = tempfile.mkstemp(prefix="suite-launch-", suffix=".json")
@@ -252,8 +253,9 @@ def agent_main(argv: list[str]) -> int:
             }
         path = os.environ.get("SUITE_LAUNCH_FAILURES")
         if path:
-            with open(path, "w") as handle:
-                json.dump(failures, handle)
+            from suite import atomic
+
+            atomic.write_atomic(path, json.dumps(failures))
         return 1  # the parent says which rank failed first, and why
     except (SignalException, KeyboardInterrupt):
         return INTERRUPTED  # torchrun has stopped the workers
