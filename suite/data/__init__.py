@@ -94,7 +94,34 @@ def loader_settings(config, backend, default_workers: int) -> dict:
             )
     elif workers > 0:
         prefetch = 2  # torch.utils.data.DataLoader's default prefetch_factor
+    check_worker_bounds(workers)
     return {"workers": workers, "pin_memory": bool(pin_memory), "prefetch": prefetch}
+
+
+# A loader worker is a process with its own Python, PIL buffers and prefetched batches: about this much
+# memory of its own once forked (an estimate, deliberately on the high side of a 64-128 px workload's).
+WORKER_MEMORY_BYTES = 100 * 1024**2
+WORKERS_PER_CORE = 4
+
+
+def check_worker_bounds(workers: int) -> None:
+    """Refuse more loader workers than the cores can run or the memory can hold, before any starts."""
+    from suite import limits
+
+    cores = limits.cores()
+    limits.refuse_above(
+        f"--workers {workers}",
+        workers,
+        max(8, WORKERS_PER_CORE * cores),
+        f"{WORKERS_PER_CORE} per core on this {cores}-core machine; more only wait for a core",
+        show=lambda n: f"{n:,.0f} loader processes",
+    )
+    limits.refuse_above(
+        f"--workers {workers}",
+        workers * WORKER_MEMORY_BYTES,
+        limits.available_memory_bytes(),
+        f"the memory available now, at about {limits.human(WORKER_MEMORY_BYTES)} per loader process",
+    )
 
 
 def check_batch_fits(batch_size: int, images: int, world_size: int, where: str) -> int:
@@ -111,6 +138,21 @@ def check_batch_fits(batch_size: int, images: int, world_size: int, where: str) 
 def check_data(config, workload, backend, batch_size: int) -> None:
     """Refuse bad data input before anything is built (a person's mistake: exit 2, not a failed run)."""
     if config.data == "synthetic":
+        # One batch made once on the device: no loader, so loader options would be silently ignored.
+        given = [
+            option
+            for option, name in (
+                ("--workers", "workers"),
+                ("--pin-memory", "pin_memory"),
+                ("--prefetch", "prefetch"),
+            )
+            if getattr(config, name, None) is not None
+        ]
+        if given:
+            raise UserError(
+                f"{', '.join(given)} set the data loader, and synthetic data has none (one batch is made once "
+                "on the device); give --data FOLDER or a cache, or leave them out"
+            )
         return
     from suite.data.cache import check_cache_fits, is_cache
 

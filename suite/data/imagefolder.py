@@ -46,42 +46,52 @@ class FolderScan:
         return None
 
 
-def walk_once(top: str):
-    """os.walk(top, followlinks=True), sorted as torchvision sorts it, but entering no folder twice: a
-    symlink loop (or two links to one folder) would otherwise list the same images again and again."""
-    seen, found = set(), []
+def _identity(path: str):
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return (stat.st_dev, stat.st_ino)
+
+
+def walk_once(top: str, seen: set | None = None, reserved: frozenset = frozenset()):
+    """os.walk(top, followlinks=True), sorted as torchvision sorts it, but entering no folder twice (`seen`,
+    shared across calls) and no `reserved` folder but `top`: a symlink loop, or a link into another
+    class, would otherwise list the same images again and again."""
+    seen = set() if seen is None else seen
+    found = []
     for root, dirs, files in os.walk(top, followlinks=True):
-        try:
-            stat = os.stat(root)
-        except OSError:
+        identity = _identity(root)
+        if identity is None or identity in seen or (identity in reserved and root != top):
             dirs[:] = []
             continue
-        if (stat.st_dev, stat.st_ino) in seen:
-            dirs[:] = []
-            continue
-        seen.add((stat.st_dev, stat.st_ino))
+        seen.add(identity)
         dirs.sort()  # which of two names of one folder is kept does not depend on listing order
         found.append((root, dirs, files))
     return sorted(found)
 
 
 def make_dataset_once(directory, class_to_idx, extensions=None, is_valid_file=None, allow_empty=False):
-    """torchvision's make_dataset (same samples, same order) with folders entered once (walk_once)."""
+    """torchvision's make_dataset (same samples, same order) with every folder entered once: each class
+    folder belongs to its class alone, and a link to a folder already listed is not followed."""
     from torchvision.datasets.folder import has_file_allowed_extension
 
     def valid(path: str) -> bool:
         return is_valid_file(path) if is_valid_file else has_file_allowed_extension(path, extensions)
 
+    root = os.path.expanduser(directory)
+    targets = {name: os.path.join(root, name) for name in sorted(class_to_idx)}
+    reserved = frozenset(i for i in map(_identity, targets.values()) if i is not None)
+    seen: set = set()
     samples = []
-    for name in sorted(class_to_idx):
-        target = os.path.join(os.path.expanduser(directory), name)
+    for name, target in targets.items():
         if not os.path.isdir(target):
             continue
-        for root, _, files in walk_once(target):
+        for folder, _, files in walk_once(target, seen, reserved):
             samples += [
-                (os.path.join(root, f), class_to_idx[name])
+                (os.path.join(folder, f), class_to_idx[name])
                 for f in sorted(files)
-                if valid(os.path.join(root, f))
+                if valid(os.path.join(folder, f))
             ]
     if not samples and not allow_empty:
         raise FileNotFoundError(f"found no valid file for the classes of {directory!r}")

@@ -24,7 +24,7 @@ import tempfile
 import numpy as np
 
 import suite
-from suite import atomic
+from suite import atomic, limits
 from suite.data import cache as cache_format
 from suite.data.imagefolder import resize_and_crop, scan_folder
 from suite.errors import UserError, positive_int
@@ -64,6 +64,30 @@ def source_fingerprint(samples: list[tuple[str, int]], root: str) -> str:
     return digest.hexdigest()
 
 
+# Per decoding process: the resized image and PIL's working copies of it (an estimate: a few times the
+# uint8 output image).
+DECODE_COPIES = 4
+
+
+def check_prepare_bounds(images: int, image_size: int, out: str, workers: int) -> None:
+    """Refuse a cache the disk cannot hold, or images the memory cannot decode, before writing any."""
+    row = 3 * image_size * image_size
+    free = limits.free_disk_bytes(out)
+    if free is not None:
+        limits.refuse_above(
+            f"a cache of {images:,} images of {image_size} px",
+            images * row,
+            free,
+            f"the free space on the disk of {out!r}",
+        )
+    limits.refuse_above(
+        f"decoding {image_size} px images in {workers} processes",
+        workers * DECODE_COPIES * row,
+        limits.available_memory_bytes(),
+        "the memory available now",
+    )
+
+
 def _partial_prefix(out: str) -> str:
     parent, name = os.path.split(os.path.abspath(out))
     return os.path.join(parent, f".{name}.partial-")
@@ -77,6 +101,7 @@ def prepare(
 
     image_size = positive_int("--size", image_size)
     scan = scan_folder(source, option="SRC")
+    check_prepare_bounds(len(scan.samples), image_size, out, workers or os.cpu_count() or 1)
     fingerprint = source_fingerprint(scan.samples, source)
     if os.path.exists(out):
         if cache_format.is_cache(out) and not force:
