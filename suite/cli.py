@@ -42,6 +42,9 @@ def build_parser() -> Parser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from suite import optional_modules
+
+    optional_modules.quarantine_broken()  # before anything imports torch (which imports pynvml)
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
