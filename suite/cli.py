@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import re
 import sys
 
 import suite
@@ -41,13 +42,36 @@ def build_parser() -> Parser:
     return parser
 
 
+# A value that starts with '-' after an option (`--size -5`, `--batch-size -2`) reads to argparse as another
+# option, and the message becomes "expected one argument". The suite has no short options but -h, so a
+# token like that is the option's value: joined as `--size=-5`, it reaches the option's own check, which
+# names the value and what is accepted.
+_DASH_VALUE = re.compile(r"-(?!-)(?!h$).+")
+
+
+def join_dash_values(argv: list[str]) -> list[str]:
+    joined, index = [], 0
+    while index < len(argv):
+        token = argv[index]
+        if token == "--":
+            return joined + argv[index:]
+        following = argv[index + 1] if index + 1 < len(argv) else None
+        if token.startswith("--") and "=" not in token and following and _DASH_VALUE.fullmatch(following):
+            joined.append(f"{token}={following}")
+            index += 2
+            continue
+        joined.append(token)
+        index += 1
+    return joined
+
+
 def main(argv: list[str] | None = None) -> int:
     from suite import optional_modules
 
     optional_modules.quarantine_broken()  # before anything imports torch (which imports pynvml)
     try:
         parser = build_parser()
-        args = parser.parse_args(argv)
+        args = parser.parse_args(join_dash_values(sys.argv[1:] if argv is None else list(argv)))
         if not getattr(args, "func", None):
             parser.print_help()
             return EXIT_USER_ERROR

@@ -1,0 +1,38 @@
+"""Bad input is exit 2 with one clear line, before anything runs or any record exists."""
+
+from __future__ import annotations
+
+import pytest
+
+from suite.cli import join_dash_values, main
+
+# -- 10: clear messages -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv,expected",
+    [
+        (
+            ["data", "synth", "--out", "x", "--count", "1", "--size", "-5x4"],
+            "--size must be WIDTHxHEIGHT in pixels",
+        ),
+        (["run", "--batch-size", "-2"], "--batch-size must be a positive integer, got '-2'"),
+        (["run", "--windows", "-1"], "--windows"),
+        (["report", "--dataset-size", "-4"], "--dataset-size must be a positive integer, got '-4'"),
+        (["data", "synth", "--out", "x", "--count", "-3"], "--count must be a positive integer, got '-3'"),
+    ],
+)
+def test_a_negative_value_is_named_not_read_as_a_missing_argument(
+    tmp_path, monkeypatch, capsys, argv, expected
+):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert expected in err and "expected one argument" not in err and err.count("\n") == 1
+
+
+def test_dash_values_are_joined_only_after_long_options():
+    assert join_dash_values(["run", "--batch-size", "-2", "--json"]) == ["run", "--batch-size=-2", "--json"]
+    assert join_dash_values(["run", "--json", "-h"]) == ["run", "--json", "-h"]
+    assert join_dash_values(["run", "--", "--x", "-1"]) == ["run", "--", "--x", "-1"]
+    assert join_dash_values(["run", "--out", "--json"]) == ["run", "--out", "--json"]
