@@ -36,3 +36,15 @@ def test_dash_values_are_joined_only_after_long_options():
     assert join_dash_values(["run", "--json", "-h"]) == ["run", "--json", "-h"]
     assert join_dash_values(["run", "--", "--x", "-1"]) == ["run", "--", "--x", "-1"]
     assert join_dash_values(["run", "--out", "--json"]) == ["run", "--out", "--json"]
+
+
+# -- 9: nonsense refused --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("instance", ["", "   "])
+def test_an_empty_instance_is_refused_not_taken_as_none(tiny, instance):
+    from suite.errors import UserError
+    from suite.reporting.pricing import resolve_run_instance
+
+    with pytest.raises(UserError, match="--instance is empty"):
+        resolve_run_instance(tiny(instance=instance))

@@ -274,7 +274,12 @@ def find_instance(name: str, prices: str | None = None) -> tuple[Instance, Catal
 def resolve_run_instance(config):
     """`suite run --instance`: check the name before anything is measured and record how many of the
     instance's accelerators the run used (one per process)."""
-    if not getattr(config, "instance", None):
+    instance = getattr(config, "instance", None)
+    if instance is not None and not str(instance).strip():
+        raise UserError(
+            "--instance is empty: give an instance name (see `suite prices list`), or leave it out"
+        )
+    if not instance:
         return config
     instance, catalog = find_instance(config.instance, getattr(config, "prices", None))
     # Per instance: a run over several nodes rents one instance per node.
