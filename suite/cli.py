@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import re
+import signal
 import sys
+import threading
 
 import suite
 from suite.errors import UserError
@@ -65,10 +68,25 @@ def join_dash_values(argv: list[str]) -> list[str]:
     return joined
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _stop_on_sigterm():
+    """SIGTERM (`kill`, `timeout`, a scheduler's preemption) gets the orderly stop of Ctrl-C: the same
+    KeyboardInterrupt, so a sweep or a launcher stops its children and says how to resume. Not in a
+    torchrun worker: there SIGTERM is torchrun's way of stopping ranks and must end them as it expects.
+    Returns the handler it replaced (None where none was installed)."""
+    if threading.current_thread() is not threading.main_thread() or "RANK" in os.environ:
+        return None
+    return signal.signal(signal.SIGTERM, _interrupt)
+
+
 def main(argv: list[str] | None = None) -> int:
     from suite import optional_modules
 
     optional_modules.quarantine_broken()  # before anything imports torch (which imports pynvml)
+    previous = _stop_on_sigterm()
     try:
         parser = build_parser()
         args = parser.parse_args(join_dash_values(sys.argv[1:] if argv is None else list(argv)))
@@ -84,6 +102,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

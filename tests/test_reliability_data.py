@@ -166,11 +166,19 @@ def test_a_run_with_thousands_of_workers_is_refused_at_planning(folder, tiny):
 
 
 @pytest.mark.parametrize("field", [{"workers": 4}, {"pin_memory": True}, {"prefetch": 2}])
-def test_loader_options_with_synthetic_data_are_refused(tiny, field):
+def test_loader_options_with_synthetic_data_are_said_to_be_ignored(tiny, capsys, field):
+    from suite.backends.cpu import CPUBackend
+    from suite.workloads import get_workload
+
+    from suite.data import open_data
     from suite.measurement.runner import plan_run
 
-    with pytest.raises(UserError, match="synthetic data has none"):
-        plan_run(tiny(**field))
+    config = tiny(**field)
+    plan_run(config)
+    assert "ignored: synthetic data has no loader" in capsys.readouterr().err
+    workload = get_workload("dcgan64").with_overrides(ngf=4, ndf=4)
+    described = open_data(config, workload, CPUBackend(config), 2).describe()
+    assert "synthetic data has no loader" in described["ignored"]  # in the record's data section
 
 
 def test_cache_check_cost_is_bounded_by_the_sample_above_the_full_size(monkeypatch):

@@ -181,7 +181,9 @@ def test_a_duplicate_instance_key_is_refused(tmp_path):
 @pytest.mark.parametrize("value", ["inf", "Infinity", "nan", "-1", "0", "1e400"])
 def test_scale_usd_per_hour_must_be_positive_and_finite(capsys, value):
     assert main(["scale", "--nproc", "1", "--usd-per-hour", value]) == 2
-    assert "--usd-per-hour must be a positive finite number" in capsys.readouterr().err
+    assert (
+        f"--usd-per-hour must be a positive number, got {value!r} (a finite price" in capsys.readouterr().err
+    )
 
 
 @pytest.mark.parametrize("price", ["inf", "Infinity", "nan", "1e999"])

@@ -72,7 +72,9 @@ def _prices(args, counts) -> tuple[dict, dict]:
         except ValueError:
             usd = -1.0
         if not (usd > 0 and math.isfinite(usd)):  # float() reads "inf" and "nan"
-            raise UserError(f"--usd-per-hour must be a positive finite number, got {args.usd_per_hour!r}")
+            raise UserError(
+                f"--usd-per-hour must be a positive number, got {args.usd_per_hour!r} (a finite price in $/hour)"
+            )
         return {n: (usd, None, "given with --usd-per-hour") for n in counts}, {}
     instances = scale.parse_instances(args.instance, counts)
     return {n: scale.hourly_price(name, args.prices) for n, name in instances.items()}, instances

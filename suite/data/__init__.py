@@ -12,6 +12,7 @@ The runner pulls batches inside its timed windows, so a real-data run's throughp
 from __future__ import annotations
 
 import os
+import sys
 
 from suite.errors import UserError, non_negative_int, positive_int
 
@@ -52,8 +53,16 @@ class SyntheticData(DataSource):
     def host_batches(self):
         return iter(self)
 
+    ignored: str | None = None  # loader options given anyway (see ignored_loader_options)
+
     def describe(self) -> dict:
-        return {"source": self.kind, "note": "one batch made on the device and reused (compute-only ceiling)"}
+        described = {
+            "source": self.kind,
+            "note": "one batch made on the device and reused (compute-only ceiling)",
+        }
+        if self.ignored:
+            described["ignored"] = self.ignored
+        return described
 
 
 # Decoding workers for the JPEG path when --workers is not given; more rarely help (the seed found
@@ -135,24 +144,32 @@ def check_batch_fits(batch_size: int, images: int, world_size: int, where: str) 
     return share
 
 
+def ignored_loader_options(config) -> str | None:
+    """Loader options given with synthetic data, which has no loader: said, never silently dropped (a
+    diagnosis or a sweep may pass them to a compute-only run on purpose, so they are not refused)."""
+    given = [
+        option
+        for option, name in (
+            ("--workers", "workers"),
+            ("--pin-memory", "pin_memory"),
+            ("--prefetch", "prefetch"),
+        )
+        if getattr(config, name, None) is not None
+    ]
+    if not given:
+        return None
+    return (
+        f"{', '.join(given)} ignored: synthetic data has no loader (one batch is made once on the device); "
+        "give --data FOLDER or a cache to use them"
+    )
+
+
 def check_data(config, workload, backend, batch_size: int) -> None:
     """Refuse bad data input before anything is built (a person's mistake: exit 2, not a failed run)."""
     if config.data == "synthetic":
-        # One batch made once on the device: no loader, so loader options would be silently ignored.
-        given = [
-            option
-            for option, name in (
-                ("--workers", "workers"),
-                ("--pin-memory", "pin_memory"),
-                ("--prefetch", "prefetch"),
-            )
-            if getattr(config, name, None) is not None
-        ]
-        if given:
-            raise UserError(
-                f"{', '.join(given)} set the data loader, and synthetic data has none (one batch is made once "
-                "on the device); give --data FOLDER or a cache, or leave them out"
-            )
+        ignored = ignored_loader_options(config)
+        if ignored:
+            print(f"suite: warning: {ignored}", file=sys.stderr)
         return
     from suite.data.cache import check_cache_fits, is_cache
 
@@ -170,7 +187,9 @@ def check_data(config, workload, backend, batch_size: int) -> None:
 def open_data(config, workload, backend, batch_size: int) -> DataSource:
     """`config.data`: "synthetic", a cache folder (it has a manifest.json), or an ImageFolder."""
     if config.data == "synthetic":
-        return SyntheticData(workload, backend, batch_size, seed=config.seed)
+        data = SyntheticData(workload, backend, batch_size, seed=config.seed)
+        data.ignored = ignored_loader_options(config)
+        return data
     from suite.data.cache import CacheData, is_cache
 
     rank, world_size = rank_and_world_size()
