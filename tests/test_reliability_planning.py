@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from suite.cli import join_dash_values, main
@@ -48,3 +50,52 @@ def test_an_empty_instance_is_refused_not_taken_as_none(tiny, instance):
 
     with pytest.raises(UserError, match="--instance is empty"):
         resolve_run_instance(tiny(instance=instance))
+
+
+# -- 8: bad input is checked in planning, before a record exists -------------------------------------------
+
+TINY_ARGS = [
+    "--backend",
+    "cpu",
+    "--workload",
+    "dcgan64",
+    "--model-override",
+    "ngf=4",
+    "--model-override",
+    "ndf=4",
+]
+TINY_ARGS += ["--batch-size", "2", "--warmup", "1", "--steps", "1", "--windows", "1"]
+
+
+def no_record(out) -> bool:
+    return not os.path.isdir(out) or not [n for n in os.listdir(out) if n.endswith(".json")]
+
+
+@pytest.mark.parametrize(
+    "extra,expected",
+    [
+        (["--threads", "100000"], "--threads 100000 is far more than this machine's"),
+        (["--dist-timeout", "inf"], "--dist-timeout must be a positive"),
+        (["--dist-timeout", "nan"], "--dist-timeout must be a positive"),
+        (["--dist-timeout", "-5"], "--dist-timeout must be a positive"),
+        (["--model-override", "ngf=-3"], "cannot be built with these overrides"),
+        (["--model-override", "ngf=1.5"], "cannot be built with these overrides"),
+        (["--model-override", "ngf=0"], "would have empty layers"),
+    ],
+)
+def test_impossible_run_inputs_are_exit_2_before_any_record(tmp_path, capsys, extra, expected):
+    out = tmp_path / "out"
+    assert main(["run", *TINY_ARGS, *extra, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert expected in err and err.count("\n") == 1
+    assert no_record(out)
+
+
+def test_a_profile_path_that_is_a_file_is_exit_2_before_any_record(tmp_path, capsys):
+    out, trace = tmp_path / "out", tmp_path / "trace.json"
+    trace.write_text("{}")
+    assert main(["run", *TINY_ARGS, "--profile", str(trace), "--out", str(out)]) == 2
+    assert f"--profile {str(trace)!r} is a file" in capsys.readouterr().err
+    assert main(["run", *TINY_ARGS, "--profile", str(trace / "below"), "--out", str(out)]) == 2
+    assert "cannot be created" in capsys.readouterr().err
+    assert no_record(out) and trace.read_text() == "{}"

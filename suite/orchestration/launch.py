@@ -134,8 +134,7 @@ def launch(args, parser, plan) -> int:
         try:
             status = agent.wait()
         except KeyboardInterrupt:
-            # Ctrl-C reached torchrun too: let it stop its workers rather than orphan them by killing it.
-            agent.wait(timeout=60)
+            stop_agent(agent)
             raise
         failures = _read_failures(failures_path)
     finally:
@@ -148,6 +147,23 @@ def launch(args, parser, plan) -> int:
     record = failure_record(run_id, ctx, plan, status, failures)
     summary.show(record, results.write_record(record, out_dir), as_json=args.json)
     return 1
+
+
+def stop_agent(agent, grace_s: float = 10.0) -> None:
+    """After Ctrl-C (or SIGTERM) here. Ctrl-C at a terminal, or a signal to the whole process group,
+    reached torchrun too, and it is stopping its workers: let it, rather than orphan them by killing it. A
+    signal sent to this process alone did not: after `grace_s`, pass it on as SIGTERM, which torchrun
+    answers by stopping its workers (torch.distributed.elastic's SignalException)."""
+    try:
+        agent.wait(timeout=grace_s)
+        return
+    except subprocess.TimeoutExpired:
+        agent.send_signal(signal.SIGTERM)
+    try:
+        agent.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        agent.kill()  # the last resort, once torchrun has had a minute to stop its workers
+        agent.wait()
 
 
 def _read_failures(path: str) -> dict:
