@@ -1,0 +1,150 @@
+"""`suite fleet plan|run`: one benchmark on many cloud instance types through SkyPilot, and the cost table.
+
+`plan` writes one SkyPilot task file per instance type and prints the tasks, the `sky` commands and the
+estimated cost of the whole campaign; it needs no SkyPilot. `run` launches them (the `cloud` extra).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+DEFAULT_OUT = "results/fleet"
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "fleet",
+        help="run one benchmark on several cloud instance types through SkyPilot (plan, run)",
+        description="A campaign: the same `suite run` on several cloud instance types, launched through "
+        "SkyPilot, priced from the suite's catalog before anything starts, and reported together.",
+    )
+    actions = p.add_subparsers(dest="fleet_action", metavar="ACTION", parser_class=type(p))
+    for name, help_text in (
+        ("plan", "write the SkyPilot tasks and print them with the campaign's estimated cost"),
+        ("run", "launch the tasks with SkyPilot, collect the records, tear down, report (resumable)"),
+    ):
+        action = actions.add_parser(name, help=help_text, description=help_text)
+        add_campaign_options(action)
+        action.set_defaults(func=plan_command if name == "plan" else run_command)
+    p.set_defaults(func=lambda args: p.error("give an action: plan or run"))
+
+
+def add_campaign_options(p) -> None:
+    p.add_argument("file", nargs="?", metavar="CAMPAIGN.yaml", help="campaign file (see docs/fleet.md)")
+    p.add_argument(
+        "--instances", action="append", default=[], metavar="TYPE,...", help="instance types inline"
+    )
+    p.add_argument("--workload", default="dcgan64", help="with --instances: the workload (default dcgan64)")
+    p.add_argument(
+        "--set",
+        dest="options",
+        action="append",
+        default=[],
+        metavar="OPTION=VALUE",
+        help="with --instances: a `suite run` option for every instance, e.g. --set batch-size=64",
+    )
+    p.add_argument("--hours", type=float, metavar="H", help="with --instances: hours each instance is held")
+    p.add_argument("--spot", action="store_true", help="with --instances: rent spot instances")
+    p.add_argument("--max-cost", dest="max_cost_usd", type=float, metavar="USD", help="budget cap in $")
+    p.add_argument("--prices", metavar="NAME|FILE", help="with --instances: the price catalog")
+    p.add_argument("--bucket", metavar="URL", help="with --instances: s3:// or gs:// bucket for records")
+    p.add_argument("--name", help="with --instances: the campaign's name (cluster names start with it)")
+    p.add_argument("--tasks", metavar="DIR", help="where the SkyPilot task files go (default: OUT/tasks)")
+    p.add_argument("--out", default=None, metavar="DIR", help=f"campaign folder (default {DEFAULT_OUT}/NAME)")
+
+
+def load_campaign(args):
+    from suite.errors import UserError
+    from suite.orchestration import campaign, campaign_file
+
+    if args.file and args.instances:
+        raise UserError("give a campaign file or --instances, not both")
+    if args.file:
+        inline = {"--set": args.options, "--hours": args.hours, "--spot": args.spot, "--prices": args.prices,
+                  "--bucket": args.bucket, "--name": args.name}  # fmt: skip
+        given = [option for option, value in inline.items() if value not in (None, False, [])]
+        if given:
+            raise UserError(f"{', '.join(given)} go with --instances; a campaign file sets these itself")
+        settings = campaign_file.load(args.file)
+        if args.max_cost_usd is not None:
+            settings["max_cost_usd"] = args.max_cost_usd
+    else:
+        for option, value in (("--hours", args.hours), ("--max-cost", args.max_cost_usd)):
+            if value is not None and not value > 0:
+                raise UserError(f"{option} must be a number above 0, got {value!r}")
+        settings = campaign.from_inline(
+            args.instances,
+            args.workload,
+            args.options,
+            args.hours,
+            args.spot,
+            args.max_cost_usd,
+            args.prices,
+            args.bucket,
+            args.name,
+        )
+    return campaign.build(settings)
+
+
+def prepare(args):
+    """The campaign, its folder and its task files (written), as plan and run both need them."""
+    from suite import results
+    from suite.orchestration import sky_tasks
+
+    plan = load_campaign(args)
+    out_dir = results.check_out_dir(args.out or os.path.join(DEFAULT_OUT, plan.name))
+    paths = sky_tasks.write_tasks(plan, args.tasks or os.path.join(out_dir, "tasks"))
+    return plan, out_dir, paths
+
+
+def plan_command(args) -> int:
+    from suite.orchestration import campaign, sky_tasks
+
+    plan, out_dir, paths = prepare(args)
+    print(
+        f"campaign {plan.name}: {plan.workload} on {len(plan.targets)} instance type(s); records to {out_dir}\n"
+    )
+    for target, path in zip(plan.targets, paths):
+        print(f"--- {os.path.relpath(path)}")
+        print(sky_tasks.dump(sky_tasks.task(plan, target)).rstrip())
+        print()
+    print("sky commands (what `suite fleet run` does, one instance at a time):")
+    for target, path in zip(plan.targets, paths):
+        print(f"  {sky_tasks.sky_command(plan, target, os.path.relpath(path))}")
+    print()
+    print(campaign.estimate_table(plan))
+    return 0
+
+
+def run_command(args) -> int:
+    from suite.orchestration import campaign, sky_driver
+
+    plan, out_dir, paths = prepare(args)
+    print(campaign.estimate_table(plan), file=sys.stderr)
+    sky = sky_driver.import_sky()
+
+    def log(line: str) -> None:
+        print(f"fleet: {line}", file=sys.stderr, flush=True)
+
+    outcomes = sky_driver.run_campaign(plan, paths, out_dir, sky, log=log)
+    failed = {name: outcome for name, outcome in outcomes.items() if not outcome.startswith("recorded")}
+    for name, outcome in failed.items():
+        print(f"fleet: {name}: {outcome}", file=sys.stderr)
+    report(out_dir, plan.prices)
+    return 1 if failed else 0
+
+
+def report(out_dir: str, prices: str) -> None:
+    """The campaign's cost table, as `suite report OUT` prints it."""
+    from suite.reporting import report as reporting
+    from suite.reporting.pricing import load_catalog
+
+    loaded = reporting.load_records([out_dir])
+    if not loaded:
+        print(f"fleet: no records in {out_dir} to report", file=sys.stderr)
+        return
+    records = [record for _, record in loaded]
+    catalog = load_catalog(prices)
+    rows = reporting.build_rows(records, catalog, reporting.DEFAULT_DATASET_SIZE, False)
+    sys.stdout.write(reporting.render(rows, catalog, "md", reporting.DEFAULT_DATASET_SIZE, False))

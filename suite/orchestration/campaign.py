@@ -1,0 +1,240 @@
+"""A fleet campaign: one benchmark on several cloud instance types, and what renting them will cost.
+
+A campaign names the workload once and the instance types to run it on (the file format: see
+campaign_file.py, which reads it, and docs/fleet.md; or inline: `from_inline`).
+
+Every instance type must be in the price catalog: the estimate is hours x $/hour from that catalog
+(on-demand, or spot for a spot instance), and an unknown name is refused with near matches.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from suite.errors import UserError
+
+DEFAULT_HOURS = 1.0
+# Options the campaign decides for every instance (they would break collection or pricing).
+RESERVED_OPTIONS = ("out", "json", "instance", "prices", "workload", "backend", "help")
+# The bucket schemes whose command-line tools can bring records home (see sky_tasks.SYNC_COMMANDS).
+BUCKET_SCHEMES = ("s3", "gs")
+# SkyPilot cluster names: a letter first, then letters, digits and '-' (kept short for cloud limits).
+NAME_PATTERN = re.compile(r"^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$")
+
+
+@dataclass
+class Target:
+    """One instance type of the campaign, with its price and how it is rented."""
+
+    instance_type: str
+    spot: bool
+    hours: float
+    usd_per_hour: float  # the rate this target is estimated at (spot or on-demand)
+    on_demand_usd_per_hour: float
+    spot_usd_per_hour: float | None
+    accelerator: str
+    accelerator_count: int
+    cloud: str | None = None
+    region: str | None = None
+    backend: str | None = None  # None: from the catalog's accelerator (see sky_tasks.backend_for)
+    options: dict[str, str] = field(default_factory=dict)  # merged: campaign options, then its own
+
+    @property
+    def cost_usd(self) -> float:
+        return self.hours * self.usd_per_hour
+
+
+@dataclass
+class Campaign:
+    name: str
+    workload: str
+    targets: list[Target]
+    prices: str  # the catalog's shipped name or file path
+    catalog_caption: str
+    max_cost_usd: float | None = None
+    git: str | None = None  # install from this repository (None: the local checkout as a workdir)
+    ref: str | None = None
+    bucket: str | None = None  # records go to this bucket (None: rsync from the cluster)
+    source: str = "command line"
+
+    @property
+    def cost_usd(self) -> float:
+        return sum(t.cost_usd for t in self.targets)
+
+
+# -- checks shared with the campaign file reader ------------------------------------------------------
+
+
+def check_option(name: str, where: str) -> None:
+    if name in RESERVED_OPTIONS:
+        raise UserError(f"option {name!r} ({where}) is set by the campaign itself")
+
+
+def check_bucket(value: str, where: str) -> None:
+    scheme = value.split("://", 1)[0] if "://" in value else ""
+    if scheme not in BUCKET_SCHEMES or not value.split("://", 1)[1].strip("/"):
+        raise UserError(
+            f"bucket {value!r} ({where}) must be a URL of one of: "
+            + ", ".join(f"{s}://BUCKET[/PREFIX]" for s in BUCKET_SCHEMES)
+        )
+
+
+# -- building and pricing ------------------------------------------------------------------------------
+
+
+def build(settings: dict) -> Campaign:
+    """Check every instance against the price catalog and the budget cap; return the priced campaign."""
+    from suite.reporting.pricing import load_catalog
+
+    source = settings.get("source_file") or "command line"
+    where = settings.get("where") or {}
+    catalog = load_catalog(settings.get("prices"))
+    name = settings.get("name") or (
+        os.path.splitext(os.path.basename(source))[0] if settings.get("source_file") else "suite-fleet"
+    )
+    name = name.lower().replace("_", "-")
+    if not NAME_PATTERN.match(name):
+        raise UserError(
+            f"campaign name {name!r} ({source}) must start with a letter and hold only letters, digits and "
+            "'-' (at most 32): cluster names are made from it"
+        )
+    default_hours = settings.get("hours", DEFAULT_HOURS)
+    targets, seen = [], set()
+    for entry in settings["instances"]:
+        instance_type = entry["type"]
+        at = where.get(instance_type, source)
+        if instance_type in seen:
+            raise UserError(f"instance {instance_type!r} is listed twice ({at})")
+        seen.add(instance_type)
+        try:
+            instance = catalog.get(instance_type)
+        except UserError as error:
+            raise UserError(f"{error} ({at})") from None
+        spot = entry.get("spot", settings.get("spot", False))
+        rate = instance.spot_usd_per_hour if spot else instance.on_demand_usd_per_hour
+        if rate is None:
+            raise UserError(
+                f"{instance_type} has no spot price in the {catalog.name} catalog ({at}): "
+                "run it on-demand (spot: false) or give a catalog with a spot quote"
+            )
+        targets.append(
+            Target(
+                instance_type=instance_type,
+                spot=spot,
+                hours=entry.get("hours", default_hours),
+                usd_per_hour=rate,
+                on_demand_usd_per_hour=instance.on_demand_usd_per_hour,
+                spot_usd_per_hour=instance.spot_usd_per_hour,
+                accelerator=instance.accelerator,
+                accelerator_count=instance.accelerator_count,
+                cloud=entry.get("cloud"),
+                region=entry.get("region"),
+                backend=entry.get("backend"),
+                options={**settings.get("options", {}), **entry.get("options", {})},
+            )
+        )
+    campaign = Campaign(
+        name=name,
+        workload=settings["workload"],
+        targets=targets,
+        prices=catalog.path if catalog.path and not _is_shipped(settings.get("prices")) else catalog.name,
+        catalog_caption=catalog.caption(),
+        max_cost_usd=settings.get("max_cost_usd"),
+        git=settings.get("git"),
+        ref=settings.get("ref"),
+        bucket=settings.get("bucket"),
+        source=source,
+    )
+    spot_without_bucket = [t.instance_type for t in targets if t.spot and not campaign.bucket]
+    if spot_without_bucket:
+        raise UserError(
+            f"spot instances ({', '.join(spot_without_bucket)}) run as managed jobs whose clusters go away "
+            f"by themselves: give a bucket for their records (records: {{bucket: s3://...}}) in {source}"
+        )
+    check_budget(campaign)
+    return campaign
+
+
+def _is_shipped(prices: str | None) -> bool:
+    from suite.reporting.pricing import shipped_catalog_names
+
+    return prices is None or prices in shipped_catalog_names()
+
+
+def check_budget(campaign: Campaign) -> None:
+    if campaign.max_cost_usd is not None and campaign.cost_usd > campaign.max_cost_usd:
+        raise UserError(
+            f"the campaign's estimate is ${campaign.cost_usd:,.2f}, above its max_cost_usd "
+            f"${campaign.max_cost_usd:,.2f}: drop instances, shorten 'hours' or use spot ({campaign.source})"
+        )
+
+
+def from_inline(
+    instances: list[str],
+    workload: str,
+    options: list[str],
+    hours: float | None,
+    spot: bool,
+    max_cost_usd: float | None,
+    prices: str | None,
+    bucket: str | None,
+    name: str | None,
+) -> dict:
+    """`--instances p3.2xlarge,dl1.24xlarge --workload dcgan64 --set batch-size=64` as settings."""
+    settings: dict = {"workload": workload, "spot": spot, "options": {}}
+    for text in options:
+        option, sep, value = text.partition("=")
+        option = option.strip().replace("_", "-")
+        if not sep or not option:
+            raise UserError(f"--set takes OPTION=VALUE (e.g. batch-size=64), got {text!r}")
+        check_option(option, "--set")
+        settings["options"][option] = value.strip()
+    for key, value in (("hours", hours), ("max_cost_usd", max_cost_usd), ("prices", prices), ("name", name)):
+        if value is not None:
+            settings[key] = value
+    if bucket:
+        check_bucket(bucket, "--bucket")
+        settings["bucket"] = bucket.rstrip("/")
+    settings["instances"] = [{"type": t.strip()} for t in ",".join(instances).split(",") if t.strip()]
+    if not settings["instances"]:
+        raise UserError("no instances: give a campaign file or --instances TYPE[,TYPE...]")
+    return settings
+
+
+def estimate_table(campaign: Campaign) -> str:
+    """Each instance's hours x $/hour, and the campaign's total, from the price catalog."""
+    from tabulate import tabulate
+
+    def money(value):
+        return "-" if value is None else f"{value:,.3f}"
+
+    rows = [
+        [
+            t.instance_type,
+            t.accelerator if t.accelerator_count else "(cpu)",
+            "spot" if t.spot else "on-demand",
+            money(t.on_demand_usd_per_hour),
+            money(t.spot_usd_per_hour),
+            f"{t.hours:g}",
+            f"{t.cost_usd:,.2f}",
+        ]
+        for t in campaign.targets
+    ]
+    table = tabulate(
+        rows,
+        headers=["instance", "accelerator", "rented", "on-demand $/h", "spot $/h", "hours", "estimate $"],
+        disable_numparse=True,
+        colalign=("left", "left", "left", "right", "right", "right", "right"),
+    )
+    on_demand = sum(t.hours * t.on_demand_usd_per_hour for t in campaign.targets)
+    all_spot = [t.hours * t.spot_usd_per_hour for t in campaign.targets if t.spot_usd_per_hour is not None]
+    lines = [table, "", f"estimated cost of the campaign: ${campaign.cost_usd:,.2f}"]
+    lines.append(f"  all on-demand: ${on_demand:,.2f}")
+    if len(all_spot) == len(campaign.targets):
+        lines.append(f"  all spot:      ${sum(all_spot):,.2f}")
+    if campaign.max_cost_usd is not None:
+        lines.append(f"  budget (max_cost_usd): ${campaign.max_cost_usd:,.2f}")
+    lines.append(campaign.catalog_caption)
+    return "\n".join(lines)

@@ -1,0 +1,111 @@
+"""The task files `suite fleet plan` writes, loaded by the real SkyPilot parser (the `cloud` extra).
+
+Runs SkyPilot in a child process with its own HOME and the network refused (socket name lookups raise),
+so loading a task provably contacts nothing: no API server, no catalog download, no cloud.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from suite.cli import main
+from suite.orchestration import sky_driver
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("sky") is None,
+    reason="SkyPilot is not installed (pip install -e '.[cloud]'); CI installs it and runs these",
+)
+
+PRICES = """\
+name: mixed
+source: test
+as_of: '2026'
+instances:
+  m5.xlarge: {provider: aws, region: us-east-1, accelerator: none, accelerator_count: 0, accelerator_memory_gib: 0, vcpus: 4, ram_gib: 16, on_demand_usd_per_hour: 0.192, spot_usd_per_hour: 0.08}
+  p3.2xlarge: {provider: aws, region: us-east-1, accelerator: NVIDIA V100, accelerator_count: 1, accelerator_memory_gib: 16, vcpus: 8, ram_gib: 61, on_demand_usd_per_hour: 3.06, spot_usd_per_hour: 0.9}
+  dl1.24xlarge: {provider: aws, region: us-east-1, accelerator: Habana Gaudi HL-205, accelerator_count: 8, accelerator_memory_gib: 256, vcpus: 96, ram_gib: 768, on_demand_usd_per_hour: 13.1, spot_usd_per_hour: 2}
+"""
+
+CAMPAIGN = """\
+name: {name}
+workload: dcgan64
+prices: {prices}
+spot: {spot}
+options: {{batch-size: 32, windows: 3}}
+{records}
+instances:
+  - m5.xlarge
+  - {{type: p3.2xlarge, region: us-east-1}}
+  - {{type: dl1.24xlarge, options: {{nproc: 8}}}}
+"""
+
+LOAD = """
+import json, os, socket, sys
+
+def refused(*args, **kwargs):
+    raise OSError("network refused in this test: " + repr(args[:1]))
+
+socket.getaddrinfo = refused
+socket.create_connection = refused
+import sky
+
+loaded = []
+for path in sys.argv[1:]:
+    task = sky.Task.from_yaml(path)
+    task.validate_name()
+    task.validate_run()
+    (resources,) = list(task.resources)
+    loaded.append({"name": task.name, "instance_type": resources.instance_type,
+                   "use_spot": resources.use_spot, "image_id": resources.image_id,
+                   "run": task.run, "setup": task.setup,
+                   "mounts": sorted(list(task.file_mounts or {}) + list(task.storage_mounts or {}))})
+print(json.dumps(loaded))
+"""
+
+
+def plan_tasks(tmp_path, spot: bool) -> list[str]:
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(PRICES)
+    name = "spot" if spot else "ondemand"
+    campaign = tmp_path / f"{name}.yaml"
+    campaign.write_text(
+        CAMPAIGN.format(
+            name=name,
+            prices=prices,
+            spot=str(spot).lower(),
+            records="records: {bucket: s3://suite-test-bucket/runs}" if spot else "",
+        )
+    )
+    tasks = tmp_path / f"{name}-tasks"
+    assert main(["fleet", "plan", str(campaign), "--out", str(tmp_path / name), "--tasks", str(tasks)]) == 0
+    return sorted(str(tasks / entry) for entry in os.listdir(tasks))
+
+
+@pytest.mark.parametrize("spot", [False, True], ids=["on-demand", "spot"])
+def test_generated_tasks_load_with_skypilots_own_parser(tmp_path, capsys, spot):
+    paths = plan_tasks(tmp_path, spot)
+    capsys.readouterr()
+    env = {**os.environ, **sky_driver.SKY_ENV, "HOME": str(tmp_path / "home")}
+    done = subprocess.run(
+        [sys.executable, "-c", LOAD, *paths], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    loaded = {task["instance_type"]: task for task in json.loads(done.stdout.strip().splitlines()[-1])}
+    assert set(loaded) == {"m5.xlarge", "p3.2xlarge", "dl1.24xlarge"}
+    for instance, task in loaded.items():
+        assert task["use_spot"] is spot
+        assert f"--instance {instance}" in task["run"]
+    images = loaded["dl1.24xlarge"]["image_id"]  # SkyPilot keeps image ids per region (None: any)
+    assert images and all(image.startswith("docker:vault.habana.ai/") for image in images.values())
+    assert "--no-deps" in loaded["dl1.24xlarge"]["setup"] and "--nproc 8" in loaded["dl1.24xlarge"]["run"]
+    assert "'.[cuda]'" in loaded["p3.2xlarge"]["setup"]
+    assert "--backend cpu" in loaded["m5.xlarge"]["run"]
+    # The catalog file travels with every task; with a bucket, so does the records mount.
+    expected = {"/tmp/suite-prices.yaml"} | ({"/suite-records"} if spot else set())
+    assert set(loaded["m5.xlarge"]["mounts"]) == expected
