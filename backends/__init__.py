@@ -1,25 +1,39 @@
-"""Backend registry: name -> Backend class, and `auto` selection (hpu, then cuda, then cpu)."""
+"""Backend registry: name -> Backend class, and what the backends declare about themselves
+(backends/declared.py: their options, their place in `auto` selection, their summary gauges). The rest
+of the suite reads these and never names a device. Importing this package imports no torch: the Backend
+classes are loaded when first asked for."""
 
 from __future__ import annotations
 
+import importlib
+
 from suite.errors import UserError, one_of
 
-from .base import DEVICE_OPTIONS, Backend, Schedule
+from .declared import Option, auto_order, declaration, device_options, gauges, owners, setting_fields
 
-_REGISTRY: dict[str, type[Backend]] = {}
-
-# The order `auto` tries them in: the most specialised device first.
-AUTO_ORDER = ("hpu", "cuda", "cpu")
+_REGISTRY: dict = {}
 
 
-def register_backend(cls: type[Backend]) -> type[Backend]:
+def __getattr__(name: str):
+    # Backend and Schedule import torch: only when asked for (see the docstring).
+    if name in ("Backend", "Schedule"):
+        from . import base
+
+        return getattr(base, name)
+    raise AttributeError(name)
+
+
+def register_backend(cls):
     _REGISTRY[cls.name] = cls
     return cls
 
 
 def _load() -> None:
     # Importing the modules registers them; they import vendor SDKs only when used.
-    from . import cpu, cuda, hpu  # noqa: F401
+    from .declared import DECLARED
+
+    for entry in DECLARED:
+        importlib.import_module(f"{__name__}.{entry.module}")
 
 
 def backend_names() -> list[str]:
@@ -28,7 +42,7 @@ def backend_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def backend_class(name: str) -> type[Backend]:
+def backend_class(name: str):
     _load()
     if name not in _REGISTRY:
         raise one_of("backend", name, ["auto", *backend_names()])
@@ -41,7 +55,7 @@ def availability() -> dict[str, tuple[bool, str]]:
 
 
 def resolve_backend_name(name: str) -> tuple[str, str]:
-    """Return (backend name, why). `auto` picks the first available of AUTO_ORDER."""
+    """Return (backend name, why). `auto` picks the first available in `auto_order()`."""
     if name != "auto":
         cls = backend_class(name)
         ok, reason = cls.is_available()
@@ -49,10 +63,11 @@ def resolve_backend_name(name: str) -> tuple[str, str]:
             raise UserError(f"backend {name!r} is not available: {reason}")
         return name, "asked for"
     skipped = []
-    for candidate in AUTO_ORDER:
+    order = auto_order()
+    for candidate in order:
         ok, reason = backend_class(candidate).is_available()
         if ok:
-            why = "first available of " + ", ".join(AUTO_ORDER)
+            why = "first available of " + ", ".join(order)
             if skipped:
                 why += " (" + "; ".join(skipped) + ")"
             return candidate, why
@@ -65,23 +80,28 @@ def check_options(name: str, config) -> None:
     import dataclasses
 
     defaults = {f.name: f.default for f in dataclasses.fields(config)}
-    cls = backend_class(name)
-    for field, flag in DEVICE_OPTIONS.items():
-        if getattr(config, field) != defaults[field] and field not in cls.options:
-            owners = [other for other in backend_names() if field in backend_class(other).options]
+    entry = declaration(name)
+    own = {option.field for option in entry.options} if entry else set()
+    for field, option in device_options().items():
+        if getattr(config, field) != defaults[field] and field not in own:
             raise UserError(
-                f"{flag} does not apply to the {name} backend (it is an option of: {', '.join(owners)})"
+                f"{option.flag} does not apply to the {name} backend "
+                f"(it is an option of: {', '.join(owners(field))})"
             )
 
 
 __all__ = [
-    "AUTO_ORDER",
     "Backend",
+    "Option",
     "Schedule",
+    "auto_order",
     "availability",
     "backend_class",
     "backend_names",
     "check_options",
+    "device_options",
+    "gauges",
     "register_backend",
     "resolve_backend_name",
+    "setting_fields",
 ]

@@ -15,20 +15,6 @@ import torch
 
 from suite.config import RunConfig
 
-# Options that only some backends honour: RunConfig field -> the flag a person types. A backend lists
-# the fields it honours in `options`; asking another backend for one is an error, not silently ignored.
-DEVICE_OPTIONS = {
-    "device_index": "--device-index",
-    "tf32": "--tf32",
-    "channels_last": "--channels-last",
-    "compile": "--compile",
-    "hpu_mode": "--hpu-mode",
-    "hpu_fused": "--no-fused",
-    "hpu_bf16_ops": "--hpu-bf16-ops",
-    "hpu_fp32_ops": "--hpu-fp32-ops",
-    "max_memory_bytes": "--max-memory",
-}
-
 
 @dataclass(frozen=True)
 class Schedule:
@@ -46,8 +32,7 @@ class Backend:
     # Precisions this backend can run, the first one is its default.
     precisions: tuple[str, ...] = ("fp32",)
     schedule = Schedule(warmup_steps=3, steps_per_window=10, windows=5)
-    # The DEVICE_OPTIONS fields this backend honours.
-    options: frozenset[str] = frozenset()
+    # Its options, place in `auto` selection and summary gauges: declared in backends/declared.py.
 
     def __init__(self, config: RunConfig):
         self.config = config
@@ -59,6 +44,12 @@ class Backend:
     def is_available(cls) -> tuple[bool, str]:
         """(available, reason). The reason says what is missing and how to get it."""
         raise NotImplementedError
+
+    @property
+    def pin_memory_default(self) -> bool:
+        """Page-locked host batches unless asked otherwise: pinned memory only helps a copy into
+        separate device memory; when the device is the host itself there is no copy to speed up."""
+        return self.device.type != "cpu"
 
     def default_batch_size(self, workload) -> int:
         return workload.default_batch_size

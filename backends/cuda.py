@@ -43,7 +43,6 @@ class CUDABackend(Backend):
     name = "cuda"
     dist_backend = "nccl"
     precisions = ("amp", "fp32", "bf16")
-    options = frozenset({"device_index", "tf32", "channels_last", "compile"})
 
     def __init__(self, config):
         super().__init__(config)

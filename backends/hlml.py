@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 
-from suite.measurement.telemetry import Sampler
+from suite.backends.sampler import Sampler
 
 # hlmlDeviceGetTemperature's sensor argument: 0 is the AIP (the compute die), HLML_TEMP_SENS.AIP.
 TEMPERATURE_SENSOR_AIP = 0

@@ -119,7 +119,6 @@ class HPUBackend(Backend):
     name = "hpu"
     dist_backend = "hccl"
     precisions = ("bf16", "fp32", "hmp")
-    options = frozenset({"hpu_mode", "hpu_fused", "hpu_bf16_ops", "hpu_fp32_ops"})
     # Graph compilation makes the first steps slow (more so with torch.compile): warm up longer.
     schedule = Schedule(warmup_steps=10, steps_per_window=20, windows=5)
     # The torch device type of tensors, autocast and the model. Only the wiring tests set it to "cpu":

@@ -12,7 +12,7 @@ without it loses telemetry, with one warning, not the run.
 
 from __future__ import annotations
 
-from suite.measurement.telemetry import Sampler
+from suite.backends.sampler import Sampler
 
 MILLI = 1e-3
 

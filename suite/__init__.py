@@ -9,7 +9,8 @@ it may import):
     suite.backends, suite.workloads, suite.data   what a run is made of: a device, a model, its input
     suite.reporting              records in, tables and plots out (reads records only)
 
-config, context, errors, results and sizes are the shared vocabulary every layer may import.
+config, context, errors, results, sizes, stats (throughput arithmetic) and run_options (the options of
+`suite run`, declared once) are the shared vocabulary every layer may import.
 """
 
 import os as _os

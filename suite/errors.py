@@ -33,3 +33,17 @@ def non_negative_int(name: str, value) -> int:
     if number < 0:
         raise UserError(f"{name} must be a whole number >= 0, got {value!r}")
     return number
+
+
+TRUE_WORDS = ("true", "on", "yes", "1")
+FALSE_WORDS = ("false", "off", "no", "0")
+
+
+def truth(name: str, value) -> bool:
+    """A true/false value: a bool, or one of the one vocabulary of words every option accepts."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text not in TRUE_WORDS + FALSE_WORDS:
+        raise UserError(f"{name} is a switch: give true or false (also on/off, yes/no, 1/0), got {value!r}")
+    return text in TRUE_WORDS

@@ -48,6 +48,16 @@ def new_record(run_id: str, context: dict, config: dict) -> dict:
     }
 
 
+def error_of(error: BaseException) -> dict:
+    """An exception as a record's `error`: its type and one line of message. The first line, unless the
+    message carries a traceback from another process (a loader worker's), whose last line is the cause."""
+    lines = [line for line in str(error).strip().splitlines() if line.strip()]
+    if not lines:
+        return {"type": type(error).__name__, "message": type(error).__name__}
+    carries_traceback = any(line.startswith("Traceback (most recent call last)") for line in lines)
+    return {"type": type(error).__name__, "message": (lines[-1] if carries_traceback else lines[0]).strip()}
+
+
 def check_out_dir(path: str) -> str:
     """Make sure records can be written to `path` before anything is measured."""
     try:

@@ -24,7 +24,7 @@ _UNITS = {
 }
 
 
-def parse_size(name: str, text) -> int:
+def parse_byte_size(name: str, text) -> int:
     """`2GiB`, `512MiB`, `1.5GB`, `1000000` -> bytes; anything else is a UserError naming the option."""
     match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", str(text))
     unit = match.group(2).lower() if match else None

@@ -2,7 +2,31 @@
 
 from __future__ import annotations
 
+import glob
+import json
+import os
+
 import pytest
+
+# The repository's root: child `suite` processes run from here.
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def records(folder) -> dict[str, dict]:
+    """Every JSON file in FOLDER by file name, read as a record."""
+    found = {}
+    for path in glob.glob(os.path.join(str(folder), "*.json")):
+        with open(path) as handle:
+            found[os.path.basename(path)] = json.load(handle)
+    return found
+
+
+def only_record(folder) -> dict:
+    """The one record in FOLDER (a test that expects exactly one)."""
+    found = records(folder)
+    assert len(found) == 1, sorted(found)
+    return next(iter(found.values()))
+
 
 # Architecture overrides that shrink each family but keep its structure (same layers, same code paths).
 TINY = {

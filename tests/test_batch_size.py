@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import glob
 import json
-import os
 import subprocess
 import sys
 
 import pytest
+from conftest import ROOT
 
 from suite.cli import main
 from suite.orchestration.batch_size import Try, recommend, search
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def fake_device(capacity: int, saturation: int = 32, error_at: int | None = None):
@@ -90,6 +88,7 @@ def test_bad_input_exits_2(tmp_path, capsys, argv, needle):
     assert needle in err and "Traceback" not in err
 
 
+@pytest.mark.slow  # trains in a child process
 def test_search_on_the_cpu_under_a_memory_ceiling(tmp_path):
     out = tmp_path / "bs"
     command = [

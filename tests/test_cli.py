@@ -197,3 +197,20 @@ def test_progress_shows_warmup_and_each_window_on_one_line():
 def test_no_progress_when_stdout_is_not_a_terminal(capsys, tmp_path):
     code, out, err = run_cli(capsys, *TINY_RUN, "--out", str(tmp_path))
     assert code == 0 and "warm-up step" not in err and "window 1/1" not in err
+
+
+def test_run_options_are_typed_where_they_are_parsed():
+    """RunConfig holds what its hints say: numbers as numbers, whatever path the options came by."""
+    from suite.run_options import config_from_args, run_parser
+
+    args = run_parser().parse_args(
+        ["--workers", "2", "--batch-size", "4", "--dist-timeout", "30", "--max-memory", "1KiB"]
+    )
+    config = config_from_args(args)
+    assert (config.workers, config.batch_size, config.dist_timeout_s, config.max_memory_bytes) == (
+        2,
+        4,
+        30.0,
+        1024,
+    )
+    assert isinstance(config.dist_timeout_s, float)

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import ROOT
 
 from suite.cli import main
 from suite.config import RunConfig
@@ -17,7 +18,6 @@ from suite.data.progress import Progress
 from suite.data.synth import synthesize
 from suite.measurement.runner import execute, plan_run
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = {"ngf": 8, "ndf": 8}
 
 
@@ -154,7 +154,7 @@ def test_loader_command_measures_each_setting_and_writes_records(paths, tmp_path
 def test_loader_command_bad_values_exit_2(paths, capsys):
     jpeg, _ = paths
     assert main(["loader", "--data", jpeg, "--pin-memory", "maybe"]) == 2
-    assert "--pin-memory accepts on and off" in capsys.readouterr().err
+    assert "--pin-memory is a switch" in capsys.readouterr().err
     assert main(["loader", "--data", jpeg, "--workers", "0,,1"]) == 2
     assert "--workers must be a comma-separated list" in capsys.readouterr().err
     assert main(["loader", "--data", "synthetic"]) == 2

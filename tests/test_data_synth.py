@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from suite.cli import main
-from suite.data.synth import make_image, parse_size, synthesize
+from suite.data.synth import make_image, parse_image_size, synthesize
 from suite.errors import UserError
 
 
@@ -51,7 +51,7 @@ def test_content_compresses_like_a_photograph_not_flat_colour():
 
 def test_bad_inputs_are_user_errors(tmp_path):
     with pytest.raises(UserError, match="480x360"):
-        parse_size("480by360")
+        parse_image_size("480by360")
     with pytest.raises(UserError, match="--count"):
         synthesize(str(tmp_path / "x"), 0, size=(8, 8))
     with pytest.raises(UserError, match="--classes 5 is more than --count 2"):

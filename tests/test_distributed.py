@@ -6,7 +6,6 @@ they use two processes at most and a tiny DCGAN.
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import socket
@@ -15,13 +14,13 @@ import sys
 import time
 
 import pytest
+from conftest import ROOT, only_record
 
 from suite.cli import build_parser, main
 from suite.config import RunConfig
 from suite.measurement import distributed
 from suite.orchestration import launch
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = [
     "--backend",
     "cpu",
@@ -53,6 +52,8 @@ def clean_env(**extra):
         if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "SUITE_RUN_ID") and not k.startswith("SUITE_FAULT")
     }
     env["PYTHONPATH"] = ROOT
+    if any(k.startswith("SUITE_FAULT") for k in extra):  # tests/faults/sitecustomize.py injects it
+        env["PYTHONPATH"] = os.pathsep.join([ROOT, os.path.join(ROOT, "tests", "faults")])
     env.update(extra)
     return env
 
@@ -66,13 +67,6 @@ def suite_run(args, out, **env):
         text=True,
         timeout=RUN_TIMEOUT_S,
     )
-
-
-def only_record(out):
-    paths = glob.glob(os.path.join(str(out), "*.json"))
-    assert len(paths) == 1, paths
-    with open(paths[0]) as handle:
-        return json.load(handle)
 
 
 def free_port():
@@ -113,7 +107,9 @@ def test_rank_info_reads_torchrun_environment():
 def test_single_process_has_no_process_group(monkeypatch):
     monkeypatch.delenv("RANK", raising=False)
     monkeypatch.delenv("WORLD_SIZE", raising=False)
-    assert distributed.process_group(object(), RunConfig()) is None
+    group = distributed.process_group(object(), RunConfig())
+    assert isinstance(group, distributed.SingleProcess) and not group.info.is_distributed
+    assert group.slowest(1.5) == 1.5 and group.gather("x") == ["x"]
 
 
 # -- wiring of the backend hooks (a fake backend records the calls) -------------------------------
@@ -227,9 +223,19 @@ def test_worker_argv_retypes_the_options_as_given():
         "30",
     ]
     args = build_parser().parse_args(argv)
-    again = build_parser().parse_args(launch.worker_argv(args, args.run_parser))
+    again = build_parser().parse_args(launch.worker_argv(args))
     for name in ("backend", "batch_size", "json", "model_overrides", "nproc", "dist_timeout_s", "out"):
         assert getattr(again, name) == getattr(args, name), name
+
+
+@pytest.mark.parametrize("switch", [["--pin-memory"], ["--no-pin-memory"], ["--tf32"], ["--no-fused"]])
+def test_worker_argv_keeps_every_switch(switch):
+    """`suite run --nproc 2 --pin-memory` must hand the flag on to its workers."""
+    args = build_parser().parse_args(["run", "--nproc", "2", *switch])
+    worker = launch.worker_argv(args)
+    assert worker[0] == "run" and all(flag in worker for flag in switch), worker
+    again = build_parser().parse_args(worker)
+    assert vars(again) == {k: v for k, v in vars(args).items()}
 
 
 def test_torchrun_options_single_node_and_static_multi_node():
@@ -295,6 +301,7 @@ def test_failure_record_names_the_first_failed_rank_not_the_stopped_one():
 # -- end to end, through torch's launcher (gloo on this CPU) --------------------------------------
 
 
+@pytest.mark.slow  # trains in a child process
 def test_nproc_2_over_gloo_records_world_size_global_batch_and_ranks(tmp_path):
     done = suite_run(["--nproc", "2"], tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -315,6 +322,7 @@ def test_nproc_2_over_gloo_records_world_size_global_batch_and_ranks(tmp_path):
     assert "world size 2" in done.stdout
 
 
+@pytest.mark.slow  # trains in a child process
 def test_a_failing_rank_ends_the_run_with_a_record_naming_it(tmp_path):
     started = time.monotonic()
     done = suite_run(["--nproc", "2"], tmp_path, SUITE_FAULT_RANK="1", SUITE_FAULT_STEP="2")
@@ -328,6 +336,7 @@ def test_a_failing_rank_ends_the_run_with_a_record_naming_it(tmp_path):
     assert record["config"]["world_size"] == 2
 
 
+@pytest.mark.slow  # trains in a child process
 def test_torchrun_runs_the_suite_module_directly(tmp_path):
     command = [
         sys.executable,
@@ -354,6 +363,7 @@ def test_torchrun_runs_the_suite_module_directly(tmp_path):
     assert json.loads(done.stdout)["run_id"] == record["run_id"]  # only rank 0 printed
 
 
+@pytest.mark.slow  # trains in a child process
 def test_two_nodes_on_loopback(tmp_path):
     endpoint = f"127.0.0.1:{free_port()}"
     options = ["--nproc", "1", "--nnodes", "2", "--rdzv-endpoint", endpoint]

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import glob
 import json
-import os
 
 import pytest
+from conftest import only_record
 
 from suite.cli import main
 from suite.measurement.profiling import schedule_for
-from suite.sizes import parse_size
+from suite.sizes import parse_byte_size
 
 TINY = [
     "run",
@@ -27,12 +26,6 @@ TINY = [
     "--threads",
     "1",
 ]
-
-
-def only_record(folder) -> dict:
-    [path] = glob.glob(os.path.join(str(folder), "*.json"))
-    with open(path) as handle:
-        return json.load(handle)
 
 
 @pytest.mark.parametrize(
@@ -121,7 +114,7 @@ def test_max_memory_generous_ceiling_passes(tmp_path):
     ],
 )
 def test_sizes(text, size):
-    assert parse_size("--max-memory", text) == size
+    assert parse_byte_size("--max-memory", text) == size
 
 
 @pytest.mark.parametrize(

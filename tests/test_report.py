@@ -294,7 +294,7 @@ def test_a_real_cpu_run_on_an_instance_is_reported(tmp_path):
         instance="p3.2xlarge",
     )
     plan = plan_run(config)
-    plan.config = plan.backend.config = resolve_run_instance(plan.config)
+    plan.config = resolve_run_instance(plan.config)
     record = execute(plan)
     path = results.write_record(record, str(tmp_path))
     assert record["config"]["instance"] == "p3.2xlarge" and record["config"]["accelerators_used"] == 1
@@ -366,3 +366,16 @@ def test_a_multi_node_run_is_priced_as_one_instance_per_node():
     assert row["usd_per_hour"] == pytest.approx(2 * 12.24)
     assert row["images_per_usd"] == pytest.approx(10_000_000 / 24.48)
     assert "priced as 2 × p3.8xlarge (one per node)" in row["notes"]
+
+
+def test_gaudi_runs_with_different_op_lists_are_two_rows():
+    """Every backend option that changes a number keeps runs apart (the op lists change what runs in bf16)."""
+    records = []
+    for run, ops in (("a", "bf16-a.txt"), ("b", "bf16-b.txt")):
+        record = make_record(3_600_000, backend="hpu", device="HL-205", precision="bf16", run=run)
+        record["config"]["hpu_bf16_ops"] = ops
+        records.append(record)
+    fp32 = make_record(3_600_000, backend="hpu", device="HL-205", precision="bf16", run="c")
+    fp32["config"]["hpu_fp32_ops"] = "fp32.txt"
+    records.append(fp32)
+    assert len(report.build_rows(records, SEED)) == 3

@@ -7,12 +7,11 @@ import subprocess
 import sys
 
 import pytest
+from conftest import ROOT
 
 from suite.cli import main
 from suite.errors import UserError
 from suite.reporting import scale
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def record(rate, world_size, status="ok", stdev=1.0):
@@ -86,6 +85,7 @@ def test_bad_scale_input_is_a_user_error(args, message, capsys, tmp_path):
     assert status == 2 and message in err and "Traceback" not in err
 
 
+@pytest.mark.slow  # trains in a child process
 def test_scale_cpu_1_and_2_processes_prints_the_efficiency_table(tmp_path):
     command = [
         sys.executable,

@@ -9,12 +9,13 @@ import pytest
 
 from suite.cli import main
 from suite.errors import UserError
-from suite.orchestration import sweep
+from suite.orchestration import child, sweep
+from suite.run_options import run_options
 
 
 @pytest.fixture(scope="module")
 def options():
-    return sweep.run_options()
+    return run_options()
 
 
 def write(tmp_path, text: str) -> str:
@@ -120,13 +121,13 @@ def test_switch_options_become_flags(options):
     import argparse
 
     flag = argparse.Namespace(nargs=0)
-    assert sweep.option_argv("json-ish", "true", flag) == ["--json-ish"]
-    assert sweep.option_argv("json-ish", "false", flag) == []
+    assert child.option_argv("json-ish", "true", flag) == ["--json-ish"]
+    assert child.option_argv("json-ish", "false", flag) == []
     with pytest.raises(UserError, match="is a switch"):
-        sweep.option_argv("json-ish", "maybe", flag)
+        child.option_argv("json-ish", "maybe", flag)
     both = argparse.BooleanOptionalAction(["--pin-memory"], dest="pin_memory")
-    assert sweep.option_argv("pin-memory", "off", both) == ["--no-pin-memory"]
-    assert sweep.option_argv("pin-memory", "on", both) == ["--pin-memory"]
+    assert child.option_argv("pin-memory", "off", both) == ["--no-pin-memory"]
+    assert child.option_argv("pin-memory", "on", both) == ["--pin-memory"]
 
 
 def test_resume_matches_on_the_resolved_configuration(tmp_path, options):

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import glob
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import pytest
+from conftest import ROOT, records
+
 TINY = [
     "--set",
     "backend=cpu",
@@ -33,14 +33,7 @@ def sweep_command(out, *grid):
     return [sys.executable, "-m", "suite", "sweep", "--grid", *grid, *TINY, "--out", str(out)]
 
 
-def records(out) -> dict[str, dict]:
-    found = {}
-    for path in glob.glob(os.path.join(str(out), "*.json")):
-        with open(path) as handle:
-            found[os.path.basename(path)] = json.load(handle)
-    return found
-
-
+@pytest.mark.slow  # trains in a child process
 def test_sweep_interrupted_with_sigint_resumes_without_redoing_or_losing_points(tmp_path):
     out = tmp_path / "sweep"
     command = sweep_command(out, "batch-size=2,3,4", "precision=fp32,bf16", "threads=1,2")  # 12 points
@@ -81,6 +74,7 @@ def test_sweep_interrupted_with_sigint_resumes_without_redoing_or_losing_points(
     assert "precision fp32→bf16:" in second.stdout and "batch-size 2→3:" in second.stdout
 
 
+@pytest.mark.slow  # trains in a child process
 def test_sweep_records_a_failed_point_and_completes_the_others(tmp_path):
     out = tmp_path / "sweep"
     # 512 images of 64 px need far more than 64 MiB for activations; 2 images do not.
@@ -94,3 +88,19 @@ def test_sweep_records_a_failed_point_and_completes_the_others(tmp_path):
     assert by_batch[2]["status"] == by_batch[3]["status"] == "ok"
     assert "oom: out of memory" in done.stdout
     assert "1 of 3 points did not complete" in done.stdout
+
+
+@pytest.mark.slow  # trains in a child process
+def test_sweep_on_a_priced_instance_resumes_without_rerunning_its_points(tmp_path):
+    """A run on `--instance` records the accelerators it used and the catalog: the sweep's own view
+    of a point must be resolved the same way, or a resumed sweep never finds its points."""
+    out = tmp_path / "sweep"
+    command = sweep_command(out, "batch-size=2") + ["--set", "instance=p3.2xlarge", "--set", "threads=1"]
+    first = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    [record] = records(out).values()
+    assert record["status"] == "ok" and record["config"]["accelerators_used"] == 1
+    again = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert "1 already recorded" in again.stderr and "0 to run" in again.stderr
+    assert len(records(out)) == 1

@@ -11,7 +11,7 @@ from suite.workloads import get_workload, workload_names
 
 from suite.config import RunConfig
 
-# shared/reference/dcgan.md: the seed's trainable-parameter counts, to the parameter.
+# Trainable-parameter counts of the standard DCGAN (arXiv:1511.06434) at each model's widths, to the parameter.
 SEED_COUNTS = {
     "dcgan64": (3_576_704, 2_765_568),
     "dcgan64-safe": (52_448_768, 2_765_568),

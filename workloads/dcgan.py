@@ -1,4 +1,5 @@
-"""DCGAN workloads: the seed's Naive/Safe-Params models at 64 and 128 px (shared/reference/dcgan.md).
+"""DCGAN workloads: the Naive/Safe-Params models at 64 and 128 px (the standard DCGAN of Radford et al.,
+arXiv:1511.06434, as in https://github.com/pytorch/examples/tree/main/dcgan; widths per model below).
 
 The discriminator returns logits and the loss is BCEWithLogitsLoss: BCE after a sigmoid is refused
 under autocast, and the fused form is the numerically stable one.

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 DEFAULT_OUT = "results/batch-size"
 SEARCH_SCHEMA = "suite.batch-size-search"
 
@@ -53,6 +51,8 @@ def batch_size_command(args) -> int:
     from suite import context, results
     from suite.errors import UserError, positive_int
     from suite.orchestration import batch_size, sweep
+    from suite.orchestration.child import log
+    from suite.run_options import run_options
 
     start = positive_int("--start", args.start)
     max_batch = positive_int("--max-batch", args.max_batch)
@@ -60,7 +60,7 @@ def batch_size_command(args) -> int:
     if start > max_batch:
         raise UserError(f"--start {start} is larger than --max-batch {max_batch}")
 
-    options = sweep.run_options()
+    options = run_options()
     explicit = [
         f"{name}={value}"
         for name, value in (
@@ -79,9 +79,6 @@ def batch_size_command(args) -> int:
     base_argv = first.argv[:-2]  # without "--batch-size N"
     config = {k: v for k, v in first.config.items() if k != "batch_size"}
     out_dir = results.check_out_dir(args.out)
-
-    def log(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
 
     def try_batch(n: int):
         point = sweep.Point(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 
 DEFAULT_OUT = "results/diagnose"
 
@@ -42,13 +41,13 @@ def add_parser(subparsers) -> None:
 
 def diagnose_command(args) -> int:
     from suite import results
-    from suite.commands.loader import measure_setting
     from suite.config import RunConfig
     from suite.measurement import diagnose
-    from suite.measurement.runner import plan_run
-    from suite.orchestration import sweep
+    from suite.measurement.loader_only import measure_setting
+    from suite.orchestration import child, sweep
+    from suite.run_options import run_options
 
-    options = sweep.run_options()
+    options = run_options()
     given = [
         f"{name}={value}"
         for name, value in (
@@ -67,13 +66,10 @@ def diagnose_command(args) -> int:
     config = point.config
     out_dir = results.check_out_dir(args.out)
 
-    def log(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
-
     loader = compute = None
     if config["data"] != "synthetic":
-        log("1/3 loader only (no model) ...")
-        plan = plan_run(RunConfig(**config))
+        child.log("1/3 loader only (no model) ...")
+        plan = child.plan(RunConfig(**config))
         loader = measure_setting(
             plan,
             batches=config["steps_per_window"],
@@ -82,12 +78,12 @@ def diagnose_command(args) -> int:
             to_device=False,
         )
         results.write_record(loader, out_dir)
-        log("2/3 compute only (synthetic data) ...")
+        child.log("2/3 compute only (synthetic data) ...")
         compute_point = sweep.Point(
             0, {"data": "synthetic"}, [*point.argv, "--data", "synthetic"], {**config, "data": "synthetic"}
         )
         compute = sweep.run_point(compute_point, out_dir)
-    log(("3/3 " if loader else "") + "end to end ...")
+    child.log(("3/3 " if loader else "") + "end to end ...")
     end_to_end = sweep.run_point(point, out_dir)
 
     failed = [
@@ -97,7 +93,7 @@ def diagnose_command(args) -> int:
     ]
     if failed:
         for name, record in failed:
-            print(f"{name} measurement failed: {sweep.describe(record)}")
+            print(f"{name} measurement failed: {child.describe(record)}")
         print("no verdict: every measurement must complete")
         return 1
     found = diagnose.from_records(end_to_end, compute, loader, cores=os.cpu_count())

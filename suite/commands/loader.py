@@ -71,19 +71,11 @@ def parse_list(option: str, text, parse) -> list:
     return [parse(item) for item in items]
 
 
-def parse_on_off(text: str) -> bool:
-    from suite.errors import UserError
-
-    values = {"on": True, "off": False, "true": True, "false": False, "yes": True, "no": False}
-    if text.lower() not in values:
-        raise UserError(f"--pin-memory accepts on and off (comma-separated), got {text!r}")
-    return values[text.lower()]
-
-
 def loader_command(args) -> int:
     from suite import results
     from suite.config import RunConfig
-    from suite.errors import UserError, non_negative_int, positive_int
+    from suite.errors import UserError, non_negative_int, positive_int, truth
+    from suite.measurement.loader_only import measure_setting
     from suite.measurement.runner import plan_run
     from suite.workloads import get_workload
 
@@ -93,7 +85,7 @@ def loader_command(args) -> int:
             "reused): give an image folder or a cache"
         )
     workers_list = parse_list("--workers", args.workers, lambda v: non_negative_int("--workers", v))
-    pin_list = parse_list("--pin-memory", args.pin_memory, parse_on_off)
+    pin_list = parse_list("--pin-memory", args.pin_memory, lambda v: truth("--pin-memory", v))
     batches, windows = positive_int("--batches", args.batches), positive_int("--windows", args.windows)
     warmup = non_negative_int("--warmup", args.warmup)
     batch_size = (
@@ -140,55 +132,10 @@ def describe_setting(record: dict) -> str:
     data = record.get("data") or {}
     text = f"{data.get('source', '?')} workers {data.get('workers', '?')} pin_memory {data.get('pin_memory', '?')}"
     if record["status"] != "ok":
-        text += f": FAILED {record['error']['message']}"
+        from suite.orchestration.child import describe
+
+        text += f": FAILED ({describe(record)})"
     return text
-
-
-def measure_setting(plan, batches: int, windows: int, warmup: int, to_device: bool) -> dict:
-    """One loader setting -> one record (kind "loader"). A failure is recorded, not raised."""
-    from suite import context, results
-    from suite.data import open_data
-    from suite.data.loader_bench import measure_loader
-    from suite.errors import UserError
-
-    config, backend = plan.config, plan.backend
-    ctx = context.collect()
-    record = results.new_record(
-        results.new_run_id(f"loader-{plan.workload.name}", backend.name, ctx["utc_time"]),
-        ctx,
-        config.to_dict(),
-    )
-    record["kind"] = "loader"  # not a training run: no model, images/s of the loader alone
-    record["loader"] = {
-        "stage": "device" if to_device else "host",
-        "batches_per_window": batches,
-        "windows": windows,
-        "warmup_batches": warmup,
-    }
-    backend.setup()
-    source = open_data(config, plan.workload, backend, config.batch_size)  # UserError: bad input, raised
-    record["data"] = source.describe()
-    try:
-        feed = source if to_device else source.host_batches()
-        record["metrics"] = measure_loader(
-            feed,
-            batches=batches,
-            windows=windows,
-            warmup_batches=warmup,
-            synchronize=backend.synchronize if to_device else None,
-        )
-        record["status"] = "ok"
-    except UserError:
-        raise
-    except Exception as error:  # noqa: BLE001 - a failing setting is recorded; the others still run
-        record["error"] = {
-            "type": type(error).__name__,
-            "message": str(error).strip().splitlines()[-1] if str(error).strip() else type(error).__name__,
-        }
-    finally:
-        source.close()
-    record["device"] = backend.device_info()
-    return record
 
 
 def render_table(records: list[dict]) -> str:

@@ -6,7 +6,6 @@ import argparse
 import json
 import math
 import os
-import subprocess
 import sys
 
 DEFAULT_OUT = "results"
@@ -20,7 +19,7 @@ def add_parser(subparsers) -> None:
         "--nproc`), then compare throughput with the smallest count.",
     )
     p.add_argument("--nproc", required=True, help="process counts, comma-separated (for example 1,2,4,8)")
-    p.add_argument("--backend", default="auto", help="auto, cpu, cuda, hpu (as for `suite run`)")
+    p.add_argument("--backend", default="auto", help="as for `suite run` (see `suite list`)")
     p.add_argument("--workload", default="dcgan64", help="a workload name (see `suite list`)")
     p.add_argument("--batch-size", help="images per step per process")
     p.add_argument("--precision", help="as for `suite run`")
@@ -43,21 +42,23 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=scale_command)
 
 
-def _run_options(args) -> list[str]:
-    options = ["--backend", args.backend, "--workload", args.workload, "--out", args.out]
-    for option, value in (
-        ("--batch-size", args.batch_size),
-        ("--precision", args.precision),
-        ("--warmup", args.warmup),
-        ("--steps", args.steps),
-        ("--windows", args.windows),
-        ("--threads", args.threads),
-    ):
-        if value is not None:
-            options += [option, str(value)]
-    for override in args.model_overrides:
-        options += ["--model-override", override]
-    return options
+def _run_options(args, count: int, instance: str | None) -> dict:
+    """The `suite run` options of the run with COUNT processes."""
+    options = {
+        "backend": args.backend,
+        "workload": args.workload,
+        "batch-size": args.batch_size,
+        "precision": args.precision,
+        "warmup": args.warmup,
+        "steps": args.steps,
+        "windows": args.windows,
+        "threads": args.threads,
+        "model-override": args.model_overrides,
+        "nproc": count,
+        "instance": instance,  # the record says where it ran, as `suite run --instance` would
+        "prices": args.prices if instance else None,
+    }
+    return {name: value for name, value in options.items() if value not in (None, [])}
 
 
 def _prices(args, counts) -> tuple[dict, dict]:
@@ -82,6 +83,7 @@ def _prices(args, counts) -> tuple[dict, dict]:
 
 def scale_command(args) -> int:
     from suite import context, results
+    from suite.orchestration import child
     from suite.reporting import scale
 
     counts = scale.parse_counts(args.nproc)
@@ -91,27 +93,19 @@ def scale_command(args) -> int:
     records = {}
     for count in counts:
         run_id = results.new_run_id(args.workload, f"{args.backend}-n{count}", stamp)
-        print(f"suite scale: {count} process{'es' if count > 1 else ''} …", file=sys.stderr, flush=True)
+        child.log(f"suite scale: {count} process{'es' if count > 1 else ''} …")
         # Each count is its own `suite run --nproc N` (its own torchrun): nothing carries over between them.
-        command = [sys.executable, "-m", "suite", "run", *_run_options(args), "--nproc", str(count), "--json"]
-        if count in instances:  # the record says where it ran, as `suite run --instance` would
-            command += ["--instance", instances[count], *(["--prices", args.prices] if args.prices else [])]
-        done = subprocess.run(
-            command, env=context.child_env(SUITE_RUN_ID=run_id), capture_output=True, text=True
-        )
+        argv = child.run_argv(_run_options(args, count, instances.get(count)))
+        done = child.spawn(argv, args.out, SUITE_RUN_ID=run_id)
         path = os.path.join(args.out, f"{run_id}.json")
         if done.returncode == 2 or not os.path.exists(path):
             sys.stderr.write(done.stderr[-3000:])
             if done.returncode == 2:  # bad input: the same for every count
                 return 2
-            records[count] = {
-                "status": "error",
-                "config": {"world_size": count},
-                "error": {"message": f"no record (exit status {done.returncode})"},
-            }
+            records[count] = child.failure_of(done, {"world_size": count})
             continue
         records[count] = results.read_record(path)
-        print(f"  {records[count]['status']}, record {os.path.relpath(path)}", file=sys.stderr)
+        child.log(f"  {records[count]['status']}, record {os.path.relpath(path)}")
     rows = scale.scaling_rows(records, prices)
     if args.json:
         json.dump(rows, sys.stdout, indent=2)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 DEFAULT_OUT = "results/sweep"
 
 
@@ -55,16 +53,15 @@ def add_parser(subparsers) -> None:
 def sweep_command(args) -> int:
     from suite import results
     from suite.orchestration import sweep
+    from suite.orchestration.child import log
+    from suite.run_options import run_options
 
-    options = sweep.run_options()
+    options = run_options()
     spec = sweep.load_spec(args.file, options) if args.file else None
     spec = sweep.parse_inline(args.grid, args.fixed, options, spec)
     points = sweep.expand(spec, options)
     sweep.resolve(points)
     out_dir = results.check_out_dir(args.out)
-
-    def log(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
 
     if args.dry_run:
         records = sweep.existing_records(out_dir)

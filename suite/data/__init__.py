@@ -90,9 +90,7 @@ def loader_settings(config, backend, default_workers: int) -> dict:
     )
     pin_memory = getattr(config, "pin_memory", None)
     if pin_memory is None:
-        # Pinned host memory only helps a copy into separate device memory; when the device is the
-        # host itself there is no copy to speed up.
-        pin_memory = backend.device.type != "cpu"
+        pin_memory = backend.pin_memory_default
     prefetch = getattr(config, "prefetch", None)
     if prefetch is not None:
         prefetch = positive_int("--prefetch", prefetch)

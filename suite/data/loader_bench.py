@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from suite.measurement import stats
+from suite import stats
 
 
 def measure_loader(

@@ -19,7 +19,7 @@ from suite.errors import UserError, positive_int
 JPEG_QUALITY = 90  # a camera/phone-like quality; photos of this size are then tens of KB
 
 
-def parse_size(text: str) -> tuple[int, int]:
+def parse_image_size(text: str) -> tuple[int, int]:
     """'480x360' -> (480, 360): width x height."""
     parts = str(text).lower().split("x")
     if len(parts) == 2 and all(p.isdigit() and int(p) > 0 for p in parts):
@@ -128,7 +128,7 @@ def synthesize(
 
     count = positive_int("--count", count)
     classes = positive_int("--classes", classes)
-    width, height = parse_size(size) if isinstance(size, str) else size
+    width, height = parse_image_size(size) if isinstance(size, str) else size
     workers = workers or os.cpu_count() or 1
     check_synth_bounds(count, width, height, out_dir, min(workers, count))
     if classes > count:

@@ -18,7 +18,7 @@ import traceback
 from dataclasses import dataclass
 from datetime import timedelta
 
-from suite.errors import UserError
+from suite.errors import UserError, non_negative_int, positive_int
 
 # Long enough for a slow rank's graph compilation (first steps on Gaudi / torch.compile), short
 # enough that a hung peer ends the run in minutes rather than torch's default of 30 minutes.
@@ -131,12 +131,46 @@ class ProcessGroup:
         if dist.is_initialized():
             dist.destroy_process_group()
 
+    def finish(self, record: dict) -> None:
+        finish(self, record)
 
-def process_group(backend, config) -> ProcessGroup | None:
-    """The process group for this run, or None for a single process (world size 1)."""
+    def report_failure(self, error: dict, status: str = "error") -> None:
+        report_failure(self.info, error, status)  # for the launcher's summary
+
+
+class SingleProcess:
+    """The process group of a run of one process: every collective is this process's own answer,
+    so the runner has one path and a single process pays nothing for it."""
+
+    info = RankInfo()
+
+    def start(self) -> None:
+        pass
+
+    def wrap(self, training) -> None:
+        pass
+
+    def barrier(self) -> None:
+        pass
+
+    def slowest(self, elapsed_s: float) -> float:
+        return elapsed_s
+
+    def gather(self, obj) -> list:
+        return [obj]
+
+    def finish(self, record: dict) -> None:
+        pass
+
+    def report_failure(self, error: dict, status: str = "error") -> None:
+        pass
+
+
+def process_group(backend, config) -> ProcessGroup | SingleProcess:
+    """The process group for this run; for a single process (world size 1), one that does nothing."""
     info = rank_info()
     if not info.is_distributed:
-        return None
+        return SingleProcess()
     return ProcessGroup(backend, info, config.dist_timeout_s)
 
 
@@ -176,8 +210,6 @@ def resolved_fields(config, batch_size: int) -> dict:
             raise UserError(f"{', '.join(given)} needs --nproc N (processes on this node)")
         return {**fields, "world_size": 1, "global_batch_size": batch_size}
     # Before launching (`suite run --nproc`): the world the launcher is about to start.
-    from suite.orchestration.launch import check_launch_options
-
     launch = check_launch_options(config)
     world_size = launch["nproc"] * launch["nnodes"]
     return {**fields, **launch, "world_size": world_size, "global_batch_size": batch_size * world_size}
@@ -288,31 +320,26 @@ def report_failure(info: RankInfo, error: dict, status: str = "error", env=None)
     atomic.write_atomic(path, json.dumps(data))
 
 
-# -- fault injection (tests) ----------------------------------------------------------------------
-# SUITE_FAULT_RANK=1 SUITE_FAULT_STEP=3 [SUITE_FAULT_KIND=raise|exit|hang]: that rank fails at that
-# step (counting warm-up from 1), to show that one failing rank ends the whole run.
-
-
-class InjectedFault(RuntimeError):
-    pass
-
-
-def inject_faults(train_step, info: RankInfo, env=None):
-    env = os.environ if env is None else env
-    if "SUITE_FAULT_RANK" not in env or int(env["SUITE_FAULT_RANK"]) != info.rank:
-        return train_step
-    at_step, kind = int(env.get("SUITE_FAULT_STEP", "1")), env.get("SUITE_FAULT_KIND", "raise")
-    steps = 0
-
-    def faulty_step(batch):
-        nonlocal steps
-        steps += 1
-        if steps == at_step:
-            if kind == "exit":
-                os._exit(3)  # as if killed: no clean-up, no error file
-            if kind == "hang":
-                time.sleep(3600)
-            raise InjectedFault(f"injected fault at step {at_step}")
-        return train_step(batch)
-
-    return faulty_step
+def check_launch_options(config) -> dict:
+    """The launch options, checked and as numbers: nproc, nnodes, node_rank, rdzv_endpoint."""
+    nproc = positive_int("--nproc", config.nproc)
+    nnodes = positive_int("--nnodes", config.nnodes) if config.nnodes is not None else 1
+    if nnodes > 1 and (config.node_rank is None or not config.rdzv_endpoint):
+        raise UserError(
+            f"--nnodes {nnodes} needs --node-rank (0 … {nnodes - 1}) and --rdzv-endpoint "
+            "HOST:PORT (the address of node 0, reachable from every node)"
+        )
+    rank = None
+    if config.node_rank is not None:
+        rank = non_negative_int("--node-rank", config.node_rank)
+        if rank >= nnodes:
+            raise UserError(
+                f"--node-rank {rank} is out of range for --nnodes {nnodes} (accepted: 0 … {nnodes - 1})"
+            )
+    if config.rdzv_endpoint:
+        host, _, port = str(config.rdzv_endpoint).rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise UserError(
+                f"--rdzv-endpoint {config.rdzv_endpoint!r} is not HOST:PORT (for example 10.0.0.1:29500)"
+            )
+    return {"nproc": nproc, "nnodes": nnodes, "node_rank": rank, "rdzv_endpoint": config.rdzv_endpoint}

@@ -13,30 +13,40 @@ throughput counts the images of all ranks. With one process none of that runs.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from time import perf_counter as clock  # the window clock: monotonic, high resolution
 
 import psutil
 import torch
 
-from suite import context, results
+from suite import context, results, stats
 from suite.backends import Backend, backend_class, check_options, resolve_backend_name
 from suite.config import RunConfig
 from suite.data import check_data, open_data
 from suite.errors import UserError, non_negative_int, positive_int
-from suite.measurement import diagnose, distributed, flops, probe, profiling, stats
+from suite.measurement import diagnose, distributed, flops, probe, profiling
 from suite.measurement.telemetry import HostSampler, Telemetry, energy_per_image
 from suite.workloads import Workload, get_workload
 
 
-@dataclass
 class Plan:
-    """A validated run: everything resolved, nothing built or measured yet."""
+    """A validated run: everything resolved, nothing built or measured yet.
 
-    config: RunConfig
-    backend: Backend
-    workload: Workload
-    backend_choice: str  # why this backend (for `auto`)
+    The resolved config lives in one place, the backend (which may fill in defaults of its own);
+    `plan.config` reads and replaces that one copy."""
+
+    def __init__(self, config: RunConfig, backend: Backend, workload: Workload, backend_choice: str):
+        backend.config = config
+        self.backend = backend
+        self.workload = workload
+        self.backend_choice = backend_choice  # why this backend (for `auto`)
+
+    @property
+    def config(self) -> RunConfig:
+        return self.backend.config
+
+    @config.setter
+    def config(self, config: RunConfig) -> None:
+        self.backend.config = config
 
 
 def plan_run(config: RunConfig) -> Plan:
@@ -72,12 +82,16 @@ def plan_run(config: RunConfig) -> Plan:
         else positive_int("--batch-size", config.batch_size)
     )
     # From the backend's config: a backend may fill in defaults of its own (hpu: the execution mode).
-    resolved = backend.config.resolved(
-        batch_size=batch_size, **distributed.resolved_fields(backend.config, batch_size)
+    plan = Plan(
+        backend.config.resolved(
+            batch_size=batch_size, **distributed.resolved_fields(backend.config, batch_size)
+        ),
+        backend,
+        workload,
+        why,
     )
-    backend.config = resolved
-    check_data(resolved, workload, backend, batch_size)
-    return Plan(resolved, backend, workload, why)
+    check_data(plan.config, workload, backend, batch_size)
+    return plan
 
 
 def process_start_time() -> float:
@@ -104,30 +118,25 @@ def execute(plan: Plan, progress=_noop) -> dict:
         "image_size": workload.image_size,
         "parameters": workload.parameter_counts(),
     }
-    group = distributed.process_group(backend, config)  # None for a single process
+    group = distributed.process_group(backend, config)  # does nothing for a single process
     try:
         _measure(plan, record, progress, group)
     except Exception as error:  # noqa: BLE001 - every failure becomes a record
         status = "oom" if backend.is_out_of_memory(error) else "error"
         record["status"] = status
-        record["error"] = {
-            "type": type(error).__name__,
-            "message": str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__,
-        }
+        record["error"] = results.error_of(error)
         if status == "oom":
             record["error"]["hint"] = (
                 f"batch size {config.batch_size} does not fit: lower --batch-size, "
                 "or find the largest that fits with `suite batch-size`"
             )
-        if group is not None:
-            distributed.report_failure(group.info, record["error"], status)  # for the launcher's summary
+        group.report_failure(record["error"], status)  # for the launcher's summary
     try:
         record["device"] = backend.device_info()
         record["memory"] = backend.memory_stats()
     except Exception as error:  # noqa: BLE001 - a broken device query must not lose the measurement
         record["warnings"].append(f"device query failed: {error}")
-    if group is not None:
-        distributed.finish(group, record)
+    group.finish(record)
     if "images_per_second" in record["metrics"]:
         _add_efficiency(record, workload)
     return record
@@ -151,79 +160,36 @@ def _add_efficiency(record: dict, workload: Workload) -> None:
     metrics["energy_method"] = method
 
 
-def _measure(plan: Plan, record: dict, progress, group: distributed.ProcessGroup | None = None) -> None:
+def _measure(plan: Plan, record: dict, progress, group) -> None:
     config, backend, workload = plan.config, plan.backend, plan.workload
     torch.manual_seed(config.seed)
     backend.setup()
-    if group is not None:
-        group.start()
+    group.start()
     training = workload.build(backend)
-    train_step = training.train_step
-    if group is not None:
-        group.wrap(training)  # DDP copies rank 0's weights to every rank here
-        torch.manual_seed(config.seed + group.info.rank)  # each rank draws its own noise from now on
-        train_step = distributed.inject_faults(training.train_step, group.info)
+    group.wrap(training)  # DDP copies rank 0's weights to every rank here
+    torch.manual_seed(config.seed + group.info.rank)  # each rank draws its own noise from now on
     data = open_data(config, workload, backend, config.batch_size)
     record["data"] = data.describe()
     batches = iter(data)
     losses: list[torch.Tensor] = []
-
-    # Warm-up: excluded from throughput, reported on its own. The first step is synchronised so
-    # that time-to-first-step (process start -> first step done) includes compilation.
-    warmup_start = clock()
-    first_step_done_at = None
-    for step in range(config.warmup_steps):
-        losses.append(train_step(next(batches)))
-        if step == 0:
-            backend.synchronize()  # sync point: only to timestamp the first step
-            first_step_done_at = time.time()
-        progress("warmup", step=step + 1, of=config.warmup_steps)
-    backend.synchronize()
-    warmup_time_s = clock() - warmup_start
-    backend.reset_peak_memory()
-
-    # Every rank consumes its own batch each step: a window holds world_size x the images of one.
-    images_per_window = (
-        workload.images_per_step(config.batch_size) * config.steps_per_window * config.world_size
-    )
+    warmup = _warm_up(plan, training.train_step, batches, losses, progress)
     telemetry = Telemetry([HostSampler(), *backend.telemetry_samplers()])
-    window_times: list[float] = []
-    rank_window_times: list[float] = []  # this rank's own times, when distributed
     profiler = profiling.open_profiler(config, backend, config.steps_per_window * config.windows)
     try:
-        for window in range(config.windows):
-            backend.synchronize()  # window edge: all earlier work is done before the clock starts
-            if group is not None:
-                group.barrier()  # window edge: every rank starts its clock together (blocks the host)
-            telemetry.window_open()
-            start = clock()
-            for _ in range(config.steps_per_window):
-                losses.append(train_step(next(batches)))
-                profiler.step()
-            backend.synchronize()  # window edge: all of this window's work is done
-            elapsed = clock() - start
-            telemetry.window_closed()
-            if group is not None:
-                # A collective, after the clock stopped: the window lasts until its slowest rank is done.
-                rank_window_times.append(elapsed)
-                elapsed = group.slowest(elapsed)
-            window_times.append(elapsed)
-            progress(
-                "window", window=window + 1, of=config.windows, images_per_second=images_per_window / elapsed
-            )
+        window_times, rank_window_times = _timed_windows(
+            plan, training.train_step, batches, losses, group, telemetry, profiler, progress
+        )
         # Real data, one process: where is the bottleneck? Measured after the windows, outside them.
-        probed = (
-            probe.measure(
-                train_step,
+        probed = None
+        if data.kind != "synthetic" and not group.info.is_distributed:
+            probed = probe.measure(
+                training.train_step,
                 data,
                 batches,
                 backend,
                 config.steps_per_window,
                 workload.images_per_step(config.batch_size),
             )
-            if data.kind != "synthetic" and group is None
-            else None
-        )
     finally:
         record["telemetry"] = telemetry.close()
         record["warnings"].extend(
@@ -235,36 +201,98 @@ def _measure(plan: Plan, record: dict, progress, group: distributed.ProcessGroup
             record["profile"] = profile
             record["warnings"].append(profiling.PERTURBED)
 
+    images_per_window = _images_per_window(plan)
     metrics = stats.summarise_windows(images_per_window, config.steps_per_window, window_times)
     metrics.update(
         {
-            "warmup_steps": config.warmup_steps,
-            "warmup_time_s": warmup_time_s,
-            "time_to_first_step_s": (first_step_done_at - process_start_time())
-            if first_step_done_at
-            else None,
+            **warmup,
             "images_per_step": workload.images_per_step(config.batch_size) * config.world_size,
             "steps_timed": config.steps_per_window * config.windows,
         }
     )
     record["metrics"] = metrics
-    if group is not None:
+    if group.info.is_distributed:
         metrics["rank_window_time_s"] = rank_window_times
     record["warnings"].extend(stats.spread_warnings(metrics))
     if probed:
-        summary = record["telemetry"].get("summary") or {}
-        record["diagnosis"] = diagnose.verdict(
-            compute_ips=probed["compute_images_per_second"],
-            end_to_end_ips=metrics["images_per_second"],
-            loader_ips=probed["loader_images_per_second"],
-            workers=record["data"].get("workers"),
-            cores=psutil.cpu_count(logical=True),
-            data_kind=data.kind,
-            host_cpu_percent=diagnose.host_cpu_util_percent(summary),
-            device_util=diagnose.device_util_percent(summary),
-        )
+        record["diagnosis"] = _diagnosis(probed, record, data.kind)
+    _check_losses(losses, record)
 
-    # After the windows: now reading device values costs nothing we measure.
+
+def _images_per_window(plan: Plan) -> int:
+    # Every rank consumes its own batch each step: a window holds world_size x the images of one.
+    config = plan.config
+    return plan.workload.images_per_step(config.batch_size) * config.steps_per_window * config.world_size
+
+
+def _warm_up(plan: Plan, train_step, batches, losses: list, progress) -> dict:
+    """Warm-up: excluded from throughput, reported on its own. The first step is synchronised so
+    that time-to-first-step (process start -> first step done) includes compilation."""
+    config, backend = plan.config, plan.backend
+    warmup_start = clock()
+    first_step_done_at = None
+    for step in range(config.warmup_steps):
+        losses.append(train_step(next(batches)))
+        if step == 0:
+            backend.synchronize()  # sync point: only to timestamp the first step
+            first_step_done_at = time.time()
+        progress("warmup", step=step + 1, of=config.warmup_steps)
+    backend.synchronize()
+    warmup_time_s = clock() - warmup_start
+    backend.reset_peak_memory()
+    return {
+        "warmup_steps": config.warmup_steps,
+        "warmup_time_s": warmup_time_s,
+        "time_to_first_step_s": (first_step_done_at - process_start_time()) if first_step_done_at else None,
+    }
+
+
+def _timed_windows(
+    plan: Plan, train_step, batches, losses: list, group, telemetry, profiler, progress
+) -> tuple[list[float], list[float]]:
+    """The timed windows: each window's time (the slowest rank's), and this rank's own times."""
+    config, backend = plan.config, plan.backend
+    images_per_window = _images_per_window(plan)
+    window_times: list[float] = []
+    rank_window_times: list[float] = []
+    for window in range(config.windows):
+        backend.synchronize()  # window edge: all earlier work is done before the clock starts
+        group.barrier()  # window edge: every rank starts its clock together (blocks the host)
+        telemetry.window_open()
+        start = clock()
+        for _ in range(config.steps_per_window):
+            losses.append(train_step(next(batches)))
+            profiler.step()
+        backend.synchronize()  # window edge: all of this window's work is done
+        elapsed = clock() - start
+        telemetry.window_closed()
+        rank_window_times.append(elapsed)
+        # A collective, after the clock stopped: the window lasts until its slowest rank is done.
+        elapsed = group.slowest(elapsed)
+        window_times.append(elapsed)
+        progress(
+            "window", window=window + 1, of=config.windows, images_per_second=images_per_window / elapsed
+        )
+    return window_times, rank_window_times
+
+
+def _diagnosis(probed: dict, record: dict, data_kind: str) -> dict:
+    """The bottleneck verdict of a run on real data, from the probe and the run's own figures."""
+    summary = record["telemetry"].get("summary") or {}
+    return diagnose.verdict(
+        compute_ips=probed["compute_images_per_second"],
+        end_to_end_ips=record["metrics"]["images_per_second"],
+        loader_ips=probed["loader_images_per_second"],
+        workers=record["data"].get("workers"),
+        cores=psutil.cpu_count(logical=True),
+        data_kind=data_kind,
+        host_cpu_percent=diagnose.host_cpu_util_percent(summary),
+        device_util=diagnose.device_util_percent(summary),
+    )
+
+
+def _check_losses(losses: list, record: dict) -> None:
+    """After the windows, where reading device values costs nothing measured: NaN/inf is a divergence."""
     all_losses = torch.stack([loss.reshape(-1) for loss in losses]).float().cpu()
     record["metrics"]["final_loss"] = all_losses[-1].tolist()
     if not torch.isfinite(all_losses).all():

@@ -17,24 +17,7 @@ import time
 
 import psutil
 
-
-class Sampler:
-    """Reads gauges. `open()` once (SDK init), `sample()` many times, `close()` once."""
-
-    name = "sampler"
-
-    def open(self) -> None:
-        pass
-
-    def sample(self) -> dict[str, float]:
-        raise NotImplementedError
-
-    def counters(self) -> dict[str, float]:
-        """Cumulative counters (e.g. energy in J), read at each window edge; names carry units."""
-        return {}
-
-    def close(self) -> None:
-        pass
+from suite.backends.sampler import Sampler
 
 
 class HostSampler(Sampler):

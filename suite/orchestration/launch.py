@@ -19,34 +19,9 @@ import subprocess
 import sys
 import tempfile
 
-from suite.errors import UserError, non_negative_int, positive_int
+from suite.orchestration.child import argv_from_args as worker_argv
 
 INTERRUPTED = 130  # the launcher subprocess's exit status after Ctrl-C
-
-
-def check_launch_options(config) -> dict:
-    """The launch options, checked and as numbers: nproc, nnodes, node_rank, rdzv_endpoint."""
-    nproc = positive_int("--nproc", config.nproc)
-    nnodes = positive_int("--nnodes", config.nnodes) if config.nnodes is not None else 1
-    if nnodes > 1 and (config.node_rank is None or not config.rdzv_endpoint):
-        raise UserError(
-            f"--nnodes {nnodes} needs --node-rank (0 … {nnodes - 1}) and --rdzv-endpoint "
-            "HOST:PORT (the address of node 0, reachable from every node)"
-        )
-    rank = None
-    if config.node_rank is not None:
-        rank = non_negative_int("--node-rank", config.node_rank)
-        if rank >= nnodes:
-            raise UserError(
-                f"--node-rank {rank} is out of range for --nnodes {nnodes} (accepted: 0 … {nnodes - 1})"
-            )
-    if config.rdzv_endpoint:
-        host, _, port = str(config.rdzv_endpoint).rpartition(":")
-        if not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise UserError(
-                f"--rdzv-endpoint {config.rdzv_endpoint!r} is not HOST:PORT (for example 10.0.0.1:29500)"
-            )
-    return {"nproc": nproc, "nnodes": nnodes, "node_rank": rank, "rdzv_endpoint": config.rdzv_endpoint}
 
 
 def torchrun_options(config) -> list[str]:
@@ -75,34 +50,7 @@ def torchrun_options(config) -> list[str]:
     return options
 
 
-def worker_argv(args, parser) -> list[str]:
-    """`run` followed by every option of `args` that differs from its default, as it would be typed."""
-    argv = ["run"]
-    for action in parser._actions:
-        if not action.option_strings or action.dest in ("help", "version"):
-            continue
-        value = getattr(args, action.dest, None)
-        if value is None or value == action.default:
-            continue
-        option = max(action.option_strings, key=len)
-        if action.nargs == 0:  # flags: store_true, store_const, ...
-            if value == action.const:
-                argv.append(option)
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                argv += [option, f"{key}={item}"]
-        elif isinstance(value, (list, tuple)):
-            if action.nargs in (None, "?"):  # append: the option once per value
-                for item in value:
-                    argv += [option, str(item)]
-            else:
-                argv += [option, *map(str, value)]
-        else:
-            argv += [option, str(value)]
-    return argv
-
-
-def launch(args, parser, plan) -> int:
+def launch(args, plan) -> int:
     """Run `plan` under torchrun with `args`; return the exit status (0: every rank finished)."""
     from suite import context, results
     from suite.measurement import distributed
@@ -127,7 +75,7 @@ def launch(args, parser, plan) -> int:
         "-m",
         "suite",
         "--",
-        *worker_argv(args, parser),
+        *worker_argv(args),
     ]
     try:
         agent = subprocess.Popen(command, env=env)

@@ -20,17 +20,14 @@ import itertools
 import json
 import math
 import os
-import signal
-import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 
-from suite import context, results
+from suite import results
 from suite.errors import UserError
+from suite.orchestration import child
+from suite.orchestration.child import describe, throughput
 
-# Options the sweep itself decides for every point.
-RESERVED = {"out", "json", "help"}
 # Outcomes that a second run would only repeat: such a point is done. "error" points are run again.
 DONE_STATUSES = ("ok", "diverged", "oom")
 # Within this band an effect reads better as a percentage ("+4%") than as a ratio ("1.04×").
@@ -55,46 +52,6 @@ class Point:
 
     def label(self) -> str:
         return " ".join(f"{k}={v}" for k, v in self.knobs.items()) or "(single point)"
-
-
-# -- the options `suite run` accepts -----------------------------------------------------------------
-
-
-def run_options() -> dict[str, object]:
-    """`suite run`'s options by name without dashes (e.g. "batch-size"), and their argparse actions."""
-    import argparse
-
-    from suite.cli import Parser
-    from suite.commands import run
-
-    parser = Parser(prog="suite")
-    subparsers = parser.add_subparsers(parser_class=Parser)
-    run.add_parser(subparsers)
-    run_parser = subparsers.choices["run"]
-    options = {}
-    for action in run_parser._actions:  # argparse has no public listing of a parser's options
-        for string in action.option_strings:
-            name = string.lstrip("-")
-            if string.startswith("--") and name not in RESERVED:
-                if isinstance(action, argparse.BooleanOptionalAction) and name.startswith("no-"):
-                    continue
-                options[name] = action
-    return options
-
-
-def option_argv(name: str, value: str, action) -> list[str]:
-    """`--name value`, or for a switch `--name` / `--no-name` (or nothing) from a true/false value."""
-    import argparse
-
-    if action.nargs == 0:
-        truth = str(value).strip().lower()
-        if truth not in ("true", "false", "yes", "no", "on", "off", "1", "0"):
-            raise UserError(f"option {name!r} is a switch: give true or false, got {value!r}")
-        on = truth in ("true", "yes", "on", "1")
-        if isinstance(action, argparse.BooleanOptionalAction):
-            return [f"--{name}" if on else f"--no-{name}"]
-        return [f"--{name}"] if on else []
-    return [f"--{name}", str(value)]
 
 
 # -- reading a sweep -----------------------------------------------------------------------------------
@@ -158,7 +115,7 @@ def load_spec(path: str, options: dict) -> Spec:
 
 
 def check_option(name: str, options: dict, where: str) -> None:
-    if name in RESERVED:
+    if name in child.RESERVED:
         raise UserError(f"option {name!r} ({where}) is set by the sweep itself")
     if name not in options:
         raise UserError(
@@ -198,7 +155,7 @@ def expand(spec: Spec, options: dict) -> list[Point]:
         for name, values in spec.fixed.items()
         if name not in spec.grid
         for value in values
-        for arg in option_argv(name, value, options[name])
+        for arg in child.option_argv(name, value, options[name])
     ]
     names = list(spec.grid)
     points = []
@@ -206,22 +163,16 @@ def expand(spec: Spec, options: dict) -> list[Point]:
         knobs = dict(zip(names, combo))
         argv = list(fixed_argv)
         for name, value in knobs.items():
-            argv += option_argv(name, value, options[name])
+            argv += child.option_argv(name, value, options[name])
         points.append(Point(index, knobs, argv))
     return points
 
 
 def resolve(points: list[Point]) -> None:
     """Fill each point's resolved configuration (checks every value before anything runs)."""
-    from suite.cli import build_parser
-    from suite.commands.run import config_from_args
-    from suite.measurement.runner import plan_run
-
-    parser = build_parser()
     for point in points:
         try:
-            args = parser.parse_args(["run", *point.argv])
-            point.config = json.loads(json.dumps(plan_run(config_from_args(args)).config.to_dict()))
+            point.config = child.resolved_config(point.argv)
         except UserError as error:
             raise UserError(f"sweep point {point.index + 1} ({point.label()}): {error}") from None
 
@@ -258,61 +209,9 @@ def find_record(point: Point, records: list[dict]) -> dict | None:
 # -- running -------------------------------------------------------------------------------------------
 
 
-def failure_record(point: Point, out_dir: str, kind: str, message: str, exit_status) -> dict:
-    """A child that left no record (crash, kill, timeout): the sweep records the failure itself."""
-    ctx = context.collect()
-    record = results.new_record(
-        results.new_run_id(
-            point.config.get("workload", "run"), point.config.get("backend", "?"), ctx["utc_time"]
-        ),
-        ctx,
-        point.config,
-    )
-    record["status"] = "error"
-    record["error"] = {"type": kind, "message": message, "exit_status": exit_status}
-    record["sweep_point"] = point.knobs
-    results.write_record(record, out_dir)
-    return record
-
-
 def run_point(point: Point, out_dir: str, timeout_s: float | None = None) -> dict:
-    """Run one point in a fresh process and return its record. KeyboardInterrupt stops the child too."""
-    command = [sys.executable, "-m", "suite", "run", *point.argv, "--json", "--out", out_dir]
-    child = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=context.child_env()
-    )
-    try:
-        stdout, stderr = child.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        child.communicate()
-        return failure_record(point, out_dir, "Timeout", f"no result within {timeout_s:g} s", None)
-    except KeyboardInterrupt:
-        # Ctrl-C at a terminal reaches the child as well; a SIGINT sent to this process alone is passed
-        # on. Either way the child stops without a record, and the point runs again on resume.
-        if child.poll() is None:
-            child.send_signal(signal.SIGINT)
-        try:
-            child.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.communicate()
-        raise
-    try:
-        record = json.loads(stdout)
-        if isinstance(record, dict) and record.get("schema") == results.SCHEMA:
-            return record
-    except json.JSONDecodeError:
-        pass
-    last = [line for line in stderr.strip().splitlines() if line.strip()]
-    message = last[-1] if last else f"exited with status {child.returncode} and no record"
-    return failure_record(point, out_dir, "ChildFailed", message, child.returncode)
-
-
-def throughput(record: dict | None) -> float | None:
-    if not record or record.get("status") != "ok":
-        return None
-    return (record.get("metrics") or {}).get("images_per_second")
+    """Run one point in a fresh process and return its record (a failure is recorded, with the point)."""
+    return child.run(point.argv, point.config, out_dir, timeout_s, sweep_point=point.knobs)
 
 
 def run_sweep(points: list[Point], out_dir: str, log=print, timeout_s: float | None = None) -> list:
@@ -343,14 +242,6 @@ def run_sweep(points: list[Point], out_dir: str, log=print, timeout_s: float | N
         log(f"{head}: {describe(record)} ({time.monotonic() - started:.1f} s)")
         outcome.append((point, record))
     return outcome
-
-
-def describe(record: dict) -> str:
-    rate = throughput(record)
-    if rate is not None:
-        return f"{rate:,.1f} img/s"
-    error = record.get("error") or {}
-    return f"{record.get('status')}: {error.get('message', '')}".strip()
 
 
 # -- reading the results -------------------------------------------------------------------------------

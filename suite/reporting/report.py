@@ -22,6 +22,7 @@ import sys
 from collections import Counter
 
 from suite import results
+from suite.backends import declared
 from suite.reporting.pricing import Catalog
 
 # The seed's data set: Mapillary Street Level Sequences, ~1.2 M JPEGs.
@@ -66,16 +67,8 @@ def data_path(record: dict) -> str:
 
 # Knobs beyond the table's columns that change a number (RunConfig fields; the loader's three are read
 # from what actually ran, in record["data"]). Runs that differ in any of them are not one configuration.
-SETTING_FIELDS = (
-    "threads",
-    "tf32",
-    "channels_last",
-    "compile",
-    "hpu_mode",
-    "hpu_fused",
-    "nnodes",
-    "model_overrides",
-)
+# The knobs that change a number: the suite's own, and every backend option declared as changing one.
+SETTING_FIELDS = ("threads", *declared.setting_fields(), "nnodes", "model_overrides")
 LOADER_FIELDS = ("workers", "pin_memory", "prefetch")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from suite.backends import declared
+
 
 def human_bytes(count) -> str:
     if count is None:
@@ -15,13 +17,7 @@ def human_bytes(count) -> str:
 
 
 # Gauges worth a glance in the summary: (telemetry key, label, unit). The record keeps them all.
-TELEMETRY_SHOWN = [
-    ("host_cpu_util_percent", "host CPU", "%"),
-    ("gpu_util_percent", "GPU", "%"),
-    ("gpu_power_w", "GPU power", " W"),
-    ("hpu_util_percent", "HPU (AIP)", "%"),
-    ("hpu_power_w", "HPU power", " W"),
-]
+TELEMETRY_SHOWN = [("host_cpu_util_percent", "host CPU", "%"), *declared.gauges()]
 
 
 def render(record: dict, path: str | None = None) -> str:

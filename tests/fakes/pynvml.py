@@ -27,11 +27,14 @@ DEFAULTS = {
     "fail_init": False,  # nvmlInit raises (no driver)
     "unsupported": (),  # function names that answer NOT_SUPPORTED
     "fail_after_samples": None,  # utilisation reads that succeed before every read raises
+    # The energy counter advances by this much per read, as if a second at the fake power had passed
+    # since the last one: per read, not by wall clock, so a slow machine cannot change what a test sees.
+    "energy_seconds_per_read": 1.0,
 }
 
 state: dict = {}
 calls: list[tuple] = []  # (function name, perf_counter time, args)
-_energy_origin_s = 0.0
+_energy_mj = 0.0
 
 
 class NVMLError(Exception):
@@ -43,14 +46,14 @@ class NVMLError_NotSupported(NVMLError):  # noqa: N801 - pynvml's spelling
 
 
 def reset(**overrides) -> None:
-    global _energy_origin_s
+    global _energy_mj
     unknown = set(overrides) - set(DEFAULTS)
     if unknown:
         raise TypeError(f"unknown fake NVML state {sorted(unknown)}")
     state.clear()
     state.update(DEFAULTS, **overrides)
     calls.clear()
-    _energy_origin_s = time.perf_counter()
+    _energy_mj = 0.0
 
 
 def install(monkeypatch, **overrides):
@@ -115,8 +118,10 @@ def nvmlDeviceGetPowerUsage(handle) -> int:
 
 def nvmlDeviceGetTotalEnergyConsumption(handle) -> int:
     _record("nvmlDeviceGetTotalEnergyConsumption", handle)
-    # A counter in mJ growing at the fake power: mW x s = mJ.
-    return int(state["power_mw"] * (time.perf_counter() - _energy_origin_s))
+    # A counter in mJ growing at the fake power: mW x s = mJ, one fake interval per read.
+    global _energy_mj
+    _energy_mj += state["power_mw"] * state["energy_seconds_per_read"]
+    return int(_energy_mj)
 
 
 def nvmlDeviceGetTemperature(handle, sensor: int) -> int:

@@ -1,0 +1,185 @@
+"""Child `suite run`s: the one place that resolves a run's configuration, types its options back into
+an argv, starts it in a fresh process (with a timeout), and turns a child that left no record into one.
+
+Sweep, scale, diagnose, batch-size and the launcher all start runs through here, so that an option
+typed on the command line reaches a child (or a torchrun worker) exactly as it was given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+
+from suite import context, results, run_options
+from suite.errors import UserError, truth
+
+# Options every child is given by the one starting it, never taken from a caller's list.
+RESERVED = {"out", "json", "help"}
+INTERRUPTED = 130  # a `suite run` stopped by Ctrl-C exits with this status, leaving no record
+
+
+def log(line: str) -> None:
+    """Progress of a command that starts runs: on stderr, so that stdout stays the command's result."""
+    print(line, file=sys.stderr, flush=True)
+
+
+# -- configuration -------------------------------------------------------------------------------
+
+
+def plan(config):
+    """The one place a run's configuration is resolved: the runner's plan (backend, workload, data and
+    every default), then the instance it is priced on. `suite run` and every resume check use this."""
+    from suite.measurement.runner import plan_run
+    from suite.reporting.pricing import resolve_run_instance
+
+    planned = plan_run(config)
+    planned.config = resolve_run_instance(planned.config)  # checked before measuring
+    return planned
+
+
+def resolved_config(argv: list[str]) -> dict:
+    """What the record of `suite run ARGV` will hold as its config (JSON types)."""
+    args = run_options.run_parser().parse_args(argv)
+    return json.loads(json.dumps(plan(run_options.config_from_args(args)).config.to_dict()))
+
+
+# -- options as argv -----------------------------------------------------------------------------
+
+
+def option_argv(name: str, value, action) -> list[str]:
+    """One option as typed: `--name value`, or for a switch `--name` / `--no-name` (or nothing)."""
+    if action.nargs == 0:
+        on = truth(f"option {name!r}", value)
+        if isinstance(action, argparse.BooleanOptionalAction):
+            return [f"--{name}" if on else f"--no-{name}"]
+        return [f"--{name}"] if on else []
+    if isinstance(value, dict):  # repeatable KEY=VALUE options
+        return [arg for key, item in value.items() for arg in (f"--{name}", f"{key}={item}")]
+    if isinstance(value, (list, tuple)):
+        return [arg for item in value for arg in (f"--{name}", str(item))]
+    return [f"--{name}", str(value)]
+
+
+def run_argv(options: dict) -> list[str]:
+    """`suite run` options {name without dashes: value or list of values} -> argv, in the given order."""
+    known = run_options.run_options()
+    argv = []
+    for name, value in options.items():
+        if name not in known:
+            raise UserError(f"unknown `suite run` option {name!r}")
+        argv += option_argv(name, value, known[name])
+    return argv
+
+
+def argv_from_args(args) -> list[str]:
+    """`run` and every option of parsed `suite run` args that differs from its default, as typed:
+    what a torchrun worker is given to run the same configuration."""
+    options = {}
+    for name, action in run_options.run_options().items():
+        value = getattr(args, action.dest, None)
+        if value is None or value == action.default:
+            continue
+        if action.nargs == 0 and not isinstance(action, argparse.BooleanOptionalAction):
+            value = value == action.const  # store_true / store_false: given or not
+        options[name] = value
+    return ["run", *run_argv(options)]
+
+
+# -- starting a child ------------------------------------------------------------------------------
+
+
+@dataclass
+class Child:
+    """How a child `suite run` ended: its record (None if it left none), exit status and stderr."""
+
+    record: dict | None
+    returncode: int | None
+    stderr: str
+    timed_out: bool = False
+
+
+def spawn(argv: list[str], out_dir: str, timeout_s: float | None = None, **env) -> Child:
+    """`suite run ARGV --json --out OUT_DIR` in a fresh process. KeyboardInterrupt stops the child too."""
+    command = [sys.executable, "-m", "suite", "run", *argv, "--json", "--out", out_dir]
+    child = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=context.child_env(**env)
+    )
+    try:
+        stdout, stderr = child.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        _, stderr = child.communicate()
+        return Child(None, None, stderr, timed_out=True)
+    except KeyboardInterrupt:
+        # Ctrl-C at a terminal reaches the child as well; a SIGINT sent to this process alone is passed
+        # on. Either way the child stops without a record, and the run can be started again.
+        if child.poll() is None:
+            child.send_signal(signal.SIGINT)
+        try:
+            child.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.communicate()
+        raise
+    try:
+        record = json.loads(stdout)
+    except json.JSONDecodeError:
+        record = None
+    if not (isinstance(record, dict) and record.get("schema") == results.SCHEMA):
+        record = None
+    if record is None and child.returncode in (INTERRUPTED, -signal.SIGINT):
+        # Ctrl-C reached the child before this process: the same interrupt, not a failed run.
+        raise KeyboardInterrupt
+    return Child(record, child.returncode, stderr)
+
+
+def failure_record(config: dict, kind: str, message: str, exit_status=None) -> dict:
+    """The record of a run that left none of its own (crash, kill, timeout)."""
+    ctx = context.collect()
+    run_id = results.new_run_id(config.get("workload", "run"), config.get("backend", "?"), ctx["utc_time"])
+    record = results.new_record(run_id, ctx, config)
+    record["error"] = {"type": kind, "message": message, "exit_status": exit_status}
+    return record
+
+
+def failure_of(child: Child, config: dict, timeout_s: float | None = None) -> dict:
+    """The failure record of a child that left no record: its last words on stderr, or its exit."""
+    if child.timed_out:
+        return failure_record(config, "Timeout", f"no result within {timeout_s:g} s")
+    last = [line for line in child.stderr.strip().splitlines() if line.strip()]
+    message = last[-1] if last else f"exited with status {child.returncode} and no record"
+    return failure_record(config, "ChildFailed", message, child.returncode)
+
+
+def run(argv: list[str], config: dict, out_dir: str, timeout_s: float | None = None, **extra) -> dict:
+    """Run one configuration in a fresh process and return its record; a child that left none gets a
+    failure record, written to OUT_DIR with EXTRA fields (e.g. which sweep point it was)."""
+    child = spawn(argv, out_dir, timeout_s)
+    if child.record is not None:
+        return child.record
+    record = failure_of(child, config, timeout_s)
+    record.update(extra)
+    results.write_record(record, out_dir)
+    return record
+
+
+# -- reading an outcome ----------------------------------------------------------------------------
+
+
+def throughput(record: dict | None) -> float | None:
+    if not record or record.get("status") != "ok":
+        return None
+    return (record.get("metrics") or {}).get("images_per_second")
+
+
+def describe(record: dict) -> str:
+    """A record's outcome in a few words: its throughput, or its status and error."""
+    rate = throughput(record)
+    if rate is not None:
+        return f"{rate:,.1f} img/s"
+    error = record.get("error") or {}
+    return f"{record.get('status')}: {error.get('message', '')}".strip()

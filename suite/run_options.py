@@ -1,0 +1,183 @@
+"""The options of `suite run`, declared once: the `run` command, the launcher's workers and every
+command that starts child runs (sweep, scale, diagnose, batch-size) read them from here."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+DEFAULT_OUT = "results"
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """Every `suite run` option, on parser `p`."""
+    from suite.backends import declared
+    from suite.option_types import non_negative_int, positive_float, positive_int
+
+    p.add_argument(
+        "--backend",
+        default="auto",
+        help=f"auto (default: {', then '.join(declared.auto_order())}), {', '.join(declared.names())}",
+    )
+    p.add_argument(
+        "--workload", default="dcgan64", help="a workload name (see `suite list`); default dcgan64"
+    )
+    p.add_argument(
+        "--batch-size",
+        type=positive_int("--batch-size"),
+        help="images per step per process (default: the workload's, or the backend's cap)",
+    )
+    p.add_argument("--precision", help="fp32, bf16, amp (cuda), ... (default: the backend's)")
+    p.add_argument(
+        "--warmup",
+        dest="warmup_steps",
+        type=non_negative_int("--warmup"),
+        help="warm-up steps, excluded from throughput",
+    )
+    p.add_argument(
+        "--steps", dest="steps_per_window", type=positive_int("--steps"), help="steps per timed window"
+    )
+    p.add_argument(
+        "--windows", type=positive_int("--windows"), help="timed windows; the median and spread are reported"
+    )
+    p.add_argument(
+        "--threads",
+        type=positive_int("--threads"),
+        help="host threads for CPU compute (torch.set_num_threads)",
+    )
+    p.add_argument(
+        "--out", default=DEFAULT_OUT, help=f"folder for the result record (default {DEFAULT_OUT}/)"
+    )
+    p.add_argument("--json", action="store_true", help="print the record on stdout instead of a summary")
+
+    data = p.add_argument_group("data path")
+    data.add_argument(
+        "--data",
+        help="synthetic (default: one batch reused, compute only), a folder of class "
+        "sub-folders of JPEG/PNG images, or a cache made by `suite data prepare`",
+    )
+    data.add_argument(
+        "--workers",
+        type=non_negative_int("--workers"),
+        help="loader workers (default 4 for images, at most the cores; 1 gather thread for a cache)",
+    )
+    data.add_argument(
+        "--pin-memory",
+        dest="pin_memory",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="page-locked host batches for faster copies (default: on when the device is not the host)",
+    )
+    data.add_argument(
+        "--prefetch", type=positive_int("--prefetch"), help="batches each worker prepares ahead (default 2)"
+    )
+
+    cost = p.add_argument_group("where it runs (cost)")
+    cost.add_argument(
+        "--instance",
+        metavar="NAME",
+        help="the cloud instance this runs on (e.g. p3.2xlarge; see `suite prices list`); "
+        "`suite report` prices the run with it",
+    )
+    cost.add_argument(
+        "--prices",
+        metavar="NAME|FILE",
+        help="price catalog the instance is looked up in (default: any shipped catalog)",
+    )
+
+    for backend in declared.DECLARED:  # each backend's own options, as it declares them
+        if backend.options:
+            group = p.add_argument_group(backend.name)
+            for option in backend.options:
+                group.add_argument(option.flag, dest=option.field, help=option.help, **option.argparse)
+
+    diagnosis = p.add_argument_group("profiling and diagnosis")
+    diagnosis.add_argument(
+        "--profile",
+        dest="profile_dir",
+        metavar="DIR",
+        help="trace the timed steps with torch.profiler into DIR (TensorBoard/Perfetto); "
+        "a profiled run is slower and is marked so in its record",
+    )
+    diagnosis.add_argument(
+        "--model-override",
+        dest="model_overrides",
+        metavar="KEY=VALUE",
+        action=OverrideAction,
+        help=argparse.SUPPRESS,
+    )  # tiny models for tests and sweeps
+
+    distributed = p.add_argument_group(
+        "distributed",
+        "run on N processes through torch's launcher (torchrun); --batch-size stays per process",
+    )
+    distributed.add_argument(
+        "--nproc",
+        type=positive_int("--nproc"),
+        help="processes on this node, one per device (default: 1, no launcher)",
+    )
+    distributed.add_argument(
+        "--nnodes",
+        type=positive_int("--nnodes"),
+        help="nodes in the run (default 1); needs --node-rank and --rdzv-endpoint",
+    )
+    distributed.add_argument(
+        "--node-rank",
+        dest="node_rank",
+        type=non_negative_int("--node-rank"),
+        help="this node's rank, 0 … nnodes-1",
+    )
+    distributed.add_argument(
+        "--rdzv-endpoint", dest="rdzv_endpoint", help="HOST:PORT of node 0, for every node"
+    )
+    distributed.add_argument(
+        "--dist-timeout",
+        dest="dist_timeout_s",
+        type=positive_float("--dist-timeout", "a positive number of seconds"),
+        help="seconds any rank waits for another before the run fails (default 600)",
+    )
+
+
+def run_parser() -> argparse.ArgumentParser:
+    """A parser of `suite run`'s options alone (what follows `suite run`)."""
+    from suite.cli import Parser
+
+    parser = Parser(prog="suite run")
+    add_run_options(parser)
+    return parser
+
+
+def run_options() -> dict[str, argparse.Action]:
+    """`suite run`'s options by name without dashes (e.g. "batch-size"), and their argparse actions;
+    a switch with a `--no-` twin is listed once, under its positive name."""
+    options = {}
+    for action in run_parser()._actions:  # argparse has no public listing of a parser's options
+        for string in action.option_strings:
+            name = string.lstrip("-")
+            if not string.startswith("--") or name == "help":
+                continue
+            if isinstance(action, argparse.BooleanOptionalAction) and name.startswith("no-"):
+                continue
+            options[name] = action
+    return options
+
+
+class OverrideAction(argparse.Action):
+    """`--model-override ngf=8` (repeatable) -> {"ngf": 8}."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        from suite.sizes import parse_override
+
+        overrides = dict(getattr(namespace, self.dest, None) or {})
+        key, parsed = parse_override(option_string, value)
+        overrides[key] = parsed
+        setattr(namespace, self.dest, overrides)
+
+
+def config_from_args(args):
+    """RunConfig from parsed options: every option whose dest names a RunConfig field."""
+
+    from suite.config import RunConfig
+
+    names = {f.name for f in dataclasses.fields(RunConfig)}
+    return RunConfig(**{k: v for k, v in vars(args).items() if k in names and v is not None})
