@@ -95,8 +95,14 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_USER_ERROR
         return int(args.func(args) or 0)
     except UserError as error:
+        from suite import results
+
         print(f"suite: error: {error}", file=sys.stderr)
-        return EXIT_USER_ERROR
+        return (
+            results.EXIT_RECORD_NOT_WRITTEN
+            if isinstance(error, results.RecordNotWritten)
+            else EXIT_USER_ERROR
+        )
     except KeyboardInterrupt:
         print("\nsuite: interrupted (nothing was written for the unfinished run)", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -156,6 +156,11 @@ class Saved:
         )
 
 
+class RecordNotWritten(UserError):
+    """A finished measurement whose record could not be written where it was asked to go (the message
+    says where it went instead); the CLI exits with EXIT_RECORD_NOT_WRITTEN."""
+
+
 # `suite run` and friends exit with this when the run finished but its record is not where it was asked
 # to go (it is in the fallback folder or on stdout): 1 means a failed run, 2 bad input.
 EXIT_RECORD_NOT_WRITTEN = 3

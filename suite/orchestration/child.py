@@ -160,10 +160,17 @@ def run(argv: list[str], config: dict, out_dir: str, timeout_s: float | None = N
     failure record, written to OUT_DIR with EXTRA fields (e.g. which sweep point it was)."""
     child = spawn(argv, out_dir, timeout_s)
     if child.record is not None:
+        if child.returncode == results.EXIT_RECORD_NOT_WRITTEN:  # it said where the record went instead
+            last = [line for line in child.stderr.strip().splitlines() if line.strip()]
+            raise results.RecordNotWritten(last[-1].removeprefix("suite: error: ") if last else out_dir)
         return child.record
     record = failure_of(child, config, timeout_s)
     record.update(extra)
-    results.write_record(record, out_dir)
+    saved = results.save_record(record, out_dir)  # the folder may have turned read-only meanwhile
+    if saved.failed:
+        if saved.path is None:
+            sys.stdout.write(results.record_json(record))
+        raise results.RecordNotWritten(saved.warning(out_dir).removeprefix("suite: error: "))
     return record
 
 
