@@ -10,6 +10,7 @@ import json
 import math
 import os
 import re
+import sys
 import tempfile
 import uuid
 from dataclasses import dataclass
@@ -178,6 +179,18 @@ def save_record(record: dict, out_dir: str) -> Saved:
         return Saved(write_record(record, fallback_dir()), failed=why)
     except OSError:
         return Saved(None, failed=why)
+
+
+def write_record_or_stop(record: dict, out_dir: str) -> str:
+    """For commands that write records as they go (sweeps, diagnoses, loader and batch-size searches):
+    the path written, or, when `out_dir` cannot take it, the record saved as save_record does and a
+    RecordNotWritten naming where it went (the command stops: later records would fail alike)."""
+    saved = save_record(record, out_dir)
+    if saved.failed:
+        if saved.path is None:
+            sys.stdout.write(record_json(record))
+        raise RecordNotWritten(saved.warning(out_dir).removeprefix("suite: error: "))
+    return saved.path
 
 
 class NotARecord(ValueError):

@@ -99,3 +99,55 @@ def test_a_profile_path_that_is_a_file_is_exit_2_before_any_record(tmp_path, cap
     assert main(["run", *TINY_ARGS, "--profile", str(trace / "below"), "--out", str(out)]) == 2
     assert "cannot be created" in capsys.readouterr().err
     assert no_record(out) and trace.read_text() == "{}"
+
+
+@pytest.mark.parametrize("value", ["inf", "Infinity", "nan", "-1", "0"])
+def test_a_sweep_point_timeout_must_be_positive_and_finite(tmp_path, capsys, value):
+    argv = ["sweep", "--grid", "batch-size=2,3", "--set", "backend=cpu", "--point-timeout", value]
+    assert main([*argv, "--out", str(tmp_path / "out")]) == 2
+    assert "--point-timeout must be a positive number of seconds" in capsys.readouterr().err
+    assert no_record(tmp_path / "out")
+
+
+# -- 9 and 11: grids --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("grid", [["batch-size=,"], ["batch-size=2,3", "precision= , "]])
+def test_an_empty_grid_is_refused(tmp_path, capsys, grid):
+    assert main(["sweep", "--grid", *grid, "--set", "backend=cpu", "--out", str(tmp_path / "out")]) == 2
+    assert "the grid has no points" in capsys.readouterr().err
+    assert no_record(tmp_path / "out")
+
+
+def test_a_grid_of_a_hundred_million_points_is_refused_before_any_is_made(tmp_path, capsys, monkeypatch):
+    import tracemalloc
+
+    values = ",".join(str(v) for v in range(1, 11))
+    grid = [
+        f"{name}={values}"
+        for name in (
+            "batch-size",
+            "warmup",
+            "steps",
+            "windows",
+            "threads",
+            "prefetch",
+            "workers",
+            "device-index",
+        )
+    ]
+    tracemalloc.start()
+    assert main(["sweep", "--grid", *grid, "--set", "backend=cpu", "--out", str(tmp_path / "out")]) == 2
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    err = capsys.readouterr().err
+    assert "the sweep would take about 100,000,000 points, more than 10,000 points" in err
+    assert "SUITE_ALLOW_LARGE=1" in err and peak < 50 * 2**20  # nothing the size of the grid was built
+
+
+def test_a_non_utf8_sweep_file_is_one_line(tmp_path, capsys):
+    path = tmp_path / "sweep.yaml"
+    path.write_bytes(b"grid:\n  batch-size: [2, 3]\n  precision: [fp32, b\xe9f16]\n")
+    assert main(["sweep", str(path), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(path) in err and "not UTF-8" in err

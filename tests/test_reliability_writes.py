@@ -152,6 +152,28 @@ def test_when_no_folder_takes_the_record_it_goes_to_stdout(tmp_path, monkeypatch
     assert json.loads(capsys.readouterr().out)["run_id"] == "lost"
 
 
+def test_commands_that_write_as_they_go_stop_with_the_fallback_named(tmp_path, monkeypatch):
+    # diagnose, loader, batch-size, a sweep's failure records and the launcher's all write through this
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv(results.FALLBACK_ENV, str(tmp_path / "fallback"))
+    with pytest.raises(results.RecordNotWritten, match="written to .*fallback/kept.json instead") as caught:
+        results.write_record_or_stop(record("kept"), str(blocker / "out"))
+    assert results.read_record(str(tmp_path / "fallback" / "kept.json"))["run_id"] == "kept"
+    assert isinstance(caught.value, UserError)  # one line, no traceback; the CLI exits 3 for it
+
+
+def test_the_cli_exits_3_when_a_record_is_not_written(monkeypatch, capsys):
+    from suite import cli
+
+    def fails():
+        raise results.RecordNotWritten("the record could not be written to 'x'; it was written to y instead")
+
+    monkeypatch.setattr(cli, "build_parser", fails)
+    assert cli.main(["list"]) == results.EXIT_RECORD_NOT_WRITTEN == 3
+    assert capsys.readouterr().err.startswith("suite: error: the record could not be written")
+
+
 # -- 2: every file is written atomically ---------------------------------------------------------------
 
 
@@ -345,3 +367,32 @@ def test_a_diverged_summary_prints_no_throughput():
     text = summary.render(made)
     assert "DIVERGED" in text
     assert "throughput" not in text and "img/h" not in text and "step time" not in text
+
+
+@pytest.mark.slow
+def test_a_sweep_whose_folder_turns_read_only_stops_cleanly_and_says_how_to_resume(tmp_path):
+    with tmpfs(tmp_path / "disk", size="4m") as disk:
+        out = os.path.join(disk, "sweep")
+        grid = ["--grid", "batch-size=2,3,4,5", "--set", "backend=cpu", "--set", "workload=dcgan64"]
+        for name, value in (("ngf", 4), ("ndf", 4), ("nz", 8)):
+            grid += ["--set", f"model-override={name}={value}"]
+        grid += ["--set", "warmup=1", "--set", "steps=1", "--set", "windows=1"]
+        sweep = subprocess.Popen(
+            [sys.executable, "-m", "suite", "sweep", *grid, "--out", out],
+            env=suite_env(tmp_path, SUITE_FALLBACK_DIR=str(tmp_path / "fallback")),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and sweep.poll() is None:
+            if os.path.isdir(out) and [n for n in os.listdir(out) if n.endswith(".json")]:
+                break
+            time.sleep(0.2)
+        subprocess.run(["mount", "-o", "remount,ro", disk], check=True)  # mid-sweep
+        _, err = sweep.communicate(timeout=300)
+        kept = [n for n in os.listdir(out) if n.endswith(".json")]
+    assert sweep.returncode == results.EXIT_RECORD_NOT_WRITTEN, err
+    assert "Traceback" not in err
+    assert "make it writable and run the same command again to resume" in err
+    assert 1 <= len(kept) < 4

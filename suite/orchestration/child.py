@@ -166,11 +166,7 @@ def run(argv: list[str], config: dict, out_dir: str, timeout_s: float | None = N
         return child.record
     record = failure_of(child, config, timeout_s)
     record.update(extra)
-    saved = results.save_record(record, out_dir)  # the folder may have turned read-only meanwhile
-    if saved.failed:
-        if saved.path is None:
-            sys.stdout.write(results.record_json(record))
-        raise results.RecordNotWritten(saved.warning(out_dir).removeprefix("suite: error: "))
+    results.write_record_or_stop(record, out_dir)  # the folder may have turned read-only meanwhile
     return record
 
 

@@ -93,7 +93,7 @@ def launch(args, plan) -> int:
     if status == 0 or os.path.exists(record_path) or (config.node_rank or 0) != 0:
         return status  # rank 0 wrote the record (or lives on another node)
     record = failure_record(run_id, ctx, plan, status, failures)
-    summary.show(record, results.write_record(record, out_dir), as_json=args.json)
+    summary.show(record, results.write_record_or_stop(record, out_dir), as_json=args.json)
     return 1
 
 
