@@ -79,7 +79,24 @@ def _stop_on_sigterm():
     Returns the handler it replaced (None where none was installed)."""
     if threading.current_thread() is not threading.main_thread() or "RANK" in os.environ:
         return None
+    global _FORK_HOOKED
+    if not _FORK_HOOKED:
+        # Forked helpers (decoding pools, DataLoader workers) keep SIGTERM's default: their parent stops
+        # them with it (Pool.terminate), and a KeyboardInterrupt raised inside a pool worker can leave a
+        # queue lock held and its siblings waiting forever.
+        os.register_at_fork(after_in_child=_default_sigterm)
+        _FORK_HOOKED = True
     return signal.signal(signal.SIGTERM, _interrupt)
+
+
+_FORK_HOOKED = False
+
+
+def _default_sigterm() -> None:
+    try:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    except ValueError:
+        pass  # forked from another thread: Python ran no handler of ours there
 
 
 def main(argv: list[str] | None = None) -> int:

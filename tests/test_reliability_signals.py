@@ -183,3 +183,22 @@ def test_sigterm_stops_a_launched_run_with_its_torchrun_and_workers(tmp_path, to
     assert launcher.returncode == 130, err
     assert "Traceback" not in err.split("suite: interrupted")[-1]
     assert_group_gone(pgid)
+
+
+def test_forked_helpers_keep_sigterms_default_while_the_command_stops_on_it():
+    # Pool.terminate() stops decoding workers with SIGTERM: a KeyboardInterrupt raised in one instead can
+    # leave a queue lock held and the pool's other workers (and its parent) waiting forever.
+    from suite import cli
+
+    previous = cli._stop_on_sigterm()
+    try:
+        assert signal.getsignal(signal.SIGTERM) is cli._interrupt
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child reports its handler and leaves at once
+            os.write(write, b"default" if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL else b"python")
+            os._exit(0)
+        os.waitpid(pid, 0)
+        assert os.read(read, 16) == b"default"
+    finally:
+        signal.signal(signal.SIGTERM, previous)
