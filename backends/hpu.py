@@ -22,6 +22,7 @@ import sys
 
 import torch
 
+from suite import import_probe
 from suite.errors import UserError
 
 from . import habana_releases, peaks, register_backend
@@ -34,6 +35,10 @@ plugin_version = habana_releases.plugin_version
 # Gaudi device nodes: /dev/hl<N> (habanalabs driver; "habanalabs: create two char devices per ASIC", hlX and
 # hl_controlDX) or /dev/accel/accel<N> since the driver moved to the kernel's accel subsystem.
 DEVICE_NODE_GLOBS = ("/dev/hl[0-9]*", "/dev/accel/accel[0-9]*")
+BRIDGE_PROBE = (
+    "import habana_frameworks.torch.core, habana_frameworks.torch.hpu as h\n"
+    "if h.device_count() < 1: raise SystemExit('the Habana bridge imports but no Gaudi device answers')"
+)
 INSTALL_HINT = (
     "use a Gaudi instance with Habana's PyTorch container (vault.habana.ai/gaudi-docker) or "
     "Habana's installer; the bridge is not on PyPI"
@@ -123,6 +128,11 @@ class HPUBackend(Backend):
                 "habana_frameworks is installed but no Gaudi device is visible (no /dev/hl* or "
                 "/dev/accel/accel*): run on a Gaudi instance, or pass the devices into the container"
             )
+        # A half-installed SDK has the package and the device node but no working bridge: ask a fresh
+        # process to import it and count devices (nothing is imported here).
+        ok, why = import_probe.check(BRIDGE_PROBE)
+        if not ok:
+            return False, f"habana_frameworks is installed and a device node is present, but {why}"
         return True, f"habana_frameworks found ({PLUGIN_DIST} {plugin_version() or 'version unknown'})"
 
     def __init__(self, config):

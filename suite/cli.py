@@ -11,7 +11,10 @@ import importlib
 import importlib.util
 import os
 import pkgutil
+import re
+import signal
 import sys
+import threading
 
 import suite
 from suite.errors import UserError
@@ -62,23 +65,90 @@ def preset_device_environment(argv: list[str]) -> None:
             return
 
 
+# A value that starts with '-' after an option (`--size -5`, `--batch-size -2`) reads to argparse as another
+# option, and the message becomes "expected one argument". The suite has no short options but -h, so a
+# token like that is the option's value: joined as `--size=-5`, it reaches the option's own check, which
+# names the value and what is accepted.
+_DASH_VALUE = re.compile(r"-(?!-)(?!h$).+")
+
+
+def join_dash_values(argv: list[str]) -> list[str]:
+    joined, index = [], 0
+    while index < len(argv):
+        token = argv[index]
+        if token == "--":
+            return joined + argv[index:]
+        following = argv[index + 1] if index + 1 < len(argv) else None
+        if token.startswith("--") and "=" not in token and following and _DASH_VALUE.fullmatch(following):
+            joined.append(f"{token}={following}")
+            index += 2
+            continue
+        joined.append(token)
+        index += 1
+    return joined
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _stop_on_sigterm():
+    """SIGTERM (`kill`, `timeout`, a scheduler's preemption) gets the orderly stop of Ctrl-C: the same
+    KeyboardInterrupt, so a sweep or a launcher stops its children and says how to resume. Not in a
+    torchrun worker: there SIGTERM is torchrun's way of stopping ranks and must end them as it expects.
+    Returns the handler it replaced (None where none was installed)."""
+    if threading.current_thread() is not threading.main_thread() or "RANK" in os.environ:
+        return None
+    global _FORK_HOOKED
+    if not _FORK_HOOKED:
+        # Forked helpers (decoding pools, DataLoader workers) keep SIGTERM's default: their parent stops
+        # them with it (Pool.terminate), and a KeyboardInterrupt raised inside a pool worker can leave a
+        # queue lock held and its siblings waiting forever.
+        os.register_at_fork(after_in_child=_default_sigterm)
+        _FORK_HOOKED = True
+    return signal.signal(signal.SIGTERM, _interrupt)
+
+
+_FORK_HOOKED = False
+
+
+def _default_sigterm() -> None:
+    try:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    except ValueError:
+        pass  # forked from another thread: Python ran no handler of ours there
+
+
 def main(argv: list[str] | None = None) -> int:
+    from suite import optional_modules
+
+    optional_modules.quarantine_broken()  # before anything imports torch (which imports pynvml)
+    previous = _stop_on_sigterm()
     try:
         preset_device_environment(sys.argv[1:] if argv is None else argv)
         parser = build_parser()
-        args = parser.parse_args(argv)
+        args = parser.parse_args(join_dash_values(sys.argv[1:] if argv is None else list(argv)))
         if not getattr(args, "func", None):
             parser.print_help()
             return EXIT_USER_ERROR
         return int(args.func(args) or 0)
     except UserError as error:
+        from suite import results
+
         print(f"suite: error: {error}", file=sys.stderr)
-        return EXIT_USER_ERROR
+        return (
+            results.EXIT_RECORD_NOT_WRITTEN
+            if isinstance(error, results.RecordNotWritten)
+            else EXIT_USER_ERROR
+        )
     except KeyboardInterrupt:
         print("\nsuite: interrupted (nothing was written for the unfinished run)", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

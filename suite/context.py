@@ -27,11 +27,19 @@ def git_commit() -> str | None:
     return commit if out.returncode == 0 and commit else None
 
 
+RUN_ID_VARIABLES = ("SUITE_RUN_ID", "SUITE_RUN_ID_OWNER")
+
+
 def child_env(**extra: str) -> dict:
     """The environment for a child `python -m suite ...`: it imports this same suite, installed or not."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    # A run id is handed only to this process's own children, with this process as its owner; one this
+    # process inherited is never passed on (a sweep's points would all overwrite one record).
+    inherited = {k: v for k, v in os.environ.items() if k not in RUN_ID_VARIABLES}
+    if "SUITE_RUN_ID" in extra:
+        extra = {**extra, "SUITE_RUN_ID_OWNER": str(os.getpid())}
     return {
-        **os.environ,
+        **inherited,
         **extra,
         "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p),
     }

@@ -4,6 +4,8 @@ the option and what it accepts (a UserError: exit 2)."""
 
 from __future__ import annotations
 
+import math
+
 from suite import errors
 
 
@@ -18,14 +20,14 @@ def non_negative_int(flag: str):
 
 
 def positive_float(flag: str, what: str = "a positive number"):
-    """A number > 0 (seconds, dollars); WHAT says it in the error, e.g. "a positive number of seconds"."""
+    """A finite number > 0 (seconds, dollars); WHAT says it in the error, e.g. "a positive number of seconds"."""
 
     def parse(text) -> float:
         try:
             value = float(text)
         except (TypeError, ValueError):
             value = -1.0
-        if not value > 0:
+        if not (value > 0 and math.isfinite(value)):  # float() reads "inf": no timeout or price is infinite
             raise errors.UserError(f"{flag} must be {what}, got {text!r}")
         return value
 

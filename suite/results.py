@@ -7,11 +7,15 @@ fields they do not know; a record of another schema version is refused, never mi
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
+import sys
 import tempfile
 import uuid
+from dataclasses import dataclass
 
+from suite import atomic
 from suite.errors import UserError
 
 SCHEMA = "suite.run"
@@ -26,8 +30,9 @@ ORIGIN_ENV = "SUITE_ORIGIN"
 
 def new_run_id(workload: str, backend: str, utc_time: str) -> str:
     stamp = re.sub(r"[^0-9TZ]", "", utc_time)
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", workload)  # `torchvision:vit_b_16`: no ':' in file names
-    return f"{stamp}-{safe}-{backend}-{uuid.uuid4().hex[:6]}"
+    # The id is a file name: anything but letters, digits, '.', '_' and '-' becomes '_'.
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", f"{workload}-{backend}")
+    return f"{stamp}-{safe}-{uuid.uuid4().hex[:6]}"
 
 
 def new_record(run_id: str, context: dict, config: dict) -> dict:
@@ -71,31 +76,126 @@ def check_out_dir(path: str) -> str:
 
 
 def write_text(path: str, text: str, option: str = "--out") -> None:
-    """Write a report or catalog the user asked for; a path that cannot be written is their error."""
+    """Write a report or catalog the user asked for, atomically (an existing file stays whole if the
+    write fails); a path that cannot be written is their error."""
     try:
-        with open(path, "w") as handle:
-            handle.write(text)
+        atomic.write_atomic(path, text)
     except OSError as error:
         raise UserError(f"{option} {path!r} cannot be written: {error.strerror or error}") from None
 
 
+# A run id becomes a file name: letters, digits and . _ - only, never a path separator or a dot first.
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,199}")
+
+
+def is_plain_name(text) -> bool:
+    return isinstance(text, str) and bool(_PLAIN_NAME.fullmatch(text))
+
+
+def check_run_id(run_id, where: str = "run id") -> str:
+    if not is_plain_name(run_id):
+        raise UserError(
+            f"{where} {run_id!r} is not a plain name (accepted: letters, digits, '.', '_', '-'; "
+            "no path separator, not starting with a dot)"
+        )
+    return run_id
+
+
+def finite_json(value, where: str = "", found: dict | None = None, _open: frozenset = frozenset()):
+    """`value` with every NaN or infinite float replaced by None (JSON has no NaN); what was replaced is
+    added to `found` as {"metrics.final_loss[0]": "nan"}."""
+    if isinstance(value, float) and not math.isfinite(value):
+        if found is not None:
+            found[where] = "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+        return None
+    if isinstance(value, (dict, list, tuple)):
+        if id(value) in _open:
+            raise ValueError(f"circular reference at {where or 'the top'}")
+        inner = _open | {id(value)}
+        if isinstance(value, dict):
+            return {
+                k: finite_json(v, f"{where}.{k}" if where else str(k), found, inner) for k, v in value.items()
+            }
+        return [finite_json(v, f"{where}[{i}]", found, inner) for i, v in enumerate(value)]
+    return value
+
+
+def record_json(record: dict) -> str:
+    """The record as strict JSON: non-finite numbers become null, and `non_finite` says which and why."""
+    found: dict = {}
+    data = finite_json(record, "", found)
+    if found:
+        data["non_finite"] = {**(data.get("non_finite") or {}), **found}
+    return json.dumps(data, indent=2, sort_keys=False, default=str, allow_nan=False) + "\n"
+
+
 def write_record(record: dict, out_dir: str) -> str:
-    """Write atomically: a temporary file in the same folder, then rename over the final name."""
+    """Write atomically: a temporary file in the same folder, fsync, then rename over the final name."""
+    check_run_id(record["run_id"])
+    text = record_json(record)  # before any file exists: a record that cannot be serialised leaves none
     os.makedirs(out_dir, exist_ok=True)
     final = os.path.join(out_dir, f"{record['run_id']}.json")
-    fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(record, handle, indent=2, sort_keys=False, default=str)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, final)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic.write_atomic(final, text)
     return final
+
+
+# A record that cannot be written where asked goes here (named in the message), else to stdout.
+FALLBACK_ENV = "SUITE_FALLBACK_DIR"
+
+
+def fallback_dir() -> str:
+    return os.environ.get(FALLBACK_ENV) or os.path.join(tempfile.gettempdir(), "suite-unsaved-records")
+
+
+@dataclass
+class Saved:
+    """Where a record went: `path` (None: printed on stdout), and why it is not in --out (None: it is)."""
+
+    path: str | None
+    failed: str | None = None
+
+    def warning(self, out_dir: str) -> str:
+        where = f"it was written to {self.path} instead" if self.path else "it is printed on stdout instead"
+        return (
+            f"suite: error: the record could not be written to {out_dir!r} ({self.failed}); {where}: "
+            "copy it into your results folder"
+        )
+
+
+class RecordNotWritten(UserError):
+    """A finished measurement whose record could not be written where it was asked to go (the message
+    says where it went instead); the CLI exits with EXIT_RECORD_NOT_WRITTEN."""
+
+
+# `suite run` and friends exit with this when the run finished but its record is not where it was asked
+# to go (it is in the fallback folder or on stdout): 1 means a failed run, 2 bad input.
+EXIT_RECORD_NOT_WRITTEN = 3
+
+
+def save_record(record: dict, out_dir: str) -> Saved:
+    """Write the record to `out_dir`; when that fails (full disk, read-only or vanished folder), to the
+    fallback folder; when that fails too, Saved(None): the caller prints it on stdout. Nothing measured
+    is lost to a bad disk."""
+    try:
+        return Saved(write_record(record, out_dir))
+    except OSError as error:
+        why = error.strerror or str(error)
+    try:
+        return Saved(write_record(record, fallback_dir()), failed=why)
+    except OSError:
+        return Saved(None, failed=why)
+
+
+def write_record_or_stop(record: dict, out_dir: str) -> str:
+    """For commands that write records as they go (sweeps, diagnoses, loader and batch-size searches):
+    the path written, or, when `out_dir` cannot take it, the record saved as save_record does and a
+    RecordNotWritten naming where it went (the command stops: later records would fail alike)."""
+    saved = save_record(record, out_dir)
+    if saved.failed:
+        if saved.path is None:
+            sys.stdout.write(record_json(record))
+        raise RecordNotWritten(saved.warning(out_dir).removeprefix("suite: error: "))
+    return saved.path
 
 
 class NotARecord(ValueError):
@@ -118,15 +218,19 @@ def parse_record(data) -> dict:
     version = data.get("schema_version")
     if version != SCHEMA_VERSION:
         raise NotARecord(f"schema version {version!r}, this suite reads version {SCHEMA_VERSION}")
-    return data
+    from suite import records  # the one typed check of a record's fields (BadRecord is a NotARecord)
+
+    return records.validate(data)
 
 
 def read_record(path: str) -> dict:
     try:
-        with open(path) as handle:
+        with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
     except json.JSONDecodeError as error:
         raise NotARecord(f"not valid JSON ({error.msg} at line {error.lineno})") from None
+    except UnicodeDecodeError as error:
+        raise NotARecord(f"not UTF-8 text (byte {error.start}: {error.reason})") from None
     return parse_record(data)
 
 
@@ -137,6 +241,7 @@ def iter_record_paths(paths: list[str]):
             for root, dirs, files in os.walk(path):
                 dirs.sort()
                 for name in sorted(files):
+                    # hidden names include atomic writes' leftovers (.tmp-*): never records
                     if name.endswith(".json") and not name.startswith("."):
                         yield os.path.join(root, name)
         elif os.path.exists(path):

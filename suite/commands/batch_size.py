@@ -102,7 +102,7 @@ def batch_size_command(args) -> int:
         "config": config,
         **found.to_dict(),
     }
-    path = results.write_record(record, out_dir)
+    path = results.write_record_or_stop(record, out_dir)
     print(batch_size.render(found, config["workload"], config["backend"]))
     print(f"record: {path}")
     return 0 if found.largest_fit else 1

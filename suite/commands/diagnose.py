@@ -77,7 +77,7 @@ def diagnose_command(args) -> int:
             warmup=config["warmup_steps"],
             to_device=False,
         )
-        results.write_record(loader, out_dir)
+        results.write_record_or_stop(loader, out_dir)
         child.log("2/3 compute only (synthetic data) ...")
         compute_point = sweep.Point(
             0, {"data": "synthetic"}, [*point.argv, "--data", "synthetic"], {**config, "data": "synthetic"}
@@ -110,7 +110,7 @@ def diagnose_command(args) -> int:
         "end_to_end": end_to_end["run_id"],
     }
     end_to_end["diagnosis"] = found
-    path = results.write_record(end_to_end, out_dir)  # the same run id: the record gains its verdict
+    path = results.write_record_or_stop(end_to_end, out_dir)  # the same run id: the record gains its verdict
     print(diagnose.render(found))
     print(f"record: {path}")
     return 0

@@ -20,10 +20,17 @@ def env_command(args) -> int:
     for name, (ok, reason) in availability().items():
         entry = {"available": ok, "detail": reason}
         if ok:
-            backend = backend_class(name)(RunConfig(backend=name))
-            backend.setup()
-            entry["device"] = backend.device_info()
+            try:
+                backend = backend_class(name)(RunConfig(backend=name))
+                backend.setup()
+                entry["device"] = backend.device_info()
+            except Exception as error:  # noqa: BLE001 - one broken backend must not hide the others
+                last = str(error).strip().splitlines()[-1:] or [""]
+                entry.update(available=False, detail=f"set-up failed: {type(error).__name__}: {last[0]}")
         info["backends"][name] = entry
+    from suite import optional_modules
+
+    info["broken_modules"] = dict(optional_modules.BROKEN)
     if args.json:
         print(json.dumps(info, indent=2, default=str))
         return 0
@@ -35,4 +42,6 @@ def env_command(args) -> int:
         print(f"{name:20} {state}")
         for key, value in entry.get("device", {}).items():
             print(f"  {key:18} {value}")
+    for line in optional_modules.describe():
+        print(f"warning: {line}")
     return 0

@@ -98,6 +98,10 @@ def list_workloads() -> int:
         [name, "available" if ok else "unavailable", reason] for name, (ok, reason) in availability().items()
     ]
     print(tabulate(backend_rows, headers=["backend", "status", "detail"]))
+    from suite import optional_modules
+
+    for line in optional_modules.describe():
+        print(f"warning: {line}")
     return 0
 
 

@@ -116,7 +116,7 @@ def loader_command(args) -> int:
         record = measure_setting(
             plan, batches=batches, windows=windows, warmup=warmup, to_device=args.to_device
         )
-        records.append((record, results.write_record(record, out_dir)))
+        records.append((record, results.write_record_or_stop(record, out_dir)))
         if not args.json:
             print(f"  measured {describe_setting(record)}", file=sys.stderr)
     if args.json:

@@ -70,12 +70,15 @@ def run_command(args) -> int:
             return 1 if failed else 0  # a finished rank's status reached rank 0's record
         if failed and distributed.launcher_run_id():
             return 1  # the launcher parent writes the record, naming the rank that failed first
-    path = results.write_record(record, out_dir)
-    summary.show(record, path, as_json=args.json)
+    saved = results.save_record(record, out_dir)  # a bad disk loses no measurement: see results.Saved
+    summary.show(record, saved.path, as_json=args.json)
     if not args.json and record.get("profile"):
         from suite.measurement import profiling
 
         print(profiling.render(record["profile"]))
+    if saved.failed:
+        print(saved.warning(out_dir), file=sys.stderr)
+        return results.EXIT_RECORD_NOT_WRITTEN
     return 0 if record["status"] == "ok" else 1
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 
@@ -71,8 +72,10 @@ def _prices(args, counts) -> tuple[dict, dict]:
             usd = float(args.usd_per_hour)
         except ValueError:
             usd = -1.0
-        if not usd > 0:
-            raise UserError(f"--usd-per-hour must be a positive number, got {args.usd_per_hour!r}")
+        if not (usd > 0 and math.isfinite(usd)):  # float() reads "inf" and "nan"
+            raise UserError(
+                f"--usd-per-hour must be a positive number, got {args.usd_per_hour!r} (a finite price in $/hour)"
+            )
         return {n: (usd, None, "given with --usd-per-hour") for n in counts}, {}
     instances = scale.parse_instances(args.instance, counts)
     return {n: scale.hourly_price(name, args.prices) for n, name in instances.items()}, instances

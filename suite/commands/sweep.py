@@ -6,6 +6,8 @@ DEFAULT_OUT = "results/sweep"
 
 
 def add_parser(subparsers) -> None:
+    from suite.option_types import positive_float
+
     p = subparsers.add_parser(
         "sweep",
         help="run every combination of a grid of run options (resumable)",
@@ -46,7 +48,7 @@ def add_parser(subparsers) -> None:
     )
     p.add_argument(
         "--point-timeout",
-        type=float,
+        type=positive_float("--point-timeout", "a positive number of seconds"),
         metavar="S",
         help="give up on a point after S seconds (recorded as an error)",
     )
@@ -91,4 +93,5 @@ def sweep_command(args) -> int:
     failed = [record for _, record in outcome if record.get("status") != "ok"]
     if failed:
         print(f"\n{len(failed)} of {len(outcome)} points did not complete; their records say why")
+        return 1  # a sweep with failed points did not do what was asked: a script must see it
     return 0

@@ -12,6 +12,7 @@ The runner pulls batches inside its timed windows, so a real-data run's throughp
 from __future__ import annotations
 
 import os
+import sys
 
 from suite.errors import UserError, non_negative_int, positive_int
 
@@ -52,8 +53,16 @@ class SyntheticData(DataSource):
     def host_batches(self):
         return iter(self)
 
+    ignored: str | None = None  # loader options given anyway (see ignored_loader_options)
+
     def describe(self) -> dict:
-        return {"source": self.kind, "note": "one batch made on the device and reused (compute-only ceiling)"}
+        described = {
+            "source": self.kind,
+            "note": "one batch made on the device and reused (compute-only ceiling)",
+        }
+        if self.ignored:
+            described["ignored"] = self.ignored
+        return described
 
 
 # Decoding workers for the JPEG path when --workers is not given; more rarely help (the seed found
@@ -133,7 +142,34 @@ def loader_settings(config, backend, default_workers: int) -> dict:
             )
     elif workers > 0:
         prefetch = 2  # torch.utils.data.DataLoader's default prefetch_factor
+    check_worker_bounds(workers)
     return {"workers": workers, "pin_memory": bool(pin_memory), "prefetch": prefetch}
+
+
+# A loader worker is a process with its own Python, PIL buffers and prefetched batches: about this much
+# memory of its own once forked (an estimate, deliberately on the high side of a 64-128 px workload's).
+WORKER_MEMORY_BYTES = 100 * 1024**2
+WORKERS_PER_CORE = 4
+
+
+def check_worker_bounds(workers: int) -> None:
+    """Refuse more loader workers than the cores can run or the memory can hold, before any starts."""
+    from suite import limits
+
+    cores = limits.cores()
+    limits.refuse_above(
+        f"--workers {workers}",
+        workers,
+        max(8, WORKERS_PER_CORE * cores),
+        f"{WORKERS_PER_CORE} per core on this {cores}-core machine; more only wait for a core",
+        show=lambda n: f"{n:,.0f} loader processes",
+    )
+    limits.refuse_above(
+        f"--workers {workers}",
+        workers * WORKER_MEMORY_BYTES,
+        limits.available_memory_bytes(),
+        f"the memory available now, at about {limits.human(WORKER_MEMORY_BYTES)} per loader process",
+    )
 
 
 def check_batch_fits(batch_size: int, images: int, world_size: int, where: str) -> int:
@@ -147,9 +183,32 @@ def check_batch_fits(batch_size: int, images: int, world_size: int, where: str) 
     return share
 
 
+def ignored_loader_options(config) -> str | None:
+    """Loader options given with synthetic data, which has no loader: said, never silently dropped (a
+    diagnosis or a sweep may pass them to a compute-only run on purpose, so they are not refused)."""
+    given = [
+        option
+        for option, name in (
+            ("--workers", "workers"),
+            ("--pin-memory", "pin_memory"),
+            ("--prefetch", "prefetch"),
+        )
+        if getattr(config, name, None) is not None
+    ]
+    if not given:
+        return None
+    return (
+        f"{', '.join(given)} ignored: synthetic data has no loader (one batch is made once on the device); "
+        "give --data FOLDER or a cache to use them"
+    )
+
+
 def check_data(config, workload, backend, batch_size: int) -> None:
     """Refuse bad data input before anything is built (a person's mistake: exit 2, not a failed run)."""
     if config.data == "synthetic":
+        ignored = ignored_loader_options(config)
+        if ignored:
+            print(f"suite: warning: {ignored}", file=sys.stderr)
         return
     from suite.data.cache import check_cache_fits, is_cache
 
@@ -171,7 +230,9 @@ def check_data(config, workload, backend, batch_size: int) -> None:
 def open_data(config, workload, backend, batch_size: int) -> DataSource:
     """`config.data`: "synthetic", a cache folder (it has a manifest.json), or an ImageFolder."""
     if config.data == "synthetic":
-        return SyntheticData(workload, backend, batch_size, seed=config.seed)
+        data = SyntheticData(workload, backend, batch_size, seed=config.seed)
+        data.ignored = ignored_loader_options(config)
+        return data
     from suite.data.cache import CacheData, is_cache
 
     rank, world_size = rank_and_world_size()

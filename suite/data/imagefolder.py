@@ -67,14 +67,61 @@ def allow_empty_classes() -> dict:
     return {"allow_empty": True} if "allow_empty" in inspect.signature(make_dataset).parameters else {}
 
 
+def _identity(path: str):
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return (stat.st_dev, stat.st_ino)
+
+
+def walk_once(top: str, seen: set | None = None, reserved: frozenset = frozenset()):
+    """os.walk(top, followlinks=True), sorted as torchvision sorts it, but entering no folder twice (`seen`,
+    shared across calls) and no `reserved` folder but `top`: a symlink loop, or a link into another
+    class, would otherwise list the same images again and again."""
+    seen = set() if seen is None else seen
+    found = []
+    for root, dirs, files in os.walk(top, followlinks=True):
+        identity = _identity(root)
+        if identity is None or identity in seen or (identity in reserved and root != top):
+            dirs[:] = []
+            continue
+        seen.add(identity)
+        dirs.sort()  # which of two names of one folder is kept does not depend on listing order
+        found.append((root, dirs, files))
+    return sorted(found)
+
+
+def make_dataset_once(directory, class_to_idx, extensions=None, is_valid_file=None, allow_empty=False):
+    """torchvision's make_dataset (same samples, same order) with every folder entered once: each class
+    folder belongs to its class alone, and a link to a folder already listed is not followed."""
+    from torchvision.datasets.folder import has_file_allowed_extension
+
+    def valid(path: str) -> bool:
+        return is_valid_file(path) if is_valid_file else has_file_allowed_extension(path, extensions)
+
+    root = os.path.expanduser(directory)
+    targets = {name: os.path.join(root, name) for name in sorted(class_to_idx)}
+    reserved = frozenset(i for i in map(_identity, targets.values()) if i is not None)
+    seen: set = set()
+    samples = []
+    for name, target in targets.items():
+        if not os.path.isdir(target):
+            continue
+        for folder, _, files in walk_once(target, seen, reserved):
+            samples += [
+                (os.path.join(folder, f), class_to_idx[name])
+                for f in sorted(files)
+                if valid(os.path.join(folder, f))
+            ]
+    if not samples and not allow_empty:
+        raise FileNotFoundError(f"found no valid file for the classes of {directory!r}")
+    return samples
+
+
 def scan_folder(path: str, option: str = "--data") -> FolderScan:
     """Class sub-folders and their images, as torchvision's ImageFolder will see them, or a UserError."""
-    from torchvision.datasets.folder import (
-        IMG_EXTENSIONS,
-        find_classes,
-        has_file_allowed_extension,
-        make_dataset,
-    )
+    from torchvision.datasets.folder import IMG_EXTENSIONS, find_classes, has_file_allowed_extension
 
     accepted = "a folder of class sub-folders holding images (" + ", ".join(IMG_EXTENSIONS) + ")"
     if not os.path.exists(path):
@@ -82,6 +129,11 @@ def scan_folder(path: str, option: str = "--data") -> FolderScan:
         raise UserError(f"{option} {path!r}: no such file or folder (accepted: {others}{accepted})")
     if not os.path.isdir(path):
         raise UserError(f"{option} {path!r} is a file, not a folder (accepted: {accepted})")
+    if option != "--data" and os.path.isfile(os.path.join(path, "manifest.json")):
+        raise UserError(
+            f"{option} {path!r} is a cache made by `suite data prepare`, not a folder of images "
+            f"(accepted: {accepted}); use it directly with `suite run --data {path}`"
+        )
     try:
         classes, class_to_idx = find_classes(path)
     except FileNotFoundError:
@@ -95,15 +147,7 @@ def scan_folder(path: str, option: str = "--data") -> FolderScan:
         raise UserError(
             f"{option} {path!r} is empty: no class sub-folders and no images (accepted: {accepted})"
         ) from None
-    if allow_empty_classes():
-        samples = make_dataset(path, class_to_idx, extensions=IMG_EXTENSIONS, allow_empty=True)
-    else:  # torchvision < 0.18 refuses a class folder without images: read class by class, in its order
-        samples = []
-        for name in sorted(class_to_idx):
-            try:
-                samples += make_dataset(path, {name: class_to_idx[name]}, extensions=IMG_EXTENSIONS)
-            except FileNotFoundError:
-                pass
+    samples = make_dataset_once(path, class_to_idx, extensions=IMG_EXTENSIONS, allow_empty=True)
     if not samples:
         raise UserError(
             f"{option} {path!r} has {len(classes)} sub-folder(s) but no images in them (accepted: {accepted})"
@@ -138,13 +182,37 @@ class LoaderFailed(RuntimeError):
     """The JPEG path stopped (e.g. an undecodable image): the run's data must not silently change."""
 
 
+class UnreadableImage(RuntimeError):
+    """One image could not be decoded; the message starts with its path."""
+
+
 def unreadable(error: Exception) -> LoaderFailed:
     """One line that names the cause. A worker's exception arrives as "Caught X in DataLoader worker
     process N" followed by the worker's traceback, whose last line is the original error."""
     lines = str(error).strip().splitlines() or [type(error).__name__]
+    cause = lines[-1].split(f"{UnreadableImage.__name__}: ", 1)[-1]
     return LoaderFailed(
-        f"the image loader failed: {lines[-1]} (`suite data prepare` skips and lists unreadable images)"
+        f"the image loader failed: {cause} (`suite data prepare` skips and lists unreadable images)"
     )
+
+
+def image_folder_class():
+    """torchvision's ImageFolder (HabanaDataLoader accepts it), entering each folder once and naming
+    the file when one cannot be decoded."""
+    from torchvision.datasets import ImageFolder
+
+    class SuiteImageFolder(ImageFolder):
+        @staticmethod
+        def make_dataset(directory, class_to_idx, extensions=None, is_valid_file=None, allow_empty=False):
+            return make_dataset_once(directory, class_to_idx, extensions, is_valid_file, allow_empty)
+
+        def __getitem__(self, index):
+            try:
+                return super().__getitem__(index)
+            except Exception as error:  # noqa: BLE001 - any decoding failure, named with its file
+                raise UnreadableImage(f"{self.samples[index][0]}: {type(error).__name__}: {error}") from error
+
+    return SuiteImageFolder
 
 
 class ImageFolderData(DataSource):
@@ -165,7 +233,6 @@ class ImageFolderData(DataSource):
         normalisation: tuple = (NORMALISE_MEAN, NORMALISE_STD),
     ):
         import torch
-        from torchvision.datasets import ImageFolder
 
         self.scan = scan_folder(path)
         self.backend, self.batch_size, self.image_size = backend, batch_size, image_size
@@ -173,13 +240,11 @@ class ImageFolderData(DataSource):
         self.rank, self.world_size = rank, world_size
         self.normalisation = normalisation
         try:
-            dataset = ImageFolder(
+            dataset = image_folder_class()(
                 path, transform=image_transform(image_size, normalisation), **allow_empty_classes()
             )
-        except FileNotFoundError as error:  # torchvision < 0.18: a class folder without images
-            raise UserError(
-                f"--data {path!r}: {error} (torchvision 0.18 on keeps such a class, empty)"
-            ) from None
+        except FileNotFoundError as error:  # no image in any class folder
+            raise UserError(f"--data {path!r}: {error}") from None
         check_batch_fits(batch_size, len(dataset), world_size, repr(path))
         self.sampler = None
         if world_size > 1:

@@ -24,6 +24,7 @@ import tempfile
 import numpy as np
 
 import suite
+from suite import atomic, limits
 from suite.data import cache as cache_format
 from suite.data.imagefolder import resize_and_crop, scan_folder
 from suite.errors import UserError, positive_int
@@ -63,6 +64,30 @@ def source_fingerprint(samples: list[tuple[str, int]], root: str) -> str:
     return digest.hexdigest()
 
 
+# Per decoding process: the resized image and PIL's working copies of it (an estimate: a few times the
+# uint8 output image).
+DECODE_COPIES = 4
+
+
+def check_prepare_bounds(images: int, image_size: int, out: str, workers: int) -> None:
+    """Refuse a cache the disk cannot hold, or images the memory cannot decode, before writing any."""
+    row = 3 * image_size * image_size
+    free = limits.free_disk_bytes(out)
+    if free is not None:
+        limits.refuse_above(
+            f"a cache of {images:,} images of {image_size} px",
+            images * row,
+            free,
+            f"the free space on the disk of {out!r}",
+        )
+    limits.refuse_above(
+        f"decoding {image_size} px images in {workers} processes",
+        workers * DECODE_COPIES * row,
+        limits.available_memory_bytes(),
+        "the memory available now",
+    )
+
+
 def _partial_prefix(out: str) -> str:
     parent, name = os.path.split(os.path.abspath(out))
     return os.path.join(parent, f".{name}.partial-")
@@ -76,11 +101,12 @@ def prepare(
 
     image_size = positive_int("--size", image_size)
     scan = scan_folder(source, option="SRC")
+    check_prepare_bounds(len(scan.samples), image_size, out, workers or os.cpu_count() or 1)
     fingerprint = source_fingerprint(scan.samples, source)
     if os.path.exists(out):
         if cache_format.is_cache(out) and not force:
             try:
-                existing = cache_format.open_cache(out).manifest
+                existing = cache_format.open_cache(out, full_check=True).manifest
             except UserError:
                 existing = {}
             if existing.get("source_fingerprint") == fingerprint and existing.get("image_size") == image_size:
@@ -121,6 +147,7 @@ def prepare(
 def _build(scan, fingerprint: str, image_size: int, folder: str, workers: int, progress) -> dict:
     paths = [path for path, _ in scan.samples]
     labels, skipped = [], []
+    digest = hashlib.sha256()  # of everything written, as it is written: the full check costs no extra read
     images_path = os.path.join(folder, cache_format.IMAGES_FILE)
     if workers > 1 and len(paths) > 1:
         # fork: the workers start at once, without importing torch again.
@@ -139,6 +166,7 @@ def _build(scan, fingerprint: str, image_size: int, folder: str, workers: int, p
                     skipped.append({"path": os.path.relpath(path, scan.path), "error": error})
                 else:
                     images_file.write(pixels)
+                    digest.update(pixels)
                     labels.append(label)
                 progress.update(done, skipped=len(skipped))
             images_file.flush()
@@ -155,7 +183,8 @@ def _build(scan, fingerprint: str, image_size: int, folder: str, workers: int, p
         )
 
     label_array = np.asarray(labels, dtype=np.int64)
-    np.save(os.path.join(folder, cache_format.LABELS_FILE), label_array)
+    with atomic.atomic_open(os.path.join(folder, cache_format.LABELS_FILE), "wb") as handle:
+        np.save(handle, label_array)
     manifest = {
         "format": cache_format.FORMAT,
         "format_version": cache_format.FORMAT_VERSION,
@@ -164,6 +193,10 @@ def _build(scan, fingerprint: str, image_size: int, folder: str, workers: int, p
         "layout": "uint8 (count, 3, image_size, image_size), C order; labels int64",
         "classes": scan.classes,
         "labels_sha256": cache_format.labels_digest(label_array),
+        "images_sha256": digest.hexdigest(),
+        "sample_sha256": cache_format.images_digest(
+            images_path, 3 * image_size * image_size, cache_format.sample_rows(len(labels))
+        ),
         "source": os.path.abspath(scan.path),
         "source_images": len(paths),
         "source_bytes": scan.image_bytes,
@@ -175,7 +208,5 @@ def _build(scan, fingerprint: str, image_size: int, folder: str, workers: int, p
         "created_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "suite_version": suite.__version__,
     }
-    with open(os.path.join(folder, cache_format.MANIFEST), "w") as handle:
-        json.dump(manifest, handle, indent=2)
-        handle.write("\n")
+    atomic.write_atomic(os.path.join(folder, cache_format.MANIFEST), json.dumps(manifest, indent=2) + "\n")
     return manifest

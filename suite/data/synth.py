@@ -27,6 +27,43 @@ def parse_image_size(text: str) -> tuple[int, int]:
     raise UserError(f"--size must be WIDTHxHEIGHT in pixels, e.g. 480x360, got {text!r}")
 
 
+# make_image holds about four float32 copies of the picture (gradient, texture, noise, result): 48 bytes a
+# pixel, per process. A JPEG at quality 90 of such a picture takes about a tenth of its raw bytes.
+SYNTH_BYTES_PER_PIXEL = 48
+JPEG_FRACTION = 0.1
+
+
+def check_synth_bounds(count: int, width: int, height: int, out_dir: str, workers: int) -> None:
+    """Refuse images PIL would refuse to read back, or more than memory and disk hold, before drawing."""
+    from PIL import Image
+
+    from suite import limits
+
+    pixels = width * height
+    # Pillow refuses to open an image over twice MAX_IMAGE_PIXELS (a decompression bomb) and warns above it.
+    limits.refuse_above(
+        f"--size {width}x{height}",
+        pixels,
+        Image.MAX_IMAGE_PIXELS,
+        "Pillow's decompression-bomb limit: larger images would be refused when read",
+        show=lambda n: f"{n:,.0f} pixels",
+    )
+    limits.refuse_above(
+        f"drawing {width}x{height} images in {workers} processes",
+        workers * SYNTH_BYTES_PER_PIXEL * pixels,
+        limits.available_memory_bytes(),
+        "the memory available now",
+    )
+    free = limits.free_disk_bytes(out_dir)
+    if free is not None:
+        limits.refuse_above(
+            f"{count:,} JPEGs of {width}x{height}",
+            count * pixels * 3 * JPEG_FRACTION,
+            free,
+            f"the free space on the disk of {out_dir!r}",
+        )
+
+
 def class_name(index: int) -> str:
     return f"class_{index:03d}"
 
@@ -92,6 +129,8 @@ def synthesize(
     count = positive_int("--count", count)
     classes = positive_int("--classes", classes)
     width, height = parse_image_size(size) if isinstance(size, str) else size
+    workers = workers or os.cpu_count() or 1
+    check_synth_bounds(count, width, height, out_dir, min(workers, count))
     if classes > count:
         raise UserError(f"--classes {classes} is more than --count {count}: every class needs an image")
     if os.path.exists(out_dir) and (not os.path.isdir(out_dir) or os.listdir(out_dir)):
@@ -99,7 +138,6 @@ def synthesize(
     for c in range(classes):
         os.makedirs(os.path.join(out_dir, class_name(c)), exist_ok=True)
 
-    workers = workers or os.cpu_count() or 1
     jobs = [(out_dir, i, classes, int(seed), width, height) for i in range(count)]
     progress = progress or Progress(f"synth {width}x{height}", count)
     total_bytes = 0

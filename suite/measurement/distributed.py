@@ -240,8 +240,24 @@ def resolved_fields(config, batch_size: int) -> dict:
 
 
 def launcher_run_id(env=None) -> str | None:
-    """The run id chosen by a `suite run --nproc` parent, so that it can find rank 0's record."""
-    return (os.environ if env is None else env).get("SUITE_RUN_ID")
+    """The run id chosen by a `suite run --nproc` parent (or `suite scale`), so that it can find the
+    record. Only for that parent's own descendants: SUITE_RUN_ID_OWNER must be an ancestor's pid (a run
+    id left in a shell or inherited by anything else is ignored), and the id must be a plain file name."""
+    import psutil
+
+    from suite import results
+
+    env = os.environ if env is None else env
+    run_id, owner = env.get("SUITE_RUN_ID"), env.get("SUITE_RUN_ID_OWNER", "")
+    if not run_id:
+        return None
+    try:
+        ancestors = {parent.pid for parent in psutil.Process().parents()}
+    except psutil.Error:
+        ancestors = set()
+    if not owner.isdigit() or int(owner) not in ancestors:
+        return None
+    return results.check_run_id(run_id, "SUITE_RUN_ID")
 
 
 def rank_figures(info: RankInfo, record: dict) -> dict:
@@ -323,8 +339,9 @@ def report_failure(info: RankInfo, error: dict, status: str = "error", env=None)
             },
         }
     }
-    with open(path, "w") as handle:
-        json.dump(data, handle)
+    from suite import atomic
+
+    atomic.write_atomic(path, json.dumps(data))
 
 
 def check_launch_options(config) -> dict:

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 
 import torch
+
+from suite import atomic
 
 COUNT_BATCH = 2  # BatchNorm needs more than one value per channel in training mode
 _MEMO: dict[str, float] = {}
@@ -48,10 +49,7 @@ def _write_cache(key: str, value: float) -> None:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         data = _read_cache()
         data[key] = value
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-flops-")
-        with os.fdopen(fd, "w") as handle:
-            json.dump(data, handle, indent=1)
-        os.replace(tmp, path)
+        atomic.write_atomic(path, json.dumps(data, indent=1))
     except OSError:
         pass  # a read-only home only costs a recount next time
 

@@ -18,7 +18,7 @@ from time import perf_counter as clock  # the window clock: monotonic, high reso
 import psutil
 import torch
 
-from suite import context, results, stats
+from suite import context, input_checks, results, stats
 from suite.backends import Backend, backend_class, check_options, resolve_backend_name
 from suite.config import RunConfig
 from suite.data import check_data, open_data
@@ -97,6 +97,7 @@ def plan_run(config: RunConfig) -> Plan:
     )
     check_data(plan.config, workload, backend, batch_size)
     numerics.check_options(plan.config, workload)
+    input_checks.check_plan(plan.config, workload)  # threads, profile folder, timeouts, overrides
     return plan
 
 

@@ -163,11 +163,14 @@ def run(
     which sweep point it was)."""
     child = spawn(argv, out_dir, timeout_s, **{results.ORIGIN_ENV: origin})
     if child.record is not None:
+        if child.returncode == results.EXIT_RECORD_NOT_WRITTEN:  # it said where the record went instead
+            last = [line for line in child.stderr.strip().splitlines() if line.strip()]
+            raise results.RecordNotWritten(last[-1].removeprefix("suite: error: ") if last else out_dir)
         return child.record
     record = failure_of(child, config, timeout_s)
     record["origin"] = origin
     record.update(extra)
-    results.write_record(record, out_dir)
+    results.write_record_or_stop(record, out_dir)  # the folder may have turned read-only meanwhile
     return record
 
 

@@ -53,13 +53,14 @@ def torchrun_options(config) -> list[str]:
 def launch(args, plan) -> int:
     """Run `plan` under torchrun with `args`; return the exit status (0: every rank finished)."""
     from suite import context, results
+    from suite.measurement import distributed
     from suite.reporting import summary
 
     config = plan.config  # launch options already checked by plan_run
     out_dir = results.check_out_dir(args.out)
     ctx = context.collect()
     # `suite scale` names the run itself, to find its record.
-    run_id = os.environ.get("SUITE_RUN_ID") or results.new_run_id(
+    run_id = distributed.launcher_run_id() or results.new_run_id(
         plan.workload.name, plan.backend.name, ctx["utc_time"]
     )
     fd, failures_path = tempfile.mkstemp(prefix="suite-launch-", suffix=".json")
@@ -81,8 +82,7 @@ def launch(args, plan) -> int:
         try:
             status = agent.wait()
         except KeyboardInterrupt:
-            # Ctrl-C reached torchrun too: let it stop its workers rather than orphan them by killing it.
-            agent.wait(timeout=60)
+            stop_agent(agent)
             raise
         failures = _read_failures(failures_path)
     finally:
@@ -93,8 +93,25 @@ def launch(args, plan) -> int:
     if status == 0 or os.path.exists(record_path) or (config.node_rank or 0) != 0:
         return status  # rank 0 wrote the record (or lives on another node)
     record = failure_record(run_id, ctx, plan, status, failures)
-    summary.show(record, results.write_record(record, out_dir), as_json=args.json)
+    summary.show(record, results.write_record_or_stop(record, out_dir), as_json=args.json)
     return 1
+
+
+def stop_agent(agent, grace_s: float = 10.0) -> None:
+    """After Ctrl-C (or SIGTERM) here. Ctrl-C at a terminal, or a signal to the whole process group,
+    reached torchrun too, and it is stopping its workers: let it, rather than orphan them by killing it. A
+    signal sent to this process alone did not: after `grace_s`, pass it on as SIGTERM, which torchrun
+    answers by stopping its workers (torch.distributed.elastic's SignalException)."""
+    try:
+        agent.wait(timeout=grace_s)
+        return
+    except subprocess.TimeoutExpired:
+        agent.send_signal(signal.SIGTERM)
+    try:
+        agent.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        agent.kill()  # the last resort, once torchrun has had a minute to stop its workers
+        agent.wait()
 
 
 def _read_failures(path: str) -> dict:
@@ -200,8 +217,9 @@ def agent_main(argv: list[str]) -> int:
             }
         path = os.environ.get("SUITE_LAUNCH_FAILURES")
         if path:
-            with open(path, "w") as handle:
-                json.dump(failures, handle)
+            from suite import atomic
+
+            atomic.write_atomic(path, json.dumps(failures))
         return 1  # the parent says which rank failed first, and why
     except (SignalException, KeyboardInterrupt):
         return INTERRUPTED  # torchrun has stopped the workers

@@ -23,13 +23,15 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from suite import results
+from suite import limits, results
 from suite.errors import UserError
 from suite.orchestration import child
 from suite.orchestration.child import describe, throughput
 
 # Outcomes that a second run would only repeat: such a point is done. "error" points are run again.
 DONE_STATUSES = ("ok", "diverged", "oom")
+# More points than this would run for days (each point is a fresh process); SUITE_ALLOW_LARGE=1 overrides.
+MAX_POINTS = 10_000
 # Within this band an effect reads better as a percentage ("+4%") than as a ratio ("1.04×").
 PERCENT_BAND = (0.8, 1.25)
 
@@ -83,10 +85,16 @@ def load_spec(path: str, options: dict) -> Spec:
     import yaml
 
     try:
-        with open(path) as handle:
+        with open(path, encoding="utf-8") as handle:
             root = yaml.compose(handle, Loader=yaml.SafeLoader)
     except OSError as error:
         raise UserError(f"cannot read sweep file {path!r}: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise UserError(
+            f"sweep file {path!r} is not UTF-8 text (byte {error.start}: {error.reason})"
+        ) from None
+    except yaml.reader.ReaderError as error:
+        raise UserError(f"sweep file {path!r} cannot be read as text: {error}") from None
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line = f", line {mark.line + 1}" if mark else ""
@@ -158,6 +166,18 @@ def expand(spec: Spec, options: dict) -> list[Point]:
         for arg in child.option_argv(name, value, options[name])
     ]
     names = list(spec.grid)
+    # Counted before any point is made: a grid of 10^8 points must not fill memory before a word is said.
+    count = math.prod(len(spec.grid[n]) for n in names)
+    if count == 0:
+        empty = ", ".join(n for n in names if not spec.grid[n])
+        raise UserError(f"the grid has no points: {empty} has no values (give OPTION=V1,V2,...)")
+    limits.refuse_above(
+        "the sweep",
+        count,
+        MAX_POINTS,
+        "each point is a fresh process of seconds to minutes: split the grid",
+        show=lambda n: f"{n:,.0f} points",
+    )
     points = []
     for index, combo in enumerate(itertools.product(*(spec.grid[n] for n in names))):
         knobs = dict(zip(names, combo))
@@ -240,6 +260,13 @@ def run_sweep(points: list[Point], out_dir: str, log=print, timeout_s: float | N
             log(
                 f"{head}: interrupted. {done} of {len(points)} points are recorded in {out_dir}; "
                 "run the same command again to resume"
+            )
+            raise
+        except results.RecordNotWritten as error:
+            # The folder turned read-only (or full): stop rather than measure points nothing can keep.
+            log(
+                f"{head}: {error}. {len(outcome)} of {len(points)} points are recorded in {out_dir}; "
+                "make it writable and run the same command again to resume"
             )
             raise
         log(f"{head}: {describe(record)} ({time.monotonic() - started:.1f} s)")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 
+from suite import atomic
 from suite.errors import UserError
 
 
@@ -85,7 +86,8 @@ def throughput_over_run(records: list[dict], path: str) -> str | None:
     # below the axes, so that no line is hidden behind it
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
     fig.tight_layout()
-    fig.savefig(path, dpi=120, bbox_inches="tight")
+    with atomic.atomic_path(path) as tmp:  # an existing plot stays whole if the disk is full
+        fig.savefig(tmp, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return path
 
@@ -139,7 +141,8 @@ def images_per_dollar(rows: list[dict], caption: str, path: str) -> str | None:
     ax.legend()
     fig.text(0.01, 0.01, caption, fontsize=6, wrap=True)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
-    fig.savefig(path, dpi=120)
+    with atomic.atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=120)
     plt.close(fig)
     return path
 
@@ -153,10 +156,13 @@ def draw_all(records: list[dict], rows: list[dict], catalog, out_dir: str, skipp
         raise UserError(f"--plot {out_dir!r} cannot be created: {error.strerror or error}") from None
     catalogs = catalog if isinstance(catalog, (list, tuple)) else [catalog]
     caption = " ".join(c.caption() for c in catalogs) + " Hatched bars: see their label's caveat."
-    over_run = throughput_over_run(records, os.path.join(out_dir, "throughput_over_run.png"))
+    try:
+        over_run = throughput_over_run(records, os.path.join(out_dir, "throughput_over_run.png"))
+        per_dollar = images_per_dollar(rows, caption, os.path.join(out_dir, "images_per_dollar.png"))
+    except OSError as error:  # a full disk: the plots already there stay whole (atomic writes)
+        raise UserError(f"--plot {out_dir!r}: a plot cannot be written: {error.strerror or error}") from None
     if over_run is None:
         skipped("throughput_over_run.png not drawn: no run has timed windows")
-    per_dollar = images_per_dollar(rows, caption, os.path.join(out_dir, "images_per_dollar.png"))
     if per_dollar is None:
         skipped("images_per_dollar.png not drawn: no row has a price (see the table's notes)")
     return [path for path in (over_run, per_dollar) if path]

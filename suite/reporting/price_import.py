@@ -17,7 +17,9 @@ from __future__ import annotations
 import ast
 import csv
 import json
+import math
 import statistics
+import sys
 from datetime import date
 
 import yaml
@@ -31,12 +33,13 @@ EC2_SPOT_STATS = ("avg", "min", "max")
 
 
 def _price(text) -> float | None:
-    """A price as the sources write it: a number or a string; empty, "N/A", 0 or junk -> None."""
+    """A price as the sources write it: a number or a string; empty, "N/A", 0, NaN, infinity or junk ->
+    None (float() reads "inf" and "nan", which are no price)."""
     try:
         value = float(str(text).strip())
     except (TypeError, ValueError):
         return None
-    return value if value > 0 else None
+    return value if math.isfinite(value) and value > 0 else None
 
 
 def detect_format(path: str, head: str) -> str:
@@ -215,10 +218,12 @@ def import_file(
     if fmt not in FORMATS:
         raise UserError(f"unknown import format {fmt!r} (accepted: {', '.join(FORMATS)})")
     try:
-        with open(path, newline="") as handle:
+        with open(path, newline="", encoding="utf-8") as handle:
             text = handle.read()
-    except (OSError, UnicodeDecodeError) as error:
-        raise UserError(f"{path!r} cannot be read: {getattr(error, 'strerror', None) or error}") from None
+    except UnicodeDecodeError as error:
+        raise UserError(f"{path!r} is not UTF-8 text (byte {error.start}: {error.reason})") from None
+    except OSError as error:
+        raise UserError(f"{path!r} cannot be read: {error.strerror or error}") from None
     if fmt == "auto":
         fmt = detect_format(path, text[:200])
     if fmt == "ec2instances":
@@ -248,7 +253,9 @@ def import_file(
         "spot_basis": spot_basis,
         "instances": dict(sorted(instances.items())),
     }
-    parse_catalog(catalog, f"imported catalog from {path!r}")  # what we write must load back
+    parsed = parse_catalog(catalog, f"imported catalog from {path!r}")  # what we write must load back
+    for warning in parsed.warnings:
+        print(f"suite: warning: {warning}", file=sys.stderr)
     return catalog, unpriced
 
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import os
+import sys
 from dataclasses import dataclass
 from importlib import resources
 
@@ -35,6 +37,18 @@ INSTANCE_FIELDS = {
     "ram_gib": (float, False),
     "on_demand_usd_per_hour": (float, False),
     "spot_usd_per_hour": (float, True),
+}
+
+
+# Sanity bounds, far above any instance sold today (the largest cloud instances cost a few hundred dollars
+# an hour and hold 8 to 16 accelerators): a value above them is a typo or a wrong unit, not a price.
+UPPER_BOUNDS = {
+    "accelerator_count": 1024,
+    "accelerator_memory_gib": 65536,
+    "vcpus": 65536,
+    "ram_gib": 1048576,
+    "on_demand_usd_per_hour": 10000,
+    "spot_usd_per_hour": 10000,
 }
 
 
@@ -65,6 +79,7 @@ class Catalog:
     currency: str = "USD"
     spot_basis: str | None = None
     path: str | None = None
+    warnings: list[str] = dataclasses.field(default_factory=list)  # odd but usable entries
 
     def get(self, name: str) -> Instance:
         if name in self.instances:
@@ -108,8 +123,16 @@ def _number(value, kind, where: str, field: str, nullable: bool):
             f"{where}: {field} must be a number, got {value!r}"
             + (" (quoted: write it without quotes)" if isinstance(value, str) else "")
         )
+    # `nan < 0` is false: NaN and infinity must be refused by name, or they reach every division.
+    if not math.isfinite(value):
+        raise UserError(f"{where}: {field} must be a finite number, got {value!r}")
     if value < 0:
         raise UserError(f"{where}: {field} must not be negative, got {value!r}")
+    if field in UPPER_BOUNDS and value > UPPER_BOUNDS[field]:
+        raise UserError(
+            f"{where}: {field} is {value!r}, above {UPPER_BOUNDS[field]:g}, more than any instance has "
+            "(a typo, or a price per month or per year?)"
+        )
     if kind is int:
         if value != int(value):
             raise UserError(f"{where}: {field} must be a whole number, got {value!r}")
@@ -153,7 +176,14 @@ def parse_catalog(data, where: str, path: str | None = None) -> Catalog:
     instances = {
         str(name): parse_instance(str(name), entry, where) for name, entry in data["instances"].items()
     }
+    warnings = [
+        f"{where}, instance {i.name!r}: spot_usd_per_hour {i.spot_usd_per_hour:g} is above "
+        f"on_demand_usd_per_hour {i.on_demand_usd_per_hour:g} (spot is normally the cheaper; check the source)"
+        for i in instances.values()
+        if i.spot_usd_per_hour is not None and i.spot_usd_per_hour > i.on_demand_usd_per_hour
+    ]
     return Catalog(
+        warnings=warnings,
         name=str(data["name"]),
         source=str(data["source"]),
         as_of=str(data["as_of"]),
@@ -164,14 +194,37 @@ def parse_catalog(data, where: str, path: str | None = None) -> Catalog:
     )
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, but a key given twice in one mapping is refused: plain YAML loading keeps
+    the last one silently, and two prices for one instance is a question, not an answer."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                first = seen.setdefault(key, key_node.start_mark.line + 1)
+            except TypeError:
+                continue  # an unhashable key: the base loader gives its own error
+            if first != key_node.start_mark.line + 1:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"key {key!r} appears twice (lines {first} and {key_node.start_mark.line + 1})",
+                )
+        return super().construct_mapping(node, deep=deep)
+
+
 def _read_yaml(path: str, where: str):
     try:
-        with open(path) as handle:
-            return yaml.safe_load(handle)
+        with open(path, encoding="utf-8") as handle:
+            return yaml.load(handle, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except OSError as error:
         raise UserError(f"{where} cannot be read: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise UserError(f"{where} is not UTF-8 text (byte {error.start}: {error.reason})") from None
     except yaml.YAMLError as error:
-        raise UserError(f"{where} is not valid YAML: {str(error).splitlines()[0]}") from None
+        raise UserError(f"{where} is not valid YAML: {' '.join(str(error).split())}") from None
 
 
 def load_catalog(name_or_path: str | None = None) -> Catalog:
@@ -185,11 +238,18 @@ def load_catalog(name_or_path: str | None = None) -> Catalog:
                 _read_yaml(str(path), f"price catalog {choice!r}"), f"price catalog {choice!r}", str(entry)
             )
     if os.path.exists(choice) or choice.endswith((".yaml", ".yml")):
+        if os.path.isdir(choice):
+            raise UserError(
+                f"price catalog {choice!r} is a folder: give a catalog YAML file or a shipped name"
+            )
         if not os.path.isfile(choice):
             raise UserError(
                 f"price catalog file {choice!r} does not exist (shipped catalogs: {', '.join(shipped)})"
             )
-        return parse_catalog(_read_yaml(choice, f"price catalog file {choice!r}"), choice, choice)
+        catalog = parse_catalog(_read_yaml(choice, f"price catalog file {choice!r}"), choice, choice)
+        for warning in catalog.warnings:
+            print(f"suite: warning: {warning}", file=sys.stderr)
+        return catalog
     raise UserError(
         f"unknown price catalog {choice!r} (shipped: {', '.join(shipped)}; or a path to a YAML file)"
     )
@@ -214,7 +274,12 @@ def find_instance(name: str, prices: str | None = None) -> tuple[Instance, Catal
 def resolve_run_instance(config):
     """`suite run --instance`: check the name before anything is measured and record how many of the
     instance's accelerators the run used (one per process)."""
-    if not getattr(config, "instance", None):
+    instance = getattr(config, "instance", None)
+    if instance is not None and not str(instance).strip():
+        raise UserError(
+            "--instance is empty: give an instance name (see `suite prices list`), or leave it out"
+        )
+    if not instance:
         return config
     instance, catalog = find_instance(config.instance, getattr(config, "prices", None))
     # Per instance: a run over several nodes rents one instance per node.

@@ -48,7 +48,8 @@ def render(record: dict, path: str | None = None) -> str:
         lines.append(f"  FAILED       {record['status']}: {error.get('message', '')}")
         if error.get("hint"):
             lines.append(f"  hint         {error['hint']}")
-    if "images_per_second" in metrics:
+    # A diverged run's windows trained on NaN: its timings are no throughput, so none is shown.
+    if "images_per_second" in metrics and record["status"] != "diverged":
         lines += [
             f"  throughput   {metrics['images_per_second']:,.1f} img/s median "
             f"± {metrics['images_per_second_stdev']:,.1f} σ "
@@ -88,7 +89,7 @@ def render(record: dict, path: str | None = None) -> str:
     if record["status"] == "diverged":
         lines.append(f"  DIVERGED     {record['error']['message']}")
     elif "final_loss" in metrics:
-        losses = ", ".join(f"{v:.3f}" for v in metrics["final_loss"])
+        losses = ", ".join("n/a" if v is None else f"{v:.3f}" for v in metrics["final_loss"])
         lines.append(f"  final loss   {losses}")
     if record.get("numerics"):
         lines.append(f"  numerics     {numerics_line(record['numerics'])}")
@@ -122,14 +123,15 @@ def numerics_line(numerics: dict) -> str:
     return line
 
 
-def show(record: dict, path: str, as_json: bool = False) -> None:
-    """Print a written record: the whole record as JSON, or the summary naming its file."""
-    import json
+def show(record: dict, path: str | None, as_json: bool = False) -> None:
+    """Print a written record: the whole record as JSON, or the summary naming its file. A record that
+    could not be written anywhere (path None) is printed as JSON in any case, so it is not lost."""
     import os
     import sys
 
-    if as_json:
-        json.dump(record, sys.stdout, indent=2, default=str)
-        sys.stdout.write("\n")
-    else:
-        print(render(record, os.path.relpath(path)))
+    from suite import results
+
+    if as_json or path is None:
+        sys.stdout.write(results.record_json(record))
+    if not as_json:
+        print(render(record, os.path.relpath(path) if path else "not written: the JSON above is the record"))
