@@ -4,13 +4,16 @@ The package's parts, in the order the imports run (each subpackage's docstring s
 it may import):
 
     suite.cli, suite.commands    the command line: parse, call one orchestration or measurement entry, print
-    suite.orchestration          child runs: sweeps, the launcher, batch-size searches
+    suite.orchestration          child runs: sweeps, repeats, per-device copies, the launcher, batch-size
+                                 searches, fleet campaigns on SkyPilot
     suite.measurement            one run: plan, warm-up, timed windows, telemetry, the bottleneck probe
     suite.backends, suite.workloads, suite.data   what a run is made of: a device, a model, its input
     suite.reporting              records in, tables and plots out (reads records only)
 
-config, context, errors, results, sizes, stats (throughput arithmetic) and run_options (the options of
-`suite run`, declared once) are the shared vocabulary every layer may import.
+The modules at this level are the shared vocabulary every layer may import: config, context, errors,
+results and records (writing and reading records), atomic (every write), run_options and option_types (the
+options of `suite run`, declared once, typed), input_checks and limits (refusing bad or oversized input
+before anything runs), sizes, stats (throughput arithmetic) and optional_modules.
 """
 
 import os as _os

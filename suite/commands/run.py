@@ -56,7 +56,7 @@ def run_command(args) -> int:
     interactive = not args.json and sys.stdout.isatty() and rank.rank == 0
     if interactive:
         print(
-            f"suite: {plan.workload.name} on {plan.backend.name} ({plan.backend_choice}), "
+            f"suite: {plan.workload.name} on {plan.backend.name} ({summary.short_choice(plan.backend_choice)}), "
             f"batch {plan.config.batch_size}, {plan.config.precision}",
             file=sys.stderr,
         )

@@ -20,6 +20,11 @@ def human_bytes(count) -> str:
 TELEMETRY_SHOWN = [("host_cpu_util_percent", "host CPU", "%"), *declared.gauges()]
 
 
+def short_choice(backend_choice: str) -> str:
+    """Why this backend, without the other backends' reasons ("first available of hpu, cuda, cpu")."""
+    return backend_choice.split(" (")[0]
+
+
 def render(record: dict, path: str | None = None) -> str:
     config, metrics = record["config"], record.get("metrics", {})
     device = record.get("device", {})
@@ -40,7 +45,7 @@ def render(record: dict, path: str | None = None) -> str:
     if record.get("backend_choice") and record["backend_choice"] != "asked for":
         # The full reasons stay in the record; `suite list` prints them too.
         lines.append(
-            f"  backend      {config['backend']}: {record['backend_choice'].split(' (')[0]} "
+            f"  backend      {config['backend']}: {short_choice(record['backend_choice'])} "
             "(`suite list` says why others are unavailable)"
         )
     if record["status"] in ("oom", "error"):
