@@ -25,7 +25,8 @@ from torch import nn
 
 from suite.errors import UserError
 
-from .base import Training, Workload
+from .base import Workload
+from .resnet import ClassifierTraining, logits  # the registry's classifier step, one copy
 
 ENTRY_POINT_GROUP = "suite.workloads"
 DEFAULT_IMAGE_SIZE = 224  # the ImageNet crop most classifiers are built for
@@ -181,35 +182,6 @@ def read_model_list(path: str) -> list[str]:
 # -- the workload -------------------------------------------------------------------------------------
 
 
-class NamedClassifierTraining(Training):
-    """The registry's ResNet step (cross-entropy, SGD), for models whose output may be a tuple."""
-
-    def __init__(self, backend, modules, optimizers):
-        super().__init__(backend, modules, optimizers)
-        self.criterion = nn.CrossEntropyLoss()
-
-    def train_step(self, batch):
-        backend = self.backend
-        model, optimizer = self.modules["model"], self.optimizers["model"]
-        images, labels = batch
-        optimizer.zero_grad(set_to_none=True)
-        with backend.autocast():
-            loss = self.criterion(logits(model(images)), labels)
-        backend.backward(loss)
-        backend.step(optimizer)
-        backend.end_step()
-        return loss.detach().float()
-
-
-def logits(output):
-    """Some classifiers return extra heads while training (inception_v3's aux logits): the main one."""
-    if isinstance(output, torch.Tensor):
-        return output
-    if hasattr(output, "logits"):
-        return output.logits
-    return output[0]
-
-
 @dataclass(frozen=True)
 class NamedClassifier(Workload):
     source: str = "torchvision"  # torchvision | timm | factory
@@ -224,11 +196,11 @@ class NamedClassifier(Workload):
             raise UserError(f"workload {self.name!r}: the factory must return an nn.Module here")
         return {"model": model}
 
-    def build(self, backend) -> NamedClassifierTraining:
+    def build(self, backend) -> ClassifierTraining:
         from .resnet import SGD
 
         model = backend.prepare_model(self.build_modules()["model"])
-        return NamedClassifierTraining(
+        return ClassifierTraining(
             backend, {"model": model}, {"model": backend.make_optimizer(model.parameters(), "sgd", **SGD)}
         )
 

@@ -14,7 +14,19 @@ from .base import Training, Workload
 SGD = {"lr": 0.1, "momentum": 0.9, "weight_decay": 1e-4}
 
 
+def logits(output):
+    """Some classifiers return extra heads while training (inception_v3's aux logits): the main one."""
+    if isinstance(output, torch.Tensor):
+        return output
+    if hasattr(output, "logits"):
+        return output.logits
+    return output[0]
+
+
 class ClassifierTraining(Training):
+    """Cross-entropy with SGD, for the ResNets and any classifier named by the user (whose output may be a
+    tuple of heads while training)."""
+
     def __init__(self, backend, modules, optimizers):
         super().__init__(backend, modules, optimizers)
         self.criterion = nn.CrossEntropyLoss()
@@ -25,7 +37,7 @@ class ClassifierTraining(Training):
         images, labels = batch
         optimizer.zero_grad(set_to_none=True)
         with backend.autocast():
-            loss = self.criterion(model(images), labels)
+            loss = self.criterion(logits(model(images)), labels)
         backend.backward(loss)
         backend.step(optimizer)
         backend.end_step()
