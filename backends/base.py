@@ -9,6 +9,7 @@ so that `suite --help` and the CPU path never import them.
 from __future__ import annotations
 
 import contextlib
+import warnings
 from dataclasses import dataclass
 
 import torch
@@ -102,7 +103,7 @@ class Backend:
         no device_ids (Habana's DDP guidance)."""
         # No buffer broadcast before every forward (BatchNorm statistics stay per rank), as on hpu: the
         # same collectives on every backend, and none between DCGAN's two discriminator passes.
-        return torch.nn.parallel.DistributedDataParallel(module, broadcast_buffers=False)
+        return ddp_without_buffer_broadcast(module)
 
     # -- the training step ---------------------------------------------------------------------
     def autocast(self):
@@ -156,3 +157,13 @@ def one_device_each(variable: str, visible: list[str], copies: int, what: str) -
             f"--per-device {copies}: only {len(visible)} {what} visible ({', '.join(visible) or 'none'})"
         )
     return [{variable: device} for device in visible[:copies]]
+
+
+def ddp_without_buffer_broadcast(module: torch.nn.Module, **options) -> torch.nn.Module:
+    """DistributedDataParallel with `broadcast_buffers=False`: no buffer broadcast, at wrap time or before
+    each forward. Newer torch deprecates the argument for `forward_sync_buffers`, which still syncs at
+    wrap time; until torch has the argument that stops that too, this one keeps the semantics every
+    backend (and Habana's DDP guidance) relies on, so its FutureWarning says nothing a user can act on."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*broadcast_buffers.*", category=FutureWarning)
+        return torch.nn.parallel.DistributedDataParallel(module, broadcast_buffers=False, **options)

@@ -23,7 +23,7 @@ import torch
 from suite.errors import UserError, non_negative_int
 
 from . import register_backend
-from .base import Backend, one_device_each
+from .base import Backend, ddp_without_buffer_broadcast, one_device_each
 
 
 def _grad_scaler_class():
@@ -151,9 +151,7 @@ class CUDABackend(Backend):
 
     def wrap_ddp(self, module: torch.nn.Module) -> torch.nn.Module:
         # One process per GPU: DDP keeps its buckets and collectives (NCCL) on this process's GPU.
-        return torch.nn.parallel.DistributedDataParallel(
-            module, device_ids=[self.index], output_device=self.index, broadcast_buffers=False
-        )
+        return ddp_without_buffer_broadcast(module, device_ids=[self.index], output_device=self.index)
 
     def prepare_model(self, module: torch.nn.Module) -> torch.nn.Module:
         if self.config.channels_last:

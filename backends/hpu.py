@@ -26,7 +26,7 @@ from suite import import_probe
 from suite.errors import UserError
 
 from . import habana_releases, peaks, register_backend
-from .base import Backend, Schedule, one_device_each
+from .base import Backend, Schedule, ddp_without_buffer_broadcast, one_device_each
 
 MODES = ("lazy", "eager", "compile")
 LAZY_ENV = habana_releases.LAZY_ENV
@@ -254,9 +254,7 @@ class HPUBackend(Backend):
 
     def wrap_ddp(self, module: torch.nn.Module) -> torch.nn.Module:
         # Habana's DDP guidance: no device_ids, no buffer broadcast each step, gradients as bucket views.
-        return torch.nn.parallel.DistributedDataParallel(
-            module, broadcast_buffers=False, gradient_as_bucket_view=True
-        )
+        return ddp_without_buffer_broadcast(module, gradient_as_bucket_view=True)
 
     def prepare_model(self, module: torch.nn.Module) -> torch.nn.Module:
         # channels_last is not supported on HPU: the default (contiguous) layout is kept.
