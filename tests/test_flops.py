@@ -79,3 +79,15 @@ def test_mfu_metrics_with_a_peak():
     assert metrics["flops_per_image"] == FLOPS_PER_IMAGE
     assert metrics["model_tflops_per_second"] == pytest.approx(FLOPS_PER_IMAGE * 2e9 / 1e12)
     assert metrics["mfu"] == pytest.approx(FLOPS_PER_IMAGE * 2e9 / 8.1e12)
+
+
+def test_mfu_is_left_blank_on_a_torch_whose_flop_counter_miscounts(monkeypatch):
+    import torch
+
+    from suite.measurement import flops
+
+    monkeypatch.setattr(torch, "__version__", "2.1.2")
+    with pytest.raises(RuntimeError, match="miscounts"):
+        flops.mfu_metrics(object(), 100.0, peak_tflops=312.0)
+    # Without a peak nothing is counted, so nothing can be miscounted.
+    assert flops.mfu_metrics(object(), 100.0, peak_tflops=None)["mfu"] is None

@@ -94,8 +94,17 @@ def mfu(flops_per_image_: float, images_per_second: float, peak_tflops: float | 
     return flops_per_image_ * images_per_second / (peak_tflops * 1e12)
 
 
+# torch releases whose FlopCounterMode is known to miscount a training step (on torch 2.1.2 one DCGAN step
+# counted about 57 times its forward pass; see docs/compat.md): MFU is left blank there, with the reason.
+MISCOUNTING_TORCH = ("2.1.",)
+
+
 def mfu_metrics(workload, images_per_second: float, peak_tflops: float | None) -> dict:
     """The record's MFU fields. FLOPs are only counted where a peak makes MFU computable."""
+    if peak_tflops and torch.__version__.startswith(MISCOUNTING_TORCH):
+        raise RuntimeError(
+            f"torch {torch.__version__}'s FLOP counter miscounts a training step (docs/compat.md)"
+        )
     if not peak_tflops:
         return {
             "flops_per_image": None,
