@@ -40,6 +40,25 @@ TINY = {
 }
 
 
+# `suite sweep` / `batch-size` options that make every point a one-window tiny dcgan64 run on the CPU.
+TINY_SWEEP_SET = [
+    "--set",
+    "backend=cpu",
+    "--set",
+    "workload=dcgan64",
+    "--set",
+    "model-override=ngf=4",
+    "--set",
+    "model-override=ndf=4",
+    "--set",
+    "warmup=1",
+    "--set",
+    "steps=1",
+    "--set",
+    "windows=1",
+]
+
+
 def tiny_config(workload: str = "dcgan64", **fields):
     from suite.config import RunConfig
 

@@ -12,26 +12,10 @@ import time
 
 import psutil
 import pytest
+from conftest import ROOT, TINY_SWEEP_SET
 
 TINY_RUN = ["run", "--backend", "cpu", "--workload", "dcgan64", "--model-override", "ngf=4"]
 TINY_RUN += ["--model-override", "ndf=4", "--batch-size", "2", "--warmup", "1", "--steps", "1"]
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TINY_SET = [
-    "--set",
-    "backend=cpu",
-    "--set",
-    "workload=dcgan64",
-    "--set",
-    "model-override=ngf=4",
-    "--set",
-    "model-override=ndf=4",
-    "--set",
-    "warmup=1",
-    "--set",
-    "steps=1",
-    "--set",
-    "windows=1",
-]
 
 
 def env(tmp_path) -> dict:
@@ -89,7 +73,7 @@ def test_sigterm_stops_a_sweep_and_its_point_and_says_how_to_resume(tmp_path, to
         "sweep",
         "--grid",
         "batch-size=2,3,4,5",
-        *TINY_SET,
+        *TINY_SWEEP_SET,
         "--out",
         str(out),
     ]

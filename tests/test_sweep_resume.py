@@ -9,28 +9,11 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT, records
-
-TINY = [
-    "--set",
-    "backend=cpu",
-    "--set",
-    "workload=dcgan64",
-    "--set",
-    "model-override=ngf=4",
-    "--set",
-    "model-override=ndf=4",
-    "--set",
-    "warmup=1",
-    "--set",
-    "steps=1",
-    "--set",
-    "windows=1",
-]
+from conftest import ROOT, TINY_SWEEP_SET, records
 
 
 def sweep_command(out, *grid):
-    return [sys.executable, "-m", "suite", "sweep", "--grid", *grid, *TINY, "--out", str(out)]
+    return [sys.executable, "-m", "suite", "sweep", "--grid", *grid, *TINY_SWEEP_SET, "--out", str(out)]
 
 
 @pytest.mark.slow  # trains in a child process
