@@ -4,6 +4,7 @@ the option and what it accepts (a UserError: exit 2)."""
 
 from __future__ import annotations
 
+import argparse
 import math
 
 from suite import errors
@@ -44,3 +45,43 @@ def byte_size(flag: str):
 def switch(flag: str):
     """true or false, in the one vocabulary every option accepts (on/off, yes/no, 1/0 too)."""
     return lambda text: errors.truth(flag, text)
+
+
+class Switch(argparse.Action):
+    """A true/false option spelled alike in every command: `--NAME` (on), `--NAME VALUE` with VALUE in the
+    one vocabulary of `switch` (on/off, true/false, yes/no, 1/0), and `--no-NAME` (off). So `suite run
+    --pin-memory off`, the advice "try --pin-memory on" and `suite loader --pin-memory on,off` all parse.
+    With many=True the value is a list of settings to try, one or more (`suite loader`)."""
+
+    def __init__(self, option_strings, dest, many: bool = False, default=None, help=None, **kwargs):
+        self.positive = option_strings[0]
+        self.negative = "--no-" + self.positive[2:]
+        self.many = many
+        metavar = "on,off" if many else "on|off"
+        super().__init__(
+            [*option_strings, self.negative], dest, nargs="?", default=default, help=help, metavar=metavar
+        )
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        if option_string == self.negative:
+            if value is not None:  # nargs="?" takes the next word: `--no-pin-memory on` is a contradiction
+                raise errors.UserError(
+                    f"{self.negative} takes no value, got {value!r} (give {self.positive} {value})"
+                )
+            settings = [False]
+        elif value is None:
+            settings = [True]
+        elif self.many:
+            items = [item.strip() for item in value.split(",")]
+            if not all(items):
+                raise errors.UserError(
+                    f"{self.positive} must be a comma-separated list such as on,off, got {value!r}"
+                )
+            settings = [errors.truth(self.positive, item) for item in items]
+        else:
+            settings = [errors.truth(self.positive, value)]
+        setattr(namespace, self.dest, settings if self.many else settings[0])
+
+    def invocation(self) -> str:
+        """How --help shows it: `--pin-memory [on|off], --no-pin-memory` (the negative takes no value)."""
+        return f"{self.positive} [{self.metavar}], {self.negative}"

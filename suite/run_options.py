@@ -12,7 +12,7 @@ DEFAULT_OUT = "results"
 def add_run_options(p: argparse.ArgumentParser) -> None:
     """Every `suite run` option, on parser `p`."""
     from suite.backends import declared
-    from suite.option_types import non_negative_int, positive_float, positive_int
+    from suite.option_types import Switch, non_negative_int, positive_float, positive_int
 
     p.add_argument(
         "--backend",
@@ -86,8 +86,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     data.add_argument(
         "--pin-memory",
         dest="pin_memory",
-        action=argparse.BooleanOptionalAction,
-        default=None,
+        action=Switch,
         help="page-locked host batches for faster copies (default: on when the device is not the host)",
     )
     data.add_argument(
@@ -210,13 +209,15 @@ def run_parser() -> argparse.ArgumentParser:
 def run_options() -> dict[str, argparse.Action]:
     """`suite run`'s options by name without dashes (e.g. "batch-size"), and their argparse actions;
     a switch with a `--no-` twin is listed once, under its positive name."""
+    from suite.option_types import Switch
+
     options = {}
     for action in run_parser()._actions:  # argparse has no public listing of a parser's options
         for string in action.option_strings:
             name = string.lstrip("-")
             if not string.startswith("--") or name == "help":
                 continue
-            if isinstance(action, argparse.BooleanOptionalAction) and name.startswith("no-"):
+            if isinstance(action, Switch) and string == action.negative:
                 continue
             options[name] = action
     return options

@@ -120,12 +120,14 @@ def test_bad_inline_grid_exits_2(tmp_path, capsys, argv, needle):
 def test_switch_options_become_flags(options):
     import argparse
 
+    from suite.option_types import Switch
+
     flag = argparse.Namespace(nargs=0)
     assert child.option_argv("json-ish", "true", flag) == ["--json-ish"]
     assert child.option_argv("json-ish", "false", flag) == []
     with pytest.raises(UserError, match="is a switch"):
         child.option_argv("json-ish", "maybe", flag)
-    both = argparse.BooleanOptionalAction(["--pin-memory"], dest="pin_memory")
+    both = Switch(["--pin-memory"], dest="pin_memory")
     assert child.option_argv("pin-memory", "off", both) == ["--no-pin-memory"]
     assert child.option_argv("pin-memory", "on", both) == ["--pin-memory"]
 

@@ -10,6 +10,8 @@ DEFAULT_OUT = "results"
 
 
 def add_parser(subparsers) -> None:
+    from suite.option_types import Switch
+
     p = subparsers.add_parser(
         "loader",
         help="measure the data loader alone (no model), per loader setting",
@@ -33,8 +35,9 @@ def add_parser(subparsers) -> None:
     p.add_argument(
         "--pin-memory",
         dest="pin_memory",
-        default=None,
-        help="comma-separated on/off to try, e.g. on,off (default: the run's default)",
+        action=Switch,
+        many=True,
+        help="as on `suite run`, or on,off to try both (default: the run's default)",
     )
     p.add_argument("--prefetch", help="batches each worker prepares ahead (default 2)")
     p.add_argument("--batches", default="10", help="batches per timed window (default 10)")
@@ -74,7 +77,7 @@ def parse_list(option: str, text, parse) -> list:
 def loader_command(args) -> int:
     from suite import results
     from suite.config import RunConfig
-    from suite.errors import UserError, non_negative_int, positive_int, truth
+    from suite.errors import UserError, non_negative_int, positive_int
     from suite.measurement.loader_only import measure_setting
     from suite.measurement.runner import plan_run
     from suite.workloads import get_workload
@@ -85,7 +88,7 @@ def loader_command(args) -> int:
             "reused): give an image folder or a cache"
         )
     workers_list = parse_list("--workers", args.workers, lambda v: non_negative_int("--workers", v))
-    pin_list = parse_list("--pin-memory", args.pin_memory, lambda v: truth("--pin-memory", v))
+    pin_list = args.pin_memory or [None]  # a Switch(many=True) holds the settings to try
     batches, windows = positive_int("--batches", args.batches), positive_int("--windows", args.windows)
     warmup = non_negative_int("--warmup", args.warmup)
     batch_size = (

@@ -7,7 +7,6 @@ typed on the command line reaches a child (or a torchrun worker) exactly as it w
 
 from __future__ import annotations
 
-import argparse
 import json
 import signal
 import subprocess
@@ -16,6 +15,7 @@ from dataclasses import dataclass
 
 from suite import context, results, run_options
 from suite.errors import UserError, truth
+from suite.option_types import Switch
 
 # Options every child is given by the one starting it, never taken from a caller's list.
 RESERVED = {"out", "json", "help"}
@@ -52,11 +52,10 @@ def resolved_config(argv: list[str]) -> dict:
 
 def option_argv(name: str, value, action) -> list[str]:
     """One option as typed: `--name value`, or for a switch `--name` / `--no-name` (or nothing)."""
-    if action.nargs == 0:
-        on = truth(f"option {name!r}", value)
-        if isinstance(action, argparse.BooleanOptionalAction):
-            return [f"--{name}" if on else f"--no-{name}"]
-        return [f"--{name}"] if on else []
+    if isinstance(action, Switch):
+        return [f"--{name}" if truth(f"option {name!r}", value) else f"--no-{name}"]
+    if action.nargs == 0:  # store_true: given or not
+        return [f"--{name}"] if truth(f"option {name!r}", value) else []
     if isinstance(value, dict):  # repeatable KEY=VALUE options
         return [arg for key, item in value.items() for arg in (f"--{name}", f"{key}={item}")]
     if isinstance(value, (list, tuple)):
@@ -83,7 +82,7 @@ def argv_from_args(args) -> list[str]:
         value = getattr(args, action.dest, None)
         if value is None or value == action.default:
             continue
-        if action.nargs == 0 and not isinstance(action, argparse.BooleanOptionalAction):
+        if action.nargs == 0:
             value = value == action.const  # store_true / store_false: given or not
         options[name] = value
     return ["run", *run_argv(options)]
