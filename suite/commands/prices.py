@@ -46,6 +46,12 @@ def add_parser(subparsers) -> None:
         default="n1-standard-8",
         help="SkyPilot GCP: the VM that GPU-only rows are added to (default n1-standard-8)",
     )
+    imp.add_argument(
+        "--as-of",
+        metavar="DATE",
+        help="the date the price list was published or downloaded: YYYY-MM-DD, YYYY-MM or YYYY "
+        "(default: today, noted as the import date)",
+    )
     imp.add_argument("--all", action="store_true", help="also instances without accelerators")
     imp.add_argument("--out", metavar="FILE", help="write the catalog here (default: stdout)")
     imp.set_defaults(func=import_command)
@@ -110,7 +116,15 @@ def import_command(args) -> int:
     from suite.reporting.price_import import import_file, to_yaml
 
     catalog, unpriced = import_file(
-        args.file, args.format, args.region, args.name, args.spot, args.zones, args.gcp_host, args.all
+        args.file,
+        args.format,
+        args.region,
+        args.name,
+        args.spot,
+        args.zones,
+        args.gcp_host,
+        args.all,
+        as_of=args.as_of,
     )
     text = to_yaml(catalog)
     if args.out:

@@ -25,6 +25,7 @@ from datetime import date
 import yaml
 
 from suite.errors import UserError
+from suite.reporting.price_date import parse_price_date
 from suite.reporting.pricing import parse_catalog
 
 FORMATS = ("auto", "ec2instances", "skypilot")
@@ -213,8 +214,12 @@ def import_file(
     zone_stat: str = "mean",
     gcp_host: str = "n1-standard-8",
     include_cpu_only: bool = False,
+    as_of: str | None = None,
 ) -> tuple[dict, int]:
-    """Read `path` and return (catalog as a dict ready for YAML, number of instances with no price)."""
+    """Read `path` and return (catalog as a dict ready for YAML, number of instances with no price).
+    AS_OF is the price list's own date; without it the catalog is dated today and says so."""
+    if as_of is not None:  # checked before the file is read: a typo costs nothing
+        as_of = parse_price_date(as_of, "--as-of")
     if fmt not in FORMATS:
         raise UserError(f"unknown import format {fmt!r} (accepted: {', '.join(FORMATS)})")
     try:
@@ -248,7 +253,8 @@ def import_file(
     catalog = {
         "name": name or f"imported-{date.today().isoformat()}",
         "source": source,
-        "as_of": f"imported {date.today().isoformat()} (the source's own date may be older)",
+        "as_of": as_of or date.today().isoformat(),
+        **({} if as_of else {"as_of_note": "the import date; the list's own date may be older (--as-of)"}),
         "currency": "USD",
         "spot_basis": spot_basis,
         "instances": dict(sorted(instances.items())),

@@ -21,6 +21,7 @@ from importlib import resources
 import yaml
 
 from suite.errors import UserError
+from suite.reporting import price_date
 
 # The newest shipped snapshot; the seed's catalog stays available by name (`--prices seed-2022`).
 DEFAULT_CATALOG = "skypilot-2025"
@@ -74,9 +75,10 @@ class Instance:
 class Catalog:
     name: str
     source: str
-    as_of: str
+    as_of: str  # ISO 8601 to the precision the source allows: 2025-06-01, 2025-06 or 2025 (price_date)
     instances: dict[str, Instance]
     currency: str = "USD"
+    as_of_note: str | None = None  # what the date cannot say, e.g. "exact date unknown"
     spot_basis: str | None = None
     path: str | None = None
     warnings: list[str] = dataclasses.field(default_factory=list)  # odd but usable entries
@@ -86,15 +88,23 @@ class Catalog:
             return self.instances[name]
         raise unknown_instance(name, self.instances, f"the {self.name} price catalog")
 
-    def caption(self) -> str:
+    def dated(self, today=None) -> str:
+        """ "as of 2022 (over 3 years old)": the date, its note and the prices' age."""
+        said = [text for text in (self.as_of_note, price_date.age(self.as_of, today)) if text]
+        return f"as of {self.as_of}" + (f" ({'; '.join(said)})" if said else "")
+
+    def caption(self, today=None) -> str:
         spot = f" Spot: {self.spot_basis}." if self.spot_basis else ""
-        return f"Prices: {self.name} ({self.currency}/hour), as of {self.as_of}; source: {self.source}.{spot}"
+        return (
+            f"Prices: {self.name} ({self.currency}/hour), {self.dated(today)}; source: {self.source}.{spot}"
+        )
 
     def describe(self) -> dict:
         return {
             "name": self.name,
             "source": self.source,
             "as_of": self.as_of,
+            "as_of_note": self.as_of_note,
             "currency": self.currency,
             "spot_basis": self.spot_basis,
             "path": self.path,
@@ -163,6 +173,13 @@ def parse_instance(name: str, entry, catalog_where: str) -> Instance:
     return Instance(name=str(name), note=str(note) if note is not None else None, **values)
 
 
+def _optional_text(data: dict, field: str, where: str) -> str | None:
+    value = data.get(field)
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise UserError(f"{where}: {field} must be a non-empty text, got {value!r}")
+    return value
+
+
 def parse_catalog(data, where: str, path: str | None = None) -> Catalog:
     if not isinstance(data, dict):
         raise UserError(f"{where}: not a price catalog (expected a mapping with {', '.join(CATALOG_FIELDS)})")
@@ -186,7 +203,8 @@ def parse_catalog(data, where: str, path: str | None = None) -> Catalog:
         warnings=warnings,
         name=str(data["name"]),
         source=str(data["source"]),
-        as_of=str(data["as_of"]),
+        as_of=price_date.parse_price_date(data["as_of"], f"{where}: as_of (more in as_of_note)"),
+        as_of_note=_optional_text(data, "as_of_note", where),
         instances=instances,
         currency=str(data.get("currency", "USD")),
         spot_basis=data.get("spot_basis"),

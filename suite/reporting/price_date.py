@@ -1,0 +1,58 @@
+"""A price catalog's date: an ISO 8601 date to the precision its source allows (2025-06-01, 2025-06 or
+2025), so a report can say how old its prices are. What a date cannot hold (why only the year is known, what
+the prices pre-date) goes in the catalog's free-text `as_of_note`."""
+
+from __future__ import annotations
+
+import calendar
+import datetime
+import re
+
+from suite.errors import UserError
+
+ACCEPTED = "a date: YYYY-MM-DD, or YYYY-MM or YYYY when only that much is known"
+_PATTERN = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
+
+
+def parse_price_date(value, what: str, today: datetime.date | None = None) -> str:
+    """VALUE as written in a catalog (WHAT names it in an error) -> its ISO text ("2025-06-01", "2025-06"
+    or "2025"). YAML reads an unquoted 2025-06-01 as a date and 2022 as a number: both are taken as written."""
+    if isinstance(value, datetime.datetime):
+        value = value.date()
+    if isinstance(value, datetime.date):
+        text = value.isoformat()
+    elif isinstance(value, int) and not isinstance(value, bool):
+        text = str(value)
+    else:
+        text = str(value).strip() if isinstance(value, str) else ""
+    match = _PATTERN.fullmatch(text)
+    try:
+        if match is None:
+            raise ValueError
+        start = datetime.date(int(match[1]), int(match[2] or 1), int(match[3] or 1))
+    except ValueError:
+        raise UserError(f"{what} must be {ACCEPTED}, got {value!r}") from None
+    if start > (today or datetime.date.today()):
+        raise UserError(f"{what} {text} is in the future (prices are quoted as of a past date)")
+    return text
+
+
+def period_end(as_of: str) -> datetime.date:
+    """The last day a partial date can mean: 2022 -> 2022-12-31, 2025-02 -> 2025-02-28."""
+    parts = [int(part) for part in as_of.split("-")]
+    year, month = parts[0], parts[1] if len(parts) > 1 else 12
+    day = parts[2] if len(parts) > 2 else calendar.monthrange(year, month)[1]
+    return datetime.date(year, month, day)
+
+
+def age(as_of: str, today: datetime.date | None = None) -> str | None:
+    """How old the prices are at least, in words ("over 3 years old"), or None if under a month."""
+    end, today = period_end(as_of), today or datetime.date.today()
+    months = (today.year - end.year) * 12 + today.month - end.month - (today.day < end.day)
+    if months >= 24:
+        return f"over {months // 12} years old"
+    if months >= 12:
+        return "over a year old"
+    if months >= 2:
+        return f"over {months} months old"
+    return "over a month old" if months == 1 else None
