@@ -14,12 +14,21 @@ from __future__ import annotations
 
 import glob
 import os
+import warnings
 
 TOP_OPERATORS = 10
 PERTURBED = (
     "this run was profiled: torch.profiler adds host overhead and exports its trace inside a "
     "timed window, so its throughput is not comparable with unprofiled runs"
 )
+NO_WARMUP = (
+    "no profiler warm-up step fits in the timed steps: the first active step includes the profiler's own "
+    "start-up (more --steps or --windows give it one)"
+)
+# libkineto, torch.profiler's engine, reads KINETO_LOG_LEVEL once when the first profiler starts and prints
+# every message at or above it (severities VERBOSE 0 ... USDT 5 in torch 2.14). A value above them all
+# silences it; https://github.com/pytorch/kineto/blob/main/libkineto/src/init.cpp (libkineto_init).
+KINETO_SILENT = "99"
 
 
 def schedule_for(timed_steps: int, wait: int = 1, warmup: int = 1, active: int = 3) -> dict:
@@ -50,9 +59,19 @@ class StepProfiler:
         os.makedirs(self.out_dir, exist_ok=True)
         self.schedule = schedule_for(timed_steps)
         self._before = set(glob.glob(os.path.join(self.out_dir, "*.json*")))
+        activities = list(activities) if activities else [tp.ProfilerActivity.CPU]
+        if activities == [tp.ProfilerActivity.CPU]:
+            # A host-only trace has no device for libkineto to probe, yet on a CUDA build of torch without a
+            # GPU it prints "gpuGetDeviceCount failed with code 35" and stage lines nobody can act on. With
+            # a device traced its messages stay (a CUPTI permission error there is worth seeing).
+            os.environ.setdefault("KINETO_LOG_LEVEL", KINETO_SILENT)
+        with warnings.catch_warnings():
+            # Said once in this profile's own notes instead (NO_WARMUP), where the schedule is printed.
+            warnings.filterwarnings("ignore", message="Profiler won't be using warmup")
+            schedule = tp.schedule(**self.schedule)
         self.profiler = tp.profile(
-            activities=list(activities) if activities else [tp.ProfilerActivity.CPU],
-            schedule=tp.schedule(**self.schedule),
+            activities=activities,
+            schedule=schedule,
             on_trace_ready=tp.tensorboard_trace_handler(self.out_dir, worker_name=worker_name),
             record_shapes=True,
         )
@@ -70,7 +89,7 @@ class StepProfiler:
             "schedule": self.schedule,
             "trace_files": traces,
             "top_operators": top_operators(self.profiler.key_averages()),
-            "note": PERTURBED,
+            "note": PERTURBED if self.schedule["warmup"] else f"{PERTURBED}; {NO_WARMUP}",
         }
 
 
