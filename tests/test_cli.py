@@ -119,6 +119,7 @@ def test_list_shows_every_workload_with_exact_counts_and_every_backend(capsys):
     assert "hpu        unavailable" in out and "cuda       unavailable" in out
 
 
+@pytest.mark.slow  # a fresh Python that imports torch: `python -m suite` as a person runs it
 def test_the_installed_entry_point_reports_errors_without_a_traceback(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "suite", "run", "--workload", "nope", "--out", str(tmp_path)],

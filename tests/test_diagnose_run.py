@@ -84,6 +84,9 @@ def test_synthetic_data_is_compute_bound(tmp_path):
     assert record["diagnosis"]["loader_images_per_second"] is None
 
 
-def test_diagnose_bad_data_path_exits_2(tmp_path):
-    done = suite("diagnose", "--data", str(tmp_path / "missing"), "--backend", "cpu", "--out", str(tmp_path))
-    assert done.returncode == 2 and done.stderr.startswith("suite: error:") and "Traceback" not in done.stderr
+def test_diagnose_bad_data_path_exits_2(tmp_path, capsys):
+    from suite.cli import main
+
+    code = main(["diagnose", "--data", str(tmp_path / "missing"), "--backend", "cpu", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("suite: error:") and err.count("\n") == 1 and "Traceback" not in err

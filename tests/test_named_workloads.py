@@ -231,6 +231,7 @@ def test_list_timm_models(capsys):
     assert code == 0 and "timm:test_vit\n" in out and "timm:test_resnet" not in out
 
 
+@pytest.mark.slow  # two fresh Pythons: whether torchvision gets imported is import-time behaviour
 def test_plain_list_does_not_import_torchvision(tmp_path):
     env = child_env()
     env["SUITE_CACHE_DIR"] = str(tmp_path / "cache")
