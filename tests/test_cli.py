@@ -9,11 +9,10 @@ import sys
 
 import pytest
 import torch
+from conftest import TINY_RUN
 
 from suite import cli
 from suite.measurement import runner
-
-TINY_RUN = ["run", "--backend", "cpu", "--batch-size", "2", "--warmup", "1", "--steps", "1", "--windows", "1"]
 
 
 def run_cli(capsys, *argv):

@@ -9,27 +9,19 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, TINY_DCGAN_OPTIONS, TINY_OPTIONS, as_sets, changed
 
+# The command's own backend and batch size; every point at TINY_RUN's settings, except: windows long
+# against the loader's prefetch (2 batches a worker): with fewer steps, batches decoded before a window
+# starts make the end-to-end rate look faster than the loader alone.
 TINY = [
     "--backend",
     "cpu",
     "--batch-size",
     "8",
-    "--set",
-    "model-override=ngf=4",
-    "--set",
-    "model-override=ndf=4",
-    "--set",
-    "warmup=1",
-    "--set",
-    # Windows long against the loader's prefetch (2 batches a worker): with fewer steps, batches decoded
-    # before a window starts make the end-to-end rate look faster than the loader alone.
-    "steps=6",
-    "--set",
-    "windows=2",
-    "--set",
-    "threads=1",
+    *as_sets(
+        changed([*TINY_OPTIONS, *TINY_DCGAN_OPTIONS], steps=6, windows=2), leave_out=("backend", "batch-size")
+    ),
 ]
 
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 import torch
-from conftest import tiny_config
+from conftest import TINY_RUN, tiny_config
 from suite.backends import backend_class
 from suite.backends.cpu import CPUBackend
 from tiny_workload import make_plan
@@ -118,11 +118,7 @@ def test_the_check_runs_after_the_windows_and_changes_no_figure(monkeypatch):
 
 
 def test_run_check_numerics_from_the_command_line(capsys, tmp_path):
-    code = cli.main(
-        ["run", "--backend", "cpu", "--workload", "dcgan64", "--model-override", "ngf=8",
-         "--model-override", "ndf=8", "--batch-size", "2", "--warmup", "1", "--steps", "1", "--windows", "1",
-         "--precision", "bf16", "--check-numerics", "--out", str(tmp_path)]
-    )  # fmt: skip
+    code = cli.main([*TINY_RUN, "--precision", "bf16", "--check-numerics", "--out", str(tmp_path)])
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "numerics     pass: deviation " in out and "vs cpu fp32 (TF32 off)" in out

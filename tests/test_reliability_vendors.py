@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import TINY_RUN
 
 from suite.cli import main
 
@@ -136,8 +137,6 @@ def test_wiring_a_module_that_raises_at_import_is_quarantined_in_process(monkeyp
 
 @pytest.mark.slow
 def test_wiring_the_cpu_path_survives_a_pynvml_that_raises_at_import(broken_pynvml, tmp_path):
-    from test_reliability_writes import TINY_RUN
-
     done = subprocess.run(
         [sys.executable, "-m", "suite", *TINY_RUN, "--out", str(tmp_path / "out"), "--json"],
         env=broken_pynvml,

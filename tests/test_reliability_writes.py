@@ -15,31 +15,10 @@ import sys
 import time
 
 import pytest
+from conftest import TINY_RUN
 
 from suite import atomic, results
 from suite.errors import UserError
-
-TINY_RUN = [
-    "run",
-    "--backend",
-    "cpu",
-    "--workload",
-    "dcgan64",
-    "--batch-size",
-    "2",
-    "--warmup",
-    "1",
-    "--steps",
-    "1",
-    "--windows",
-    "2",
-    "--model-override",
-    "ngf=4",
-    "--model-override",
-    "ndf=4",
-    "--model-override",
-    "nz=8",
-]
 
 
 def suite_env(tmp_path, **extra) -> dict:

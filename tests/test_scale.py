@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, TINY_DCGAN_OPTIONS, TINY_OPTIONS
 
 from suite.cli import main
 from suite.errors import UserError
@@ -92,24 +92,10 @@ def test_scale_cpu_1_and_2_processes_prints_the_efficiency_table(tmp_path):
         "-m",
         "suite",
         "scale",
-        "--backend",
-        "cpu",
+        *TINY_OPTIONS,
+        *TINY_DCGAN_OPTIONS,
         "--nproc",
         "1,2",
-        "--batch-size",
-        "2",
-        "--warmup",
-        "1",
-        "--steps",
-        "2",
-        "--windows",
-        "1",
-        "--threads",
-        "1",
-        "--model-override",
-        "ngf=8",
-        "--model-override",
-        "ndf=8",
         "--usd-per-hour",
         "0.5",
         "--out",
