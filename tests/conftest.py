@@ -28,6 +28,21 @@ def only_record(folder) -> dict:
     return next(iter(found.values()))
 
 
+def suite_env(tmp_path=None, **extra) -> dict[str, str]:
+    """This process's environment for a child `suite`, less the suite's own variables (a run id, an injected
+    fault) and torchrun's rank variables, which would make it part of another run; with TMP_PATH, a cache
+    folder of its own. EXTRA is added."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("SUITE_") and key not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")
+    }
+    if tmp_path is not None:
+        env["SUITE_CACHE_DIR"] = str(tmp_path / "cache")
+    env.update(extra)
+    return env
+
+
 # Architecture overrides that shrink each family but keep its structure (same layers, same code paths).
 TINY = {
     "dcgan64": {"ngf": 8, "ndf": 8},

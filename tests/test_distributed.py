@@ -14,7 +14,7 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT, TINY_RUN, only_record
+from conftest import ROOT, TINY_RUN, only_record, suite_env
 
 from suite.cli import build_parser, main
 from suite.config import RunConfig
@@ -26,16 +26,10 @@ RUN_TIMEOUT_S = 300
 
 
 def clean_env(**extra):
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "SUITE_RUN_ID") and not k.startswith("SUITE_FAULT")
-    }
-    env["PYTHONPATH"] = ROOT
+    path = [ROOT]
     if any(k.startswith("SUITE_FAULT") for k in extra):  # tests/faults/sitecustomize.py injects it
-        env["PYTHONPATH"] = os.pathsep.join([ROOT, os.path.join(ROOT, "tests", "faults")])
-    env.update(extra)
-    return env
+        path.append(os.path.join(ROOT, "tests", "faults"))
+    return suite_env(PYTHONPATH=os.pathsep.join(path), **extra)
 
 
 def suite_run(args, out, **env):

@@ -12,13 +12,7 @@ import time
 
 import psutil
 import pytest
-from conftest import ROOT, TINY_RUN, TINY_SWEEP_SET, changed
-
-
-def env(tmp_path) -> dict:
-    found = {k: v for k, v in os.environ.items() if not k.startswith("SUITE_")}
-    found["SUITE_CACHE_DIR"] = str(tmp_path / "cache")
-    return found
+from conftest import ROOT, TINY_RUN, TINY_SWEEP_SET, changed, suite_env
 
 
 def group_members(pgid: int) -> list[psutil.Process]:
@@ -51,7 +45,7 @@ def start(command, tmp_path) -> subprocess.Popen:
     return subprocess.Popen(
         command,
         cwd=ROOT,
-        env=env(tmp_path),
+        env=suite_env(tmp_path),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import TINY_RUN
+from conftest import TINY_RUN, suite_env
 
 from suite.cli import main
 
@@ -79,9 +79,8 @@ def broken_pynvml(tmp_path):
     folder = tmp_path / "broken"
     folder.mkdir()
     (folder / "pynvml.py").write_text("raise RuntimeError('NVML library is corrupt')\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SUITE_")}
+    env = suite_env(tmp_path)
     env["PYTHONPATH"] = os.pathsep.join([str(folder), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env["SUITE_CACHE_DIR"] = str(tmp_path / "cache")
     return env
 
 

@@ -15,16 +15,10 @@ import sys
 import time
 
 import pytest
-from conftest import TINY_RUN
+from conftest import TINY_RUN, suite_env
 
 from suite import atomic, results
 from suite.errors import UserError
-
-
-def suite_env(tmp_path, **extra) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SUITE_")}
-    env.update(SUITE_CACHE_DIR=str(tmp_path / "cache"), **extra)
-    return env
 
 
 def file_size_limit(limit: int):

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, TINY_DCGAN_OPTIONS, TINY_OPTIONS
+from conftest import ROOT, TINY_DCGAN_OPTIONS, TINY_OPTIONS, suite_env
 
 from suite.cli import main
 from suite.errors import UserError
@@ -101,9 +101,8 @@ def test_scale_cpu_1_and_2_processes_prints_the_efficiency_table(tmp_path):
         "--out",
         str(tmp_path),
     ]
-    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "SUITE_RUN_ID")}
     done = subprocess.run(
-        command, cwd=ROOT, env={**env, "PYTHONPATH": ROOT}, capture_output=True, text=True, timeout=600
+        command, cwd=ROOT, env=suite_env(PYTHONPATH=ROOT), capture_output=True, text=True, timeout=600
     )
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.splitlines()
