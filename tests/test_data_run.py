@@ -7,6 +7,7 @@ import json
 import os
 
 import pytest
+from conftest import TINY
 
 from suite.cli import main
 from suite.config import RunConfig
@@ -14,8 +15,6 @@ from suite.data.prepare import prepare
 from suite.data.progress import Progress
 from suite.data.synth import synthesize
 from suite.measurement.runner import execute, plan_run
-
-TINY = {"ngf": 8, "ndf": 8}
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +36,7 @@ def run(data: str, workers: int) -> dict:
         windows=1,
         data=data,
         workers=workers,
-        model_overrides=TINY,
+        model_overrides=TINY["dcgan64"],
     )
     return execute(plan_run(config))
 
@@ -167,7 +166,7 @@ def test_a_real_data_run_records_where_its_bottleneck_is(real_runs):
                 warmup_steps=1,
                 steps_per_window=1,
                 windows=1,
-                model_overrides=TINY,
+                model_overrides=TINY["dcgan64"],
             )
         )
     )

@@ -8,6 +8,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from conftest import TINY
 
 from suite.cli import main
 from suite.data import cache as cache_format
@@ -181,7 +182,7 @@ def test_loader_options_with_synthetic_data_are_said_to_be_ignored(tiny, capsys,
     config = tiny(**field)
     plan_run(config)
     assert "ignored: synthetic data has no loader" in capsys.readouterr().err
-    workload = get_workload("dcgan64").with_overrides(ngf=4, ndf=4)
+    workload = get_workload("dcgan64").with_overrides(**TINY["dcgan64"])
     described = open_data(config, workload, CPUBackend(config), 2).describe()
     assert "synthetic data has no loader" in described["ignored"]  # in the record's data section
 

@@ -15,7 +15,7 @@ import sys
 import time
 
 import pytest
-from conftest import TINY_RUN, suite_env
+from conftest import TINY_RUN, TINY_SWEEP_SET, suite_env
 
 from suite import atomic, results
 from suite.errors import UserError
@@ -346,10 +346,7 @@ def test_a_diverged_summary_prints_no_throughput():
 def test_a_sweep_whose_folder_turns_read_only_stops_cleanly_and_says_how_to_resume(tmp_path):
     with tmpfs(tmp_path / "disk", size="4m") as disk:
         out = os.path.join(disk, "sweep")
-        grid = ["--grid", "batch-size=2,3,4,5", "--set", "backend=cpu", "--set", "workload=dcgan64"]
-        for name, value in (("ngf", 4), ("ndf", 4), ("nz", 8)):
-            grid += ["--set", f"model-override={name}={value}"]
-        grid += ["--set", "warmup=1", "--set", "steps=1", "--set", "windows=1"]
+        grid = ["--grid", "batch-size=2,3,4,5", *TINY_SWEEP_SET]
         sweep = subprocess.Popen(
             [sys.executable, "-m", "suite", "sweep", *grid, "--out", out],
             env=suite_env(tmp_path, SUITE_FALLBACK_DIR=str(tmp_path / "fallback")),
