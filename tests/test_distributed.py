@@ -14,13 +14,15 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT, TINY_RUN, only_record, suite_env
+from conftest import ROOT, TINY_RUN, changed, only_record, suite_env
 
 from suite.cli import build_parser, main
 from suite.config import RunConfig
 from suite.measurement import distributed
 from suite.orchestration import launch
 
+# Two steps a window, so that the images counted per window show each factor (ranks × batch × steps).
+TINY_RUN_2_STEPS = changed(TINY_RUN, steps=2)
 # Start-up of two torch processes on a shared 2-core machine takes tens of seconds; a hang would not end.
 RUN_TIMEOUT_S = 300
 
@@ -34,7 +36,7 @@ def clean_env(**extra):
 
 def suite_run(args, out, **env):
     return subprocess.run(
-        [sys.executable, "-m", "suite", *TINY_RUN, "--out", str(out), *args],
+        [sys.executable, "-m", "suite", *TINY_RUN_2_STEPS, "--out", str(out), *args],
         cwd=ROOT,
         env=clean_env(**env),
         capture_output=True,
@@ -322,7 +324,7 @@ def test_torchrun_runs_the_suite_module_directly(tmp_path):
         "0.1",
         "-m",
         "suite",
-        *TINY_RUN,
+        *TINY_RUN_2_STEPS,
         "--out",
         str(tmp_path),
         "--json",
@@ -340,7 +342,7 @@ def test_torchrun_runs_the_suite_module_directly(tmp_path):
 def test_two_nodes_on_loopback(tmp_path):
     endpoint = f"127.0.0.1:{free_port()}"
     options = ["--nproc", "1", "--nnodes", "2", "--rdzv-endpoint", endpoint]
-    command = [sys.executable, "-m", "suite", *TINY_RUN, "--out", str(tmp_path), *options]
+    command = [sys.executable, "-m", "suite", *TINY_RUN_2_STEPS, "--out", str(tmp_path), *options]
     node1 = subprocess.Popen(
         [*command, "--node-rank", "1"],
         cwd=ROOT,
