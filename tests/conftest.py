@@ -28,6 +28,21 @@ def only_record(folder) -> dict:
     return next(iter(found.values()))
 
 
+def suite_env(tmp_path=None, **extra) -> dict[str, str]:
+    """This process's environment for a child `suite`, less the suite's own variables (a run id, an injected
+    fault) and torchrun's rank variables, which would make it part of another run; with TMP_PATH, a cache
+    folder of its own. EXTRA is added."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("SUITE_") and key not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")
+    }
+    if tmp_path is not None:
+        env["SUITE_CACHE_DIR"] = str(tmp_path / "cache")
+    env.update(extra)
+    return env
+
+
 # Architecture overrides that shrink each family but keep its structure (same layers, same code paths).
 TINY = {
     "dcgan64": {"ngf": 8, "ndf": 8},
@@ -40,23 +55,47 @@ TINY = {
 }
 
 
-# `suite sweep` / `batch-size` options that make every point a one-window tiny dcgan64 run on the CPU.
-TINY_SWEEP_SET = [
-    "--set",
-    "backend=cpu",
-    "--set",
-    "workload=dcgan64",
-    "--set",
-    "model-override=ngf=4",
-    "--set",
-    "model-override=ndf=4",
-    "--set",
-    "warmup=1",
-    "--set",
-    "steps=1",
-    "--set",
-    "windows=1",
-]
+def model_override_options(overrides: dict) -> list[str]:
+    """OVERRIDES as `--model-override KEY=VALUE` options."""
+    return [arg for key, value in overrides.items() for arg in ("--model-override", f"{key}={value}")]
+
+
+# The smallest real `suite run` on the CPU: batch 2, one warm-up step, one window of one step, one thread
+# (the cores are shared; more threads would only contend). No workload: add TINY_DCGAN_OPTIONS, or a name.
+TINY_OPTIONS = ["--backend", "cpu", "--batch-size", "2", "--warmup", "1", "--steps", "1", "--windows", "1"]
+TINY_OPTIONS += ["--threads", "1"]
+
+# The real dcgan64 registry entry at its TINY widths.
+TINY_DCGAN_OPTIONS = ["--workload", "dcgan64", *model_override_options(TINY["dcgan64"])]
+
+# The base command line of every test that runs `suite run` (in this process or a child): `suite` + these.
+TINY_RUN = ["run", *TINY_OPTIONS, *TINY_DCGAN_OPTIONS]
+
+
+def changed(options: list[str], **values) -> list[str]:
+    """OPTIONS with the value after `--name` replaced for each name=value (underscores are dashes); a
+    name not in OPTIONS is added at the end. For a test that genuinely needs another value than the base."""
+    options = list(options)
+    for name, value in values.items():
+        flag = "--" + name.replace("_", "-")
+        if flag in options:
+            options[options.index(flag) + 1] = str(value)
+        else:
+            options += [flag, str(value)]
+    return options
+
+
+def as_sets(options: list[str], leave_out=()) -> list[str]:
+    """`--name value` OPTIONS as the `--set name=value` pairs of commands that run points of their own
+    (`suite sweep`, `batch-size`, `diagnose`), less the names in LEAVE_OUT (the command's own options)."""
+    pairs = zip(options[::2], options[1::2])
+    return [
+        arg for flag, value in pairs if flag[2:] not in leave_out for arg in ("--set", f"{flag[2:]}={value}")
+    ]
+
+
+# TINY_RUN's settings for every point of a `suite sweep` / `batch-size` (which choose the batch size).
+TINY_SWEEP_SET = as_sets([*TINY_OPTIONS, *TINY_DCGAN_OPTIONS], leave_out=("batch-size",))
 
 
 def tiny_config(workload: str = "dcgan64", **fields):

@@ -9,11 +9,10 @@ import sys
 
 import pytest
 import torch
+from conftest import TINY_RUN
 
 from suite import cli
 from suite.measurement import runner
-
-TINY_RUN = ["run", "--backend", "cpu", "--batch-size", "2", "--warmup", "1", "--steps", "1", "--windows", "1"]
 
 
 def run_cli(capsys, *argv):
@@ -119,6 +118,7 @@ def test_list_shows_every_workload_with_exact_counts_and_every_backend(capsys):
     assert "hpu        unavailable" in out and "cuda       unavailable" in out
 
 
+@pytest.mark.slow  # a fresh Python that imports torch: `python -m suite` as a person runs it
 def test_the_installed_entry_point_reports_errors_without_a_traceback(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "suite", "run", "--workload", "nope", "--out", str(tmp_path)],

@@ -6,18 +6,11 @@ from __future__ import annotations
 import os
 
 import pytest
-from conftest import TINY, records
+from conftest import TINY_RUN, records
 
 from suite import results
 from suite.cli import main
 from suite.orchestration import repeat
-
-TINY_RUN = ["--backend", "cpu", "--workload", "dcgan64", "--batch-size", "2", "--warmup", "1", "--steps", "2"]
-TINY_RUN += [
-    "--windows",
-    "2",
-    *[arg for k, v in TINY["dcgan64"].items() for arg in ("--model-override", f"{k}={v}")],
-]
 
 
 def fake_run(rates):
@@ -60,7 +53,7 @@ def test_two_groups_of_different_ids(tmp_path):
 
 
 def test_bad_repeat_is_one_line_exit_2(tmp_path, capsys):
-    assert main(["run", *TINY_RUN, "--repeat", "0", "--out", str(tmp_path)]) == 2
+    assert main([*TINY_RUN, "--repeat", "0", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("suite: error: ") and "--repeat" in err and "Traceback" not in err
     assert not os.listdir(tmp_path)
@@ -69,7 +62,7 @@ def test_bad_repeat_is_one_line_exit_2(tmp_path, capsys):
 @pytest.mark.slow  # trains in child processes
 def test_repeat_runs_fresh_processes_and_compare_reads_them(tmp_path, capsys):
     out = tmp_path / "group"
-    assert main(["run", *TINY_RUN, "--repeat", "2", "--out", str(out)]) == 0
+    assert main([*TINY_RUN, "--repeat", "2", "--out", str(out)]) == 0
     found = list(records(out).values())
     assert len(found) == 2 and all(r["status"] == "ok" for r in found)
     assert len({r["group"]["id"] for r in found}) == 1 and len({r["run_id"] for r in found}) == 2

@@ -7,6 +7,7 @@ import os
 
 import pytest
 import torch
+from conftest import TINY
 from suite.backends import backend_class
 from suite.workloads import get_workload
 
@@ -15,8 +16,6 @@ from suite.config import RunConfig
 
 # Through the registry, so that backends register in its own order (cpu, cuda, hpu).
 CUDABackend = backend_class("cuda")
-
-TINY_DCGAN = {"ngf": 8, "ndf": 8}
 
 
 def make_backend(precision="amp", **config):
@@ -91,7 +90,7 @@ def test_amp_dcgan_one_scaler_update_per_iteration_after_both_optimizers_wiring(
     backend = make_backend("amp")
     log: list[str] = []
     backend.scaler = RecordingScaler(log)
-    workload = get_workload("dcgan64").with_overrides(**TINY_DCGAN)
+    workload = get_workload("dcgan64").with_overrides(**TINY["dcgan64"])
     training = workload.build(backend)
     batch = workload.synthetic_batch(2, backend.device)
     iterations = 2
@@ -108,7 +107,7 @@ def test_amp_dcgan_trains_with_real_grad_scaler_wiring(fake_gpu):
     # The default initial scale (2**16) overflows fp16 gradients in the first iterations, which the
     # scaler then skips; a small one lets the first step be a real update.
     backend.scaler = torch.amp.GradScaler("cpu", init_scale=2.0**6)
-    workload = get_workload("dcgan64").with_overrides(**TINY_DCGAN)
+    workload = get_workload("dcgan64").with_overrides(**TINY["dcgan64"])
     training = workload.build(backend)
     batch = workload.synthetic_batch(2, backend.device)
     before = [p.detach().clone() for p in training.modules["discriminator"].parameters()]

@@ -9,27 +9,19 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, TINY_DCGAN_OPTIONS, TINY_OPTIONS, as_sets, changed
 
+# The command's own backend and batch size; every point at TINY_RUN's settings, except: windows long
+# against the loader's prefetch (2 batches a worker): with fewer steps, batches decoded before a window
+# starts make the end-to-end rate look faster than the loader alone.
 TINY = [
     "--backend",
     "cpu",
     "--batch-size",
     "8",
-    "--set",
-    "model-override=ngf=4",
-    "--set",
-    "model-override=ndf=4",
-    "--set",
-    "warmup=1",
-    "--set",
-    # Windows long against the loader's prefetch (2 batches a worker): with fewer steps, batches decoded
-    # before a window starts make the end-to-end rate look faster than the loader alone.
-    "steps=6",
-    "--set",
-    "windows=2",
-    "--set",
-    "threads=1",
+    *as_sets(
+        changed([*TINY_OPTIONS, *TINY_DCGAN_OPTIONS], steps=6, windows=2), leave_out=("backend", "batch-size")
+    ),
 ]
 
 
@@ -84,6 +76,9 @@ def test_synthetic_data_is_compute_bound(tmp_path):
     assert record["diagnosis"]["loader_images_per_second"] is None
 
 
-def test_diagnose_bad_data_path_exits_2(tmp_path):
-    done = suite("diagnose", "--data", str(tmp_path / "missing"), "--backend", "cpu", "--out", str(tmp_path))
-    assert done.returncode == 2 and done.stderr.startswith("suite: error:") and "Traceback" not in done.stderr
+def test_diagnose_bad_data_path_exits_2(tmp_path, capsys):
+    from suite.cli import main
+
+    code = main(["diagnose", "--data", str(tmp_path / "missing"), "--backend", "cpu", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("suite: error:") and err.count("\n") == 1 and "Traceback" not in err

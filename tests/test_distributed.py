@@ -14,53 +14,29 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT, only_record
+from conftest import ROOT, TINY_RUN, changed, only_record, suite_env
 
 from suite.cli import build_parser, main
 from suite.config import RunConfig
 from suite.measurement import distributed
 from suite.orchestration import launch
 
-TINY = [
-    "--backend",
-    "cpu",
-    "--workload",
-    "dcgan64",
-    "--batch-size",
-    "2",
-    "--warmup",
-    "1",
-    "--steps",
-    "2",
-    "--windows",
-    "1",
-    "--threads",
-    "1",
-    "--model-override",
-    "ngf=8",
-    "--model-override",
-    "ndf=8",
-]
+# Two steps a window, so that the images counted per window show each factor (ranks × batch × steps).
+TINY_RUN_2_STEPS = changed(TINY_RUN, steps=2)
 # Start-up of two torch processes on a shared 2-core machine takes tens of seconds; a hang would not end.
 RUN_TIMEOUT_S = 300
 
 
 def clean_env(**extra):
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "SUITE_RUN_ID") and not k.startswith("SUITE_FAULT")
-    }
-    env["PYTHONPATH"] = ROOT
+    path = [ROOT]
     if any(k.startswith("SUITE_FAULT") for k in extra):  # tests/faults/sitecustomize.py injects it
-        env["PYTHONPATH"] = os.pathsep.join([ROOT, os.path.join(ROOT, "tests", "faults")])
-    env.update(extra)
-    return env
+        path.append(os.path.join(ROOT, "tests", "faults"))
+    return suite_env(PYTHONPATH=os.pathsep.join(path), **extra)
 
 
 def suite_run(args, out, **env):
     return subprocess.run(
-        [sys.executable, "-m", "suite", "run", *TINY, "--out", str(out), *args],
+        [sys.executable, "-m", "suite", *TINY_RUN_2_STEPS, "--out", str(out), *args],
         cwd=ROOT,
         env=clean_env(**env),
         capture_output=True,
@@ -348,8 +324,7 @@ def test_torchrun_runs_the_suite_module_directly(tmp_path):
         "0.1",
         "-m",
         "suite",
-        "run",
-        *TINY,
+        *TINY_RUN_2_STEPS,
         "--out",
         str(tmp_path),
         "--json",
@@ -367,7 +342,7 @@ def test_torchrun_runs_the_suite_module_directly(tmp_path):
 def test_two_nodes_on_loopback(tmp_path):
     endpoint = f"127.0.0.1:{free_port()}"
     options = ["--nproc", "1", "--nnodes", "2", "--rdzv-endpoint", endpoint]
-    command = [sys.executable, "-m", "suite", "run", *TINY, "--out", str(tmp_path), *options]
+    command = [sys.executable, "-m", "suite", *TINY_RUN_2_STEPS, "--out", str(tmp_path), *options]
     node1 = subprocess.Popen(
         [*command, "--node-rank", "1"],
         cwd=ROOT,

@@ -14,6 +14,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import TINY_RUN
 from fakes import sky as fake_sky
 
 from suite.cli import main
@@ -31,9 +32,7 @@ def no_sky_network(monkeypatch):
 def template_record(tmp_path_factory):
     """One real record of a tiny CPU run: what a cluster would write, re-labelled per instance."""
     out = tmp_path_factory.mktemp("template")
-    argv = ["run", "--backend", "cpu", "--workload", "dcgan64", "--batch-size", "2", "--warmup", "1"]
-    argv += ["--steps", "2", "--windows", "2", "--model-override", "ngf=8", "--model-override", "ndf=8"]
-    assert main([*argv, "--out", str(out), "--json"]) == 0
+    assert main([*TINY_RUN, "--out", str(out), "--json"]) == 0
     (path,) = [p for p in os.listdir(out) if p.endswith(".json")]
     with open(out / path) as handle:
         return json.load(handle)

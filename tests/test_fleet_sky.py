@@ -87,6 +87,7 @@ def plan_tasks(tmp_path, spot: bool) -> list[str]:
     return sorted(str(tasks / entry) for entry in os.listdir(tasks))
 
 
+@pytest.mark.slow  # a fresh Python with its own HOME imports SkyPilot to run its own YAML parser
 @pytest.mark.parametrize("spot", [False, True], ids=["on-demand", "spot"])
 def test_generated_tasks_load_with_skypilots_own_parser(tmp_path, capsys, spot):
     paths = plan_tasks(tmp_path, spot)

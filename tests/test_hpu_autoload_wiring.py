@@ -13,8 +13,8 @@ import os
 
 import habana_fakes
 import pytest
+from conftest import TINY, TINY_RUN, changed
 from suite.backends import hpu
-from suite.workloads import get_workload
 
 from suite import cli
 from suite.cli import main
@@ -22,16 +22,12 @@ from suite.config import RunConfig
 from suite.errors import UserError
 from suite.measurement import distributed, runner
 
-TINY_DCGAN = {"ngf": 8, "ndf": 8, "nz": 16}
-RUN = ["run", "--backend", "hpu", "--precision", "fp32", "--batch-size", "2", "--warmup", "1"]
-RUN += ["--steps", "1", "--windows", "1", "--json"]
+RUN = [*changed(TINY_RUN, backend="hpu"), "--precision", "fp32", "--json"]
 
 
 @pytest.fixture(params=habana_fakes.PROFILES)
 def release(request, monkeypatch, tmp_path):
     installed = habana_fakes.install(monkeypatch, tmp_path, request.param)
-    tiny = get_workload("dcgan64").with_overrides(**TINY_DCGAN)
-    monkeypatch.setattr(runner, "get_workload", lambda name, **shape: tiny)  # the CLI has no width option
     yield installed
     habana_fakes.drop_fake_modules()
 
@@ -128,7 +124,7 @@ def test_wiring_mpirun_ranks_plan_the_whole_world(monkeypatch, tmp_path):
         monkeypatch.setenv(name, value)
     plan = runner.plan_run(
         RunConfig(
-            backend="hpu", hpu_mode="lazy", workload="dcgan64", batch_size=4, model_overrides=TINY_DCGAN
+            backend="hpu", hpu_mode="lazy", workload="dcgan64", batch_size=4, model_overrides=TINY["dcgan64"]
         )
     )
     assert (plan.config.world_size, plan.config.global_batch_size) == (8, 32)
@@ -161,8 +157,6 @@ def test_mpi_names_are_mapped_only_when_all_three_are_there():
 
 def test_wiring_cli_op_lists_reach_an_autoloaded_bridge(monkeypatch, tmp_path, capsys):
     habana_fakes.install(monkeypatch, tmp_path, "1.22")
-    tiny = get_workload("dcgan64").with_overrides(**TINY_DCGAN)
-    monkeypatch.setattr(runner, "get_workload", lambda name, **shape: tiny)
     ops = tmp_path / "bf16.txt"
     ops.write_text("conv2d\n")
     cli_with_torch_imported_after_start(monkeypatch)

@@ -6,11 +6,10 @@ import pathlib
 
 import habana_fakes
 import pytest
+from conftest import ROOT
 from suite.backends import habana_releases, hpu
 
 from suite.config import RunConfig
-
-ROOT = pathlib.Path(__file__).parent.parent
 
 
 @pytest.mark.parametrize("version, row", [("1.19.0.561", "1.19"), ("1.10.0", "1.10"), ("1.21.1-16", "1.21")])
@@ -39,7 +38,7 @@ def test_wiring_unknown_release_warning_lands_in_the_record(monkeypatch, tmp_pat
 
 
 def test_docs_print_the_table_the_code_uses():
-    doc = (ROOT / "docs" / "gaudi-releases.md").read_text()
+    doc = (pathlib.Path(ROOT) / "docs" / "gaudi-releases.md").read_text()
     assert habana_releases.markdown_table() in doc
 
 
@@ -61,7 +60,7 @@ def _floor(name: str):
 
     tomllib = pytest.importorskip("tomllib")  # Python 3.11 on
 
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    project = tomllib.loads((pathlib.Path(ROOT) / "pyproject.toml").read_text())["project"]
     return next(Requirement(r) for r in project["dependencies"] if Requirement(r).name == name)
 
 

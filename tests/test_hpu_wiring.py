@@ -15,6 +15,7 @@ import time
 import habana_fakes
 import pytest
 import torch
+from conftest import TINY, TINY_RUN, changed
 from suite.backends import habana_releases, hpu
 from suite.workloads import get_workload
 
@@ -23,7 +24,6 @@ from suite.config import RunConfig
 from suite.errors import UserError
 from suite.measurement import runner
 
-TINY_DCGAN = {"ngf": 8, "ndf": 8, "nz": 16}
 drop_fake_modules = habana_fakes.drop_fake_modules
 
 
@@ -70,7 +70,7 @@ def recorder():
 
 
 def tiny_dcgan_training(backend):
-    return get_workload("dcgan64").with_overrides(**TINY_DCGAN).build(backend)
+    return get_workload("dcgan64").with_overrides(**TINY["dcgan64"]).build(backend)
 
 
 def make_backend(**config) -> hpu.HPUBackend:
@@ -433,7 +433,7 @@ def run_tiny(**config):
             steps_per_window=1,
             windows=2,
             precision="fp32",
-            model_overrides=TINY_DCGAN,
+            model_overrides=TINY["dcgan64"],
             **config,
         )
     )
@@ -474,26 +474,14 @@ def test_wiring_record_says_mode_memory_and_device(fakes):
     assert "reset_peak_memory_stats" in recorder().events()
 
 
-def test_wiring_cli_run_end_to_end(fakes, tmp_path, capsys, monkeypatch):
-    tiny = get_workload("dcgan64").with_overrides(**TINY_DCGAN)
-    monkeypatch.setattr(runner, "get_workload", lambda name, **shape: tiny)  # the CLI has no width option
+def test_wiring_cli_run_end_to_end(fakes, tmp_path, capsys):
     rc = main(
         [
-            "run",
-            "--backend",
-            "hpu",
+            *changed(TINY_RUN, backend="hpu"),
             "--hpu-mode",
             "eager",
             "--precision",
             "fp32",
-            "--batch-size",
-            "2",
-            "--warmup",
-            "1",
-            "--steps",
-            "1",
-            "--windows",
-            "1",
             "--out",
             str(tmp_path / "out"),
             "--json",
@@ -640,7 +628,7 @@ def test_wiring_numerics_check_against_the_cpu(fakes):
             batch_size=2,
             precision="bf16",
             hpu_mode="lazy",
-            model_overrides=TINY_DCGAN,
+            model_overrides=TINY["dcgan64"],
             check_numerics=True,
             reference_backend="cpu",
         )

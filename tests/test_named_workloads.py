@@ -12,6 +12,7 @@ import sys
 import pytest
 import torch
 import torchvision
+from conftest import TINY_OPTIONS
 from suite.workloads import get_workload
 
 from suite import cli
@@ -21,7 +22,8 @@ from suite.reporting.pricing import load_catalog
 from suite.reporting.report import build_rows
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
-TINY_RUN = ["run", "--backend", "cpu", "--batch-size", "2", "--warmup", "1", "--steps", "1", "--windows", "1"]
+# Each test names its own workload.
+TINY_RUN_NO_WORKLOAD = ["run", *TINY_OPTIONS]
 
 
 def run_cli(capsys, *argv):
@@ -47,7 +49,7 @@ def test_torchvision_name_counts_like_torchvision_and_trains(capsys, tmp_path):
     assert (workload.image_size, workload.num_classes) == (32, 3)
     assert get_workload("torchvision:inception_v3").image_size == 299  # its weights' crop, not 224
     code, out, err = run_cli(
-        capsys, *TINY_RUN, "--workload", "torchvision:squeezenet1_1", "--num-classes", "3",
+        capsys, *TINY_RUN_NO_WORKLOAD, "--workload", "torchvision:squeezenet1_1", "--num-classes", "3",
         "--image-size", "32", "--out", str(tmp_path),
     )  # fmt: skip
     assert code == 0, err
@@ -76,7 +78,7 @@ def test_timm_name_uses_its_pretrained_cfg_size_and_trains(capsys, tmp_path):
         model = timm.create_model("test_vit", pretrained=False, num_classes=4, img_size=32)
     assert workload.parameter_counts() == {"model": sum(p.numel() for p in model.parameters())}
     code, out, err = run_cli(
-        capsys, *TINY_RUN, "--workload", "timm:test_vit", "--num-classes", "4", "--image-size", "32",
+        capsys, *TINY_RUN_NO_WORKLOAD, "--workload", "timm:test_vit", "--num-classes", "4", "--image-size", "32",
         "--out", str(tmp_path),
     )  # fmt: skip
     assert code == 0, err
@@ -89,7 +91,9 @@ def test_timm_name_uses_its_pretrained_cfg_size_and_trains(capsys, tmp_path):
 
 def test_timm_missing_is_one_line_saying_how_to_install(capsys, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "timm", None)  # `import timm` now raises ImportError
-    code, out, err = run_cli(capsys, *TINY_RUN, "--workload", "timm:resnet18", "--out", str(tmp_path))
+    code, out, err = run_cli(
+        capsys, *TINY_RUN_NO_WORKLOAD, "--workload", "timm:resnet18", "--out", str(tmp_path)
+    )
     assert code == 2
     assert err.strip().count("\n") == 0 and "pip install 'suite[timm]'" in err and "Traceback" not in err
     assert not list(tmp_path.iterdir())
@@ -100,7 +104,7 @@ def test_a_user_factory_returning_a_module_trains_with_the_classifier_recipe(cap
     assert workload.num_classes == 3
     assert workload.parameter_counts() == {"model": 3 * 4 * 9 + 4 + 8 + 4 * 3 + 3}
     code, out, err = run_cli(
-        capsys, *TINY_RUN, "--workload", "user_models:small_cnn", "--num-classes", "3",
+        capsys, *TINY_RUN_NO_WORKLOAD, "--workload", "user_models:small_cnn", "--num-classes", "3",
         "--image-size", "8", "--out", str(tmp_path),
     )  # fmt: skip
     assert code == 0, err
@@ -118,7 +122,9 @@ def test_a_factory_head_is_read_off_the_model():
 
 
 def test_a_user_factory_returning_a_workload_defines_its_own_step(capsys, tmp_path):
-    code, out, err = run_cli(capsys, *TINY_RUN, "--workload", "tiny_workload:tiny", "--out", str(tmp_path))
+    code, out, err = run_cli(
+        capsys, *TINY_RUN_NO_WORKLOAD, "--workload", "tiny_workload:tiny", "--out", str(tmp_path)
+    )
     assert code == 0, err
     record = one_record(tmp_path)
     assert record["status"] == "ok" and record["workload"]["class"] == "tiny_workload:Tiny"
@@ -144,7 +150,7 @@ def test_an_installed_package_adds_a_workload_that_is_listed_and_runs(tmp_path):
     assert "installed: suite_plugin_demo:mlp" in line and f"{3 * 64 * 16 + 16 + 16 * 3 + 3:,}" in line
     assert line.split()[1:3] == ["8", "px"]
     ran = subprocess.run(
-        [sys.executable, "-m", "suite", *TINY_RUN, "--workload", "demo-mlp",
+        [sys.executable, "-m", "suite", *TINY_RUN_NO_WORKLOAD, "--workload", "demo-mlp",
          "--out", str(tmp_path / "out"), "--json"],
         env=env, capture_output=True, text=True, cwd=tmp_path,
     )  # fmt: skip
@@ -173,7 +179,7 @@ def test_an_installed_package_adds_a_workload_that_is_listed_and_runs(tmp_path):
     ],
 )
 def test_a_bad_name_or_broken_factory_is_one_line_exit_2_nothing_written(capsys, tmp_path, name, message):
-    code, out, err = run_cli(capsys, *TINY_RUN, "--workload", name, "--out", str(tmp_path))
+    code, out, err = run_cli(capsys, *TINY_RUN_NO_WORKLOAD, "--workload", name, "--out", str(tmp_path))
     assert code == 2
     assert err.startswith("suite: error: ") and err.strip().count("\n") == 0, err
     assert message in err and "Traceback" not in err
@@ -206,7 +212,7 @@ def test_impossible_combinations_are_refused_before_anything_is_built(capsys, tm
          "--num-classes must be a positive integer, got '0'"),
     ]  # fmt: skip
     for argv, message in cases:
-        code, _, err = run_cli(capsys, *TINY_RUN, *argv, "--out", out)
+        code, _, err = run_cli(capsys, *TINY_RUN_NO_WORKLOAD, *argv, "--out", out)
         assert code == 2 and message in err and err.strip().count("\n") == 0, (argv, err)
     assert not os.path.exists(out)
 
@@ -231,6 +237,7 @@ def test_list_timm_models(capsys):
     assert code == 0 and "timm:test_vit\n" in out and "timm:test_resnet" not in out
 
 
+@pytest.mark.slow  # two fresh Pythons: whether torchvision gets imported is import-time behaviour
 def test_plain_list_does_not_import_torchvision(tmp_path):
     env = child_env()
     env["SUITE_CACHE_DIR"] = str(tmp_path / "cache")

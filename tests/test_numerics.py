@@ -8,7 +8,7 @@ import json
 
 import pytest
 import torch
-from conftest import tiny_config
+from conftest import TINY_RUN, tiny_config
 from suite.backends import backend_class
 from suite.backends.cpu import CPUBackend
 from tiny_workload import make_plan
@@ -43,28 +43,40 @@ def check(workload: str, precision: str, **fields) -> dict:
     return numerics.check(plan, backend_factory=lambda name, config: CorruptGradient(config))
 
 
-@pytest.fixture
-def corrupt_rounds_like_bf16(monkeypatch):
-    # The wrong precision gets bf16's noise floor, so it fails against a real tolerance, not against ε alone.
-    monkeypatch.setitem(numerics.ROUNDING, "corrupt", torch.bfloat16)
+@pytest.fixture(scope="module")
+def checked():
+    """check(workload, precision), run once per pair for this module: the parity runs take seconds, and
+    several tests read the same result (none changes it)."""
+    found = {}
+
+    def get(workload: str, precision: str) -> dict:
+        if (workload, precision) not in found:
+            with pytest.MonkeyPatch.context() as patch:
+                # The wrong precision gets bf16's noise floor, so it fails against a real tolerance, not
+                # against ε alone.
+                patch.setitem(numerics.ROUNDING, "corrupt", torch.bfloat16)
+                found[workload, precision] = check(workload, precision)
+        return found[workload, precision]
+
+    return get
 
 
 @pytest.mark.parametrize("workload", ["resnet18-cifar", "dcgan64"])
-def test_bf16_on_the_cpu_passes_and_a_corrupted_gradient_fails(workload, corrupt_rounds_like_bf16):
-    good = check(workload, "bf16")
+def test_bf16_on_the_cpu_passes_and_a_corrupted_gradient_fails(workload, checked):
+    good = checked(workload, "bf16")
     assert good["verdict"] == "pass", good["reason"]
     assert all(noise > 0 for noise in good["noise_floor"])  # measured from the rounded fp32 run
     assert good["tolerance"] == [numerics.K * n + numerics.EPSILON for n in good["noise_floor"]]
     assert all(0 < dev <= tol for dev, tol in zip(good["max_rel_dev"], good["tolerance"]))
-    bad = check(workload, "corrupt")
+    bad = checked(workload, "corrupt")
     assert bad["verdict"] == "fail"
     assert bad["noise_floor"] == good["noise_floor"]  # the same reference and noise runs
     assert any(dev > tol for dev, tol in zip(bad["max_rel_dev"], bad["tolerance"]))
     assert "deviates" in bad["reason"]
 
 
-def test_a_classifier_must_overfit_the_reused_batch(corrupt_rounds_like_bf16):
-    result = check("resnet18-cifar", "corrupt")
+def test_a_classifier_must_overfit_the_reused_batch(checked):
+    result = checked("resnet18-cifar", "corrupt")
     candidate = [step[0] for step in result["losses"]["candidate"]]
     reference = [step[0] for step in result["losses"]["reference"]]
     assert reference[-1] < reference[0] and candidate[-1] > candidate[0]  # gradient ascent
@@ -72,8 +84,8 @@ def test_a_classifier_must_overfit_the_reused_batch(corrupt_rounds_like_bf16):
     assert result["steps"] == 6 and len(candidate) == 6
 
 
-def test_a_gan_runs_fewer_steps_with_a_band_on_each_loss():
-    result = check("dcgan64", "bf16")
+def test_a_gan_runs_fewer_steps_with_a_band_on_each_loss(checked):
+    result = checked("dcgan64", "bf16")
     assert result["steps"] == 4 and len(result["losses"]["candidate"]) == 4
     assert len(result["max_rel_dev"]) == len(result["noise_floor"]) == len(result["tolerance"]) == 2  # D, G
 
@@ -106,11 +118,7 @@ def test_the_check_runs_after_the_windows_and_changes_no_figure(monkeypatch):
 
 
 def test_run_check_numerics_from_the_command_line(capsys, tmp_path):
-    code = cli.main(
-        ["run", "--backend", "cpu", "--workload", "dcgan64", "--model-override", "ngf=8",
-         "--model-override", "ndf=8", "--batch-size", "2", "--warmup", "1", "--steps", "1", "--windows", "1",
-         "--precision", "bf16", "--check-numerics", "--out", str(tmp_path)]
-    )  # fmt: skip
+    code = cli.main([*TINY_RUN, "--precision", "bf16", "--check-numerics", "--out", str(tmp_path)])
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "numerics     pass: deviation " in out and "vs cpu fp32 (TF32 off)" in out

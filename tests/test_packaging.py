@@ -9,8 +9,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
 
 
 @pytest.mark.slow
@@ -27,7 +26,7 @@ def test_wheel_installs_backends_and_workloads_inside_suite(tmp_path):
             "-q",
             "-w",
             str(tmp_path),
-            str(ROOT),
+            ROOT,
         ],
         check=True,
         cwd=tmp_path,

@@ -179,13 +179,11 @@ def test_report_without_a_twin_extrapolates_as_before_and_has_no_scaling_column(
 @pytest.mark.slow  # trains in child processes
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 cores to pin two copies apart")
 def test_per_device_2_on_the_cpu_records_two_pinned_rates_and_their_sum(tmp_path, capsys):
-    from conftest import TINY, only_record
+    from conftest import TINY_RUN, only_record
 
     from suite.cli import main
 
-    tiny = [arg for k, v in TINY["dcgan64"].items() for arg in ("--model-override", f"{k}={v}")]
-    argv = ["run", "--backend", "cpu", "--batch-size", "2", "--warmup", "1", "--steps", "2", "--windows", "2"]
-    assert main([*argv, *tiny, "--per-device", "2", "--out", str(tmp_path)]) == 0
+    assert main([*TINY_RUN, "--per-device", "2", "--out", str(tmp_path)]) == 0
     record = only_record(tmp_path)  # the copies' own records are not in the results folder
     devices = record["per_device"]["devices"]
     assert record["status"] == "ok" and len(devices) == 2

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 import yaml
@@ -134,17 +131,14 @@ def test_unknown_instance_suggests_near_matches():
     assert find_instance("g3.8xlarge")[1].name == "seed-2022"
 
 
-def test_run_with_an_unknown_instance_fails_before_measuring(tmp_path):
+def test_run_with_an_unknown_instance_fails_before_measuring(tmp_path, capsys):
+    from suite.cli import main
+
     out = tmp_path / "results"
-    proc = subprocess.run(
-        [sys.executable, "-m", "suite", "run", "--instance", "p3.2xlrge", "--out", str(out)],
-        capture_output=True,
-        text=True,
-        cwd=os.path.dirname(os.path.dirname(__file__)),
-    )
-    assert proc.returncode == 2
-    assert proc.stderr.startswith("suite: error: unknown instance 'p3.2xlrge': did you mean p3.2xlarge")
-    assert "Traceback" not in proc.stderr
+    assert main(["run", "--instance", "p3.2xlrge", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("suite: error: unknown instance 'p3.2xlrge': did you mean p3.2xlarge")
+    assert err.count("\n") == 1 and "Traceback" not in err
     assert not out.exists()  # nothing measured, nothing written
 
 

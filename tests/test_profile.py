@@ -5,27 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import only_record
+from conftest import TINY, TINY_RUN, changed, only_record
 
 from suite.cli import main
 from suite.measurement.profiling import schedule_for
 from suite.sizes import parse_byte_size
-
-TINY = [
-    "run",
-    "--backend",
-    "cpu",
-    "--model-override",
-    "ngf=4",
-    "--model-override",
-    "ndf=4",
-    "--batch-size",
-    "2",
-    "--warmup",
-    "1",
-    "--threads",
-    "1",
-]
 
 
 @pytest.mark.parametrize(
@@ -44,9 +28,7 @@ def test_schedule_fits_the_timed_steps(steps, expected):
 def test_profiled_run_writes_a_chrome_trace_and_a_top_operator_table(tmp_path, capsys):
     traces = tmp_path / "traces"
     assert (
-        main(
-            [*TINY, "--steps", "3", "--windows", "2", "--profile", str(traces), "--out", str(tmp_path / "r")]
-        )
+        main([*changed(TINY_RUN, steps=3, windows=2), "--profile", str(traces), "--out", str(tmp_path / "r")])
         == 0
     )
     out = capsys.readouterr().out
@@ -68,16 +50,14 @@ def test_profiled_run_writes_a_chrome_trace_and_a_top_operator_table(tmp_path, c
 
 
 def test_unprofiled_run_has_no_profile(tmp_path):
-    assert main([*TINY, "--steps", "1", "--windows", "1", "--json", "--out", str(tmp_path)]) == 0
+    assert main([*TINY_RUN, "--json", "--out", str(tmp_path)]) == 0
     record = only_record(tmp_path)
     assert "profile" not in record and record["config"]["profile_dir"] is None
-    assert record["config"]["model_overrides"] == {"ngf": 4, "ndf": 4}
+    assert record["config"]["model_overrides"] == TINY["dcgan64"]
 
 
 def test_max_memory_ceiling_is_an_out_of_memory_failure(tmp_path, capsys):
-    assert (
-        main([*TINY, "--steps", "1", "--windows", "1", "--max-memory", "1KiB", "--out", str(tmp_path)]) == 1
-    )
+    assert main([*TINY_RUN, "--max-memory", "1KiB", "--out", str(tmp_path)]) == 1
     record = only_record(tmp_path)
     assert record["status"] == "oom" and record["config"]["max_memory_bytes"] == 1024
     assert "over --max-memory" in record["error"]["message"] and "suite batch-size" in record["error"]["hint"]
@@ -87,11 +67,7 @@ def test_max_memory_generous_ceiling_passes(tmp_path):
     assert (
         main(
             [
-                *TINY,
-                "--steps",
-                "1",
-                "--windows",
-                "1",
+                *TINY_RUN,
                 "--max-memory",
                 "8GiB",
                 "--json",

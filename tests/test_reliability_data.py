@@ -8,6 +8,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from conftest import TINY
 
 from suite.cli import main
 from suite.data import cache as cache_format
@@ -93,9 +94,14 @@ def test_an_undecodable_jpeg_is_named_by_the_loader(folder):
     with open(bad, "r+b") as handle:
         handle.truncate(200)  # a JPEG cut short, as a failed copy leaves it
     dataset = image_folder_class()(folder, transform=image_transform(16))
-    loader = torch.utils.data.DataLoader(dataset, batch_size=6, num_workers=1)
-    with pytest.raises(Exception) as caught:
-        next(iter(loader))
+    batches = iter(torch.utils.data.DataLoader(dataset, batch_size=6, num_workers=1))
+    try:
+        with pytest.raises(Exception) as caught:
+            next(batches)
+    finally:
+        # The iterator's own clean-up (its __del__ runs it), done now: left to a later garbage collection in
+        # another test, joining the worker was seen to wait out its 5 s timeout.
+        batches._shutdown_workers()
     message = str(unreadable(caught.value))
     assert bad in message and "\n" not in message
 
@@ -176,7 +182,7 @@ def test_loader_options_with_synthetic_data_are_said_to_be_ignored(tiny, capsys,
     config = tiny(**field)
     plan_run(config)
     assert "ignored: synthetic data has no loader" in capsys.readouterr().err
-    workload = get_workload("dcgan64").with_overrides(ngf=4, ndf=4)
+    workload = get_workload("dcgan64").with_overrides(**TINY["dcgan64"])
     described = open_data(config, workload, CPUBackend(config), 2).describe()
     assert "synthetic data has no loader" in described["ignored"]  # in the record's data section
 

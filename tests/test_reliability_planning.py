@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from conftest import TINY_RUN
 
 from suite.cli import join_dash_values, main
 
@@ -54,18 +55,6 @@ def test_an_empty_instance_is_refused_not_taken_as_none(tiny, instance):
 
 # -- 8: bad input is checked in planning, before a record exists -------------------------------------------
 
-TINY_ARGS = [
-    "--backend",
-    "cpu",
-    "--workload",
-    "dcgan64",
-    "--model-override",
-    "ngf=4",
-    "--model-override",
-    "ndf=4",
-]
-TINY_ARGS += ["--batch-size", "2", "--warmup", "1", "--steps", "1", "--windows", "1"]
-
 
 def no_record(out) -> bool:
     return not os.path.isdir(out) or not [n for n in os.listdir(out) if n.endswith(".json")]
@@ -85,7 +74,7 @@ def no_record(out) -> bool:
 )
 def test_impossible_run_inputs_are_exit_2_before_any_record(tmp_path, capsys, extra, expected):
     out = tmp_path / "out"
-    assert main(["run", *TINY_ARGS, *extra, "--out", str(out)]) == 2
+    assert main([*TINY_RUN, *extra, "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert expected in err and err.count("\n") == 1
     assert no_record(out)
@@ -94,9 +83,9 @@ def test_impossible_run_inputs_are_exit_2_before_any_record(tmp_path, capsys, ex
 def test_a_profile_path_that_is_a_file_is_exit_2_before_any_record(tmp_path, capsys):
     out, trace = tmp_path / "out", tmp_path / "trace.json"
     trace.write_text("{}")
-    assert main(["run", *TINY_ARGS, "--profile", str(trace), "--out", str(out)]) == 2
+    assert main([*TINY_RUN, "--profile", str(trace), "--out", str(out)]) == 2
     assert f"--profile {str(trace)!r} is a file" in capsys.readouterr().err
-    assert main(["run", *TINY_ARGS, "--profile", str(trace / "below"), "--out", str(out)]) == 2
+    assert main([*TINY_RUN, "--profile", str(trace / "below"), "--out", str(out)]) == 2
     assert "cannot be created" in capsys.readouterr().err
     assert no_record(out) and trace.read_text() == "{}"
 

@@ -12,16 +12,7 @@ import time
 
 import psutil
 import pytest
-from conftest import ROOT, TINY_SWEEP_SET
-
-TINY_RUN = ["run", "--backend", "cpu", "--workload", "dcgan64", "--model-override", "ngf=4"]
-TINY_RUN += ["--model-override", "ndf=4", "--batch-size", "2", "--warmup", "1", "--steps", "1"]
-
-
-def env(tmp_path) -> dict:
-    found = {k: v for k, v in os.environ.items() if not k.startswith("SUITE_")}
-    found["SUITE_CACHE_DIR"] = str(tmp_path / "cache")
-    return found
+from conftest import ROOT, TINY_RUN, TINY_SWEEP_SET, changed, suite_env
 
 
 def group_members(pgid: int) -> list[psutil.Process]:
@@ -54,7 +45,7 @@ def start(command, tmp_path) -> subprocess.Popen:
     return subprocess.Popen(
         command,
         cwd=ROOT,
-        env=env(tmp_path),
+        env=suite_env(tmp_path),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -103,9 +94,7 @@ def test_sigterm_stops_a_single_run_as_ctrl_c_does(tmp_path):
         sys.executable,
         "-m",
         "suite",
-        *TINY_RUN,
-        "--windows",
-        "100000",
+        *changed(TINY_RUN, windows=100000),  # a run that lasts until it is stopped
         "--out",
         str(tmp_path / "out"),
     ]
@@ -128,25 +117,7 @@ def test_sigterm_stops_a_launched_run_with_its_torchrun_and_workers(tmp_path, to
         sys.executable,
         "-m",
         "suite",
-        "run",
-        "--backend",
-        "cpu",
-        "--workload",
-        "dcgan64",
-        "--model-override",
-        "ngf=4",
-        "--model-override",
-        "ndf=4",
-        "--batch-size",
-        "2",
-        "--warmup",
-        "1",
-        "--steps",
-        "1",
-        "--windows",
-        "100000",
-        "--nproc",
-        "2",
+        *changed(TINY_RUN, windows=100000, nproc=2),  # a launched run that lasts until it is stopped
         "--out",
         str(tmp_path / "out"),
     ]

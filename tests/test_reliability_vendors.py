@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import TINY_RUN, suite_env
 
 from suite.cli import main
 
@@ -78,12 +79,12 @@ def broken_pynvml(tmp_path):
     folder = tmp_path / "broken"
     folder.mkdir()
     (folder / "pynvml.py").write_text("raise RuntimeError('NVML library is corrupt')\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SUITE_")}
+    env = suite_env(tmp_path)
     env["PYTHONPATH"] = os.pathsep.join([str(folder), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env["SUITE_CACHE_DIR"] = str(tmp_path / "cache")
     return env
 
 
+@pytest.mark.slow  # a fresh Python that imports torch: the fault happens at import time
 def test_wiring_the_broken_pynvml_stand_in_does_take_down_a_plain_torch_import(broken_pynvml):
     # The fault is real: torch catches only ImportError when it imports pynvml.
     done = subprocess.run(
@@ -92,6 +93,7 @@ def test_wiring_the_broken_pynvml_stand_in_does_take_down_a_plain_torch_import(b
     assert done.returncode != 0 and "NVML library is corrupt" in done.stderr
 
 
+@pytest.mark.slow  # a fresh Python: the broken module must be quarantined before torch is first imported
 @pytest.mark.parametrize("command", [["list"], ["env"]])
 def test_wiring_list_and_env_survive_a_pynvml_that_raises_at_import(broken_pynvml, command):
     done = subprocess.run(
@@ -106,10 +108,34 @@ def test_wiring_list_and_env_survive_a_pynvml_that_raises_at_import(broken_pynvm
     assert "pynvml is installed but broken (RuntimeError: NVML library is corrupt)" in done.stdout
 
 
+def test_wiring_a_module_that_raises_at_import_is_quarantined_in_process(monkeypatch, tmp_path, capsys):
+    """The quick loop's view of the fresh-process tests above: the quarantine itself, and what `list` and
+    `env` print about it (the stand-in has its own name: this process has already imported torch)."""
+    from suite import optional_modules
+
+    name = "suite_test_broken_vendor"
+    (tmp_path / f"{name}.py").write_text("raise RuntimeError('NVML library is corrupt')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(optional_modules, "BROKEN", {})
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    try:
+        broken = optional_modules.quarantine_broken((name,))
+        assert broken == {name: "RuntimeError: NVML library is corrupt"}
+        with pytest.raises(ImportError):
+            __import__(name)  # every later import is an ordinary "not installed"
+    finally:
+        sys.modules.pop(name, None)
+    line = f"{name} is installed but broken (RuntimeError: NVML library is corrupt)"
+    for command in (["list"], ["env"]):
+        assert main(command) == 0
+        out, err = capsys.readouterr()
+        assert line in out and "Traceback" not in err
+    assert main(["env", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["broken_modules"] == broken
+
+
 @pytest.mark.slow
 def test_wiring_the_cpu_path_survives_a_pynvml_that_raises_at_import(broken_pynvml, tmp_path):
-    from test_reliability_writes import TINY_RUN
-
     done = subprocess.run(
         [sys.executable, "-m", "suite", *TINY_RUN, "--out", str(tmp_path / "out"), "--json"],
         env=broken_pynvml,

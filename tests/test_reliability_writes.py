@@ -15,37 +15,10 @@ import sys
 import time
 
 import pytest
+from conftest import TINY_RUN, TINY_SWEEP_SET, suite_env
 
 from suite import atomic, results
 from suite.errors import UserError
-
-TINY_RUN = [
-    "run",
-    "--backend",
-    "cpu",
-    "--workload",
-    "dcgan64",
-    "--batch-size",
-    "2",
-    "--warmup",
-    "1",
-    "--steps",
-    "1",
-    "--windows",
-    "2",
-    "--model-override",
-    "ngf=4",
-    "--model-override",
-    "ndf=4",
-    "--model-override",
-    "nz=8",
-]
-
-
-def suite_env(tmp_path, **extra) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SUITE_")}
-    env.update(SUITE_CACHE_DIR=str(tmp_path / "cache"), **extra)
-    return env
 
 
 def file_size_limit(limit: int):
@@ -373,10 +346,7 @@ def test_a_diverged_summary_prints_no_throughput():
 def test_a_sweep_whose_folder_turns_read_only_stops_cleanly_and_says_how_to_resume(tmp_path):
     with tmpfs(tmp_path / "disk", size="4m") as disk:
         out = os.path.join(disk, "sweep")
-        grid = ["--grid", "batch-size=2,3,4,5", "--set", "backend=cpu", "--set", "workload=dcgan64"]
-        for name, value in (("ngf", 4), ("ndf", 4), ("nz", 8)):
-            grid += ["--set", f"model-override={name}={value}"]
-        grid += ["--set", "warmup=1", "--set", "steps=1", "--set", "windows=1"]
+        grid = ["--grid", "batch-size=2,3,4,5", *TINY_SWEEP_SET]
         sweep = subprocess.Popen(
             [sys.executable, "-m", "suite", "sweep", *grid, "--out", out],
             env=suite_env(tmp_path, SUITE_FALLBACK_DIR=str(tmp_path / "fallback")),

@@ -7,6 +7,7 @@ import io
 import json
 
 import pytest
+from conftest import TINY, TINY_RUN
 
 from suite import results
 from suite.cli import main
@@ -308,7 +309,7 @@ def test_a_real_cpu_run_on_an_instance_is_reported(tmp_path):
         warmup_steps=1,
         steps_per_window=1,
         windows=2,
-        model_overrides={"ngf": 8, "ndf": 8},
+        model_overrides=TINY["dcgan64"],
         instance="p3.2xlarge",
     )
     plan = plan_run(config)
@@ -331,9 +332,7 @@ def test_a_real_cpu_run_on_an_instance_is_reported(tmp_path):
 
 
 def test_run_on_another_device_than_its_instance_warns_at_run_time(tmp_path, capsys):
-    argv = ["run", "--backend", "cpu", "--batch-size", "2", "--warmup", "0", "--steps", "1", "--windows", "1"]
-    argv += ["--model-override", "ngf=8", "--model-override", "ndf=8"]
-    assert main([*argv, "--instance", "p3.2xlarge", "--out", str(tmp_path), "--json"]) == 0
+    assert main([*TINY_RUN, "--instance", "p3.2xlarge", "--out", str(tmp_path), "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
     assert any("--instance p3.2xlarge has NVIDIA V100" in w for w in record["warnings"])
 

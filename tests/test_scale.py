@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, TINY_DCGAN_OPTIONS, TINY_OPTIONS, suite_env
 
 from suite.cli import main
 from suite.errors import UserError
@@ -92,32 +92,17 @@ def test_scale_cpu_1_and_2_processes_prints_the_efficiency_table(tmp_path):
         "-m",
         "suite",
         "scale",
-        "--backend",
-        "cpu",
+        *TINY_OPTIONS,
+        *TINY_DCGAN_OPTIONS,
         "--nproc",
         "1,2",
-        "--batch-size",
-        "2",
-        "--warmup",
-        "1",
-        "--steps",
-        "2",
-        "--windows",
-        "1",
-        "--threads",
-        "1",
-        "--model-override",
-        "ngf=8",
-        "--model-override",
-        "ndf=8",
         "--usd-per-hour",
         "0.5",
         "--out",
         str(tmp_path),
     ]
-    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "SUITE_RUN_ID")}
     done = subprocess.run(
-        command, cwd=ROOT, env={**env, "PYTHONPATH": ROOT}, capture_output=True, text=True, timeout=600
+        command, cwd=ROOT, env=suite_env(PYTHONPATH=ROOT), capture_output=True, text=True, timeout=600
     )
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.splitlines()

@@ -116,6 +116,7 @@ def test_an_unknown_override_is_a_clear_error():
         get_workload("dcgan64").with_overrides(wdith=3)
 
 
+@pytest.mark.slow  # a fresh Python that imports torch: the order in which modules are first imported
 def test_listing_order_does_not_depend_on_which_module_was_imported_first():
     import subprocess
     import sys
