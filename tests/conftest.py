@@ -129,3 +129,17 @@ def fake_gpu(monkeypatch, tmp_path):
     monkeypatch.delenv("LOCAL_RANK", raising=False)
     fake_nvml.install(monkeypatch)
     return patch_cuda(monkeypatch)
+
+
+# One catalog entry, every field filled: what price-catalog tests start from and vary.
+T4_INSTANCE = {
+    "provider": "aws",
+    "region": "us-east-1",
+    "accelerator": "NVIDIA T4",
+    "accelerator_count": 1,
+    "accelerator_memory_gib": 16,
+    "vcpus": 4,
+    "ram_gib": 16,
+    "on_demand_usd_per_hour": 0.526,
+    "spot_usd_per_hour": 0.189,
+}

@@ -7,27 +7,22 @@ import datetime
 
 import pytest
 import yaml
+from conftest import T4_INSTANCE
 
 from suite.cli import main
 from suite.errors import UserError
 from suite.reporting import price_date, pricing
 
 TODAY = datetime.date(2026, 11, 23)
-ENTRY = {
-    "provider": "aws",
-    "region": "us-east-1",
-    "accelerator": "NVIDIA T4 16GB",
-    "accelerator_count": 1,
-    "accelerator_memory_gib": 16,
-    "vcpus": 4,
-    "ram_gib": 16,
-    "on_demand_usd_per_hour": 0.526,
-    "spot_usd_per_hour": 0.189,
-}
 
 
 def catalog(**fields) -> pricing.Catalog:
-    data = {"name": "mine", "source": "my notes", "as_of": "2025-01-01", "instances": {"g4dn.xlarge": ENTRY}}
+    data = {
+        "name": "mine",
+        "source": "my notes",
+        "as_of": "2025-01-01",
+        "instances": {"g4dn.xlarge": T4_INSTANCE},
+    }
     return pricing.parse_catalog({**data, **fields}, "catalog mine")
 
 

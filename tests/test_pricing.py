@@ -6,6 +6,7 @@ import json
 
 import pytest
 import yaml
+from conftest import T4_INSTANCE
 
 from suite.cli import main
 from suite.config import RunConfig
@@ -54,17 +55,7 @@ def test_later_snapshot_has_observed_spot_and_gcp_vm_plus_gpu_rows():
 
 
 def write_catalog(tmp_path, instance_fields: dict, name="mine.yaml") -> str:
-    entry = {
-        "provider": "aws",
-        "region": "us-east-1",
-        "accelerator": "NVIDIA T4",
-        "accelerator_count": 1,
-        "accelerator_memory_gib": 16,
-        "vcpus": 4,
-        "ram_gib": 16,
-        "on_demand_usd_per_hour": 0.526,
-        "spot_usd_per_hour": 0.189,
-    }
+    entry = dict(T4_INSTANCE)
     entry.update(instance_fields)
     entry = {k: v for k, v in entry.items() if v != "DROP"}
     path = tmp_path / name
