@@ -66,7 +66,8 @@ class Switch(argparse.Action):
         if option_string == self.negative:
             if value is not None:  # nargs="?" takes the next word: `--no-pin-memory on` is a contradiction
                 raise errors.UserError(
-                    f"{self.negative} takes no value, got {value!r} (give {self.positive} {value})"
+                    f"{self.negative} takes no value, got {value!r} (give {self.negative} alone, "
+                    f"or {self.positive} {self.metavar})"
                 )
             settings = [False]
         elif value is None:

@@ -30,12 +30,13 @@ def only_record(folder) -> dict:
 
 def suite_env(tmp_path=None, **extra) -> dict[str, str]:
     """This process's environment for a child `suite`, less the suite's own variables (a run id, an injected
-    fault) and torchrun's rank variables, which would make it part of another run; with TMP_PATH, a cache
-    folder of its own. EXTRA is added."""
+    fault; the cache folder is kept) and torchrun's rank variables, which would make it part of another run;
+    with TMP_PATH, a cache folder of its own. EXTRA is added."""
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith("SUITE_") and key not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")
+        if (key == "SUITE_CACHE_DIR" or not key.startswith("SUITE_"))
+        and key not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")
     }
     if tmp_path is not None:
         env["SUITE_CACHE_DIR"] = str(tmp_path / "cache")
@@ -143,3 +144,14 @@ T4_INSTANCE = {
     "on_demand_usd_per_hour": 0.526,
     "spot_usd_per_hour": 0.189,
 }
+
+
+@pytest.fixture(autouse=True)
+def kineto_log_level_restored():
+    """A profiled run in this process sets KINETO_LOG_LEVEL for itself: no later test may inherit it."""
+    before = os.environ.get("KINETO_LOG_LEVEL")
+    yield
+    if before is None:
+        os.environ.pop("KINETO_LOG_LEVEL", None)
+    else:
+        os.environ["KINETO_LOG_LEVEL"] = before

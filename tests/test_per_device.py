@@ -183,7 +183,10 @@ def test_per_device_2_on_the_cpu_records_two_pinned_rates_and_their_sum(tmp_path
 
     from suite.cli import main
 
-    assert main([*TINY_RUN, "--per-device", "2", "--out", str(tmp_path)]) == 0
+    # No --threads: each copy's thread count must come from its own group of cores (one core: one thread).
+    i = TINY_RUN.index("--threads")
+    unthreaded = TINY_RUN[:i] + TINY_RUN[i + 2 :]
+    assert main([*unthreaded, "--per-device", "2", "--out", str(tmp_path)]) == 0
     record = only_record(tmp_path)  # the copies' own records are not in the results folder
     devices = record["per_device"]["devices"]
     assert record["status"] == "ok" and len(devices) == 2

@@ -41,7 +41,7 @@ def test_a_catalog_date_is_kept_to_the_precision_it_was_written(written, iso):
 
 
 @pytest.mark.parametrize(
-    "written", ["2025 (exact date unknown)", "last week", "2025-13", "2025-02-30", "25-06-01", True, 20251]
+    "written", ["2025, exact date unknown", "last week", "2025-13", "2025-02-30", "25-06-01", True, 20251]
 )
 def test_anything_but_a_date_is_refused_in_one_line_naming_it(written):
     with pytest.raises(UserError, match=r"catalog mine: as_of .*must be a date: YYYY-MM-DD") as refused:
@@ -101,3 +101,26 @@ def test_import_dates_the_catalog_with_as_of_or_says_it_is_the_import_date(tmp_p
     capsys.readouterr()
     assert main(["prices", "import", str(csv_file), "--as-of", "March 2025"]) == 2
     assert "--as-of must be a date: YYYY-MM-DD, or YYYY-MM or YYYY" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "written, as_of, note",
+    [
+        (
+            "imported 2025-06-01 (the source's own date may be older)",
+            "2025-06-01",
+            "the import date; the source's",
+        ),
+        ("2025 (exact date unknown; before June)", "2025", "exact date unknown; before June"),
+    ],
+)
+def test_a_catalog_written_before_dates_were_dates_loads_with_a_warning(written, as_of, note):
+    """What earlier `suite prices import` wrote, and the shipped catalog's old form, still load."""
+    old = catalog(as_of=written)
+    assert old.as_of == as_of and old.as_of_note.startswith(note)
+    assert any("write them so in the file" in warning for warning in old.warnings)
+
+
+def test_words_beside_a_note_are_refused_with_what_to_write():
+    with pytest.raises(UserError, match="write the date alone and any words in as_of_note"):
+        catalog(as_of="2025 (exact date unknown)", as_of_note="exact date unknown")

@@ -17,7 +17,7 @@ from suite.measurement import profiling
 
 
 def test_a_host_only_trace_quiets_libkineto_unless_the_user_set_its_level(tmp_path, monkeypatch):
-    monkeypatch.delenv("KINETO_LOG_LEVEL", raising=False)
+    monkeypatch.delenv("KINETO_LOG_LEVEL", raising=False)  # conftest restores it after each test
     profiling.StepProfiler(str(tmp_path / "a"), 1).close()
     assert os.environ["KINETO_LOG_LEVEL"] == profiling.KINETO_SILENT
     monkeypatch.setenv("KINETO_LOG_LEVEL", "0")  # the user asked for everything: they get it
@@ -28,13 +28,16 @@ def test_a_host_only_trace_quiets_libkineto_unless_the_user_set_its_level(tmp_pa
 @pytest.mark.filterwarnings("ignore:CUDA is not available")  # this machine may have no GPU
 def test_a_trace_with_a_device_keeps_libkinetos_messages(tmp_path, monkeypatch):
     """On a GPU, libkineto's errors (a CUPTI permission refusal) are the user's to see."""
-    monkeypatch.delenv("KINETO_LOG_LEVEL", raising=False)
+    monkeypatch.delenv("KINETO_LOG_LEVEL", raising=False)  # conftest restores it after each test
     activities = [tp.ProfilerActivity.CPU, tp.ProfilerActivity.CUDA]
     profiling.StepProfiler(str(tmp_path), 1, activities).close()
     assert "KINETO_LOG_LEVEL" not in os.environ
 
 
-def test_the_missing_warm_up_step_is_said_in_the_note_and_torchs_warning_is_not(tmp_path, recwarn):
+def test_the_missing_warm_up_step_is_said_in_the_note_and_torchs_warning_is_not(
+    tmp_path, recwarn, monkeypatch
+):
+    monkeypatch.delenv("KINETO_LOG_LEVEL", raising=False)  # conftest restores it after each test
     short = profiling.StepProfiler(str(tmp_path / "short"), 1).close()
     assert short["schedule"]["warmup"] == 0 and profiling.NO_WARMUP in short["note"]
     assert not [w for w in recwarn if "warmup" in str(w.message)]

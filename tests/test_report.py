@@ -215,6 +215,7 @@ def test_csv_and_json_carry_the_numbers_and_the_catalog():
     parsed = list(csv.DictReader(io.StringIO(report.render(rows, SEED, "csv"))))
     assert float(parsed[0]["images_per_usd"]) == pytest.approx(5_830_000 / 3.06)
     assert parsed[0]["prices_catalog"] == "seed-2022" and parsed[0]["prices_as_of"] == "2022-02"
+    assert parsed[0]["prices_as_of_note"].startswith("the write-up is dated 2022-02-08")
     data = json.loads(report.render(rows, SEED, "json", dataset_size=1000))
     assert data["catalog"]["name"] == "seed-2022" and data["dataset_size"] == 1000
     assert data["rows"][0]["spot_usd_per_hour"] == 0.92

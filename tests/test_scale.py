@@ -58,7 +58,9 @@ def test_dollars_per_million_images():
 
 
 def test_instance_price_comes_from_the_catalog():
-    assert scale.hourly_price("p3.2xlarge", "seed-2022") == (3.06, 0.92, "seed-2022, as of 2022-02")
+    on_demand, spot, said = scale.hourly_price("p3.2xlarge", "seed-2022")
+    assert (on_demand, spot) == (3.06, 0.92)
+    assert said.startswith("seed-2022, as of 2022-02 (the write-up is dated 2022-02-08") and "old)" in said
     with pytest.raises(UserError, match="unknown instance 'p3.2xlrge'"):
         scale.hourly_price("p3.2xlrge", "seed-2022")
 

@@ -12,6 +12,18 @@ from suite.errors import UserError
 
 ACCEPTED = "a date: YYYY-MM-DD, or YYYY-MM or YYYY when only that much is known"
 _PATTERN = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
+# How catalogs said their date before it was a date: "imported 2025-06-01 (the source's own date may be
+# older)", written by `suite prices import`, and "2025 (exact date unknown; ...)", the shipped one's form.
+_DATE_WITH_WORDS = re.compile(r"(imported )?(\d{4}(?:-\d{2}(?:-\d{2})?)?) \((.+)\)")
+
+
+def split_date_and_words(value) -> tuple[str, str] | None:
+    """A date written with words in brackets -> (the date, the words for as_of_note), else None."""
+    match = _DATE_WITH_WORDS.fullmatch(value.strip()) if isinstance(value, str) else None
+    if match is None:
+        return None
+    imported, date, words = match.groups()
+    return date, (f"the import date; {words}" if imported else words)
 
 
 def parse_price_date(value, what: str, today: datetime.date | None = None) -> str:
@@ -31,7 +43,10 @@ def parse_price_date(value, what: str, today: datetime.date | None = None) -> st
             raise ValueError
         start = datetime.date(int(match[1]), int(match[2] or 1), int(match[3] or 1))
     except ValueError:
-        raise UserError(f"{what} must be {ACCEPTED}, got {value!r}") from None
+        raise UserError(
+            f"{what} must be {ACCEPTED}, got {value!r}"
+            + (": write the date alone and any words in as_of_note" if what.endswith("as_of") else "")
+        ) from None
     if start > (today or datetime.date.today()):
         raise UserError(f"{what} {text} is in the future (prices are quoted as of a past date)")
     return text

@@ -193,7 +193,16 @@ def parse_catalog(data, where: str, path: str | None = None) -> Catalog:
     instances = {
         str(name): parse_instance(str(name), entry, where) for name, entry in data["instances"].items()
     }
-    warnings = [
+    as_of, as_of_note = data["as_of"], _optional_text(data, "as_of_note", where)
+    warnings = []
+    if as_of_note is None and (split := price_date.split_date_and_words(as_of)):
+        # A catalog written before as_of was a date still loads, read the way it was meant.
+        as_of, as_of_note = split
+        warnings.append(
+            f"{where}: as_of {data['as_of']!r} read as as_of {as_of!r} and as_of_note {as_of_note!r} "
+            "(write them so in the file to silence this)"
+        )
+    warnings += [
         f"{where}, instance {i.name!r}: spot_usd_per_hour {i.spot_usd_per_hour:g} is above "
         f"on_demand_usd_per_hour {i.on_demand_usd_per_hour:g} (spot is normally the cheaper; check the source)"
         for i in instances.values()
@@ -203,8 +212,8 @@ def parse_catalog(data, where: str, path: str | None = None) -> Catalog:
         warnings=warnings,
         name=str(data["name"]),
         source=str(data["source"]),
-        as_of=price_date.parse_price_date(data["as_of"], f"{where}: as_of (more in as_of_note)"),
-        as_of_note=_optional_text(data, "as_of_note", where),
+        as_of=price_date.parse_price_date(as_of, f"{where}: as_of"),
+        as_of_note=as_of_note,
         instances=instances,
         currency=str(data.get("currency", "USD")),
         spot_basis=data.get("spot_basis"),

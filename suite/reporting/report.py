@@ -553,6 +553,7 @@ def _row(
         "notes": [],
         "prices_catalog": catalog.name,
         "prices_as_of": catalog.as_of,
+        "prices_as_of_note": catalog.as_of_note,
     }
     if settings(first):
         row["notes"].append("settings: " + ", ".join(settings(first)))
@@ -932,6 +933,7 @@ CSV_FIELDS = [
     "notes",
     "prices_catalog",
     "prices_as_of",
+    "prices_as_of_note",
 ]
 
 

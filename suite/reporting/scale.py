@@ -56,7 +56,7 @@ def hourly_price(instance: str, prices: str | None = None) -> tuple[float, float
     from suite.reporting.pricing import find_instance
 
     found, catalog = find_instance(instance, prices)
-    return found.on_demand_usd_per_hour, found.spot_usd_per_hour, f"{catalog.name}, as of {catalog.as_of}"
+    return found.on_demand_usd_per_hour, found.spot_usd_per_hour, f"{catalog.name}, {catalog.dated()}"
 
 
 def _threads(record: dict):
