@@ -42,14 +42,21 @@ def byte_size(flag: str):
     return lambda text: parse_byte_size(flag, text)
 
 
-def switch(flag: str):
-    """true or false, in the one vocabulary every option accepts (on/off, yes/no, 1/0 too)."""
-    return lambda text: errors.truth(flag, text)
+def comma_list(option: str, text, parse, example: str | None = None) -> list:
+    """'0,1,2' -> [parse('0'), parse('1'), parse('2')]; None -> [None] (the default setting). EXAMPLE, if
+    given, shows a valid list in the error."""
+    if text is None:
+        return [None]
+    items = [item.strip() for item in str(text).split(",")]
+    if not all(items):
+        such_as = f" such as {example}" if example else ""
+        raise errors.UserError(f"{option} must be a comma-separated list{such_as}, got {text!r}")
+    return [parse(item) for item in items]
 
 
 class Switch(argparse.Action):
     """A true/false option spelled alike in every command: `--NAME` (on), `--NAME VALUE` with VALUE in the
-    one vocabulary of `switch` (on/off, true/false, yes/no, 1/0), and `--no-NAME` (off). So `suite run
+    one vocabulary of `errors.truth` (on/off, true/false, yes/no, 1/0), and `--no-NAME` (off). So `suite run
     --pin-memory off`, the advice "try --pin-memory on" and `suite loader --pin-memory on,off` all parse.
     With many=True the value is a list of settings to try, one or more (`suite loader`)."""
 
@@ -73,12 +80,9 @@ class Switch(argparse.Action):
         elif value is None:
             settings = [True]
         elif self.many:
-            items = [item.strip() for item in value.split(",")]
-            if not all(items):
-                raise errors.UserError(
-                    f"{self.positive} must be a comma-separated list such as on,off, got {value!r}"
-                )
-            settings = [errors.truth(self.positive, item) for item in items]
+            settings = comma_list(
+                self.positive, value, lambda item: errors.truth(self.positive, item), "on,off"
+            )
         else:
             settings = [errors.truth(self.positive, value)]
         setattr(namespace, self.dest, settings if self.many else settings[0])

@@ -62,24 +62,13 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=loader_command)
 
 
-def parse_list(option: str, text, parse) -> list:
-    """'0,1,2' -> [0, 1, 2]; None -> [None] (the default setting)."""
-    if text is None:
-        return [None]
-    from suite.errors import UserError
-
-    items = [item.strip() for item in str(text).split(",")]
-    if not all(items):
-        raise UserError(f"{option} must be a comma-separated list, got {text!r}")
-    return [parse(item) for item in items]
-
-
 def loader_command(args) -> int:
     from suite import results
     from suite.config import RunConfig
     from suite.errors import UserError, non_negative_int, positive_int
     from suite.measurement.loader_only import measure_setting
     from suite.measurement.runner import plan_run
+    from suite.option_types import comma_list
     from suite.workloads import get_workload
 
     if args.data == "synthetic":
@@ -87,7 +76,7 @@ def loader_command(args) -> int:
             "--data synthetic has no loader to measure (one batch is made on the device and "
             "reused): give an image folder or a cache"
         )
-    workers_list = parse_list("--workers", args.workers, lambda v: non_negative_int("--workers", v))
+    workers_list = comma_list("--workers", args.workers, lambda v: non_negative_int("--workers", v))
     pin_list = args.pin_memory or [None]  # a Switch(many=True) holds the settings to try
     batches, windows = positive_int("--batches", args.batches), positive_int("--windows", args.windows)
     warmup = non_negative_int("--warmup", args.warmup)
