@@ -122,6 +122,14 @@ def shipped_catalog_names() -> list[str]:
     return sorted(entry.name[: -len(".yaml")] for entry in folder.iterdir() if entry.name.endswith(".yaml"))
 
 
+def _text(value, where: str, field: str, nullable: bool = False) -> str | None:
+    if value is None and nullable:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise UserError(f"{where}: {field} must be a non-empty text, got {value!r}")
+    return value
+
+
 def _number(value, kind, where: str, field: str, nullable: bool):
     if value is None:
         if nullable:
@@ -160,9 +168,7 @@ def parse_instance(name: str, entry, catalog_where: str) -> Instance:
             null = " (write `null` for no quote)" if nullable else ""
             raise UserError(f"{where}: field {field!r} is missing{null}")
         if kind is str:
-            if not isinstance(entry[field], str) or not entry[field].strip():
-                raise UserError(f"{where}: {field} must be a non-empty text, got {entry[field]!r}")
-            values[field] = entry[field]
+            values[field] = _text(entry[field], where, field)
         else:
             values[field] = _number(entry[field], kind, where, field, nullable)
     if values["on_demand_usd_per_hour"] == 0:
@@ -171,13 +177,6 @@ def parse_instance(name: str, entry, catalog_where: str) -> Instance:
         raise UserError(f"{where}: spot_usd_per_hour must be above 0, or null for no quote")
     note = entry.get("note")
     return Instance(name=str(name), note=str(note) if note is not None else None, **values)
-
-
-def _optional_text(data: dict, field: str, where: str) -> str | None:
-    value = data.get(field)
-    if value is not None and (not isinstance(value, str) or not value.strip()):
-        raise UserError(f"{where}: {field} must be a non-empty text, got {value!r}")
-    return value
 
 
 def parse_catalog(data, where: str, path: str | None = None) -> Catalog:
@@ -193,7 +192,7 @@ def parse_catalog(data, where: str, path: str | None = None) -> Catalog:
     instances = {
         str(name): parse_instance(str(name), entry, where) for name, entry in data["instances"].items()
     }
-    as_of, as_of_note = data["as_of"], _optional_text(data, "as_of_note", where)
+    as_of, as_of_note = data["as_of"], _text(data.get("as_of_note"), where, "as_of_note", nullable=True)
     warnings = []
     if as_of_note is None and (split := price_date.split_date_and_words(as_of)):
         # A catalog written before as_of was a date still loads, read the way it was meant.
