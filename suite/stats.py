@@ -16,6 +16,18 @@ WIDE_SPREAD_CV = 0.05
 SLOW_FIRST_WINDOW = 0.80
 
 
+def cv(values: list[float]) -> float | None:
+    """Coefficient of variation, stdev ÷ mean; None for fewer than two values or a zero mean."""
+    if len(values) < 2 or not statistics.fmean(values):
+        return None
+    return statistics.stdev(values) / statistics.fmean(values)
+
+
+def relative_range(values: list[float]) -> float:
+    """(max − min) ÷ median: how far apart the extremes are, relative to the typical value."""
+    return (max(values) - min(values)) / statistics.median(values)
+
+
 def window_throughputs(images_per_window: int, window_times_s: list[float]) -> list[float]:
     return [images_per_window / t for t in window_times_s]
 
@@ -23,16 +35,15 @@ def window_throughputs(images_per_window: int, window_times_s: list[float]) -> l
 def summarise_windows(images_per_window: int, steps_per_window: int, window_times_s: list[float]) -> dict:
     rates = window_throughputs(images_per_window, window_times_s)
     median = statistics.median(rates)
-    mean = statistics.fmean(rates)
     stdev = statistics.stdev(rates) if len(rates) > 1 else 0.0
     return {
         "images_per_second": median,
         "images_per_hour": median * SECONDS_PER_HOUR,
-        "images_per_second_mean": mean,
+        "images_per_second_mean": statistics.fmean(rates),
         "images_per_second_stdev": stdev,
         "images_per_second_min": min(rates),
         "images_per_second_max": max(rates),
-        "images_per_second_cv": stdev / mean if mean else 0.0,
+        "images_per_second_cv": cv(rates) or 0.0,
         "step_time_s": statistics.median(window_times_s) / steps_per_window,
         "window_images_per_second": rates,
         "window_time_s": list(window_times_s),

@@ -15,12 +15,11 @@ overlap of the copies' timed spans is recorded, and a warning is added when it i
 from __future__ import annotations
 
 import os
-import statistics
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from suite import context, results
+from suite import context, results, stats
 from suite.errors import UserError
 
 # Below this share of the shortest copy's timed span, the copies were not measured side by side.
@@ -129,10 +128,10 @@ def combine(config: dict, copies: list[tuple[dict, dict[str, str], float]], ctx:
     record["per_device"].update(images_per_second_sum=total, timed_overlap=overlap)
     record["metrics"] = {
         "images_per_second": total,
-        "images_per_hour": total * 3600.0,
+        "images_per_hour": total * stats.SECONDS_PER_HOUR,
         "images_per_second_per_device": rates,
         # (max − min) ÷ median across the copies: devices of one instance that are not equal
-        "per_device_spread": (max(rates) - min(rates)) / statistics.median(rates),
+        "per_device_spread": stats.relative_range(rates),
     }
     if overlap is not None and overlap < MIN_OVERLAP:
         record["warnings"].append(

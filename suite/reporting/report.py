@@ -21,7 +21,7 @@ import statistics
 import sys
 from collections import Counter
 
-from suite import results
+from suite import results, stats
 from suite.backends import declared
 from suite.reporting.pricing import Catalog
 
@@ -353,10 +353,7 @@ def _window_cv(record: dict) -> float | None:
     metrics = record.get("metrics") or {}
     if metrics.get("images_per_second_cv") is not None:
         return float(metrics["images_per_second_cv"])
-    rates = metrics.get("window_images_per_second") or []
-    if len(rates) > 1 and statistics.fmean(rates):
-        return statistics.stdev(rates) / statistics.fmean(rates)
-    return None
+    return stats.cv(metrics.get("window_images_per_second") or [])
 
 
 def repriced(
@@ -579,7 +576,7 @@ def _row(
         images_per_hour_min=min(rates),
         images_per_hour_max=max(rates),
         measured_images_per_hour=rate,
-        spread=(max(rates) - min(rates)) / rate if len(rates) > 1 else None,
+        spread=stats.relative_range(rates) if len(rates) > 1 else None,
     )
 
     instance = catalog.instances.get(row["instance"]) if row["instance"] else None
