@@ -33,6 +33,7 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 
+from suite import stats
 from suite.config import RunConfig
 from suite.errors import UserError
 from suite.reporting import report
@@ -240,7 +241,7 @@ class Group:
         return self.records[0]
 
     def rates(self) -> list[float]:
-        return [report.images_per_hour(r) / 3600.0 for r in self.records if counted(r)]
+        return [report.images_per_hour(r) / stats.SECONDS_PER_HOUR for r in self.records if counted(r)]
 
     def not_counted(self) -> dict:
         return dict(Counter(_why_not(r) for r in self.records if not counted(r)))
@@ -360,8 +361,8 @@ def _compare_pair(base: Group, cand: Group, by, min_change, catalog) -> dict:
     # Images per $ tells something new only when the two sides pay different prices.
     if price_base and price_cand and price_base != price_cand:
         metrics["images_per_usd"] = decide(
-            [r * 3600.0 / price_base for r in rates_base],
-            [r * 3600.0 / price_cand for r in rates_cand],
+            [r * stats.SECONDS_PER_HOUR / price_base for r in rates_base],
+            [r * stats.SECONDS_PER_HOUR / price_cand for r in rates_cand],
             min_change,
             METRICS["images_per_usd"][1],
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from suite import atomic
+from suite import atomic, stats
 from suite.errors import UserError
 
 
@@ -61,7 +61,9 @@ def throughput_over_run(records: list[dict], path: str) -> str | None:
     fig, ax = plt.subplots(figsize=(9, 5))
     for record in runs:
         metrics = record["metrics"]
-        rates = [rate * 3600 for rate in metrics["window_images_per_second"]]  # the table's unit: img/h
+        rates = [
+            rate * stats.SECONDS_PER_HOUR for rate in metrics["window_images_per_second"]
+        ]  # the table's unit: img/h
         times = metrics.get("window_time_s") or [1.0] * len(rates)
         # x: the end of each window, in seconds of timed work (warm-up excluded)
         ends, total = [], 0.0

@@ -333,7 +333,7 @@ def images_per_hour(record: dict) -> float | None:
     if metrics.get("images_per_hour") is not None:
         return float(metrics["images_per_hour"])
     if metrics.get("images_per_second") is not None:
-        return float(metrics["images_per_second"]) * 3600.0
+        return float(metrics["images_per_second"]) * stats.SECONDS_PER_HOUR
     return None
 
 

@@ -15,6 +15,7 @@ accelerator (a CPU priced as p3.8xlarge) is not priced: its $ per image would be
 
 from __future__ import annotations
 
+from suite import stats
 from suite.errors import UserError, positive_int
 
 IMAGES_PER_MILLION = 1e6
@@ -125,7 +126,7 @@ def scaling_rows(
                 row["notes"].append(f"not priced: {mismatch.split(':')[0]}")
             if count in prices and not mismatch:
                 usd_per_hour, spot_usd_per_hour, source = prices[count]
-                millions_per_hour = rate * 3600.0 / IMAGES_PER_MILLION
+                millions_per_hour = rate * stats.SECONDS_PER_HOUR / IMAGES_PER_MILLION
                 row["usd_per_hour"], row["price_source"] = usd_per_hour, source
                 row["usd_per_million_images"] = usd_per_hour / millions_per_hour
                 if spot_usd_per_hour is not None:
