@@ -148,12 +148,12 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_USER_ERROR
         return int(args.func(args) or 0)
     except UserError as error:
-        from suite import results
+        from suite import run_record
 
         print(f"suite: error: {error}", file=sys.stderr)
         return (
-            results.EXIT_RECORD_NOT_WRITTEN
-            if isinstance(error, results.RecordNotWritten)
+            run_record.EXIT_RECORD_NOT_WRITTEN
+            if isinstance(error, run_record.RecordNotWritten)
             else EXIT_USER_ERROR
         )
     except KeyboardInterrupt:

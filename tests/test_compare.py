@@ -10,7 +10,7 @@ import statistics
 
 import pytest
 
-from suite import results
+from suite import run_record
 from suite.cli import main
 from suite.reporting import compare, report
 from suite.reporting.pricing import load_catalog
@@ -29,7 +29,7 @@ def record(images_per_second, run, *, threads=None, instance=None, status="ok", 
         "instance": instance,
         **config,
     }
-    rec = results.new_record(f"run-{run}", {"utc_time": "2026-01-01T00:00:00Z"}, values)
+    rec = run_record.new_record(f"run-{run}", {"utc_time": "2026-01-01T00:00:00Z"}, values)
     device = {
         "name": "Test CPU",
         "count": 1,
@@ -202,7 +202,7 @@ def test_bad_by_and_min_change_are_user_errors():
 def write_side(folder, rates, prefix, **fields) -> None:
     os.makedirs(folder, exist_ok=True)
     for _, rec in side(rates, prefix, **fields):
-        results.write_record(rec, str(folder))
+        run_record.write_record(rec, str(folder))
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import os
 import pytest
 from suite.backends import backend_class
 
-from suite import results
+from suite import run_record
 from suite.config import RunConfig
 from suite.errors import UserError
 from suite.orchestration import per_device
@@ -84,7 +84,7 @@ def test_per_device_refuses_collectives_and_too_many_copies():
 
 def copy_record(rate, run, status="ok", timed_s=10.0, **config) -> dict:
     values = {"workload": "dcgan64", "backend": "cuda", "batch_size": 64, "precision": "amp", **config}
-    record = results.new_record(f"copy-{run}", {"utc_time": "2026-01-01T00:00:00Z"}, values)
+    record = run_record.new_record(f"copy-{run}", {"utc_time": "2026-01-01T00:00:00Z"}, values)
     record.update(
         status=status, device={"name": "Tesla V100-SXM2-16GB", "count": 1}, data={"source": "synthetic"}
     )
@@ -118,7 +118,7 @@ def test_combine_records_each_rate_and_their_sum():
     ]
     assert record["per_device"]["timed_overlap"] == pytest.approx(0.95)
     assert not record["warnings"]
-    results.parse_record(record)  # a valid run record
+    run_record.check_record(record)  # a valid run record
 
 
 def test_combine_warns_when_copies_were_not_timed_side_by_side():

@@ -9,7 +9,7 @@ import json
 import pytest
 from conftest import TINY, TINY_RUN
 
-from suite import results
+from suite import run_record
 from suite.cli import main
 from suite.reporting import report
 from suite.reporting.pricing import load_catalog
@@ -42,7 +42,7 @@ def make_record(
         "instance": instance,
         "accelerators_used": used,
     }
-    record = results.new_record(f"run-{run}", {"utc_time": "2026-01-01T00:00:00Z"}, config)
+    record = run_record.new_record(f"run-{run}", {"utc_time": "2026-01-01T00:00:00Z"}, config)
     source = (
         {"source": data} if data == "synthetic" else {"source": data, "path": "/data/msls", "images": 1000}
     )
@@ -316,7 +316,7 @@ def test_a_real_cpu_run_on_an_instance_is_reported(tmp_path):
     plan = plan_run(config)
     plan.config = resolve_run_instance(plan.config)
     record = execute(plan)
-    path = results.write_record(record, str(tmp_path))
+    path = run_record.write_record(record, str(tmp_path))
     assert record["config"]["instance"] == "p3.2xlarge" and record["config"]["accelerators_used"] == 1
     loaded = report.load_records([path])
     rows = report.build_rows([r for _, r in loaded], SEED)

@@ -12,7 +12,7 @@ import json
 import pytest
 from test_report import SEED, make_record, write_json
 
-from suite import results
+from suite import run_record
 from suite.cli import main
 from suite.config import RunConfig
 from suite.reporting import report
@@ -193,9 +193,9 @@ def test_sub_runs_are_left_out_unless_included(tmp_path, capsys):
 
 
 def test_a_record_names_the_command_that_made_it(monkeypatch):
-    assert results.new_record("r", {}, {})["origin"] == "run"
-    monkeypatch.setenv(results.ORIGIN_ENV, "sweep")
-    assert results.new_record("r", {}, {})["origin"] == "sweep"
+    assert run_record.new_record("r", {}, {})["origin"] == "run"
+    monkeypatch.setenv(run_record.ORIGIN_ENV, "sweep")
+    assert run_record.new_record("r", {}, {})["origin"] == "sweep"
 
 
 def test_a_profiled_run_alone_is_a_profiled_row_not_a_failure():

@@ -43,7 +43,7 @@ def add_parser(subparsers) -> None:
 
 
 def compare_command(args) -> int:
-    from suite import results
+    from suite import run_record
     from suite.errors import UserError, one_of
     from suite.reporting import compare, report
     from suite.reporting.pricing import load_catalog
@@ -64,7 +64,7 @@ def compare_command(args) -> int:
     result = compare.compare(*sides, by=by, min_change=min_change, catalog=catalog)
     text = compare.render(result, args.format)
     if args.out:
-        results.write_text(args.out, text)
+        run_record.write_text(args.out, text)
         print(f"suite: comparison written to {args.out}", file=sys.stderr)
     else:
         sys.stdout.write(text)

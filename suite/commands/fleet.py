@@ -89,11 +89,11 @@ def load_campaign(args):
 
 def prepare(args):
     """The campaign, its folder and its task files (written), as plan and run both need them."""
-    from suite import results
+    from suite import run_record
     from suite.orchestration import sky_tasks
 
     plan = load_campaign(args)
-    out_dir = results.check_out_dir(args.out or os.path.join(DEFAULT_OUT, plan.name))
+    out_dir = run_record.check_out_dir(args.out or os.path.join(DEFAULT_OUT, plan.name))
     paths = sky_tasks.write_tasks(plan, args.tasks or os.path.join(out_dir, "tasks"))
     return plan, out_dir, paths
 

@@ -79,7 +79,7 @@ def add_parser(subparsers) -> None:
 def report_command(args) -> int:
     from collections import Counter
 
-    from suite import results
+    from suite import run_record
     from suite.errors import UserError, one_of, positive_int
     from suite.reporting import report
     from suite.reporting.pricing import find_instance, load_catalog
@@ -166,7 +166,7 @@ def report_command(args) -> int:
         for path in plots.draw_all(records, rows, shown or [catalog], args.plot, skipped):
             print(f"suite: plot {os.path.relpath(path)}", file=sys.stderr)
     if args.out:
-        results.write_text(args.out, text)
+        run_record.write_text(args.out, text)
         print(
             f"suite: report of {len(records)} run(s) in {len(rows)} row(s) written to {args.out}",
             file=sys.stderr,

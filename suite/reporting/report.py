@@ -21,7 +21,7 @@ import statistics
 import sys
 from collections import Counter
 
-from suite import results, stats
+from suite import run_record, stats
 from suite.backends import declared
 from suite.reporting.pricing import Catalog
 
@@ -36,7 +36,7 @@ _GENERIC_TOKENS = re.compile(
 )
 
 
-# Records made by a command's own sub-runs (results.ORIGIN_ENV), left out of a report unless included:
+# Records made by a command's own sub-runs (run_record.ORIGIN_ENV), left out of a report unless included:
 # a sweep's points, a batch-size search's probes (some out of memory on purpose), diagnose's three runs.
 SUB_RUN_ORIGINS = ("sweep", "batch-size", "diagnose", "scale")
 INCLUDE_GROUPS = {"probes": ("batch-size", "diagnose"), "all": SUB_RUN_ORIGINS}
@@ -71,12 +71,12 @@ def load_records(
     warn = warn or (lambda message: print(f"suite: warning: {message}", file=sys.stderr))
     include = include if include is not None else {"run", *SUB_RUN_ORIGINS}
     loaded = []
-    for path in results.iter_record_paths(paths):
+    for path in run_record.iter_record_paths(paths):
         try:
-            record = results.read_record(path)
-        except results.OtherSuiteRecord:
+            record = run_record.read_record(path)
+        except run_record.OtherSuiteRecord:
             continue  # the suite's own non-run records (batch-size searches) share results folders
-        except results.NotARecord as error:
+        except run_record.NotARecord as error:
             warn(f"skipped {path}: {error}")
             continue
         except (OSError, UnicodeDecodeError) as error:
