@@ -16,7 +16,6 @@ import csv
 import dataclasses
 import io
 import json
-import re
 import statistics
 import sys
 from collections import Counter
@@ -24,17 +23,20 @@ from collections import Counter
 from suite import run_record, stats
 from suite.backends import declared
 from suite.reporting.pricing import Catalog
+from suite.run_record.facts import (
+    accelerators_used,
+    data_path,
+    images_per_hour,
+    nodes,
+    numerics_failed,
+    other_device,
+    per_device,
+    profiled,
+)
 
 # The seed's data set: Mapillary Street Level Sequences, ~1.2 M JPEGs.
 DEFAULT_DATASET_SIZE = 1_200_000
 FORMATS = ("md", "csv", "json")
-
-# Words that name a vendor or a memory size, not the accelerator model (for "ran on another device").
-_GENERIC_TOKENS = re.compile(
-    r"^(nvidia|tesla|habana|labs|amd|intel|aws|r|tm|cpu|gpu|hbm\d*|sxm\d*|pcie|"
-    r"\d+gb|\d+(\.\d+)?ghz)$"
-)
-
 
 # Records made by a command's own sub-runs (run_record.ORIGIN_ENV), left out of a report unless included:
 # a sweep's points, a batch-size search's probes (some out of memory on purpose), diagnose's three runs.
@@ -93,11 +95,6 @@ def load_records(
             continue
         loaded.append((path, record))
     return loaded
-
-
-def data_path(record: dict) -> str:
-    data = record.get("data") or {}
-    return str(data.get("source") or record["config"].get("data") or "?")
 
 
 # Knobs beyond the table's columns that change a number (RunConfig fields; the loader's three are read
@@ -305,48 +302,6 @@ def settings(record: dict) -> tuple[str, ...]:
 
 
 group_key = row_key  # the name earlier code used
-
-
-def nodes(record: dict) -> int:
-    return int(record["config"].get("nnodes") or 1)
-
-
-def accelerators_used(record: dict) -> int:
-    """Accelerators used on each instance (node) of the run."""
-    config = record["config"]
-    used = config.get("accelerators_used")
-    return int(used) if used is not None else max(1, int(config.get("world_size", 1) or 1) // nodes(record))
-
-
-def numerics_failed(record: dict) -> bool:
-    """A run whose precision failed the numerics check trained another model: shown, never ranked."""
-    return (record.get("numerics") or {}).get("verdict") == "fail"
-
-
-def profiled(record: dict) -> bool:
-    """A profiled run's steps were slowed by the profiler: shown, never in a median."""
-    return bool(record.get("profile") or record["config"].get("profile_dir"))
-
-
-def images_per_hour(record: dict) -> float | None:
-    metrics = record.get("metrics") or {}
-    if metrics.get("images_per_hour") is not None:
-        return float(metrics["images_per_hour"])
-    if metrics.get("images_per_second") is not None:
-        return float(metrics["images_per_second"]) * stats.SECONDS_PER_HOUR
-    return None
-
-
-def _model_tokens(name: str) -> set[str]:
-    return {t for t in re.findall(r"[a-z0-9]+", name.lower()) if not _GENERIC_TOKENS.match(t)}
-
-
-def other_device(device_name: str | None, accelerator: str) -> bool:
-    """True when the run's device is plainly not the instance's accelerator (e.g. a CPU run priced as a
-    V100 instance): the two names share no model word."""
-    if not device_name:
-        return False
-    return not (_model_tokens(device_name) & _model_tokens(accelerator))
 
 
 def _window_cv(record: dict) -> float | None:
@@ -644,11 +599,6 @@ def _row(
                 spot_epoch_usd=row["epoch_hours"] * spot,
             )
     return row
-
-
-def per_device(record: dict) -> int | None:
-    """Copies run at once, one per device (`suite run --per-device`), or None for an ordinary run."""
-    return record["config"].get("per_device")
 
 
 def _twin_key(record: dict, pool: tuple[str, ...] = ()) -> tuple:
