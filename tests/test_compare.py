@@ -12,7 +12,7 @@ import pytest
 
 from suite import run_record
 from suite.cli import main
-from suite.reporting import compare, report
+from suite.reporting import compare, identity
 from suite.reporting.pricing import load_catalog
 
 SEED = load_catalog("seed-2022")
@@ -98,7 +98,7 @@ def test_ratio_and_interval_are_of_geometric_means():
 
 
 def test_matching_uses_the_reports_row_key():
-    assert compare.row_key is report.row_key  # one definition of "the same configuration"
+    assert compare.row_key is identity.row_key  # one definition of "the same configuration"
     base = side([100, 101, 99], "a") + side([50, 51, 49], "b", batch_size=16)
     cand = side([120, 121, 119], "c") + side([60, 61, 59], "d", precision="bf16")
     result = compare.compare(base, cand)

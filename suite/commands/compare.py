@@ -45,7 +45,8 @@ def add_parser(subparsers) -> None:
 def compare_command(args) -> int:
     from suite import run_record
     from suite.errors import UserError, one_of
-    from suite.reporting import compare, report
+    from suite.reporting import compare
+    from suite.reporting.gather import load_records
     from suite.reporting.pricing import load_catalog
 
     if args.format not in compare.FORMATS:
@@ -57,7 +58,7 @@ def compare_command(args) -> int:
     catalog = load_catalog(args.prices)
     sides = []
     for name, path in (("baseline", args.baseline), ("candidate", args.candidate)):
-        loaded = report.load_records(compare.expand_paths(path))
+        loaded = load_records(compare.expand_paths(path))
         if not loaded:
             raise UserError(f"no suite run records found for the {name} in {path!r}")
         sides.append(loaded)
