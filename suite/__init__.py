@@ -11,7 +11,7 @@ it may import):
     suite.reporting              records in, tables and plots out (reads records only)
 
 The modules at this level are the shared vocabulary every layer may import: config, context, errors,
-results and records (writing and reading records), atomic (every write), run_options and option_types (the
+run_record (the run record: its schema, reading and writing), atomic (every write), run_options and option_types (the
 options of `suite run`, declared once, typed), input_checks and limits (refusing bad or oversized input
 before anything runs), sizes, stats (throughput arithmetic) and optional_modules.
 """

@@ -6,7 +6,6 @@ Ctrl-C exits 130 with a short message.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import importlib.util
 import os
@@ -18,31 +17,10 @@ import threading
 
 import suite
 from suite.errors import UserError
+from suite.option_types import Parser
 
 EXIT_USER_ERROR = 2
 EXIT_INTERRUPTED = 130
-
-
-class HelpFormatter(argparse.HelpFormatter):
-    """argparse's help, but a Switch shows its `--no-` form without a value."""
-
-    def _format_action_invocation(self, action):  # argparse's one hook for this line
-        from suite.option_types import Switch
-
-        if isinstance(action, Switch):
-            return action.invocation()
-        return super()._format_action_invocation(action)
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse, but a bad argument is a UserError (one line, exit 2) rather than usage + exit."""
-
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("formatter_class", HelpFormatter)
-        super().__init__(*args, **kwargs)
-
-    def error(self, message):
-        raise UserError(f"{message} (see `{self.prog} --help`)")
 
 
 def build_parser() -> Parser:
@@ -148,12 +126,12 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_USER_ERROR
         return int(args.func(args) or 0)
     except UserError as error:
-        from suite import results
+        from suite import run_record
 
         print(f"suite: error: {error}", file=sys.stderr)
         return (
-            results.EXIT_RECORD_NOT_WRITTEN
-            if isinstance(error, results.RecordNotWritten)
+            run_record.EXIT_RECORD_NOT_WRITTEN
+            if isinstance(error, run_record.RecordNotWritten)
             else EXIT_USER_ERROR
         )
     except KeyboardInterrupt:

@@ -90,3 +90,25 @@ class Switch(argparse.Action):
     def invocation(self) -> str:
         """How --help shows it: `--pin-memory [on|off], --no-pin-memory` (the negative takes no value)."""
         return f"{self.positive} [{self.metavar}], {self.negative}"
+
+
+# The parser every command uses (and `suite run`'s options alone, in run_options): here, below the CLI,
+# so that what declares options never imports the command line.
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's help, but a Switch shows its `--no-` form without a value."""
+
+    def _format_action_invocation(self, action):  # argparse's one hook for this line
+        if isinstance(action, Switch):
+            return action.invocation()
+        return super()._format_action_invocation(action)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a bad argument is a UserError (one line, exit 2) rather than usage + exit."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message):
+        raise errors.UserError(f"{message} (see `{self.prog} --help`)")

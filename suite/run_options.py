@@ -199,7 +199,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
 
 def run_parser() -> argparse.ArgumentParser:
     """A parser of `suite run`'s options alone (what follows `suite run`)."""
-    from suite.cli import Parser
+    from suite.option_types import Parser
 
     parser = Parser(prog="suite run")
     add_run_options(parser)

@@ -10,9 +10,9 @@ import statistics
 
 import pytest
 
-from suite import results
+from suite import run_record
 from suite.cli import main
-from suite.reporting import compare, report
+from suite.reporting import compare, identity
 from suite.reporting.pricing import load_catalog
 
 SEED = load_catalog("seed-2022")
@@ -29,7 +29,7 @@ def record(images_per_second, run, *, threads=None, instance=None, status="ok", 
         "instance": instance,
         **config,
     }
-    rec = results.new_record(f"run-{run}", {"utc_time": "2026-01-01T00:00:00Z"}, values)
+    rec = run_record.new_record(f"run-{run}", {"utc_time": "2026-01-01T00:00:00Z"}, values)
     device = {
         "name": "Test CPU",
         "count": 1,
@@ -98,7 +98,7 @@ def test_ratio_and_interval_are_of_geometric_means():
 
 
 def test_matching_uses_the_reports_row_key():
-    assert compare.row_key is report.row_key  # one definition of "the same configuration"
+    assert compare.row_key is identity.row_key  # one definition of "the same configuration"
     base = side([100, 101, 99], "a") + side([50, 51, 49], "b", batch_size=16)
     cand = side([120, 121, 119], "c") + side([60, 61, 59], "d", precision="bf16")
     result = compare.compare(base, cand)
@@ -202,7 +202,7 @@ def test_bad_by_and_min_change_are_user_errors():
 def write_side(folder, rates, prefix, **fields) -> None:
     os.makedirs(folder, exist_ok=True)
     for _, rec in side(rates, prefix, **fields):
-        results.write_record(rec, str(folder))
+        run_record.write_record(rec, str(folder))
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import os
 import pytest
 from conftest import TINY_RUN, records
 
-from suite import results
+from suite import run_record
 from suite.cli import main
 from suite.orchestration import repeat
 
@@ -20,12 +20,12 @@ def fake_run(rates):
     def run(argv, config, out_dir):
         index = len(calls)
         calls.append(argv)
-        record = results.new_record(f"run-{index}", {"utc_time": "2026-01-01T00:00:00Z"}, config)
+        record = run_record.new_record(f"run-{index}", {"utc_time": "2026-01-01T00:00:00Z"}, config)
         if rates[index] is None:
             record["error"] = {"type": "ChildFailed", "message": "killed"}
         else:
             record.update(status="ok", metrics={"images_per_second": rates[index]})
-        results.write_record(record, out_dir)
+        run_record.write_record(record, out_dir)
         return record
 
     return run, calls
@@ -71,7 +71,7 @@ def test_repeat_runs_fresh_processes_and_compare_reads_them(tmp_path, capsys):
     # with the command that adds the missing run to each side.
     for record in found:
         twin = {**record, "run_id": record["run_id"] + "-b"}
-        results.write_record(twin, str(tmp_path / "other"))
+        run_record.write_record(twin, str(tmp_path / "other"))
     capsys.readouterr()
     assert main(["compare", str(out), str(tmp_path / "other")]) == 0
     text = capsys.readouterr().out

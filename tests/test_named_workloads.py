@@ -19,7 +19,7 @@ from suite import cli
 from suite.context import child_env
 from suite.errors import UserError
 from suite.reporting.pricing import load_catalog
-from suite.reporting.report import build_rows
+from suite.reporting.rows import build_rows
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 # Each test names its own workload.

@@ -16,7 +16,8 @@ from tiny_workload import make_plan
 from suite import cli
 from suite.measurement import numerics, runner
 from suite.reporting.pricing import load_catalog
-from suite.reporting.report import build_rows, render
+from suite.reporting.render import render
+from suite.reporting.rows import build_rows
 
 CUDABackend = backend_class("cuda")
 

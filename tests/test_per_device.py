@@ -8,12 +8,13 @@ import os
 import pytest
 from suite.backends import backend_class
 
-from suite import results
+from suite import run_record
 from suite.config import RunConfig
 from suite.errors import UserError
 from suite.orchestration import per_device
-from suite.reporting import report
 from suite.reporting.pricing import load_catalog
+from suite.reporting.render import render
+from suite.reporting.rows import build_rows
 
 SEED = load_catalog("seed-2022")
 
@@ -84,7 +85,7 @@ def test_per_device_refuses_collectives_and_too_many_copies():
 
 def copy_record(rate, run, status="ok", timed_s=10.0, **config) -> dict:
     values = {"workload": "dcgan64", "backend": "cuda", "batch_size": 64, "precision": "amp", **config}
-    record = results.new_record(f"copy-{run}", {"utc_time": "2026-01-01T00:00:00Z"}, values)
+    record = run_record.new_record(f"copy-{run}", {"utc_time": "2026-01-01T00:00:00Z"}, values)
     record.update(
         status=status, device={"name": "Tesla V100-SXM2-16GB", "count": 1}, data={"source": "synthetic"}
     )
@@ -118,7 +119,7 @@ def test_combine_records_each_rate_and_their_sum():
     ]
     assert record["per_device"]["timed_overlap"] == pytest.approx(0.95)
     assert not record["warnings"]
-    results.parse_record(record)  # a valid run record
+    run_record.check_record(record)  # a valid run record
 
 
 def test_combine_warns_when_copies_were_not_timed_side_by_side():
@@ -150,7 +151,7 @@ def test_report_prices_the_whole_instance_from_the_per_device_record_and_shows_s
         (copy_record(rate, i, instance="p3.8xlarge"), {}, 1000.0) for i, rate in enumerate((95, 90, 92, 93))
     ]
     whole = per_device.combine({}, copies, CTX)
-    rows = report.build_rows([*single, whole], SEED, extrapolate=True)
+    rows = build_rows([*single, whole], SEED, extrapolate=True)
     by_kind = {bool(r["measured_scaling"]): r for r in rows}
     measured, one = by_kind[True], by_kind[False]
     assert measured["images_per_hour"] == pytest.approx(370 * 3600)
@@ -161,16 +162,16 @@ def test_report_prices_the_whole_instance_from_the_per_device_record_and_shows_s
     # the one-device row is not extrapolated when the whole instance was measured
     assert one["extrapolated_factor"] is None and one["images_per_hour"] == pytest.approx(100 * 3600)
     assert "not extrapolated: the --per-device row measured the whole instance" in one["notes"]
-    text = report.render(rows, SEED, "md")
+    text = render(rows, SEED, "md")
     assert "| Measured scaling |" in text.splitlines()[0]
     assert "| 92% |" in text
 
 
 def test_report_without_a_twin_extrapolates_as_before_and_has_no_scaling_column():
     single = copy_record(100.0, "s", instance="p3.8xlarge")
-    rows = report.build_rows([single], SEED, extrapolate=True)
+    rows = build_rows([single], SEED, extrapolate=True)
     assert rows[0]["extrapolated_factor"] == 4 and rows[0]["measured_scaling"] is None
-    assert "Measured scaling" not in report.render(rows, SEED, "md")
+    assert "Measured scaling" not in render(rows, SEED, "md")
 
 
 # -- for real, on the CPU --------------------------------------------------------------------------------
@@ -198,7 +199,7 @@ def test_per_device_2_on_the_cpu_records_two_pinned_rates_and_their_sum(tmp_path
     assert record["metrics"]["images_per_second"] == pytest.approx(sum(rates))
     assert record["config"]["per_device"] == 2 and record["config"]["threads"] == 1
     assert "copy 1" in capsys.readouterr().out
-    (row,) = report.build_rows([record], SEED, extrapolate=True)
+    (row,) = build_rows([record], SEED, extrapolate=True)
     assert row["extrapolated_factor"] is None and row["images_per_hour"] == pytest.approx(sum(rates) * 3600)
     assert "MEASURED on 2 devices at once" in "; ".join(row["notes"])
 

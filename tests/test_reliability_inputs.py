@@ -8,13 +8,13 @@ import re
 
 import pytest
 
-from suite import results
+from suite import run_record
 from suite.cli import main
 from suite.errors import UserError
 
 
 def good_record(run_id="good", images_per_second=100.0):
-    record = results.new_record(run_id, {"utc_time": "2026-01-01T00:00:00Z"}, {})
+    record = run_record.new_record(run_id, {"utc_time": "2026-01-01T00:00:00Z"}, {})
     record.update(status="ok", device={"name": "cpu", "count": 1})
     record["config"] = {
         "workload": "dcgan64",
@@ -78,7 +78,7 @@ DAMAGES = [
 
 @pytest.mark.parametrize("name,damage,field", DAMAGES, ids=[d[0] for d in DAMAGES])
 def test_a_damaged_record_is_skipped_naming_the_file_and_field(tmp_path, capsys, name, damage, field):
-    results.write_record(good_record(), str(tmp_path))
+    run_record.write_record(good_record(), str(tmp_path))
     bad = good_record("bad")
     damage(bad)
     (tmp_path / "bad.json").write_text(json.dumps(bad))  # json.dumps writes NaN as NaN, as old suites did
@@ -91,23 +91,20 @@ def test_a_damaged_record_is_skipped_naming_the_file_and_field(tmp_path, capsys,
 
 
 def test_records_the_suite_writes_pass_the_check(tmp_path):
-    from suite import records
-
     record = good_record()
     record["metrics"]["final_loss"] = [float("nan")]
     record.update(status="diverged", error={"type": "diverged", "message": "loss is not finite"})
-    path = results.write_record(record, str(tmp_path))
-    assert records.validate(results.read_record(path))["status"] == "diverged"
+    path = run_record.write_record(record, str(tmp_path))
+    assert run_record.check_record(run_record.read_record(path))["status"] == "diverged"
 
 
 @pytest.mark.slow
 def test_a_real_tiny_run_record_passes_the_check(tmp_path, tiny):
-    from suite import records
     from suite.measurement.runner import execute, plan_run
 
     record = execute(plan_run(tiny()))
-    path = results.write_record(record, str(tmp_path))
-    assert records.validate(results.read_record(path)) and record["status"] == "ok"
+    path = run_record.write_record(record, str(tmp_path))
+    assert run_record.check_record(run_record.read_record(path)) and record["status"] == "ok"
 
 
 # -- 5: prices are finite, in range, and keys are unique --------------------------------------------------
@@ -231,7 +228,7 @@ def test_a_price_list_to_import_that_is_not_utf8_is_one_line(tmp_path, capsys):
 
 
 def test_a_stray_non_utf8_json_in_a_results_folder_is_skipped_by_name(tmp_path, capsys):
-    results.write_record(good_record(), str(tmp_path))
+    run_record.write_record(good_record(), str(tmp_path))
     (tmp_path / "stray.json").write_bytes(b'{"schema": "suite.run", "x": "\xff"}')
     assert main(["report", str(tmp_path), "--format", "csv"]) == 0
     err = capsys.readouterr().err
@@ -249,7 +246,7 @@ def test_a_cache_manifest_that_is_not_utf8_is_one_line(tmp_path):
 def test_sweep_resume_skips_a_non_utf8_json(tmp_path):
     from suite.orchestration.sweep import existing_records
 
-    results.write_record(good_record(), str(tmp_path))
+    run_record.write_record(good_record(), str(tmp_path))
     (tmp_path / "stray.json").write_bytes(b"\xff\xfe{}")
     assert [r["run_id"] for r in existing_records(str(tmp_path))] == ["good"]
 

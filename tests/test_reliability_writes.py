@@ -17,7 +17,7 @@ import time
 import pytest
 from conftest import TINY_RUN, TINY_SWEEP_SET, suite_env
 
-from suite import atomic, results
+from suite import atomic, run_record
 from suite.errors import UserError
 
 
@@ -32,7 +32,7 @@ def file_size_limit(limit: int):
 
 
 def record(run_id="r1", **fields):
-    made = results.new_record(run_id, {"utc_time": "2026-01-01T00:00:00Z"}, {"workload": "dcgan64"})
+    made = run_record.new_record(run_id, {"utc_time": "2026-01-01T00:00:00Z"}, {"workload": "dcgan64"})
     made.update(fields)
     return made
 
@@ -73,7 +73,7 @@ def test_a_run_over_a_file_size_limit_prints_its_record_and_says_the_write_faile
         preexec_fn=file_size_limit(1024),  # a record is several KiB: neither --out nor the fallback takes it
         timeout=300,
     )
-    assert done.returncode == results.EXIT_RECORD_NOT_WRITTEN, done.stderr
+    assert done.returncode == run_record.EXIT_RECORD_NOT_WRITTEN, done.stderr
     printed = json.loads(done.stdout)  # the record, once, as strict JSON
     assert printed["status"] == "ok" and printed["metrics"]["images_per_second"] > 0
     assert "Traceback" not in done.stderr
@@ -94,19 +94,19 @@ def test_a_run_on_a_full_disk_writes_its_record_to_the_named_fallback(tmp_path):
             text=True,
             timeout=300,
         )
-    assert done.returncode == results.EXIT_RECORD_NOT_WRITTEN, done.stderr
+    assert done.returncode == run_record.EXIT_RECORD_NOT_WRITTEN, done.stderr
     assert "throughput" in done.stdout  # the summary still prints
     saved = os.listdir(tmp_path / "fallback")
     assert len(saved) == 1 and str(tmp_path / "fallback" / saved[0]) in done.stderr
-    assert results.read_record(str(tmp_path / "fallback" / saved[0]))["status"] == "ok"
+    assert run_record.read_record(str(tmp_path / "fallback" / saved[0]))["status"] == "ok"
 
 
 def test_a_folder_that_turned_read_only_sends_the_record_to_the_fallback(tmp_path, monkeypatch):
-    monkeypatch.setenv(results.FALLBACK_ENV, str(tmp_path / "fallback"))
+    monkeypatch.setenv(run_record.FALLBACK_ENV, str(tmp_path / "fallback"))
     with tmpfs(tmp_path / "disk", size="1m") as disk:
-        assert results.save_record(record("first"), disk).failed is None
+        assert run_record.save_record(record("first"), disk).failed is None
         subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
-        saved = results.save_record(record("second"), disk)
+        saved = run_record.save_record(record("second"), disk)
         assert saved.failed and "Read-only" in saved.failed
         assert saved.path == str(tmp_path / "fallback" / "second.json")
         assert os.listdir(disk) == ["first.json"]
@@ -117,9 +117,9 @@ def test_when_no_folder_takes_the_record_it_goes_to_stdout(tmp_path, monkeypatch
 
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    monkeypatch.setenv(results.FALLBACK_ENV, str(blocker / "below"))  # a folder under a file: ENOTDIR
+    monkeypatch.setenv(run_record.FALLBACK_ENV, str(blocker / "below"))  # a folder under a file: ENOTDIR
     made = record("lost", status="ok")
-    saved = results.save_record(made, str(blocker / "out"))
+    saved = run_record.save_record(made, str(blocker / "out"))
     assert saved.path is None and saved.failed
     summary.show(made, saved.path, as_json=True)
     assert json.loads(capsys.readouterr().out)["run_id"] == "lost"
@@ -129,10 +129,12 @@ def test_commands_that_write_as_they_go_stop_with_the_fallback_named(tmp_path, m
     # diagnose, loader, batch-size, a sweep's failure records and the launcher's all write through this
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    monkeypatch.setenv(results.FALLBACK_ENV, str(tmp_path / "fallback"))
-    with pytest.raises(results.RecordNotWritten, match="written to .*fallback/kept.json instead") as caught:
-        results.write_record_or_stop(record("kept"), str(blocker / "out"))
-    assert results.read_record(str(tmp_path / "fallback" / "kept.json"))["run_id"] == "kept"
+    monkeypatch.setenv(run_record.FALLBACK_ENV, str(tmp_path / "fallback"))
+    with pytest.raises(
+        run_record.RecordNotWritten, match="written to .*fallback/kept.json instead"
+    ) as caught:
+        run_record.write_record_or_stop(record("kept"), str(blocker / "out"))
+    assert run_record.read_record(str(tmp_path / "fallback" / "kept.json"))["run_id"] == "kept"
     assert isinstance(caught.value, UserError)  # one line, no traceback; the CLI exits 3 for it
 
 
@@ -140,10 +142,12 @@ def test_the_cli_exits_3_when_a_record_is_not_written(monkeypatch, capsys):
     from suite import cli
 
     def fails():
-        raise results.RecordNotWritten("the record could not be written to 'x'; it was written to y instead")
+        raise run_record.RecordNotWritten(
+            "the record could not be written to 'x'; it was written to y instead"
+        )
 
     monkeypatch.setattr(cli, "build_parser", fails)
-    assert cli.main(["list"]) == results.EXIT_RECORD_NOT_WRITTEN == 3
+    assert cli.main(["list"]) == run_record.EXIT_RECORD_NOT_WRITTEN == 3
     assert capsys.readouterr().err.startswith("suite: error: the record could not be written")
 
 
@@ -163,7 +167,7 @@ def _limited_child(code: str, limit: int) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize(
     "writer",
     [
-        "from suite import results; results.write_text(PATH, 'x' * 100_000)",
+        "from suite import run_record; run_record.write_text(PATH, 'x' * 100_000)",
         "from suite import atomic; atomic.write_atomic(PATH, b'x' * 100_000)",
     ],
 )
@@ -181,7 +185,7 @@ def test_report_out_on_a_full_disk_is_one_line_and_keeps_the_old_report(tmp_path
     records.mkdir()
     made = record("r1", status="ok", metrics={"images_per_second": 10.0, "images_per_hour": 36000.0})
     made["config"].update(backend="cpu", precision="fp32", batch_size=2)
-    results.write_record(made, str(records))
+    run_record.write_record(made, str(records))
     old = tmp_path / "report.md"
     old.write_text("old report\n" * 10)
     code = (
@@ -230,8 +234,8 @@ def test_stale_temporaries_are_cleaned_and_never_read(tmp_path):
     os.utime(stale, (old, old))
     fresh = tmp_path / ".tmp-r9.json-def.json"  # may be another process's write in progress: kept
     fresh.write_text("{")
-    assert [os.path.basename(p) for p in results.iter_record_paths([str(tmp_path)])] == []
-    results.write_record(record("r1"), str(tmp_path))
+    assert [os.path.basename(p) for p in run_record.iter_record_paths([str(tmp_path)])] == []
+    run_record.write_record(record("r1"), str(tmp_path))
     assert sorted(os.listdir(tmp_path)) == [".tmp-r9.json-def.json", "r1.json"]
 
 
@@ -252,13 +256,13 @@ def test_plots_and_the_flops_cache_go_through_the_atomic_writer():
 @pytest.mark.parametrize("bad", ["../../x", "a/b", "/abs", "..", ".hidden", "", "a\0b", "x" * 300])
 def test_a_run_id_that_is_not_a_plain_name_is_refused(tmp_path, bad):
     with pytest.raises(UserError, match="not a plain name"):
-        results.write_record(record(bad), str(tmp_path))
+        run_record.write_record(record(bad), str(tmp_path))
     assert not os.listdir(tmp_path)
 
 
 def test_new_run_ids_never_contain_a_path_separator():
-    run_id = results.new_run_id("../evil/work", "cpu/x", "2026-01-01T00:00:00Z")
-    assert "/" not in run_id and results.is_plain_name(run_id)
+    run_id = run_record.new_run_id("../evil/work", "cpu/x", "2026-01-01T00:00:00Z")
+    assert "/" not in run_id and run_record.is_plain_name(run_id)
 
 
 def test_a_run_id_in_the_environment_is_ignored_unless_an_ancestor_set_it(monkeypatch):
@@ -307,7 +311,7 @@ def test_a_diverged_record_holds_null_and_the_reason_not_nan(tmp_path):
         error={"type": "diverged", "message": "loss is not finite at step 3"},
         metrics={"final_loss": [float("nan"), 1.5], "images_per_second": float("inf")},
     )
-    path = results.write_record(made, str(tmp_path))
+    path = run_record.write_record(made, str(tmp_path))
     text = open(path).read()
     assert "NaN" not in text and "Infinity" not in text
     data = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in a record"))
@@ -362,7 +366,7 @@ def test_a_sweep_whose_folder_turns_read_only_stops_cleanly_and_says_how_to_resu
         subprocess.run(["mount", "-o", "remount,ro", disk], check=True)  # mid-sweep
         _, err = sweep.communicate(timeout=300)
         kept = [n for n in os.listdir(out) if n.endswith(".json")]
-    assert sweep.returncode == results.EXIT_RECORD_NOT_WRITTEN, err
+    assert sweep.returncode == run_record.EXIT_RECORD_NOT_WRITTEN, err
     assert "Traceback" not in err
     assert "make it writable and run the same command again to resume" in err
     assert 1 <= len(kept) < 4

@@ -9,10 +9,14 @@ import json
 import pytest
 from conftest import TINY, TINY_RUN
 
-from suite import results
+from suite import run_record
 from suite.cli import main
-from suite.reporting import report
+from suite.reporting.cells import nearest
+from suite.reporting.gather import load_records
 from suite.reporting.pricing import load_catalog
+from suite.reporting.render import render
+from suite.reporting.rows import build_rows
+from suite.run_record.facts import other_device
 
 SEED = load_catalog("seed-2022")
 
@@ -42,7 +46,7 @@ def make_record(
         "instance": instance,
         "accelerators_used": used,
     }
-    record = results.new_record(f"run-{run}", {"utc_time": "2026-01-01T00:00:00Z"}, config)
+    record = run_record.new_record(f"run-{run}", {"utc_time": "2026-01-01T00:00:00Z"}, config)
     source = (
         {"source": data} if data == "synthetic" else {"source": data, "path": "/data/msls", "images": 1000}
     )
@@ -89,16 +93,16 @@ def test_seed_table_2_1_images_per_dollar_to_the_image():
         )
         for w, i, rate, _, _ in SEED_TABLE
     ]
-    rows = report.build_rows(records, SEED)
+    rows = build_rows(records, SEED)
     assert len(rows) == 4
     by_run = {(r["model_run"], r["instance"]): r for r in rows}
     for workload, instance, rate, per_usd, spot_per_usd in SEED_TABLE:
         row = by_run[(workload, instance)]
         assert row["images_per_hour"] == rate
-        assert report.nearest(row["images_per_usd"]) == per_usd
-        assert report.nearest(row["spot_images_per_usd"]) == spot_per_usd
+        assert nearest(row["images_per_usd"]) == per_usd
+        assert nearest(row["spot_images_per_usd"]) == spot_per_usd
         assert row["extrapolated_factor"] is None and not any("used" in n for n in row["notes"])
-    text = report.render(rows, SEED, "md", columns="seed")
+    text = render(rows, SEED, "md", columns="seed")
     for _, _, rate, per_usd, spot_per_usd in SEED_TABLE:
         assert f"| {rate:,} | " in text and f"| {per_usd:,} | " in text and f"| {spot_per_usd:,} | " in text
     assert (
@@ -111,25 +115,23 @@ def test_seed_table_2_1_images_per_dollar_to_the_image():
 def test_repeated_runs_become_one_row_with_median_count_and_spread():
     records = [make_record(r, run=str(n)) for n, r in enumerate([5_000_000, 6_000_000, 5_500_000])]
     records.append(make_record(2_000_000, batch=128, run="other-batch"))
-    rows = report.build_rows(records, SEED)
+    rows = build_rows(records, SEED)
     assert len(rows) == 2
     main_row = next(r for r in rows if r["batch_size"] == 256)
     assert main_row["runs"] == 3 and main_row["images_per_hour"] == 5_500_000
     assert main_row["spread"] == pytest.approx(1_000_000 / 5_500_000)
     assert next(r for r in rows if r["batch_size"] == 128)["spread"] is None
-    text = report.render(rows, SEED, "md")
+    text = render(rows, SEED, "md")
     assert "| 3 | 18.2% |" in text
 
 
 def test_dollars_per_million_images_and_per_epoch():
-    row = report.build_rows([make_record(3_600_000)], SEED, dataset_size=1_800_000)[0]
+    row = build_rows([make_record(3_600_000)], SEED, dataset_size=1_800_000)[0]
     assert row["usd_per_million_images"] == pytest.approx(3.06 / 3.6)
     assert row["spot_usd_per_million_images"] == pytest.approx(0.92 / 3.6)
     assert row["epoch_hours"] == pytest.approx(0.5)
     assert row["epoch_usd"] == pytest.approx(1.53) and row["spot_epoch_usd"] == pytest.approx(0.46)
-    assert report.build_rows([make_record(3_600_000)], SEED)[0]["epoch_hours"] == pytest.approx(
-        1_200_000 / 3.6e6
-    )
+    assert build_rows([make_record(3_600_000)], SEED)[0]["epoch_hours"] == pytest.approx(1_200_000 / 3.6e6)
 
 
 def test_failed_and_diverged_runs_are_shown_not_dropped():
@@ -139,7 +141,7 @@ def test_failed_and_diverged_runs_are_shown_not_dropped():
         make_record(5_000_000, run="ok1"),
         make_record(None, status="oom", run="ok-but-one-oom"),
     ]
-    rows = report.build_rows(records, SEED)
+    rows = build_rows(records, SEED)
     by_status = {(r["batch_size"], r["precision"]): r for r in rows}
     oom = by_status[(4096, "amp")]
     assert oom["status"] == "oom" and oom["images_per_hour"] is None and oom["images_per_usd"] is None
@@ -148,25 +150,23 @@ def test_failed_and_diverged_runs_are_shown_not_dropped():
     mixed = by_status[(256, "amp")]
     assert mixed["runs"] == 1 and mixed["runs_not_ok"] == {"oom": 1}
     assert "1 oom run(s) not in the median" in mixed["notes"]
-    text = report.render(rows, SEED, "md")
+    text = render(rows, SEED, "md")
     assert "FAILED (out of memory)" in text and "DIVERGED" in text and "loss became NaN/inf at step 7" in text
 
 
 def test_part_of_an_instance_is_marked_and_extrapolated_only_when_asked():
     record = make_record(1_000_000, instance="p3.8xlarge", used=1)
-    row = report.build_rows([record], SEED)[0]
+    row = build_rows([record], SEED)[0]
     assert row["images_per_hour"] == 1_000_000 and row["extrapolated_factor"] is None
     assert "used 1 of 4 accelerators (priced as the whole instance)" in row["notes"]
     assert row["images_per_usd"] == pytest.approx(1_000_000 / 12.24)
-    row = report.build_rows([record], SEED, extrapolate=True)[0]
+    row = build_rows([record], SEED, extrapolate=True)[0]
     assert row["images_per_hour"] == 4_000_000 and row["extrapolated_factor"] == 4
     assert "EXTRAPOLATED ×4 from 1 of 4 accelerators" in "; ".join(row["notes"])
-    assert "4,000,000 (extrapolated ×4 from 1,000,000)" in report.render([row], SEED, "md")
+    assert "4,000,000 (extrapolated ×4 from 1,000,000)" in render([row], SEED, "md")
     assert row["measured_images_per_hour"] == 1_000_000
     # a run that used the whole instance is never touched
-    whole = report.build_rows(
-        [make_record(1_000_000, instance="p3.8xlarge", used=4)], SEED, extrapolate=True
-    )[0]
+    whole = build_rows([make_record(1_000_000, instance="p3.8xlarge", used=4)], SEED, extrapolate=True)[0]
     assert whole["images_per_hour"] == 1_000_000 and whole["extrapolated_factor"] is None
 
 
@@ -174,25 +174,25 @@ def test_world_size_counts_as_accelerators_used_when_not_recorded():
     record = make_record(1_000_000, instance="p3.8xlarge")
     record["config"].pop("accelerators_used")
     record["config"]["world_size"] = 4
-    row = report.build_rows([record], SEED)[0]
+    row = build_rows([record], SEED)[0]
     assert row["accelerators_used"] == 4 and not any("used" in n for n in row["notes"])
 
 
 def test_a_run_on_another_device_than_the_instances_is_marked():
     cpu = make_record(10_000, backend="cpu", device="Intel(R) Xeon(R) Processor", precision="fp32")
-    row = report.build_rows([cpu], SEED)[0]
+    row = build_rows([cpu], SEED)[0]
     assert (
         "measured on Intel(R) Xeon(R) Processor, not on the instance's NVIDIA V100: not priced "
         "(--price-as-if prices it hypothetically)" in row["notes"]
     )
-    gpu = report.build_rows([make_record(10_000)], SEED)[0]
+    gpu = build_rows([make_record(10_000)], SEED)[0]
     assert not any("measured on" in n for n in gpu["notes"])
-    assert not report.other_device("GAUDI", "Habana Gaudi (HL-205)")
-    assert report.other_device("NVIDIA A100-SXM4-40GB", "NVIDIA V100")
+    assert not other_device("GAUDI", "Habana Gaudi (HL-205)")
+    assert other_device("NVIDIA A100-SXM4-40GB", "NVIDIA V100")
 
 
 def test_no_instance_or_an_instance_missing_from_the_catalog_gives_no_price():
-    rows = report.build_rows(
+    rows = build_rows(
         [make_record(1_000, instance=None, run="x"), make_record(1_000, instance="g6.xlarge", run="y")], SEED
     )
     none, g6 = sorted(rows, key=lambda r: r["instance"] is not None)
@@ -203,20 +203,20 @@ def test_no_instance_or_an_instance_missing_from_the_catalog_gives_no_price():
 
 
 def test_bottleneck_column_only_when_some_record_has_a_verdict():
-    plain = report.render(report.build_rows([make_record(1_000)], SEED), SEED, "md")
+    plain = render(build_rows([make_record(1_000)], SEED), SEED, "md")
     assert "Bottleneck" not in plain
-    rows = report.build_rows([make_record(1_000), make_record(1_000, batch=8, diagnosis="data loader")], SEED)
-    text = report.render(rows, SEED, "md")
+    rows = build_rows([make_record(1_000), make_record(1_000, batch=8, diagnosis="data loader")], SEED)
+    text = render(rows, SEED, "md")
     assert "| Bottleneck |" in text and "| data loader |" in text
 
 
 def test_csv_and_json_carry_the_numbers_and_the_catalog():
-    rows = report.build_rows([make_record(5_830_000)], SEED)
-    parsed = list(csv.DictReader(io.StringIO(report.render(rows, SEED, "csv"))))
+    rows = build_rows([make_record(5_830_000)], SEED)
+    parsed = list(csv.DictReader(io.StringIO(render(rows, SEED, "csv"))))
     assert float(parsed[0]["images_per_usd"]) == pytest.approx(5_830_000 / 3.06)
     assert parsed[0]["prices_catalog"] == "seed-2022" and parsed[0]["prices_as_of"] == "2022-02"
     assert parsed[0]["prices_as_of_note"].startswith("the write-up is dated 2022-02-08")
-    data = json.loads(report.render(rows, SEED, "json", dataset_size=1000))
+    data = json.loads(render(rows, SEED, "json", dataset_size=1000))
     assert data["catalog"]["name"] == "seed-2022" and data["dataset_size"] == 1000
     assert data["rows"][0]["spot_usd_per_hour"] == 0.92
 
@@ -316,15 +316,15 @@ def test_a_real_cpu_run_on_an_instance_is_reported(tmp_path):
     plan = plan_run(config)
     plan.config = resolve_run_instance(plan.config)
     record = execute(plan)
-    path = results.write_record(record, str(tmp_path))
+    path = run_record.write_record(record, str(tmp_path))
     assert record["config"]["instance"] == "p3.2xlarge" and record["config"]["accelerators_used"] == 1
-    loaded = report.load_records([path])
-    rows = report.build_rows([r for _, r in loaded], SEED)
+    loaded = load_records([path])
+    rows = build_rows([r for _, r in loaded], SEED)
     assert rows[0]["images_per_hour"] == pytest.approx(record["metrics"]["images_per_hour"])
     # a CPU is not the instance's V100: not priced unless asked, then visibly hypothetical
     assert rows[0]["images_per_usd"] is None and rows[0]["device_matches_instance"] is False
     assert any("not on the instance's NVIDIA V100: not priced" in n for n in rows[0]["notes"])
-    (priced,) = report.build_rows([r for _, r in loaded], SEED, price_as_if=True)
+    (priced,) = build_rows([r for _, r in loaded], SEED, price_as_if=True)
     assert priced["images_per_usd"] == pytest.approx(record["metrics"]["images_per_hour"] / 3.06)
     assert priced["hypothetical"] is True
     from suite.reporting.pricing import device_mismatch_warning
@@ -367,7 +367,7 @@ def test_runs_that_differ_in_a_knob_are_separate_rows_that_say_so():
     one["data"]["workers"] = 1
     last = make_record(2_000_000, run="cl")
     last["config"]["channels_last"] = True
-    rows = report.build_rows([four, one, last], SEED)
+    rows = build_rows([four, one, last], SEED)
     assert sorted(r["images_per_hour"] for r in rows) == [1_000_000, 2_000_000, 4_000_000]
     notes = {r["images_per_hour"]: "; ".join(r["notes"]) for r in rows}
     assert "settings: workers=4" in notes[4_000_000] and "settings: channels_last=True" in notes[2_000_000]
@@ -377,7 +377,7 @@ def test_a_profiled_run_is_shown_but_never_in_the_median():
     plain = make_record(1_000_000, run="a")
     traced = make_record(500_000, run="b")
     traced["profile"] = {"trace_dir": "traces"}
-    (row,) = report.build_rows([plain, traced], SEED)
+    (row,) = build_rows([plain, traced], SEED)
     assert row["images_per_hour"] == 1_000_000 and row["runs"] == 1
     assert "1 profiled run(s) not in the median" in "; ".join(row["notes"])
 
@@ -386,7 +386,7 @@ def test_extrapolation_scales_the_spread_with_the_median():
     runs = [
         make_record(r, instance="p3.8xlarge", run=str(r), used=1) for r in (1_000_000, 1_200_000, 1_100_000)
     ]
-    (row,) = report.build_rows(runs, SEED, extrapolate=True)
+    (row,) = build_rows(runs, SEED, extrapolate=True)
     assert row["images_per_hour"] == pytest.approx(4_400_000)
     assert (row["images_per_hour_min"], row["images_per_hour_max"]) == pytest.approx((4_000_000, 4_800_000))
 
@@ -394,7 +394,7 @@ def test_extrapolation_scales_the_spread_with_the_median():
 def test_a_multi_node_run_is_priced_as_one_instance_per_node():
     record = make_record(10_000_000, instance="p3.8xlarge")
     record["config"].update(world_size=8, nnodes=2)
-    (row,) = report.build_rows([record], SEED)
+    (row,) = build_rows([record], SEED)
     assert row["accelerators_used"] == 4  # per node: the instance is used whole
     assert row["usd_per_hour"] == pytest.approx(2 * 12.24)
     assert row["images_per_usd"] == pytest.approx(10_000_000 / 24.48)
@@ -411,4 +411,4 @@ def test_gaudi_runs_with_different_op_lists_are_two_rows():
     fp32 = make_record(3_600_000, backend="hpu", device="HL-205", precision="bf16", run="c")
     fp32["config"]["hpu_fp32_ops"] = "fp32.txt"
     records.append(fp32)
-    assert len(report.build_rows(records, SEED)) == 3
+    assert len(build_rows(records, SEED)) == 3

@@ -12,10 +12,20 @@ import json
 import pytest
 from test_report import SEED, make_record, write_json
 
-from suite import results
+from suite import run_record
 from suite.cli import main
 from suite.config import RunConfig
-from suite.reporting import report
+from suite.reporting.identity import (
+    CONFIG_KEYED,
+    CONFIG_NOT_KEYED,
+    NOT_KEYED,
+    RESULT_SECTIONS,
+    SETTING_FIELDS,
+    pool_fields,
+    row_key,
+)
+from suite.reporting.render import render
+from suite.reporting.rows import build_rows
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +71,7 @@ def _changed(value):
 
 
 def _leaves(record: dict):
-    for section in report.NOT_KEYED:
+    for section in NOT_KEYED:
         for name, value in (record.get(section) or {}).items():
             if isinstance(value, dict) and section != "config":
                 for sub in value:
@@ -72,19 +82,19 @@ def _leaves(record: dict):
 
 def test_every_runconfig_field_is_keyed_or_says_why_not():
     fields = {f.name for f in dataclasses.fields(RunConfig)}
-    keyed = (set(report.CONFIG_KEYED) | set(report.SETTING_FIELDS)) - set(report.CONFIG_NOT_KEYED)
-    assert keyed | set(report.CONFIG_NOT_KEYED) == fields
-    assert all(len(why) > 10 for why in report.CONFIG_NOT_KEYED.values())
+    keyed = (set(CONFIG_KEYED) | set(SETTING_FIELDS)) - set(CONFIG_NOT_KEYED)
+    assert keyed | set(CONFIG_NOT_KEYED) == fields
+    assert all(len(why) > 10 for why in CONFIG_NOT_KEYED.values())
 
 
 def test_row_key_audited_against_every_field_of_a_real_record(real_record):
-    base = report.row_key(real_record)
+    base = row_key(real_record)
     # every top-level section is either identity (audited below) or a result
-    assert set(real_record) <= {"config", *report.NOT_KEYED, *report.RESULT_SECTIONS}
-    for name in report.RESULT_SECTIONS:
+    assert set(real_record) <= {"config", *NOT_KEYED, *RESULT_SECTIONS}
+    for name in RESULT_SECTIONS:
         other = copy.deepcopy(real_record)
         other[name] = _changed(other.get(name, "x"))
-        assert report.row_key(other) == base, f"{name} is a result, it must not split a row"
+        assert row_key(other) == base, f"{name} is a result, it must not split a row"
     checked = 0
     for field in dataclasses.fields(RunConfig):
         other = copy.deepcopy(real_record)
@@ -92,8 +102,8 @@ def test_row_key_audited_against_every_field_of_a_real_record(real_record):
         other["config"][field.name] = _changed(value if value is not None else 3)
         if field.name == "threads":
             other["device"]["threads"] = other["config"]["threads"]  # what ran follows what was asked
-        split = report.row_key(other) != base
-        assert split == (field.name not in report.CONFIG_NOT_KEYED), f"config.{field.name}"
+        split = row_key(other) != base
+        assert split == (field.name not in CONFIG_NOT_KEYED), f"config.{field.name}"
         checked += 1
     for section, path in _leaves(real_record):
         other = copy.deepcopy(real_record)
@@ -102,8 +112,8 @@ def test_row_key_audited_against_every_field_of_a_real_record(real_record):
             holder = holder[part]
         holder[path[-1]] = _changed(holder[path[-1]])
         name = ".".join(path)
-        split = report.row_key(other) != base
-        assert split == (name not in report.NOT_KEYED[section]), f"{section}.{name}"
+        split = row_key(other) != base
+        assert split == (name not in NOT_KEYED[section]), f"{section}.{name}"
         checked += 1
     assert checked > 60
 
@@ -119,16 +129,16 @@ def test_unlike_runs_never_merge_two_datasets_or_two_hosts(real_record):
         cpu_cores_logical=64, cpu_cores_physical=32, torch="2.1.0", suite_version="0.1"
     )
     other_host["device"].update(cores_logical=64, cores_physical=32, threads=64)
-    rows = report.build_rows([small, large, other_host], SEED)
+    rows = build_rows([small, large, other_host], SEED)
     assert len(rows) == 3 and all(r["runs"] == 1 for r in rows)
     notes = ["; ".join(r["notes"]) for r in rows]
     assert any("cpu_cores_logical=64" in n and "torch=2.1.0" in n for n in notes)
     assert any("path=/data/b" in n for n in notes)
     # asked to pool across the host, the row says so
     names = ["cpu_cores_logical", "cpu_cores_physical", "cores_logical", "cores_physical", "threads", "torch"]
-    pool = report.pool_fields([*names, "suite_version"], [small])
+    pool = pool_fields([*names, "suite_version"], [small])
     assert "config.threads" in pool and "device.threads" in pool  # a short name pools it everywhere
-    (row,) = report.build_rows([small, other_host], SEED, pool=pool)
+    (row,) = build_rows([small, other_host], SEED, pool=pool)
     notes = "; ".join(row["notes"])
     assert row["runs"] == 2 and "pooled across cpu_cores_logical: " in notes and "'2.1.0'" in notes
     assert row["pooled"]
@@ -142,7 +152,7 @@ def test_a_default_spelled_out_does_not_split_a_row(real_record):
     scaled["run_id"] = "scaled"
     threads = copy.deepcopy(real_record)
     threads["config"]["threads"] = threads["device"]["threads"]  # asking for what torch picked anyway
-    (row,) = report.build_rows([run, scaled, threads], SEED)
+    (row,) = build_rows([run, scaled, threads], SEED)
     assert row["runs"] == 3 and "nnodes" not in "; ".join(row["notes"])
 
 
@@ -161,13 +171,13 @@ def test_a_runs_own_noise_and_warnings_reach_the_row():
     noisy = make_record(3_600_000, windows=(6.7, 1.7, 4.0), run="noisy")
     noisy["metrics"]["images_per_second_cv"] = 0.83
     noisy["warnings"] = ["windows vary widely (cv 83.0%)"]
-    (row,) = report.build_rows([noisy], SEED)
+    (row,) = build_rows([noisy], SEED)
     assert row["window_cv_max"] == pytest.approx(0.83)
     assert row["warnings"] == ["run-noisy: windows vary widely (cv 83.0%)"]
-    text = report.render([row], SEED, "md")
+    text = render([row], SEED, "md")
     assert "windows cv 83% ⚠" in text and "- #1 run-noisy: windows vary widely (cv 83.0%)" in text
     assert "⚠ |" in text.split("\n")[2]
-    parsed = list(csv.DictReader(io.StringIO(report.render([row], SEED, "csv"))))[0]
+    parsed = list(csv.DictReader(io.StringIO(render([row], SEED, "csv"))))[0]
     assert float(parsed["window_cv_max"]) == pytest.approx(0.83) and "cv 83.0%" in parsed["warnings"]
 
 
@@ -193,17 +203,17 @@ def test_sub_runs_are_left_out_unless_included(tmp_path, capsys):
 
 
 def test_a_record_names_the_command_that_made_it(monkeypatch):
-    assert results.new_record("r", {}, {})["origin"] == "run"
-    monkeypatch.setenv(results.ORIGIN_ENV, "sweep")
-    assert results.new_record("r", {}, {})["origin"] == "sweep"
+    assert run_record.new_record("r", {}, {})["origin"] == "run"
+    monkeypatch.setenv(run_record.ORIGIN_ENV, "sweep")
+    assert run_record.new_record("r", {}, {})["origin"] == "sweep"
 
 
 def test_a_profiled_run_alone_is_a_profiled_row_not_a_failure():
     traced = make_record(500_000, run="t")
     traced["profile"] = {"trace_dir": "traces"}
-    (row,) = report.build_rows([traced], SEED)
+    (row,) = build_rows([traced], SEED)
     assert row["status"] == "profiled" and row["profiled_images_per_hour"] == 500_000
-    text = report.render([row], SEED, "md")
+    text = render([row], SEED, "md")
     assert "500,000 (profiled: perturbed, not priced)" in text and "FAILED" not in text
 
 
@@ -216,16 +226,16 @@ def test_extrapolation_and_default_pricing_only_for_the_instances_own_device():
         instance="dl1.24xlarge",
         used=1,
     )
-    (row,) = report.build_rows([cpu], SEED, extrapolate=True)
+    (row,) = build_rows([cpu], SEED, extrapolate=True)
     assert row["images_per_hour"] == 26_000 and row["extrapolated_factor"] is None
     assert row["images_per_usd"] is None and row["device_matches_instance"] is False
-    (row,) = report.build_rows([cpu], SEED, extrapolate=True, price_as_if=True)
+    (row,) = build_rows([cpu], SEED, extrapolate=True, price_as_if=True)
     assert row["extrapolated_factor"] is None and row["hypothetical"] is True
     assert row["images_per_usd"] == pytest.approx(26_000 / 13.11)
-    assert "(hypothetical: another device)" in report.render([row], SEED, "md")
-    parsed = list(csv.DictReader(io.StringIO(report.render([row], SEED, "csv"))))[0]
+    assert "(hypothetical: another device)" in render([row], SEED, "md")
+    parsed = list(csv.DictReader(io.StringIO(render([row], SEED, "csv"))))[0]
     assert parsed["device_matches_instance"] == "False" and parsed["hypothetical"] == "True"
-    data = json.loads(report.render([row], SEED, "json"))
+    data = json.loads(render([row], SEED, "json"))
     assert data["rows"][0]["device_matches_instance"] is False
 
 
@@ -266,34 +276,34 @@ def test_a_run_keeps_the_catalog_it_was_accepted_against(tmp_path, capsys):
 
 
 def test_synthetic_rows_are_marked_as_upper_bounds():
-    (row,) = report.build_rows([make_record(5_000_000, data="synthetic")], SEED)
+    (row,) = build_rows([make_record(5_000_000, data="synthetic")], SEED)
     assert row["upper_bound"] is True
-    assert "synthetic (compute-only ceiling)" in report.render([row], SEED, "md")
-    parsed = list(csv.DictReader(io.StringIO(report.render([row], SEED, "csv"))))[0]
+    assert "synthetic (compute-only ceiling)" in render([row], SEED, "md")
+    parsed = list(csv.DictReader(io.StringIO(render([row], SEED, "csv"))))[0]
     assert parsed["upper_bound"] == "True"
-    (real,) = report.build_rows([make_record(5_000_000)], SEED)
+    (real,) = build_rows([make_record(5_000_000)], SEED)
     assert real["upper_bound"] is False
 
 
 def test_every_row_names_its_runs_and_keeps_the_measured_figure():
     runs = [make_record(r, instance="p3.8xlarge", used=1, run=str(n)) for n, r in enumerate((1e6, 1.2e6))]
-    (row,) = report.build_rows(runs, SEED, extrapolate=True)
+    (row,) = build_rows(runs, SEED, extrapolate=True)
     assert row["run_ids"] == ["run-0", "run-1"]
     assert row["measured_images_per_hour"] == pytest.approx(1.1e6) and row[
         "images_per_hour"
     ] == pytest.approx(4.4e6)
-    text = report.render([row], SEED, "md")
+    text = render([row], SEED, "md")
     assert "- #1: run-0, run-1" in text and "from 1,100,000" in text
-    parsed = list(csv.DictReader(io.StringIO(report.render([row], SEED, "csv"))))[0]
+    parsed = list(csv.DictReader(io.StringIO(render([row], SEED, "csv"))))[0]
     assert parsed["run_ids"] == "run-0 run-1" and float(parsed["measured_images_per_hour"]) == pytest.approx(
         1.1e6
     )
-    assert json.loads(report.render([row], SEED, "json"))["rows"][0]["run_ids"] == ["run-0", "run-1"]
+    assert json.loads(render([row], SEED, "json"))["rows"][0]["run_ids"] == ["run-0", "run-1"]
 
 
 def test_columns_say_what_they_are_and_the_seeds_names_stay_behind_a_flag():
-    rows = report.build_rows([make_record(3_600_000)], SEED)
-    exact = report.render(rows, SEED, "md")
+    rows = build_rows([make_record(3_600_000)], SEED)
+    exact = render(rows, SEED, "md")
     header = exact.split("\n")[0]
     for name in (
         "Median throughput (img/h)",
@@ -305,8 +315,8 @@ def test_columns_say_what_they_are_and_the_seeds_names_stay_behind_a_flag():
         assert name in header
     assert "Rate ($)" not in header and "Epoch" not in header  # narrow by default
     assert "| us-east-1 |" in exact and "Spot: interruptible capacity" in exact
-    assert "Epoch ($)" in report.render(rows, SEED, "md", wide=True).split("\n")[0]
-    seed = report.render(rows, SEED, "md", columns="seed").split("\n")[0]
+    assert "Epoch ($)" in render(rows, SEED, "md", wide=True).split("\n")[0]
+    seed = render(rows, SEED, "md", columns="seed").split("\n")[0]
     assert "Average Throughput (Imgs/Hr) | Rate ($) | Throughput / $" in seed
 
 
@@ -316,9 +326,9 @@ def test_notes_carry_no_stray_ok_and_imported_prices_no_float_noise():
     plain = make_record(1_000_000, run="a")
     traced = make_record(500_000, run="b")
     traced["profile"] = {"trace_dir": "traces"}
-    (row,) = report.build_rows([plain, traced], SEED)
+    (row,) = build_rows([plain, traced], SEED)
     assert not any(n.strip() == "ok" for n in row["errors"])
-    assert "; ok" not in report.render([row], SEED, "md")
+    assert "; ok" not in render([row], SEED, "md")
     zones = [{"Price": "1", "SpotPrice": p} for p in ("0.71", "0.77", "0.74")]
     assert _combine_zones(zones, "mean")[1] == 0.74
 
@@ -327,12 +337,12 @@ def test_plots_carry_the_tables_caveats_and_say_when_one_is_skipped(tmp_path, ca
     pytest.importorskip("matplotlib")
     from suite.reporting import plots
 
-    row = report.build_rows([make_record(1_000_000, instance="p3.8xlarge", used=1)], SEED)[0]
+    row = build_rows([make_record(1_000_000, instance="p3.8xlarge", used=1)], SEED)[0]
     assert plots._caveats(row) == ["1 of 4 accelerators"]
     cpu = make_record(
         26_000, backend="cpu", device="Intel Xeon", instance="dl1.24xlarge", used=1, data="synthetic"
     )
-    (hypo,) = report.build_rows([cpu], SEED, price_as_if=True)
+    (hypo,) = build_rows([cpu], SEED, price_as_if=True)
     assert plots._caveats(hypo) == [
         "hypothetical: ran on Intel Xeon",
         "1 of 8 accelerators",

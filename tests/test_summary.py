@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from suite import results
+from suite import run_record
 from suite.reporting import summary
 
 
 def record_with(**metrics) -> dict:
-    record = results.new_record(
+    record = run_record.new_record(
         "r",
         {"utc_time": "x"},
         {

@@ -48,7 +48,7 @@ def add_parser(subparsers) -> None:
 
 
 def batch_size_command(args) -> int:
-    from suite import context, results
+    from suite import context, run_record
     from suite.errors import UserError, positive_int
     from suite.orchestration import batch_size, sweep
     from suite.orchestration.child import log
@@ -78,7 +78,7 @@ def batch_size_command(args) -> int:
     sweep.resolve([first])  # every value checked before anything runs
     base_argv = first.argv[:-2]  # without "--batch-size N"
     config = {k: v for k, v in first.config.items() if k != "batch_size"}
-    out_dir = results.check_out_dir(args.out)
+    out_dir = run_record.check_out_dir(args.out)
 
     def try_batch(n: int):
         point = sweep.Point(
@@ -97,12 +97,14 @@ def batch_size_command(args) -> int:
     record = {
         "schema": SEARCH_SCHEMA,
         "schema_version": 1,
-        "run_id": results.new_run_id(f"batch-size-{config['workload']}", config["backend"], ctx["utc_time"]),
+        "run_id": run_record.new_run_id(
+            f"batch-size-{config['workload']}", config["backend"], ctx["utc_time"]
+        ),
         "context": ctx,
         "config": config,
         **found.to_dict(),
     }
-    path = results.write_record_or_stop(record, out_dir)
+    path = run_record.write_record_or_stop(record, out_dir)
     print(batch_size.render(found, config["workload"], config["backend"]))
     print(f"record: {path}")
     return 0 if found.largest_fit else 1

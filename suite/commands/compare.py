@@ -43,9 +43,10 @@ def add_parser(subparsers) -> None:
 
 
 def compare_command(args) -> int:
-    from suite import results
+    from suite import run_record
     from suite.errors import UserError, one_of
-    from suite.reporting import compare, report
+    from suite.reporting import compare
+    from suite.reporting.gather import load_records
     from suite.reporting.pricing import load_catalog
 
     if args.format not in compare.FORMATS:
@@ -57,14 +58,14 @@ def compare_command(args) -> int:
     catalog = load_catalog(args.prices)
     sides = []
     for name, path in (("baseline", args.baseline), ("candidate", args.candidate)):
-        loaded = report.load_records(compare.expand_paths(path))
+        loaded = load_records(compare.expand_paths(path))
         if not loaded:
             raise UserError(f"no suite run records found for the {name} in {path!r}")
         sides.append(loaded)
     result = compare.compare(*sides, by=by, min_change=min_change, catalog=catalog)
     text = compare.render(result, args.format)
     if args.out:
-        results.write_text(args.out, text)
+        run_record.write_text(args.out, text)
         print(f"suite: comparison written to {args.out}", file=sys.stderr)
     else:
         sys.stdout.write(text)

@@ -40,7 +40,7 @@ def add_parser(subparsers) -> None:
 
 
 def diagnose_command(args) -> int:
-    from suite import results
+    from suite import run_record
     from suite.config import RunConfig
     from suite.measurement import diagnose
     from suite.measurement.loader_only import measure_setting
@@ -64,7 +64,7 @@ def diagnose_command(args) -> int:
     [point] = sweep.expand(spec, options)
     sweep.resolve([point])  # every value checked (and the data opened) before anything is measured
     config = point.config
-    out_dir = results.check_out_dir(args.out)
+    out_dir = run_record.check_out_dir(args.out)
 
     loader = compute = None
     plan = child.plan(RunConfig(**config))  # the backend's capabilities shape the advice
@@ -77,7 +77,7 @@ def diagnose_command(args) -> int:
             warmup=config["warmup_steps"],
             to_device=False,
         )
-        results.write_record_or_stop(loader, out_dir)
+        run_record.write_record_or_stop(loader, out_dir)
         child.log("2/3 compute only (synthetic data) ...")
         compute_point = sweep.Point(
             0, {"data": "synthetic"}, [*point.argv, "--data", "synthetic"], {**config, "data": "synthetic"}
@@ -110,7 +110,8 @@ def diagnose_command(args) -> int:
         "end_to_end": end_to_end["run_id"],
     }
     end_to_end["diagnosis"] = found
-    path = results.write_record_or_stop(end_to_end, out_dir)  # the same run id: the record gains its verdict
+    # the same run id: the record gains its verdict
+    path = run_record.write_record_or_stop(end_to_end, out_dir)
     print(diagnose.render(found))
     print(f"record: {path}")
     return 0

@@ -89,11 +89,11 @@ def load_campaign(args):
 
 def prepare(args):
     """The campaign, its folder and its task files (written), as plan and run both need them."""
-    from suite import results
+    from suite import run_record
     from suite.orchestration import sky_tasks
 
     plan = load_campaign(args)
-    out_dir = results.check_out_dir(args.out or os.path.join(DEFAULT_OUT, plan.name))
+    out_dir = run_record.check_out_dir(args.out or os.path.join(DEFAULT_OUT, plan.name))
     paths = sky_tasks.write_tasks(plan, args.tasks or os.path.join(out_dir, "tasks"))
     return plan, out_dir, paths
 
@@ -137,14 +137,16 @@ def run_command(args) -> int:
 
 def report(out_dir: str, prices: str) -> None:
     """The campaign's cost table, as `suite report OUT` prints it."""
-    from suite.reporting import report as reporting
+    from suite.reporting.gather import load_records
     from suite.reporting.pricing import load_catalog
+    from suite.reporting.render import render
+    from suite.reporting.rows import DEFAULT_DATASET_SIZE, build_rows
 
-    loaded = reporting.load_records([out_dir])
+    loaded = load_records([out_dir])
     if not loaded:
         print(f"fleet: no records in {out_dir} to report", file=sys.stderr)
         return
     records = [record for _, record in loaded]
     catalog = load_catalog(prices)
-    rows = reporting.build_rows(records, catalog, reporting.DEFAULT_DATASET_SIZE, False)
-    sys.stdout.write(reporting.render(rows, catalog, "md", reporting.DEFAULT_DATASET_SIZE, False))
+    rows = build_rows(records, catalog, DEFAULT_DATASET_SIZE, False)
+    sys.stdout.write(render(rows, catalog, "md", DEFAULT_DATASET_SIZE, False))

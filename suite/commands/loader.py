@@ -63,7 +63,7 @@ def add_parser(subparsers) -> None:
 
 
 def loader_command(args) -> int:
-    from suite import results
+    from suite import run_record
     from suite.config import RunConfig
     from suite.errors import UserError, non_negative_int, positive_int
     from suite.measurement.loader_only import measure_setting
@@ -85,7 +85,7 @@ def loader_command(args) -> int:
         if args.batch_size is not None
         else get_workload(args.workload).default_batch_size
     )
-    out_dir = results.check_out_dir(args.out)
+    out_dir = run_record.check_out_dir(args.out)
 
     # Check every setting before measuring any: a bad value must not cost a half-finished sweep.
     plans = [
@@ -108,7 +108,7 @@ def loader_command(args) -> int:
         record = measure_setting(
             plan, batches=batches, windows=windows, warmup=warmup, to_device=args.to_device
         )
-        records.append((record, results.write_record_or_stop(record, out_dir)))
+        records.append((record, run_record.write_record_or_stop(record, out_dir)))
         if not args.json:
             print(f"  measured {describe_setting(record)}", file=sys.stderr)
     if args.json:

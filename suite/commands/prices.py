@@ -112,7 +112,7 @@ def list_command(args) -> int:
 
 
 def import_command(args) -> int:
-    from suite import results
+    from suite import run_record
     from suite.reporting.price_import import import_file, to_yaml
 
     catalog, unpriced = import_file(
@@ -128,7 +128,7 @@ def import_command(args) -> int:
     )
     text = to_yaml(catalog)
     if args.out:
-        results.write_text(args.out, text)
+        run_record.write_text(args.out, text)
     else:
         sys.stdout.write(text)
     skipped = f"; {unpriced} without a price in {args.region} skipped" if unpriced else ""

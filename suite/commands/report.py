@@ -79,25 +79,28 @@ def add_parser(subparsers) -> None:
 def report_command(args) -> int:
     from collections import Counter
 
-    from suite import results
+    from suite import run_record
     from suite.errors import UserError, one_of, positive_int
-    from suite.reporting import report
+    from suite.reporting.gather import include_origins, load_records, repriced
+    from suite.reporting.identity import pool_fields
     from suite.reporting.pricing import find_instance, load_catalog
+    from suite.reporting.render import COLUMN_STYLES, FORMATS, render
+    from suite.reporting.rows import DEFAULT_DATASET_SIZE, build_rows
 
-    if args.format not in report.FORMATS:
-        raise one_of("--format", args.format, report.FORMATS)
-    if args.columns not in report.COLUMN_STYLES:
-        raise one_of("--columns", args.columns, report.COLUMN_STYLES)
+    if args.format not in FORMATS:
+        raise one_of("--format", args.format, FORMATS)
+    if args.columns not in COLUMN_STYLES:
+        raise one_of("--columns", args.columns, COLUMN_STYLES)
     dataset_size = (
-        report.DEFAULT_DATASET_SIZE
+        DEFAULT_DATASET_SIZE
         if args.dataset_size is None
         else positive_int("--dataset-size", str(args.dataset_size).replace(",", "").replace("_", ""))
     )
     catalog = load_catalog(args.prices)
-    include = report.include_origins(args.include)
+    include = include_origins(args.include)
     paths = args.paths or [DEFAULT_RESULTS]
     left_out: Counter = Counter()
-    loaded = report.load_records(paths, include=include, left_out=left_out)
+    loaded = load_records(paths, include=include, left_out=left_out)
     if left_out:
         kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(left_out.items()))
         print(
@@ -133,7 +136,7 @@ def report_command(args) -> int:
         def catalog_for(record: dict):  # noqa: F811 - each candidate priced from the catalog it is in
             return by_name[record["config"]["instance"]]
 
-        records, unmatched = report.repriced(records, [instance for instance, _ in found], args.price_as_if)
+        records, unmatched = repriced(records, [instance for instance, _ in found], args.price_as_if)
         if unmatched:
             print(
                 f"suite: {len(unmatched)} run(s) match none of --instance {args.instance} (another "
@@ -142,8 +145,8 @@ def report_command(args) -> int:
             )
         if not records:
             raise UserError(f"no run can be priced as {args.instance}")
-    pool = report.pool_fields([n.strip() for n in (args.pool or "").split(",") if n.strip()], records)
-    rows = report.build_rows(
+    pool = pool_fields([n.strip() for n in (args.pool or "").split(",") if n.strip()], records)
+    rows = build_rows(
         records,
         catalog,
         dataset_size,
@@ -154,7 +157,7 @@ def report_command(args) -> int:
     )
     named = {r["prices_catalog"] for r in rows}
     shown = [c for c in {catalog_for(r).name: catalog_for(r) for r in records}.values() if c.name in named]
-    text = report.render(
+    text = render(
         rows, shown or [catalog], args.format, dataset_size, args.extrapolate, args.columns, args.wide
     )
     if args.plot:
@@ -166,7 +169,7 @@ def report_command(args) -> int:
         for path in plots.draw_all(records, rows, shown or [catalog], args.plot, skipped):
             print(f"suite: plot {os.path.relpath(path)}", file=sys.stderr)
     if args.out:
-        results.write_text(args.out, text)
+        run_record.write_text(args.out, text)
         print(
             f"suite: report of {len(records)} run(s) in {len(rows)} row(s) written to {args.out}",
             file=sys.stderr,

@@ -34,7 +34,7 @@ def progress_printer(stream):
 
 
 def run_command(args) -> int:
-    from suite import results
+    from suite import run_record
     from suite.measurement import distributed
     from suite.measurement.runner import execute
     from suite.orchestration import child
@@ -51,7 +51,7 @@ def run_command(args) -> int:
 
         return launch.launch(args, plan)  # workers come back here, under torchrun
     rank = distributed.rank_info()
-    out_dir = results.check_out_dir(args.out)
+    out_dir = run_record.check_out_dir(args.out)
     # Only rank 0 speaks and writes; the other ranks report to it (or, failing, to the launcher).
     interactive = not args.json and sys.stdout.isatty() and rank.rank == 0
     if interactive:
@@ -70,7 +70,7 @@ def run_command(args) -> int:
             return 1 if failed else 0  # a finished rank's status reached rank 0's record
         if failed and distributed.launcher_run_id():
             return 1  # the launcher parent writes the record, naming the rank that failed first
-    saved = results.save_record(record, out_dir)  # a bad disk loses no measurement: see results.Saved
+    saved = run_record.save_record(record, out_dir)  # a bad disk loses no measurement: see run_record.Saved
     summary.show(record, saved.path, as_json=args.json)
     if not args.json and record.get("profile"):
         from suite.measurement import profiling
@@ -78,7 +78,7 @@ def run_command(args) -> int:
         print(profiling.render(record["profile"]))
     if saved.failed:
         print(saved.warning(out_dir), file=sys.stderr)
-        return results.EXIT_RECORD_NOT_WRITTEN
+        return run_record.EXIT_RECORD_NOT_WRITTEN
     return 0 if record["status"] == "ok" else 1
 
 
@@ -95,10 +95,10 @@ def run_repeated(args, plan) -> int:
     """`--repeat N`: N fresh processes, one after another, each a whole `suite run` of its own."""
     import json
 
-    from suite import results
+    from suite import run_record
     from suite.orchestration import repeat
 
-    out_dir = results.check_out_dir(args.out)
+    out_dir = run_record.check_out_dir(args.out)
     records = repeat.run_group(_child_argv(args, repeat=None), plan.config.to_dict(), out_dir, args.repeat)
     if args.json:
         print(json.dumps(records, indent=2, default=str))
@@ -111,19 +111,19 @@ def run_per_device(args, plan) -> int:
     """`--per-device N`: N copies at once, each pinned to its own device by the backend."""
     import json
 
-    from suite import results
+    from suite import run_record
     from suite.orchestration import child, per_device
 
     copies = plan.config.per_device
     per_device.check(plan.config, copies)
     envs = plan.backend.pin_envs(copies)  # refused here when there are fewer devices than copies
-    out_dir = results.check_out_dir(args.out)
+    out_dir = run_record.check_out_dir(args.out)
     config = plan.config.to_dict()
     finished = per_device.run_copies(_child_argv(args, per_device=None), envs)
     record = per_device.combine(
         config,
         [(one.record or child.failure_of(one, config), env, end) for (one, end), env in zip(finished, envs)],
     )
-    path = results.write_record(record, out_dir)
+    path = run_record.write_record(record, out_dir)
     print(json.dumps(record, indent=2, default=str) if args.json else per_device.render(record, path))
     return 0 if record["status"] == "ok" else 1

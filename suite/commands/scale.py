@@ -82,21 +82,21 @@ def _prices(args, counts) -> tuple[dict, dict]:
 
 
 def scale_command(args) -> int:
-    from suite import context, results
+    from suite import context, run_record
     from suite.orchestration import child
     from suite.reporting import scale
 
     counts = scale.parse_counts(args.nproc)
     prices, instances = _prices(args, counts)
-    results.check_out_dir(args.out)
+    run_record.check_out_dir(args.out)
     stamp = context.collect()["utc_time"]
     records = {}
     for count in counts:
-        run_id = results.new_run_id(args.workload, f"{args.backend}-n{count}", stamp)
+        run_id = run_record.new_run_id(args.workload, f"{args.backend}-n{count}", stamp)
         child.log(f"suite scale: {count} process{'es' if count > 1 else ''} …")
         # Each count is its own `suite run --nproc N` (its own torchrun): nothing carries over between them.
         argv = child.run_argv(_run_options(args, count, instances.get(count)))
-        done = child.spawn(argv, args.out, SUITE_RUN_ID=run_id, **{results.ORIGIN_ENV: "scale"})
+        done = child.spawn(argv, args.out, SUITE_RUN_ID=run_id, **{run_record.ORIGIN_ENV: "scale"})
         path = os.path.join(args.out, f"{run_id}.json")
         if done.returncode == 2 or not os.path.exists(path):
             sys.stderr.write(done.stderr[-3000:])
@@ -104,7 +104,7 @@ def scale_command(args) -> int:
                 return 2
             records[count] = child.failure_of(done, {"world_size": count})
             continue
-        records[count] = results.read_record(path)
+        records[count] = run_record.read_record(path)
         child.log(f"  {records[count]['status']}, record {os.path.relpath(path)}")
     rows = scale.scaling_rows(records, prices, instances)
     if args.json:

@@ -59,7 +59,7 @@ def add_parser(subparsers) -> None:
 
 
 def sweep_command(args) -> int:
-    from suite import results
+    from suite import run_record
     from suite.errors import UserError
     from suite.orchestration import sweep
     from suite.orchestration.child import log
@@ -76,7 +76,7 @@ def sweep_command(args) -> int:
         spec.grid = {"workload": read_model_list(args.model_list), **spec.grid}
     points = sweep.expand(spec, options)
     sweep.resolve(points)
-    out_dir = results.check_out_dir(args.out)
+    out_dir = run_record.check_out_dir(args.out)
 
     if args.dry_run:
         records = sweep.existing_records(out_dir)

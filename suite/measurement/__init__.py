@@ -1,8 +1,8 @@
 """Measuring one run: plan it, warm up, time the windows, sample telemetry, probe the bottleneck, and hand
-the record to suite.results.
+the record to suite.run_record.
 
 Owns: the runner (planning and the window loop), the telemetry thread and the host's sampler,
 the profiler schedule, FLOP counting, the bottleneck verdict's rules and the worker side of a distributed
 run. May import: suite.backends, suite.workloads, suite.data and the shared modules (config, context,
-errors, results, sizes, stats). Never imports suite.orchestration, suite.reporting or suite.commands.
+errors, run_record, sizes, stats). Never imports suite.orchestration, suite.reporting or suite.commands.
 """

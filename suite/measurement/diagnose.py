@@ -1,6 +1,6 @@
 """The bottleneck verdict: which pipe is the narrowest — the loader, the copy, or the device.
 
-Three throughputs of the same configuration (seed 000's plumbing picture):
+Three throughputs of the same configuration, pictured as pipes of different widths (docs/bottleneck.md):
 
 - loader-only: batches pulled from the data path with no model (the upper bound on anything);
 - compute-only: the same run on synthetic data (one batch on the device, reused: no loader, no copy);
@@ -17,9 +17,9 @@ it compares are apart by more than that spread; otherwise it is "inconclusive". 
 compute-only or than the loader alone (beyond the spread) is impossible: the probe measured something
 else (a busy host, windows too short), and the verdict says so instead of guessing.
 
-Telemetry backs the verdict with seed 002's rules: low device utilisation with busy CPUs points to the
-input pipeline; low device and low CPU utilisation to the code (synchronisations, tiny batches); much
-free device memory on a compute-bound run to a larger batch.
+Telemetry backs the verdict with published rules of thumb (docs/bottleneck.md): low device utilisation
+with busy CPUs points to the input pipeline; low device and low CPU utilisation to the code
+(synchronisations, tiny batches); much free device memory on a compute-bound run to a larger batch.
 
 Advice is a function of the measured rates, the settings the run already had and the backend's
 capabilities: it proposes only changes not already made (no --pin-memory to a pinned run, no bf16 to a bf16
@@ -39,7 +39,8 @@ import math
 COMPUTE_BOUND_EFFICIENCY = 0.90
 # The loader alone is "slower than compute" below this fraction of compute-only.
 LOADER_SHORTFALL = 0.90
-# seed 002: utilisation thresholds, in percent.
+# Utilisation thresholds, in percent: the rules name only "low" and "high"; these numbers are this
+# suite's own, and are the lines its verdict is tested against.
 LOW_DEVICE_UTIL = 50.0
 BUSY_HOST_CPU = 80.0
 IDLE_HOST_CPU = 50.0
@@ -63,7 +64,8 @@ def host_cpu_util_percent(telemetry_summary: dict) -> float | None:
 
 
 def workers_needed(workers: int, loader_ips: float, compute_ips: float) -> int:
-    """Workers to feed the device, if decoding scales with workers (seed 000: it does, to a plateau)."""
+    """Workers to feed the device, if decoding scales with workers (it does, up to a plateau: more worker
+    processes decode more batches at once until the cores or the disk run out)."""
     return max(1, math.ceil(max(workers, 1) * compute_ips / loader_ips))
 
 

@@ -245,7 +245,7 @@ def launcher_run_id(env=None) -> str | None:
     id left in a shell or inherited by anything else is ignored), and the id must be a plain file name."""
     import psutil
 
-    from suite import results
+    from suite import run_record
 
     env = os.environ if env is None else env
     run_id, owner = env.get("SUITE_RUN_ID"), env.get("SUITE_RUN_ID_OWNER", "")
@@ -257,7 +257,7 @@ def launcher_run_id(env=None) -> str | None:
         ancestors = set()
     if not owner.isdigit() or int(owner) not in ancestors:
         return None
-    return results.check_run_id(run_id, "SUITE_RUN_ID")
+    return run_record.check_run_id(run_id, "SUITE_RUN_ID")
 
 
 def rank_figures(info: RankInfo, record: dict) -> dict:

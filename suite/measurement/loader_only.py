@@ -6,15 +6,15 @@ from __future__ import annotations
 
 def measure_setting(plan, batches: int, windows: int, warmup: int, to_device: bool) -> dict:
     """One loader setting -> one record (kind "loader"). A failure is recorded, not raised."""
-    from suite import context, results
+    from suite import context, run_record
     from suite.data import open_data
     from suite.data.loader_bench import measure_loader
     from suite.errors import UserError
 
     config, backend = plan.config, plan.backend
     ctx = context.collect()
-    record = results.new_record(
-        results.new_run_id(f"loader-{plan.workload.name}", backend.name, ctx["utc_time"]),
+    record = run_record.new_record(
+        run_record.new_run_id(f"loader-{plan.workload.name}", backend.name, ctx["utc_time"]),
         ctx,
         config.to_dict(),
     )
@@ -44,7 +44,7 @@ def measure_setting(plan, batches: int, windows: int, warmup: int, to_device: bo
     except UserError:
         raise
     except Exception as error:  # noqa: BLE001 - a failing setting is recorded; the others still run
-        record["error"] = results.error_of(error)
+        record["error"] = run_record.error_of(error)
     finally:
         source.close()
     record["device"] = backend.device_info()

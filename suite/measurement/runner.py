@@ -18,7 +18,7 @@ from time import perf_counter as clock  # the window clock: monotonic, high reso
 import psutil
 import torch
 
-from suite import context, input_checks, results, stats
+from suite import context, input_checks, run_record, stats
 from suite.backends import Backend, backend_class, check_options, resolve_backend_name
 from suite.config import RunConfig
 from suite.data import check_data, open_data
@@ -116,8 +116,10 @@ def execute(plan: Plan, progress=_noop) -> dict:
     config, backend, workload = plan.config, plan.backend, plan.workload
     ctx = context.collect()
     # A launcher parent (`suite run --nproc`) names the run, so that it can find rank 0's record.
-    run_id = distributed.launcher_run_id() or results.new_run_id(workload.name, backend.name, ctx["utc_time"])
-    record = results.new_record(run_id, ctx, config.to_dict())
+    run_id = distributed.launcher_run_id() or run_record.new_run_id(
+        workload.name, backend.name, ctx["utc_time"]
+    )
+    record = run_record.new_record(run_id, ctx, config.to_dict())
     record["backend_choice"] = plan.backend_choice
     record["workload"] = {
         "name": workload.name,
@@ -134,7 +136,7 @@ def execute(plan: Plan, progress=_noop) -> dict:
     except Exception as error:  # noqa: BLE001 - every failure becomes a record
         status = "oom" if backend.is_out_of_memory(error) else "error"
         record["status"] = status
-        record["error"] = results.error_of(error)
+        record["error"] = run_record.error_of(error)
         if status == "oom":
             record["error"]["hint"] = (
                 f"batch size {config.batch_size} does not fit: lower --batch-size, "

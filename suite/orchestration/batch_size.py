@@ -5,8 +5,10 @@ fit and the first that did not. On the CPU, `--max-memory` stands in for device 
 fresh `suite run` process, so one out-of-memory error cannot leave the allocator in a state that makes
 the next try fail (or pass) for the wrong reason.
 
-The recommended: the smallest batch whose throughput reaches 95% of the best seen (seed 000's advice: a
-batch larger than that buys little speed and may train a worse model).
+The recommended: the smallest batch whose throughput reaches 95% of the best seen. A larger batch buys
+speed only while the device is under-used, takes memory the model could use, and makes training more
+finicky (small batches' noisy updates regularise); 95% is this suite's line for "nearly as fast" (sources
+in docs/bottleneck.md, "Which batch size?").
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from suite import context, results, run_options
+from suite import context, run_options, run_record
 from suite.errors import UserError, truth
 from suite.option_types import Switch
 
@@ -128,7 +128,7 @@ def spawn(argv: list[str], out_dir: str, timeout_s: float | None = None, **env) 
         record = json.loads(stdout)
     except json.JSONDecodeError:
         record = None
-    if not (isinstance(record, dict) and record.get("schema") == results.SCHEMA):
+    if not (isinstance(record, dict) and record.get("schema") == run_record.SCHEMA):
         record = None
     if record is None and child.returncode in (INTERRUPTED, -signal.SIGINT):
         # Ctrl-C reached the child before this process: the same interrupt, not a failed run.
@@ -139,8 +139,8 @@ def spawn(argv: list[str], out_dir: str, timeout_s: float | None = None, **env) 
 def failure_record(config: dict, kind: str, message: str, exit_status=None) -> dict:
     """The record of a run that left none of its own (crash, kill, timeout)."""
     ctx = context.collect()
-    run_id = results.new_run_id(config.get("workload", "run"), config.get("backend", "?"), ctx["utc_time"])
-    record = results.new_record(run_id, ctx, config)
+    run_id = run_record.new_run_id(config.get("workload", "run"), config.get("backend", "?"), ctx["utc_time"])
+    record = run_record.new_record(run_id, ctx, config)
     record["error"] = {"type": kind, "message": message, "exit_status": exit_status}
     return record
 
@@ -160,16 +160,16 @@ def run(
     """Run one configuration in a fresh process and return its record, tagged with the command (`origin`)
     that ran it; a child that left none gets a failure record, written to OUT_DIR with EXTRA fields (e.g.
     which sweep point it was)."""
-    child = spawn(argv, out_dir, timeout_s, **{results.ORIGIN_ENV: origin})
+    child = spawn(argv, out_dir, timeout_s, **{run_record.ORIGIN_ENV: origin})
     if child.record is not None:
-        if child.returncode == results.EXIT_RECORD_NOT_WRITTEN:  # it said where the record went instead
+        if child.returncode == run_record.EXIT_RECORD_NOT_WRITTEN:  # it said where the record went instead
             last = [line for line in child.stderr.strip().splitlines() if line.strip()]
-            raise results.RecordNotWritten(last[-1].removeprefix("suite: error: ") if last else out_dir)
+            raise run_record.RecordNotWritten(last[-1].removeprefix("suite: error: ") if last else out_dir)
         return child.record
     record = failure_of(child, config, timeout_s)
     record["origin"] = origin
     record.update(extra)
-    results.write_record_or_stop(record, out_dir)  # the folder may have turned read-only meanwhile
+    run_record.write_record_or_stop(record, out_dir)  # the folder may have turned read-only meanwhile
     return record
 
 

@@ -52,15 +52,15 @@ def torchrun_options(config) -> list[str]:
 
 def launch(args, plan) -> int:
     """Run `plan` under torchrun with `args`; return the exit status (0: every rank finished)."""
-    from suite import context, results
+    from suite import context, run_record
     from suite.measurement import distributed
     from suite.reporting import summary
 
     config = plan.config  # launch options already checked by plan_run
-    out_dir = results.check_out_dir(args.out)
+    out_dir = run_record.check_out_dir(args.out)
     ctx = context.collect()
     # `suite scale` names the run itself, to find its record.
-    run_id = distributed.launcher_run_id() or results.new_run_id(
+    run_id = distributed.launcher_run_id() or run_record.new_run_id(
         plan.workload.name, plan.backend.name, ctx["utc_time"]
     )
     fd, failures_path = tempfile.mkstemp(prefix="suite-launch-", suffix=".json")
@@ -93,7 +93,7 @@ def launch(args, plan) -> int:
     if status == 0 or os.path.exists(record_path) or (config.node_rank or 0) != 0:
         return status  # rank 0 wrote the record (or lives on another node)
     record = failure_record(run_id, ctx, plan, status, failures)
-    summary.show(record, results.write_record_or_stop(record, out_dir), as_json=args.json)
+    summary.show(record, run_record.write_record_or_stop(record, out_dir), as_json=args.json)
     return 1
 
 
@@ -156,14 +156,14 @@ def _first_failure_order(failure: dict):
 
 def failure_record(run_id: str, ctx: dict, plan, status: int, failures: dict) -> dict:
     """The record of a run that a rank ended: which rank failed first and why, and every failure seen."""
-    from suite import results
+    from suite import run_record
 
-    record = results.new_record(run_id, ctx, plan.config.to_dict())
+    record = run_record.new_record(run_id, ctx, plan.config.to_dict())
     record["workload"] = {"name": plan.workload.name, "image_size": plan.workload.image_size}
     ranks = sorted((_rank_failure(int(r), f) for r, f in failures.items()), key=_first_failure_order)
     if ranks:
         first = ranks[0]
-        record["status"] = first["status"] if first["status"] in results.STATUSES else "error"
+        record["status"] = first["status"] if first["status"] in run_record.STATUSES else "error"
         record["error"] = {
             "type": "RankFailed",
             "rank": first["rank"],

@@ -19,7 +19,7 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from suite import context, results, stats
+from suite import context, run_record, stats
 from suite.errors import UserError
 
 # Below this share of the shortest copy's timed span, the copies were not measured side by side.
@@ -82,8 +82,8 @@ def combine(config: dict, copies: list[tuple[dict, dict[str, str], float]], ctx:
     count = len(copies)
     # What one copy ran (on the CPU the backend recorded its group's thread count), as N copies.
     config = {**copies[0][0].get("config", config), "per_device": count, "accelerators_used": count}
-    run_id = results.new_run_id(config["workload"], config["backend"], ctx["utc_time"])
-    record = results.new_record(run_id, ctx, config)
+    run_id = run_record.new_run_id(config["workload"], config["backend"], ctx["utc_time"])
+    record = run_record.new_record(run_id, ctx, config)
     first = copies[0][0]
     for section in ("workload", "device", "data", "backend_choice"):
         if first.get(section) is not None:

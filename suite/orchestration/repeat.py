@@ -10,7 +10,7 @@ from __future__ import annotations
 import statistics
 import uuid
 
-from suite import results
+from suite import run_record
 
 
 def new_group_id() -> str:
@@ -30,7 +30,7 @@ def run_group(argv: list[str], config: dict, out_dir: str, repeats: int, run=Non
         record = run(argv, config, out_dir)
         # The child wrote its record already; written again (same run id, same file) with its group.
         record["group"] = {"id": group, "index": index, "of": repeats}
-        results.write_record(record, out_dir)
+        run_record.write_record(record, out_dir)
         log(f"suite: run {index}/{repeats} of group {group}: {child.describe(record)}")
         records.append(record)
     return records

@@ -23,7 +23,7 @@ import os
 import subprocess
 from dataclasses import dataclass
 
-from suite import results
+from suite import run_record
 from suite.errors import UserError
 from suite.orchestration import sky_tasks
 
@@ -57,10 +57,10 @@ def recorded_instances(folder: str) -> set[str]:
     found = set()
     if not os.path.isdir(folder):
         return found
-    for path in results.iter_record_paths([folder]):
+    for path in run_record.iter_record_paths([folder]):
         try:
-            record = results.read_record(path)
-        except (results.NotARecord, OSError, ValueError):
+            record = run_record.read_record(path)
+        except (run_record.NotARecord, OSError, ValueError):
             continue  # other files in the folder are not ours to judge
         instance = (record.get("config") or {}).get("instance")
         if instance and record.get("status") in DONE_STATUSES:

@@ -191,7 +191,7 @@ def task_path(folder: str, campaign, target) -> str:
 def write_tasks(campaign, folder: str) -> list[str]:
     """One YAML file per instance in `folder`; returns their paths. Every task is built (and its run line
     checked) before the first file is written."""
-    from suite.results import write_text
+    from suite.run_record import write_text
 
     specs = [(target, task(campaign, target)) for target in campaign.targets]
     try:

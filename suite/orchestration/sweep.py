@@ -23,7 +23,7 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from suite import limits, results
+from suite import limits, run_record
 from suite.errors import UserError
 from suite.orchestration import child
 from suite.orchestration.child import describe, throughput
@@ -206,10 +206,10 @@ def existing_records(out_dir: str) -> list[dict]:
     found = []
     if not os.path.isdir(out_dir):
         return found
-    for path in results.iter_record_paths([out_dir]):
+    for path in run_record.iter_record_paths([out_dir]):
         try:
-            found.append(results.read_record(path))
-        except (results.NotARecord, OSError):
+            found.append(run_record.read_record(path))
+        except (run_record.NotARecord, OSError):
             continue  # other files in the folder are not ours to judge
     return found
 
@@ -262,7 +262,7 @@ def run_sweep(points: list[Point], out_dir: str, log=print, timeout_s: float | N
                 "run the same command again to resume"
             )
             raise
-        except results.RecordNotWritten as error:
+        except run_record.RecordNotWritten as error:
             # The folder turned read-only (or full): stop rather than measure points nothing can keep.
             log(
                 f"{head}: {error}. {len(outcome)} of {len(points)} points are recorded in {out_dir}; "

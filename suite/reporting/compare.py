@@ -36,10 +36,11 @@ from dataclasses import dataclass, field
 from suite import stats
 from suite.config import RunConfig
 from suite.errors import UserError
-from suite.reporting import report
 
 # The one place compare learns what makes two runs the same configuration: the report's row key.
-from suite.reporting.report import row_key
+from suite.reporting.identity import LOADER_FIELDS, row_key, settings
+from suite.reporting.rows import build_rows
+from suite.run_record.facts import data_path, images_per_hour, profiled
 
 MIN_RUNS = 3  # a side; below it the verdict is "too few runs"
 ALPHA = 0.05  # two-sided; the interval shown is the matching 95% one
@@ -162,9 +163,7 @@ def expand_paths(path: str) -> list[str]:
 
 def counted(record: dict) -> bool:
     """A run that is one sample: it finished ok, has a throughput and was not slowed by a profiler."""
-    return (
-        record.get("status") == "ok" and bool(report.images_per_hour(record)) and not report.profiled(record)
-    )
+    return record.get("status") == "ok" and bool(images_per_hour(record)) and not profiled(record)
 
 
 # Where `--by FIELD` looks: a RunConfig field is in the record's config; these few are elsewhere or mean
@@ -182,7 +181,7 @@ BY_PARTS = {
     ],
     "data": [("config", "data"), ("data", "source")],
     "threads": [("config", "threads"), ("device", "threads")],  # as asked, and as the backend ran it
-    **{name: [("data", name)] for name in report.LOADER_FIELDS},  # what the loader actually used
+    **{name: [("data", name)] for name in LOADER_FIELDS},  # what the loader actually used
 }
 
 
@@ -241,7 +240,7 @@ class Group:
         return self.records[0]
 
     def rates(self) -> list[float]:
-        return [report.images_per_hour(r) / stats.SECONDS_PER_HOUR for r in self.records if counted(r)]
+        return [images_per_hour(r) / stats.SECONDS_PER_HOUR for r in self.records if counted(r)]
 
     def not_counted(self) -> dict:
         return dict(Counter(_why_not(r) for r in self.records if not counted(r)))
@@ -253,7 +252,7 @@ class Group:
 def _why_not(record: dict) -> str:
     if record.get("status") != "ok":
         return record.get("status") or "error"
-    return "profiled" if report.profiled(record) else "no throughput"
+    return "profiled" if profiled(record) else "no throughput"
 
 
 def group_records(loaded: list[tuple[str, dict]]) -> dict[tuple, Group]:
@@ -273,10 +272,10 @@ def describe(record: dict, by: tuple[str, ...] | None = None) -> str:
     parts = [config.get("workload")]
     if "config.backend" not in left_out:
         parts.append(f"{config.get('backend')} ({device.get('name')})")
-    parts += [f"batch {config.get('batch_size')}", config.get("precision"), report.data_path(record)]
+    parts += [f"batch {config.get('batch_size')}", config.get("precision"), data_path(record)]
     if config.get("instance") and "config.instance" not in left_out:
         parts.append(config["instance"])
-    parts += [s for s in report.settings(record) if s.split("=")[0] not in (by or ())]
+    parts += [s for s in settings(record) if s.split("=")[0] not in (by or ())]
     return " · ".join(str(p) for p in parts if p not in (None, ""))
 
 
@@ -284,7 +283,7 @@ def _usd_per_hour(group: Group, catalog) -> float | None:
     """The whole instance's price, as `suite report` prices this configuration (None: not priced)."""
     if catalog is None:
         return None
-    rows = report.build_rows(group.records, catalog)
+    rows = build_rows(group.records, catalog)
     return rows[0]["usd_per_hour"] if rows else None
 
 
@@ -300,8 +299,8 @@ def rerun_hint(group: Group, runs: int) -> str:
     options += [
         f"--{name.replace('_', '-')} {config[name]}" for name in ("threads", "instance") if config.get(name)
     ]
-    if report.data_path(group.first) not in ("synthetic", "?"):
-        options.append(f"--data {report.data_path(group.first)}")
+    if data_path(group.first) not in ("synthetic", "?"):
+        options.append(f"--data {data_path(group.first)}")
     out = os.path.dirname(group.paths[0]) if group.paths else "results"
     return f"suite run {' '.join(options)} --repeat {runs} --out {out or '.'}"
 

@@ -27,14 +27,14 @@ def _pyplot():
 
 
 def _data_label(record: dict) -> str:
-    from suite.reporting.report import data_path
+    from suite.run_record.facts import data_path
 
     source = data_path(record)
     return "synthetic (ceiling)" if source == "synthetic" else source
 
 
 def _run_label(record: dict) -> str:
-    from suite.reporting.report import profiled
+    from suite.run_record.facts import profiled
 
     config = record["config"]
     parts = [
@@ -52,7 +52,7 @@ def _run_label(record: dict) -> str:
 
 
 def throughput_over_run(records: list[dict], path: str) -> str | None:
-    from suite.reporting.report import profiled
+    from suite.run_record.facts import profiled
 
     runs = [r for r in records if (r.get("metrics") or {}).get("window_images_per_second")]
     if not runs:

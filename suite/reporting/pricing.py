@@ -22,6 +22,7 @@ import yaml
 
 from suite.errors import UserError
 from suite.reporting import price_date
+from suite.run_record.facts import other_device
 
 # The newest shipped snapshot; the seed's catalog stays available by name (`--prices seed-2022`).
 DEFAULT_CATALOG = "skypilot-2025"
@@ -323,8 +324,6 @@ def device_mismatch_warning(record: dict) -> str | None:
     """A run named an instance whose accelerator is not the device it ran on (a CPU run given
     `--instance p3.2xlarge`): its rate says nothing about that instance, and reports will not price it
     unless asked (`suite report --price-as-if`)."""
-    from suite.reporting.report import other_device
-
     config, device = record.get("config") or {}, record.get("device") or {}
     if not config.get("instance") or not device.get("name"):
         return None

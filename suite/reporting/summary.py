@@ -134,9 +134,9 @@ def show(record: dict, path: str | None, as_json: bool = False) -> None:
     import os
     import sys
 
-    from suite import results
+    from suite import run_record
 
     if as_json or path is None:
-        sys.stdout.write(results.record_json(record))
+        sys.stdout.write(run_record.record_json(record))
     if not as_json:
         print(render(record, os.path.relpath(path) if path else "not written: the JSON above is the record"))

@@ -1,7 +1,5 @@
-"""Result records: one JSON file per run, schema-versioned, written atomically.
-
-Every view (terminal summary, report tables, plots) is rendered from these records. Readers ignore
-fields they do not know; a record of another schema version is refused, never misread.
+"""Making and writing run records: a new record's skeleton, its id (a plain file name), strict JSON, and
+atomic writes that lose nothing measured when the folder asked for cannot take them.
 """
 
 from __future__ import annotations
@@ -17,11 +15,7 @@ from dataclasses import dataclass
 
 from suite import atomic
 from suite.errors import UserError
-
-SCHEMA = "suite.run"
-SCHEMA_VERSION = 1
-
-STATUSES = ("ok", "diverged", "oom", "error")
+from suite.run_record.schema import SCHEMA, SCHEMA_VERSION
 
 # Set by a command for the runs it starts (`suite sweep` -> "sweep"): the record says which command made
 # it, so a report can leave sub-runs out unless asked for.
@@ -196,55 +190,3 @@ def write_record_or_stop(record: dict, out_dir: str) -> str:
             sys.stdout.write(record_json(record))
         raise RecordNotWritten(saved.warning(out_dir).removeprefix("suite: error: "))
     return saved.path
-
-
-class NotARecord(ValueError):
-    """A JSON file that is not a suite run record of a version this suite reads."""
-
-
-class OtherSuiteRecord(NotARecord):
-    """A record the suite wrote that is not a run (a batch-size search's summary, say)."""
-
-
-def parse_record(data) -> dict:
-    if (
-        isinstance(data, dict)
-        and str(data.get("schema", "")).startswith("suite.")
-        and data["schema"] != SCHEMA
-    ):
-        raise OtherSuiteRecord(f"a {data['schema']} record, not a run record")
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise NotARecord('not a suite run record (no "schema": "suite.run")')
-    version = data.get("schema_version")
-    if version != SCHEMA_VERSION:
-        raise NotARecord(f"schema version {version!r}, this suite reads version {SCHEMA_VERSION}")
-    from suite import records  # the one typed check of a record's fields (BadRecord is a NotARecord)
-
-    return records.validate(data)
-
-
-def read_record(path: str) -> dict:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except json.JSONDecodeError as error:
-        raise NotARecord(f"not valid JSON ({error.msg} at line {error.lineno})") from None
-    except UnicodeDecodeError as error:
-        raise NotARecord(f"not UTF-8 text (byte {error.start}: {error.reason})") from None
-    return parse_record(data)
-
-
-def iter_record_paths(paths: list[str]):
-    """JSON files named directly, or found (recursively) in named folders, in a stable order."""
-    for path in paths:
-        if os.path.isdir(path):
-            for root, dirs, files in os.walk(path):
-                dirs.sort()
-                for name in sorted(files):
-                    # hidden names include atomic writes' leftovers (.tmp-*): never records
-                    if name.endswith(".json") and not name.startswith("."):
-                        yield os.path.join(root, name)
-        elif os.path.exists(path):
-            yield path
-        else:
-            raise UserError(f"no such file or folder: {path!r}")

@@ -1,18 +1,30 @@
-"""What a run record must hold to be read: one typed check, applied by `results.read_record` to every
-record the suite reads (report, plots, sweep resume, scale).
+"""What a run record is: its schema name and version, the statuses a run ends in, and the one check
+(`check_record`) that every reader applies before it uses a record.
 
 A record is JSON a person can edit, copy half of, or damage; the report must not crash on one bad file.
-`validate` checks the fields the readers use (types, finiteness, ranges, hashable settings) and raises
-`BadRecord` naming the first bad field, e.g. `field metrics.images_per_second: must be a finite number
->= 0, got nan`; the report skips that file with one line and goes on. Unknown fields are allowed (readers
-ignore them), so records of this schema version from newer suites still load.
+`check_record` refuses a file that is not a run record of this version, then checks the fields the
+readers use (types, finiteness, ranges, hashable settings) and raises `BadRecord` naming the first bad
+field, e.g. `field metrics.images_per_second: must be a finite number >= 0, got nan`; the report skips
+that file with one line and goes on. Unknown fields are allowed (readers ignore them), so records of this
+schema version from newer suites still load.
 """
 
 from __future__ import annotations
 
 import math
 
-from suite.results import STATUSES, NotARecord
+SCHEMA = "suite.run"
+SCHEMA_VERSION = 1
+
+STATUSES = ("ok", "diverged", "oom", "error")
+
+
+class NotARecord(ValueError):
+    """A JSON file that is not a suite run record of a version this suite reads."""
+
+
+class OtherSuiteRecord(NotARecord):
+    """A record the suite wrote that is not a run (a batch-size search's summary, say)."""
 
 
 class BadRecord(NotARecord):
@@ -120,7 +132,7 @@ THROUGHPUT_FIGURES = (
 )
 
 
-def validate(record: dict) -> dict:
+def _check_fields(record: dict) -> dict:
     """`record` if every field the suite's readers use has the right type and value, else BadRecord."""
     top = _Section(record, "", required=True)
     top.text("run_id", required=True)
@@ -167,3 +179,23 @@ def validate(record: dict) -> dict:
     if not isinstance(record.get("warnings", []), list):
         raise BadRecord("warnings", "a list of texts", record.get("warnings"))
     return record
+
+
+def check_record(data) -> dict:
+    """THE check every reader applies to a record it did not just make (report, compare, plots, sweep
+    resume, scale, fleet): `data` (parsed JSON) if it is a run record of this version whose fields the
+    readers can use, else NotARecord (OtherSuiteRecord: the suite's own non-run record; BadRecord: a
+    field of the wrong type or value, named). Readers go through here, never around it, so that what a
+    record must hold is decided in this one place."""
+    if (
+        isinstance(data, dict)
+        and str(data.get("schema", "")).startswith("suite.")
+        and data["schema"] != SCHEMA
+    ):
+        raise OtherSuiteRecord(f"a {data['schema']} record, not a run record")
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise NotARecord('not a suite run record (no "schema": "suite.run")')
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise NotARecord(f"schema version {version!r}, this suite reads version {SCHEMA_VERSION}")
+    return _check_fields(data)

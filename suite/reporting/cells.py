@@ -1,0 +1,121 @@
+"""How a report's cells read: whole images, dollars and cents, and each column's cell (a failed or
+profiled run says so where its number would be; an extrapolated or hypothetical one is marked)."""
+
+from __future__ import annotations
+
+
+def nearest(value: float) -> int:
+    """Round half up to a whole image (Python's round() rounds half to even)."""
+    return int(value + 0.5)
+
+
+def whole_number(value) -> str:
+    return "—" if value is None else f"{nearest(value):,}"
+
+
+def _money(value) -> str:
+    if value is None:
+        return "—"
+    text = f"{value:,.4f}".rstrip("0")
+    return text + "0" * (2 - len(text.split(".")[1]))  # at least cents: 3.06, 32.7726, 0.90
+
+
+def _dollars(value) -> str:
+    """A computed amount: cents, or three significant digits below a dollar."""
+    if value is None:
+        return "—"
+    return f"{value:,.2f}" if value >= 1 else f"{value:.3g}"
+
+
+def _float(value, digits=2) -> str:
+    return "—" if value is None else f"{value:,.{digits}f}"
+
+
+def _throughput_cell(row: dict) -> str:
+    if row["images_per_hour"] is None:
+        if row["status"] == "profiled":
+            return f"{whole_number(row['profiled_images_per_hour'])} (profiled: perturbed, not priced)"
+        return {
+            "diverged": "DIVERGED",
+            "oom": "FAILED (out of memory)",
+            "numerics failed": "NUMERICS FAILED (not ranked)",
+        }.get(row["status"], "FAILED")
+    text = whole_number(row["images_per_hour"])
+    if row["extrapolated_factor"]:
+        text += f" (extrapolated ×{row['extrapolated_factor']:g} from {whole_number(row['measured_images_per_hour'])})"
+    if row["hypothetical"]:
+        text += " (hypothetical: another device)"
+    return text + (" ⚠" if row["warnings"] else "")
+
+
+def _spread_cell(row: dict) -> str:
+    """Across runs (max − min) ÷ median; within a run, the worst run's window cv when it is wide."""
+    from suite.stats import WIDE_SPREAD_CV
+
+    parts = [] if row["spread"] is None else [f"{row['spread']:.1%}"]
+    if row["window_cv_max"] is not None and row["window_cv_max"] > WIDE_SPREAD_CV:
+        parts.append(f"windows cv {row['window_cv_max']:.0%} ⚠")
+    return "; ".join(parts) or "—"
+
+
+def _device_cell(row: dict) -> str:
+    return f"{row['device'] or '?'} ×{row['accelerators_used']}"
+
+
+# Columns by key: (seed's name, exact name with unit, in the narrow default table, cell).
+COLUMNS = [
+    ("model_run", "Model Run", "Model", True, lambda r: r["model_run"]),
+    ("instance", "Instance", "Instance", True, lambda r: r["instance"] or "—"),
+    ("region", None, "Region", True, lambda r: r.get("region") or "—"),
+    ("images_per_hour", "Average Throughput (Imgs/Hr)", "Median throughput (img/h)", True, _throughput_cell),
+    ("usd_per_hour", "Rate ($)", "On-demand ($/h)", True, lambda r: _money(r["usd_per_hour"])),
+    ("images_per_usd", "Throughput / $", "Images per $", True, lambda r: whole_number(r["images_per_usd"])),
+    ("spot_usd_per_hour", "Spot Rate ($)", "Spot ($/h)", True, lambda r: _money(r["spot_usd_per_hour"])),
+    (
+        "spot_images_per_usd",
+        "Spot Throughput / $",
+        "Spot images per $",
+        True,
+        lambda r: whole_number(r["spot_images_per_usd"]),
+    ),
+    ("backend", "Backend", "Backend", False, lambda r: r["backend"]),
+    ("device", "Device", "Device", True, _device_cell),
+    ("precision", "Precision", "Precision", True, lambda r: r["precision"]),
+    ("batch_size", "Batch", "Batch", True, lambda r: r["batch_size"]),
+    (
+        "data",
+        "Data",
+        "Data",
+        True,
+        lambda r: f"{r['data']} (compute-only ceiling)" if r["upper_bound"] else r["data"],
+    ),
+    (
+        "usd_per_million_images",
+        "$ / M imgs",
+        "$ per M images",
+        False,
+        lambda r: _dollars(r["usd_per_million_images"]),
+    ),
+    (
+        "spot_usd_per_million_images",
+        "Spot $ / M imgs",
+        "Spot $ per M images",
+        False,
+        lambda r: _dollars(r["spot_usd_per_million_images"]),
+    ),
+    ("epoch_hours", "Epoch (h)", "Epoch (h)", False, lambda r: _float(r["epoch_hours"])),
+    ("epoch_usd", "Epoch ($)", "Epoch ($)", False, lambda r: _dollars(r["epoch_usd"])),
+    ("spot_epoch_usd", "Spot Epoch ($)", "Spot epoch ($)", False, lambda r: _dollars(r["spot_epoch_usd"])),
+    ("runs", "Runs", "Runs", True, lambda r: r["runs"]),
+    ("spread", "Spread", "Spread", True, _spread_cell),
+]
+VERDICT_COLUMN = ("Bottleneck", lambda r: r["verdict"] or "—")
+NUMERICS_COLUMN = ("Numerics", lambda r: r["numerics"] or "—")
+NOTES_COLUMN = ("Notes", lambda r: "; ".join(r["notes"] + r["errors"]) or "")
+LEFT_ALIGNED = {"model_run", "instance", "region", "backend", "device", "precision", "data"}
+
+
+SCALING_COLUMN = (
+    "Measured scaling",
+    lambda r: "—" if r["measured_scaling"] is None else f"{r['measured_scaling']:.0%}",
+)

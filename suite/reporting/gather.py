@@ -1,0 +1,94 @@
+"""Stage 1 of a report, gather: the run records under the paths given, each checked on read
+(`run_record.read_record`), filtered to the training runs asked for; and, for `--instance A,B`, copies of
+them priced as if run on other instances.
+
+    gather (records) -> identity (which runs are one row) -> rows (median, prices, notes) -> render
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+
+from suite import run_record
+from suite.run_record.facts import accelerators_used, other_device
+
+# Records made by a command's own sub-runs (run_record.ORIGIN_ENV), left out of a report unless included:
+# a sweep's points, a batch-size search's probes (some out of memory on purpose), diagnose's three runs.
+SUB_RUN_ORIGINS = ("sweep", "batch-size", "diagnose", "scale")
+INCLUDE_GROUPS = {"probes": ("batch-size", "diagnose"), "all": SUB_RUN_ORIGINS}
+
+
+def include_origins(text: str | None) -> set[str]:
+    """`--include sweep,probes` as the set of origins to report beside `suite run`'s own records."""
+    from suite.errors import UserError
+
+    chosen = {"run"}
+    for name in filter(None, (part.strip() for part in (text or "").split(","))):
+        if name in INCLUDE_GROUPS:
+            chosen.update(INCLUDE_GROUPS[name])
+        elif name in SUB_RUN_ORIGINS:
+            chosen.add(name)
+        else:
+            known = ", ".join((*SUB_RUN_ORIGINS, *INCLUDE_GROUPS))
+            raise UserError(f"--include {name!r} is not a kind of sub-run (known: {known})")
+    return chosen
+
+
+def origin(record: dict) -> str:
+    """The command whose run made this record ("run" for `suite run` itself, and for older records)."""
+    return str(record.get("origin") or ("sweep" if record.get("sweep_point") else "run"))
+
+
+def load_records(
+    paths: list[str], warn=None, include: set[str] | None = None, left_out: Counter | None = None
+) -> list[tuple[str, dict]]:
+    """Every readable run record under `paths`; anything else is skipped with a warning naming it.
+    Records of sub-runs whose origin is not in `include` are counted in `left_out`, not returned."""
+    warn = warn or (lambda message: print(f"suite: warning: {message}", file=sys.stderr))
+    include = include if include is not None else {"run", *SUB_RUN_ORIGINS}
+    loaded = []
+    for path in run_record.iter_record_paths(paths):
+        try:
+            record = run_record.read_record(path)
+        except run_record.OtherSuiteRecord:
+            continue  # the suite's own non-run records (batch-size searches) share results folders
+        except run_record.NotARecord as error:
+            warn(f"skipped {path}: {error}")
+            continue
+        except (OSError, UnicodeDecodeError) as error:
+            warn(f"skipped {path}: cannot be read ({error})")
+            continue
+        if record.get("kind", "train") != "train":
+            continue  # loader-only and other non-training records are not rows of a training table
+        if not isinstance(record.get("config"), dict) or not record["config"].get("workload"):
+            warn(f"skipped {path}: a suite.run record without its config (damaged?)")
+            continue
+        if origin(record) not in include:
+            if left_out is not None:
+                left_out[origin(record)] += 1
+            continue
+        loaded.append((path, record))
+    return loaded
+
+
+def repriced(
+    records: list[dict], candidates: list, price_as_if: bool = False
+) -> tuple[list[dict], list[str]]:
+    """`suite report --instance A,B`: each record priced again as if it ran on each candidate instance
+    (an Instance), without re-running. Only candidates whose accelerator is the run's device (or any, with
+    price_as_if), with at least the accelerators the run used. Returns the copies and what was left out."""
+    copies, left_out = [], []
+    for record in records:
+        device = (record.get("device") or {}).get("name")
+        matched = False
+        for instance in candidates:
+            if other_device(device, instance.accelerator) and not price_as_if:
+                continue
+            if accelerators_used(record) > instance.accelerator_count:
+                continue
+            matched = True
+            copies.append({**record, "config": {**record["config"], "instance": instance.name}})
+        if not matched:
+            left_out.append(str(record.get("run_id")))
+    return copies, left_out

@@ -1,0 +1,192 @@
+"""Stage 4 of a report, render: rows as a markdown table (with the price catalogs' captions, the
+definitions, and the runs and warnings behind each row), as CSV, or as JSON.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from suite.reporting.cells import (
+    COLUMNS,
+    LEFT_ALIGNED,
+    NOTES_COLUMN,
+    NUMERICS_COLUMN,
+    SCALING_COLUMN,
+    VERDICT_COLUMN,
+)
+from suite.reporting.rows import DEFAULT_DATASET_SIZE
+
+FORMATS = ("md", "csv", "json")
+COLUMN_STYLES = ("exact", "seed")
+
+
+def _spot_assumed(catalog) -> bool:
+    basis = str(getattr(catalog, "spot_basis", "") or "")
+    return "assumed" in basis or "not an observed" in basis
+
+
+def _columns(rows: list[dict], style: str = "exact", wide: bool = False, catalogs=()) -> list:
+    """(header, cell, left-aligned) per column. `seed`: the seed's Table 2.1 names (and no region column);
+    `exact`: names that say what a cell is, with units. Narrow unless `wide`."""
+    assumed = any(_spot_assumed(c) for c in _catalog_list(catalogs)) if catalogs else False
+    chosen = []
+    for key, seed_name, exact_name, narrow, cell in COLUMNS:
+        name = seed_name if style == "seed" else exact_name
+        if name is None or not (wide or narrow or style == "seed"):
+            continue
+        if assumed and key.startswith("spot") and style != "seed":
+            name += " (assumed)"  # the catalog's spot is not an observed price: said in the header
+        chosen.append((name, cell, key in LEFT_ALIGNED))
+    if any(r.get("measured_scaling") is not None for r in rows):  # once a per-device row has its twin
+        chosen.append((*SCALING_COLUMN, False))
+    if any(r["verdict"] for r in rows):  # only once some record carries a diagnosis
+        chosen.append((*VERDICT_COLUMN, True))
+    if any(r["numerics"] for r in rows):  # only once some record carries a numerics check
+        chosen.append((*NUMERICS_COLUMN, True))
+    return chosen + [(*NOTES_COLUMN, True)]
+
+
+def _escape(cell) -> str:
+    return str(cell).replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(
+    rows: list[dict], catalogs, dataset_size: int, style: str = "exact", wide: bool = False
+) -> str:
+    columns = _columns(rows, style, wide, catalogs)
+    lines = [
+        "| # | " + " | ".join(name for name, _, _ in columns) + " |",
+        "|---:|" + "|".join("---" if left else "---:" for _, _, left in columns) + "|",
+    ]
+    lines += [
+        f"| {n} | " + " | ".join(_escape(cell(row)) for _, cell, _ in columns) + " |"
+        for n, row in enumerate(rows, 1)
+    ]
+    lines += ["", footer(catalogs, dataset_size), "", *traces(rows)]
+    return "\n".join(lines).rstrip("\n")
+
+
+def traces(rows: list[dict]) -> list[str]:
+    """The runs behind each row (by run id), and every warning those runs recorded."""
+    lines = ["Runs behind each row:", ""]
+    lines += [f"- #{n}: {', '.join(row['run_ids'])}" for n, row in enumerate(rows, 1)]
+    warned = [(n, row) for n, row in enumerate(rows, 1) if row["warnings"]]
+    if warned:
+        lines += ["", "⚠ Warnings recorded by the runs:", ""]
+        lines += [f"- #{n} {warning}" for n, row in warned for warning in row["warnings"]]
+    return lines
+
+
+def _catalog_list(catalogs) -> list:
+    return list(catalogs) if isinstance(catalogs, (list, tuple)) else [catalogs]
+
+
+def footer(catalogs, dataset_size: int) -> str:
+    captions = "\n\n".join(catalog.caption() for catalog in _catalog_list(catalogs))
+    return (
+        f"{captions}\n\n"
+        "Spot: interruptible capacity, reclaimable at short notice; its price varies by hour and zone.\n\n"
+        f"Throughput: median over runs of each run's median timed window; Spread: (max − min) ÷ median "
+        f"across runs, and a run's window cv (stdev ÷ mean) when over 5%. Images per $ = images/hour ÷ "
+        f"$/hour of the whole instance. Epoch: {dataset_size:,} images. A run on another device than the "
+        "instance's accelerator is priced only with --price-as-if, marked hypothetical; synthetic data "
+        "rows are compute-only ceilings."
+    )
+
+
+CSV_FIELDS = [
+    "model_run",
+    "instance",
+    "region",
+    "images_per_hour",
+    "usd_per_hour",
+    "images_per_usd",
+    "spot_usd_per_hour",
+    "spot_images_per_usd",
+    "backend",
+    "device",
+    "device_count",
+    "world_size",
+    "accelerators_used",
+    "instance_accelerators",
+    "device_matches_instance",
+    "hypothetical",
+    "upper_bound",
+    "extrapolated_factor",
+    "measured_scaling",
+    "measured_images_per_hour",
+    "profiled_images_per_hour",
+    "precision",
+    "batch_size",
+    "data",
+    "usd_per_million_images",
+    "spot_usd_per_million_images",
+    "epoch_hours",
+    "epoch_usd",
+    "spot_epoch_usd",
+    "runs",
+    "run_ids",
+    "spread",
+    "window_cv_max",
+    "images_per_hour_min",
+    "images_per_hour_max",
+    "status",
+    "verdict",
+    "warnings",
+    "numerics",
+    "notes",
+    "prices_catalog",
+    "prices_as_of",
+    "prices_as_of_note",
+]
+
+
+def render_csv(rows: list[dict]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow(
+            {
+                **row,
+                "notes": "; ".join(row["notes"] + row["errors"]),
+                "run_ids": " ".join(row["run_ids"]),
+                "warnings": " | ".join(row["warnings"]),
+            }
+        )
+    return buffer.getvalue()
+
+
+def render_json(rows: list[dict], catalogs, dataset_size: int, extrapolate: bool) -> str:
+    catalogs = _catalog_list(catalogs)
+    return (
+        json.dumps(
+            {
+                "catalog": catalogs[0].describe(),
+                "catalogs": [catalog.describe() for catalog in catalogs],
+                "dataset_size": dataset_size,
+                "extrapolate": extrapolate,
+                "rows": rows,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
+
+
+def render(
+    rows: list[dict],
+    catalog,
+    fmt: str,
+    dataset_size: int = DEFAULT_DATASET_SIZE,
+    extrapolate: bool = False,
+    columns: str = "exact",
+    wide: bool = False,
+) -> str:
+    if fmt == "md":
+        return render_markdown(rows, catalog, dataset_size, columns, wide) + "\n"
+    if fmt == "csv":
+        return render_csv(rows)
+    return render_json(rows, catalog, dataset_size, extrapolate)

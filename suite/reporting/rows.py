@@ -1,0 +1,406 @@
+"""Stage 3 of a report, rows: the runs of one configuration (one `row_key`) become one row: the median
+of the runs' throughputs (each already the median of its timed windows), how many runs stand behind it
+and their spread, the instance's prices, and notes that say what the row is and what differs from its
+neighbours.
+
+    images per $      = images/hour ÷ $/hour           (the instance's whole price, even if partly used)
+    $ per M images    = $/hour ÷ images/hour × 1,000,000
+    epoch hours, $    = dataset size ÷ images/hour,  × $/hour
+
+Failed and diverged runs are shown as such, never dropped. A run that used fewer accelerators than its
+instance has is marked; it is scaled to the whole instance only when asked (extrapolate), and then marked
+as extrapolated.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from collections import Counter
+
+from suite import stats
+from suite.reporting.cells import whole_number
+from suite.reporting.identity import LOADER_FIELDS, SETTING_FIELDS, row_identity, row_key, settings
+from suite.reporting.pricing import Catalog
+from suite.run_record.facts import (
+    accelerators_used,
+    data_path,
+    images_per_hour,
+    nodes,
+    numerics_failed,
+    other_device,
+    per_device,
+    profiled,
+)
+
+# The seed's data set: Mapillary Street Level Sequences, ~1.2 M JPEGs.
+DEFAULT_DATASET_SIZE = 1_200_000
+
+
+def build_rows(
+    records: list[dict],
+    catalog: Catalog,
+    dataset_size: int = DEFAULT_DATASET_SIZE,
+    extrapolate: bool = False,
+    *,
+    pool: tuple[str, ...] = (),
+    price_as_if: bool = False,
+    catalog_for=None,
+) -> list[dict]:
+    """One row per configuration (row_key). `catalog_for(record)` picks each record's catalog (default:
+    `catalog` for all); `pool` names key fields to pool across; `price_as_if` prices runs made on another
+    device than the instance's accelerator, marked hypothetical."""
+    catalog_for = catalog_for or (lambda record: catalog)
+    groups: dict[tuple, list[dict]] = {}
+    for record in records:
+        key = (row_key(record, pool), catalog_for(record).name)
+        groups.setdefault(key, []).append(record)
+    # A whole instance measured (--per-device) replaces extrapolation for its one-device twin.
+    one_device = {_twin_key(g[0], pool): g for g in groups.values() if not per_device(g[0])}
+    measured = {_twin_key(g[0], pool) for g in groups.values() if per_device(g[0])}
+    rows = []
+    for group in groups.values():
+        twin, catalog_of = _twin_key(group[0], pool), catalog_for(group[0])
+        row = _row(group, catalog_of, dataset_size, extrapolate and twin not in measured, pool, price_as_if)
+        if extrapolate and twin in measured and not per_device(group[0]):
+            row["notes"].append("not extrapolated: the --per-device row measured the whole instance")
+        if per_device(group[0]) and twin in one_device:
+            single = _row(one_device[twin], catalog_of, dataset_size, False, pool, price_as_if)
+            row["measured_scaling"] = _measured_scaling(row, single)
+        rows.append(row)
+    _name_what_differs(rows, list(groups.values()), pool)
+    # like the seed's table: by model, then cheapest instance first; failed rows after measured ones
+    rows.sort(
+        key=lambda r: (
+            str(r["model_run"]),
+            r["images_per_hour"] is None,
+            r["usd_per_hour"] or 0,
+            str(r["instance"]),
+            str(r["backend"]),
+            str(r["precision"]),
+            r["batch_size"] or 0,
+        )
+    )
+    return rows
+
+
+# Identity fields the table shows in columns of its own, or names in "settings: ...".
+_SHOWN = {
+    "config.workload",
+    "config.backend",
+    "config.precision",
+    "config.batch_size",
+    "config.instance",
+    "config.world_size",
+    "config.accelerators_used",
+    "device.name",
+    "data.source",
+    *(f"config.{name}" for name in SETTING_FIELDS),
+    *(f"data.{name}" for name in LOADER_FIELDS),
+}
+
+
+# Of the data section, the notes name what tells two data sets apart (the rest is keyed, not noted).
+_DATA_NOTED = {"data.path", "data.images", "data.source_image_size", "data.cache.source_fingerprint"}
+
+
+def _noted(name: str) -> bool:
+    return not name.startswith("data.") or name in _DATA_NOTED
+
+
+def _note_value(value) -> str:
+    text = str(value)
+    return text[:12] + "…" if len(text) > 40 and " " not in text else text  # a fingerprint, shortened
+
+
+def _name_what_differs(rows: list[dict], groups: list[list[dict]], pool: tuple[str, ...]) -> None:
+    """A row whose key differs from another row's only in fields the table has no column for says which
+    (e.g. `context.cpu_cores_logical=64`), so two rows that look alike are never a mystery."""
+    identities = [row_identity(group[0]) for group in groups]
+    fields = sorted({name for identity in identities for name in identity} - _SHOWN - set(pool))
+    differing = [name for name in fields if len({repr(i.get(name)) for i in identities}) > 1]
+    for row, identity in zip(rows, identities):
+        row["differs_in"] = {name: identity.get(name) for name in differing}
+        already = " ".join(row["notes"])
+        shown = [
+            text
+            for name in differing
+            if identity.get(name) is not None and _noted(name)
+            for text in [f"{name.rsplit('.', 1)[1]}={_note_value(identity[name])}"]
+            if text not in already
+        ]
+        if shown:
+            row["notes"].append(", ".join(shown))
+
+
+def _row(
+    group: list[dict],
+    catalog: Catalog,
+    dataset_size: int,
+    extrapolate: bool,
+    pool: tuple[str, ...] = (),
+    price_as_if: bool = False,
+) -> dict:
+    """One configuration's runs as one row: sort the runs, describe them, take the median, match the
+    instance, scale to it if asked, price it."""
+    runs = _sort_runs(group)
+    row = _blank_row(group, runs, catalog)
+    _describe(row, group, runs, pool)
+    if not runs.ok:
+        return row
+    rate = _measure(row, runs.ok)
+    instance = _match_instance(row, catalog, price_as_if)
+    if instance is not None:
+        rate = _scale_to_instance(row, instance, rate, extrapolate)
+    row["images_per_hour"] = rate
+    row["epoch_hours"] = dataset_size / rate
+    if instance is not None:
+        _price(row, instance, nodes(group[0]))
+    return row
+
+
+@dataclasses.dataclass
+class _Runs:
+    """A group's runs by what the median may use: `ok` (measured, unperturbed), `failed` (the rest),
+    `not_ok` (the rest counted by why) and `traced` (profiled runs with a throughput)."""
+
+    ok: list[dict]
+    failed: list[dict]
+    not_ok: Counter
+    traced: list[dict]
+
+
+def _sort_runs(group: list[dict]) -> _Runs:
+    ok = [
+        r
+        for r in group
+        if r.get("status") == "ok" and images_per_hour(r) and not profiled(r) and not numerics_failed(r)
+    ]
+    failed = [r for r in group if not any(r is o for o in ok)]
+    # an "ok" record without a throughput is damaged, a profiled one perturbed: counted apart, never in the median
+    not_ok = Counter(
+        ("profiled" if profiled(r) else "numerics failed" if numerics_failed(r) else "no throughput")
+        if r.get("status") == "ok"
+        else (r.get("status") or "error")
+        for r in failed
+    )
+    traced = [r for r in group if r.get("status") == "ok" and profiled(r) and images_per_hour(r)]
+    return _Runs(ok, failed, not_ok, traced)
+
+
+def _blank_row(group: list[dict], runs: _Runs, catalog: Catalog) -> dict:
+    """Every field of a row, filled from the group's first record and its runs; prices still empty."""
+    first = group[0]
+    config, device = first["config"], first.get("device") or {}
+    ok, failed, not_ok, traced = runs.ok, runs.failed, runs.not_ok, runs.traced
+    warnings = [f"{r.get('run_id')}: {w}" for r in group for w in (r.get("warnings") or [])]
+    cvs = [cv for r in ok for cv in [_window_cv(r)] if cv is not None]
+    return {
+        "model_run": config.get("workload"),
+        "instance": config.get("instance"),
+        "region": None,
+        "images_per_hour": None,
+        "usd_per_hour": None,
+        "images_per_usd": None,
+        "spot_usd_per_hour": None,
+        "spot_images_per_usd": None,
+        "backend": config.get("backend"),
+        "device": device.get("name"),
+        "device_count": device.get("count"),
+        "world_size": config.get("world_size", 1),
+        "accelerators_used": accelerators_used(first),
+        "instance_accelerators": None,
+        "precision": config.get("precision"),
+        "batch_size": config.get("batch_size"),
+        "data": data_path(first),
+        "usd_per_million_images": None,
+        "spot_usd_per_million_images": None,
+        "epoch_hours": None,
+        "epoch_usd": None,
+        "spot_epoch_usd": None,
+        "runs": len(ok),
+        "run_ids": [str(r.get("run_id")) for r in group],
+        "runs_not_ok": dict(not_ok),
+        "spread": None,
+        "window_cv_max": max(cvs) if cvs else None,
+        "warnings": warnings,
+        "images_per_hour_min": None,
+        "images_per_hour_max": None,
+        "measured_images_per_hour": None,
+        "profiled_images_per_hour": statistics.median(images_per_hour(r) for r in traced) if traced else None,
+        "status": "ok" if ok else ("profiled" if traced and len(traced) == len(group) else _worst(not_ok)),
+        "extrapolated_factor": None,
+        "measured_scaling": None,
+        "device_matches_instance": None,
+        "hypothetical": False,
+        # Synthetic data: one batch reused on the device, no loader and no copy: what training on real
+        # data can at best reach, not what it reaches.
+        "upper_bound": data_path(first) == "synthetic",
+        "pooled": {},
+        "verdict": _verdict(group),
+        "numerics": " / ".join(sorted({str(n["verdict"]) for r in group if (n := r.get("numerics"))}))
+        or None,
+        "errors": sorted({_error_text(r) for r in failed if r.get("status") != "ok" or numerics_failed(r)}),
+        "notes": [],
+        "prices_catalog": catalog.name,
+        "prices_as_of": catalog.as_of,
+        "prices_as_of_note": catalog.as_of_note,
+    }
+
+
+def _describe(row: dict, group: list[dict], runs: _Runs, pool: tuple[str, ...]) -> None:
+    """The notes that say what the row is: its settings, copies per device, what it pools across, a
+    compute-only ceiling, and the runs left out of the median."""
+    first = group[0]
+    if settings(first):
+        row["notes"].append("settings: " + ", ".join(settings(first)))
+    if per_device(first):
+        row["notes"].append(f"MEASURED on {per_device(first)} devices at once (one copy each, rates summed)")
+    for name in pool:
+        values = sorted({repr(row_identity(r).get(name)) for r in group})
+        if len(values) > 1:
+            row["pooled"][name] = values
+            row["notes"].append(f"pooled across {name.split('.', 1)[1]}: {', '.join(values)}")
+    if row["upper_bound"]:
+        row["notes"].append("synthetic data: a compute-only ceiling (upper bound), not real-data training")
+    if runs.not_ok:
+        row["notes"].append(
+            ", ".join(f"{n} {status}" for status, n in sorted(runs.not_ok.items()))
+            + (" run(s) not in the median" if runs.ok else "")
+        )
+
+
+def _measure(row: dict, ok: list[dict]) -> float:
+    """The row's rate: the median of its runs' rates; their range and spread beside it."""
+    rates = [images_per_hour(r) for r in ok]
+    rate = statistics.median(rates)
+    row.update(
+        images_per_hour_min=min(rates),
+        images_per_hour_max=max(rates),
+        measured_images_per_hour=rate,
+        spread=stats.relative_range(rates) if len(rates) > 1 else None,
+    )
+    return rate
+
+
+def _match_instance(row: dict, catalog: Catalog, price_as_if: bool):
+    """The catalog's instance that prices the row, or None (no instance named, not in the catalog, or
+    measured on another device than its accelerator and not priced as if)."""
+    instance = catalog.instances.get(row["instance"]) if row["instance"] else None
+    if row["instance"] is None:
+        row["notes"].append("no --instance recorded: no price")
+    elif instance is None:
+        row["notes"].append(f"{row['instance']} is not in the {catalog.name} catalog: no price")
+    else:
+        row["instance_accelerators"] = instance.accelerator_count
+        row["region"] = instance.region
+        matches = not other_device(row["device"], instance.accelerator)
+        row["device_matches_instance"] = matches
+        if not matches and not price_as_if:
+            row["notes"].append(
+                f"measured on {row['device']}, not on the instance's {instance.accelerator}: not priced "
+                "(--price-as-if prices it hypothetically)"
+            )
+            instance = None
+        elif not matches:
+            row["hypothetical"] = True
+            row["notes"].append(
+                f"HYPOTHETICAL: measured on {row['device']}, priced as if on the instance's "
+                f"{instance.accelerator}"
+            )
+    return instance
+
+
+def _scale_to_instance(row: dict, instance, rate: float, extrapolate: bool) -> float:
+    """A run on fewer accelerators than its instance has: marked, and scaled to the whole instance only
+    when asked (and then marked as extrapolated)."""
+    used = row["accelerators_used"]
+    if 0 < used < instance.accelerator_count:
+        if extrapolate and row["device_matches_instance"]:
+            factor = instance.accelerator_count / used
+            rate *= factor
+            row.update(
+                extrapolated_factor=factor,
+                images_per_hour_min=row["images_per_hour_min"] * factor,
+                images_per_hour_max=row["images_per_hour_max"] * factor,
+            )
+            row["notes"].append(
+                f"EXTRAPOLATED ×{factor:g} from {used} of {instance.accelerator_count} "
+                f"accelerators (assumes linear scaling; measured {whole_number(row['measured_images_per_hour'])} img/h)"
+            )
+        else:
+            row["notes"].append(
+                f"used {used} of {instance.accelerator_count} accelerators (priced as the whole instance)"
+            )
+    if instance.note:
+        row["notes"].append(instance.note)
+    return rate
+
+
+def _price(row: dict, instance, count: int) -> None:
+    """On-demand and spot prices of the row's rate, for `count` instances (one per node)."""
+    rate = row["images_per_hour"]
+    # A multi-node run rents one instance per node.
+    on_demand = instance.on_demand_usd_per_hour * count
+    spot = instance.spot_usd_per_hour * count if instance.spot_usd_per_hour is not None else None
+    if count > 1:
+        row["notes"].append(f"priced as {count} × {instance.name} (one per node)")
+    row.update(
+        usd_per_hour=on_demand,
+        images_per_usd=rate / on_demand,
+        usd_per_million_images=on_demand / rate * 1e6,
+        epoch_usd=row["epoch_hours"] * on_demand,
+    )
+    if spot is not None:
+        row.update(
+            spot_usd_per_hour=spot,
+            spot_images_per_usd=rate / spot,
+            spot_usd_per_million_images=spot / rate * 1e6,
+            spot_epoch_usd=row["epoch_hours"] * spot,
+        )
+
+
+def _twin_key(record: dict, pool: tuple[str, ...] = ()) -> tuple:
+    # The same configuration on one device: the copies, the accelerators used and the device count
+    # (a pinned copy sees one device) left out of the key.
+    return row_key(
+        {
+            **record,
+            "config": {**record["config"], "per_device": None, "accelerators_used": None},
+            "device": {**(record.get("device") or {}), "count": None},
+        },
+        pool,
+    )
+
+
+def _measured_scaling(row: dict, single: dict) -> float | None:
+    """Measured ÷ extrapolated: the copies' summed rate ÷ (the one-device rate × copies)."""
+    if row["images_per_hour"] is None or not single["images_per_hour"]:
+        return None
+    return row["images_per_hour"] / (single["images_per_hour"] * row["accelerators_used"])
+
+
+def _worst(statuses: Counter) -> str:
+    for status in ("error", "oom", "diverged"):
+        if statuses.get(status):
+            return status
+    return next(iter(statuses), "error")
+
+
+def _error_text(record: dict) -> str:
+    if record.get("status") == "ok" and numerics_failed(record):
+        return f"numerics failed: {record['numerics'].get('reason') or 'see the record'}"
+    error = record.get("error") or {}
+    return f"{record.get('status')}: {error.get('message', '')}".strip(": ")
+
+
+def _verdict(group: list[dict]) -> str | None:
+    verdicts = sorted({str(v) for r in group if (v := (r.get("diagnosis") or {}).get("verdict"))})
+    return " / ".join(verdicts) or None
+
+
+def _window_cv(record: dict) -> float | None:
+    metrics = record.get("metrics") or {}
+    if metrics.get("images_per_second_cv") is not None:
+        return float(metrics["images_per_second_cv"])
+    return stats.cv(metrics.get("window_images_per_second") or [])

@@ -1,0 +1,73 @@
+"""The run record: one JSON file per run, schema-versioned, written atomically. Every view (terminal
+summary, report tables, plots, compare) is rendered from these records.
+
+    schema.py   what a record is, and `check_record`: the one check every reader applies
+    read.py     files -> checked records (`read_record`, `iter_record_paths`)
+    write.py    a new record, its id, strict JSON, atomic writes with a fallback folder
+
+Readers ignore fields they do not know; a record of another schema version is refused, never misread.
+Callers use the names below (`from suite import run_record; run_record.read_record(path)`).
+"""
+
+from suite.run_record.read import iter_record_paths, read_record
+from suite.run_record.schema import (
+    SCHEMA,
+    SCHEMA_VERSION,
+    STATUSES,
+    THROUGHPUT_FIGURES,
+    BadRecord,
+    NotARecord,
+    OtherSuiteRecord,
+    check_record,
+)
+from suite.run_record.write import (
+    EXIT_RECORD_NOT_WRITTEN,
+    FALLBACK_ENV,
+    ORIGIN_ENV,
+    RecordNotWritten,
+    Saved,
+    check_out_dir,
+    check_run_id,
+    error_of,
+    fallback_dir,
+    finite_json,
+    is_plain_name,
+    new_record,
+    new_run_id,
+    record_json,
+    save_record,
+    write_record,
+    write_record_or_stop,
+    write_text,
+)
+
+__all__ = [
+    "BadRecord",
+    "EXIT_RECORD_NOT_WRITTEN",
+    "FALLBACK_ENV",
+    "NotARecord",
+    "ORIGIN_ENV",
+    "OtherSuiteRecord",
+    "RecordNotWritten",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "STATUSES",
+    "Saved",
+    "THROUGHPUT_FIGURES",
+    "check_out_dir",
+    "check_record",
+    "check_run_id",
+    "error_of",
+    "fallback_dir",
+    "finite_json",
+    "is_plain_name",
+    "iter_record_paths",
+    "new_record",
+    "new_run_id",
+    "read_record",
+    "record_json",
+    "save_record",
+    "write_record",
+    "write_record_or_stop",
+    "write_text",
+]

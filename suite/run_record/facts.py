@@ -1,0 +1,70 @@
+"""What a checked run record says, read the same way by every reader (report rows, pricing, compare,
+plots): its data source, nodes and accelerators, its throughput, whether it was profiled or failed its
+numerics check, and whether it ran on another device than an instance's accelerator.
+
+Each reads a record that `schema.check_record` accepted, and fills in what older records leave out.
+"""
+
+from __future__ import annotations
+
+import re
+
+from suite import stats
+
+# Words that name a vendor or a memory size, not the accelerator model (for "ran on another device").
+_GENERIC_TOKENS = re.compile(
+    r"^(nvidia|tesla|habana|labs|amd|intel|aws|r|tm|cpu|gpu|hbm\d*|sxm\d*|pcie|"
+    r"\d+gb|\d+(\.\d+)?ghz)$"
+)
+
+
+def data_path(record: dict) -> str:
+    data = record.get("data") or {}
+    return str(data.get("source") or record["config"].get("data") or "?")
+
+
+def nodes(record: dict) -> int:
+    return int(record["config"].get("nnodes") or 1)
+
+
+def accelerators_used(record: dict) -> int:
+    """Accelerators used on each instance (node) of the run."""
+    config = record["config"]
+    used = config.get("accelerators_used")
+    return int(used) if used is not None else max(1, int(config.get("world_size", 1) or 1) // nodes(record))
+
+
+def numerics_failed(record: dict) -> bool:
+    """A run whose precision failed the numerics check trained another model: shown, never ranked."""
+    return (record.get("numerics") or {}).get("verdict") == "fail"
+
+
+def profiled(record: dict) -> bool:
+    """A profiled run's steps were slowed by the profiler: shown, never in a median."""
+    return bool(record.get("profile") or record["config"].get("profile_dir"))
+
+
+def images_per_hour(record: dict) -> float | None:
+    metrics = record.get("metrics") or {}
+    if metrics.get("images_per_hour") is not None:
+        return float(metrics["images_per_hour"])
+    if metrics.get("images_per_second") is not None:
+        return float(metrics["images_per_second"]) * stats.SECONDS_PER_HOUR
+    return None
+
+
+def _model_tokens(name: str) -> set[str]:
+    return {t for t in re.findall(r"[a-z0-9]+", name.lower()) if not _GENERIC_TOKENS.match(t)}
+
+
+def other_device(device_name: str | None, accelerator: str) -> bool:
+    """True when the run's device is plainly not the instance's accelerator (e.g. a CPU run priced as a
+    V100 instance): the two names share no model word."""
+    if not device_name:
+        return False
+    return not (_model_tokens(device_name) & _model_tokens(accelerator))
+
+
+def per_device(record: dict) -> int | None:
+    """Copies run at once, one per device (`suite run --per-device`), or None for an ordinary run."""
+    return record["config"].get("per_device")
