@@ -74,7 +74,7 @@ class DCGANTraining(Training):
         optG, optD = self.optimizers["generator"], self.optimizers["discriminator"]
         real = batch[0]
         n = real.shape[0]
-        z = torch.randn(n, self.nz, 1, 1, device=real.device)
+        z = self.randn(n, self.nz, 1, 1, device=real.device)
         # Hard labels, as the seed used: real 1, fake 0.
         ones = torch.ones(n, device=real.device)
         zeros = torch.zeros(n, device=real.device)

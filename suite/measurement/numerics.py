@@ -1,7 +1,8 @@
 """Numerics parity: does the asked precision train the same model as fp32?
 
 After the timed windows (so no throughput figure changes), the first N training steps are run again from
-the same initial weights on the same reused batch, with the same noise, three times:
+the same initial weights on the same reused batch, with the same noise, three times (weights, batch and
+noise are drawn on the host from the seed and copied, so every device trains on the same numbers):
 
     reference   fp32, TF32 off, on this backend (or on --reference-backend, e.g. the CPU)
     noise       the reference again, from weights and batch rounded to the asked precision's format
@@ -98,7 +99,10 @@ def trajectory(backend, workload, steps: int, batch_size: int, seed: int, round_
             for parameter in module.parameters():
                 _round(parameter, round_to)
         _round(batch[0], round_to)
-    torch.manual_seed(seed)  # the same noise (a GAN's z) in every run on this kind of device
+    # The same noise (a GAN's z) in every run, on any device: drawn from one seeded host generator and
+    # copied, so a CPU reference and a GPU candidate differ by arithmetic only, not by their generators
+    # (CUDA's Philox and the CPU's Mersenne Twister give different numbers for one seed).
+    training.host_generator = torch.Generator().manual_seed(seed)
     scaler = getattr(backend, "scaler", None)  # fp16 AMP's GradScaler, where the backend keeps one
     losses, scales = [], []
     for _ in range(steps):

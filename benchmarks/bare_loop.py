@@ -1,0 +1,190 @@
+"""The bare loop: the suite's dcgan64 or resnet50 training step written by hand, with no harness.
+
+Same model (the registry's architecture and initialisation), optimizer and hyper-parameters (AdamW for
+each DCGAN network, SGD for ResNet-50; fused on CUDA, as the suite's CUDA backend builds them), batch
+(the suite's synthetic batch: one batch made on the device and reused), precision (fp32 with TF32 off
+unless --tf32; bf16 autocast; amp = fp16 autocast with one GradScaler updated once per iteration) and
+cuDNN autotuning. No backend object, no telemetry thread, no record: warm-up steps, then timed windows,
+the device synchronised only at window edges; the rate is the median over windows of images ÷ wall time.
+
+    python benchmarks/bare_loop.py --backend cpu --workload dcgan64 --batch-size 16
+    python benchmarks/bare_loop.py --backend cuda --workload resnet50 --precision amp --json bare.json
+
+`suite run` with the same --backend/--workload/--batch-size/--precision measures the same thing through
+the harness; `benchmarks/gpu_matrix.py` prints suite ÷ bare for each pair it runs (goal: >= 0.98).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from suite.workloads import get_workload  # noqa: E402
+from suite.workloads.dcgan import ADAMW  # noqa: E402
+from suite.workloads.resnet import SGD  # noqa: E402
+
+WORKLOADS = ("dcgan64", "resnet50")
+PRECISIONS = ("fp32", "bf16", "amp")
+
+
+def optimizer(kind, params, device: torch.device, **hyper):
+    # The suite's CUDA backend asks for fused=True (one kernel per update); the CPU backend does not.
+    return kind(params, fused=True, **hyper) if device.type == "cuda" else kind(params, **hyper)
+
+
+def build(workload, device: torch.device, precision: str, batch_size: int):
+    """(step function, images per step) for the workload, written out in plain PyTorch."""
+    torch.manual_seed(0)  # the suite's default seed: the same initial weights
+    modules = {name: module.to(device) for name, module in workload.build_modules().items()}
+    scaler = torch.amp.GradScaler(device.type) if precision == "amp" else None
+    dtype = {"bf16": torch.bfloat16, "amp": torch.float16}.get(precision)
+
+    def autocast():
+        return torch.autocast(device.type, dtype=dtype) if dtype else contextlib.nullcontext()
+
+    def backward_and_step(loss, opt):
+        if scaler is None:
+            loss.backward()
+            opt.step()
+        else:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+
+    images, labels = workload.synthetic_batch(batch_size, device)
+    if workload.num_classes == 0:  # DCGAN: a discriminator step on real and fake, then a generator step
+        netG, netD = modules["generator"], modules["discriminator"]
+        optG = optimizer(torch.optim.AdamW, netG.parameters(), device, **ADAMW)
+        optD = optimizer(torch.optim.AdamW, netD.parameters(), device, **ADAMW)
+        criterion = nn.BCEWithLogitsLoss()
+        n = images.shape[0]
+        ones, zeros = torch.ones(n, device=device), torch.zeros(n, device=device)
+
+        def step():
+            z = torch.randn(n, workload.nz, 1, 1, device=device)
+            optD.zero_grad(set_to_none=True)
+            with autocast():
+                fake = netG(z)
+                loss_d = criterion(netD(images).view(-1), ones) + criterion(
+                    netD(fake.detach()).view(-1), zeros
+                )
+            backward_and_step(loss_d, optD)
+            optG.zero_grad(set_to_none=True)
+            with autocast():
+                loss_g = criterion(netD(fake).view(-1), ones)
+            backward_and_step(loss_g, optG)
+            if scaler is not None:
+                scaler.update()  # once per iteration, after both optimizers
+
+    else:  # a classifier: cross-entropy, SGD
+        model = modules["model"]
+        opt = optimizer(torch.optim.SGD, model.parameters(), device, **SGD)
+        criterion = nn.CrossEntropyLoss()
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            with autocast():
+                loss = criterion(model(images), labels)
+            backward_and_step(loss, opt)
+            if scaler is not None:
+                scaler.update()
+
+    return step, images.shape[0]
+
+
+def measure(step, images_per_step: int, sync, warmup: int, steps: int, windows: int) -> list[float]:
+    """Images per second of each timed window; the device synchronised at window edges only."""
+    for _ in range(warmup):
+        step()
+    rates = []
+    for _ in range(windows):
+        sync()
+        start = time.perf_counter()
+        for _ in range(steps):
+            step()
+        sync()
+        rates.append(images_per_step * steps / (time.perf_counter() - start))
+    return rates
+
+
+def parse_override(text: str) -> tuple[str, int]:
+    key, _, value = text.partition("=")
+    if not key or not value.isdigit():
+        raise argparse.ArgumentTypeError(f"--model-override {text!r}: expected KEY=INTEGER, e.g. ngf=8")
+    return key, int(value)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--backend", choices=("cpu", "cuda"), default="cuda" if torch.cuda.is_available() else "cpu"
+    )
+    parser.add_argument("--workload", choices=WORKLOADS, default="dcgan64")
+    parser.add_argument("--precision", choices=PRECISIONS, default="fp32")
+    parser.add_argument("--tf32", action="store_true", help="allow TF32 for fp32 math (cuda; default off)")
+    parser.add_argument("--batch-size", type=int, default=None, help="default: the workload's")
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=10, help="steps per timed window")
+    parser.add_argument("--windows", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (cpu)")
+    parser.add_argument("--model-override", type=parse_override, action="append", default=[], metavar="KEY=N")
+    parser.add_argument("--json", metavar="FILE", help="also write the result as JSON here")
+    args = parser.parse_args(argv)
+
+    if args.backend == "cpu" and args.precision == "amp":
+        parser.error("--precision amp (fp16 autocast + GradScaler) is CUDA's; on the cpu use fp32 or bf16")
+    if args.backend == "cuda" and not torch.cuda.is_available():
+        parser.error("--backend cuda: no CUDA device is visible")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    workload = get_workload(args.workload)
+    if args.model_override:
+        workload = workload.with_overrides(**dict(args.model_override))
+    batch_size = args.batch_size or workload.default_batch_size
+    device = torch.device(args.backend)
+    if device.type == "cuda":
+        torch.backends.cudnn.benchmark = True  # as the suite's CUDA backend sets it
+        torch.backends.cuda.matmul.allow_tf32 = args.tf32
+        torch.backends.cudnn.allow_tf32 = args.tf32
+        sync = torch.cuda.synchronize
+    else:
+        sync = lambda: None  # noqa: E731 - the CPU runs each op to completion
+
+    step, images_per_step = build(workload, device, args.precision, batch_size)
+    rates = measure(step, images_per_step, sync, args.warmup, args.steps, args.windows)
+    result = {
+        "kind": "bare_loop",
+        "backend": args.backend,
+        "workload": args.workload,
+        "precision": args.precision,
+        "tf32": args.tf32,
+        "batch_size": batch_size,
+        "warmup_steps": args.warmup,
+        "steps_per_window": args.steps,
+        "windows": args.windows,
+        "model_overrides": dict(args.model_override),
+        "window_images_per_second": rates,
+        "images_per_second": statistics.median(rates),
+        "torch": torch.__version__,
+    }
+    print(
+        f"bare loop: {args.workload} on {args.backend}, {args.precision}, batch {batch_size}: "
+        f"{result['images_per_second']:.2f} img/s median of {args.windows} windows × {args.steps} steps"
+    )
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump(result, handle, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""The GPU matrix's report.md: every step's outcome, suite ÷ bare loop for each pair, the timm peer beside
+the suite, NVIDIA's published figure, and `suite report`'s markdown of every record."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+
+
+def _json_files(folder: str):
+    for path in sorted(glob.glob(os.path.join(folder, "**", "*.json"), recursive=True)):
+        try:
+            with open(path) as handle:
+                yield path, json.load(handle)
+        except (OSError, ValueError):
+            continue
+
+
+def run_records(folder: str) -> list[dict]:
+    """The suite run records under FOLDER (a sweep's or search's own summary files are not runs)."""
+    return [r for _, r in _json_files(folder) if isinstance(r, dict) and "status" in r and "config" in r]
+
+
+def record_statuses(folder: str) -> list[str]:
+    return [r["status"] for r in run_records(folder)]
+
+
+# The suite's pair of a bare loop / peer: same workload, precision and batch, synthetic data, no options.
+def _suite_rate(records: list[dict], workload: str, precision: str, batch: int, tf32=False) -> float | None:
+    for record in records:
+        config = record["config"]
+        if (
+            record["status"] == "ok"
+            and config["workload"] == workload
+            and config["precision"] == precision
+            and config["batch_size"] == batch
+            and config["data"] == "synthetic"
+            and not config.get("check_numerics")
+            and bool(config.get("tf32")) == tf32
+            and not config.get("channels_last")
+            and not config.get("compile")
+        ):
+            return record["metrics"]["images_per_second"]
+    return None
+
+
+# NVIDIA DeepLearningExamples, PyTorch/Classification/ConvNets/resnet50v1.5/README.md at commit
+# 291f0d02e815b148fa5c2b81bf07aa3552142895, "Training performance: NVIDIA DGX A100 (8x A100 80GB)", 1 GPU,
+# pytorch-21.03 NGC container. The README publishes no H100 figure (docs/gpu-matrix.md).
+NVIDIA_DLE = "NVIDIA DeepLearningExamples ResNet-50 v1.5 (PyTorch): no published H100 figure; A100 80GB, 1 GPU: 2470 img/s mixed precision, 938 img/s TF32"
+
+
+def write(work: str, steps, dry: bool, path: str) -> None:
+    lines = [
+        f"# GPU matrix report ({'dry run on the CPU: tiny sizes, not a measurement' if dry else 'CUDA'})",
+        "",
+    ]
+    lines += ["| part | step | status | wall s | GPU estimate s | note |", "|---|---|---|---|---|---|"]
+    for step in steps:
+        try:
+            with open(os.path.join(work, "steps", f"{step.name}.json")) as handle:
+                done = json.load(handle)
+        except (OSError, ValueError):
+            done = {"status": "not-run"}
+        note = done.get("reason") or done.get("cpu_note") or ""
+        lines.append(
+            f"| {step.part} | {step.name} | {done['status']} | {done.get('wall_s', '')} | {step.estimate_s:.0f} | {note} |"
+        )
+
+    records = run_records(os.path.join(work, "records"))
+    lines += [
+        "",
+        "## suite ÷ bare loop (same model, optimizer, batch, precision, synthetic data; goal >= 0.98)",
+        "",
+    ]
+    lines += [
+        "| workload | precision | batch | suite img/s | bare img/s | suite ÷ bare |",
+        "|---|---|---|---|---|---|",
+    ]
+    peer = None
+    for _, bench in _json_files(os.path.join(work, "bench")):
+        if bench.get("kind") == "timm_benchmark_train":
+            peer = bench
+            continue
+        if bench.get("kind") != "bare_loop":
+            continue
+        suite = _suite_rate(
+            records, bench["workload"], bench["precision"], bench["batch_size"], bench.get("tf32", False)
+        )
+        bare = bench["images_per_second"]
+        ratio = f"{suite / bare:.3f}" if suite else "no suite run to pair"
+        lines.append(
+            f"| {bench['workload']} | {bench['precision']} | {bench['batch_size']} | "
+            f"{suite or '':.6} | {bare:.6} | {ratio} |"
+        )
+
+    lines += ["", "## Peer: timm benchmark.py's train method, and NVIDIA's published figure", ""]
+    if peer:
+        precision = {"amp": "amp", "bfloat16": "bf16", "float32": "fp32"}.get(
+            peer["precision"], peer["precision"]
+        )
+        suite = _suite_rate(records, "resnet50", precision, peer["batch_size"])
+        lines.append(
+            f"- timm ({peer['source']}): resnet50 {peer['precision']}, batch {peer['batch_size']}, "
+            f"{peer['img_size']} px: {peer['samples_per_sec']:.6} img/s; the suite's resnet50 {precision} "
+            f"at the same batch: {f'{suite:.6} img/s' if suite else 'not run'}"
+        )
+    else:
+        lines.append("- timm peer: not run")
+    lines += [f"- {NVIDIA_DLE} (see docs/gpu-matrix.md)", ""]
+
+    suite_report = os.path.join(work, "suite-report.md")
+    if os.path.exists(suite_report):
+        with open(suite_report) as handle:
+            lines += ["## suite report (every record so far; 1 GPU of p5.48xlarge's 8)", "", handle.read()]
+    with open(path + ".tmp", "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+    os.replace(path + ".tmp", path)
