@@ -81,6 +81,22 @@ def _package_dir(*parts: str) -> str | None:
     return None
 
 
+def hmp_refusal(release: habana_releases.Release) -> str | None:
+    """Why --precision hmp cannot run here, or None. The installed module decides (looked for without
+    importing: the import would fix the mode); the release table only explains its absence."""
+    if _package_dir("habana_frameworks", "torch", "hpex", "hmp") is not None:
+        return None
+    if release.hmp:
+        return (
+            f"precision 'hmp' needs habana_frameworks.torch.hpex.hmp, which Habana {release.version} ships "
+            "but is not installed here: reinstall Habana's wheel, or use --precision bf16 (torch.autocast on hpu)"
+        )
+    return (
+        f"precision 'hmp' needs habana_frameworks.torch.hpex.hmp, which Habana {release.version} does not "
+        "have (Habana's examples use HMP up to 1.12): use --precision bf16 (torch.autocast on hpu)"
+    )
+
+
 def default_mode(release: habana_releases.Release | None = None) -> tuple[str, str]:
     """(mode, why) when --hpu-mode is not given: the environment's choice, else the release's default."""
     release = release or habana_releases.installed()[0]
@@ -151,14 +167,10 @@ class HPUBackend(Backend):
             )
         self.bf16_ops = _checked_file("--hpu-bf16-ops", config.hpu_bf16_ops)
         self.fp32_ops = _checked_file("--hpu-fp32-ops", config.hpu_fp32_ops)
-        if self.precision == "hmp" and (
-            not self.release.hmp or _package_dir("habana_frameworks", "torch", "hpex", "hmp") is None
-        ):
-            raise UserError(
-                "precision 'hmp' needs habana_frameworks.torch.hpex.hmp, which this Habana release "
-                "does not have (HMP was dropped after SynapseAI 1.11): use --precision bf16 "
-                "(torch.autocast on hpu)"
-            )
+        if self.precision == "hmp":
+            refusal = hmp_refusal(self.release)
+            if refusal:
+                raise UserError(refusal)
         # torch's autoload (torch >= 2.5) may already have imported the bridge in some mode: refuse now,
         # before anything is built, rather than run another mode under this one's name.
         self._refuse_other_active_mode()

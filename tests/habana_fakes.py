@@ -58,15 +58,17 @@ def drop_fake_modules() -> None:
             del sys.modules[name]
 
 
-def install(monkeypatch, tmp_path, version: str = "1.19") -> habana_releases.Release:
-    """The fakes as Habana `version` on sys.path, a clean environment, a stand-in device node."""
+def install(monkeypatch, tmp_path, version: str = "1.19", hmp: bool | None = None) -> habana_releases.Release:
+    """The fakes as Habana `version` on sys.path, a clean environment, a stand-in device node. The hpex/hmp
+    folder is there where the release ships it, unless `hmp` says otherwise (an install that differs)."""
     release, warning = habana_releases.lookup(version)
     assert warning is None, warning
+    with_hmp = release.hmp if hmp is None else hmp
     root = tmp_path / "fakes"
     shutil.copytree(
         FAKES,
         root,
-        ignore=lambda d, names: ["__pycache__", *(["hmp"] if d.endswith("hpex") and not release.hmp else [])],
+        ignore=lambda d, names: ["__pycache__", *(["hmp"] if d.endswith("hpex") and not with_hmp else [])],
     )
     dist_info = root / f"habana_torch_plugin-{version}.0.dist-info"
     dist_info.mkdir()
