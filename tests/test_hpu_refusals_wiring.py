@@ -3,8 +3,11 @@ nothing below runs on one). Each test names the Habana source file and release i
 
 from __future__ import annotations
 
+import re
+
 import habana_fakes
 import pytest
+import torch
 from suite.backends import hpu
 
 from suite.config import RunConfig
@@ -53,3 +56,49 @@ def test_wiring_hmp_missing_after_1_12_is_explained_by_the_table(install):
     install("1.19")
     with pytest.raises(UserError, match=r"Habana 1\.19 does not have.*up to 1\.12.*--precision bf16"):
         hpu.HPUBackend(RunConfig(backend="hpu", hpu_mode="lazy", precision="hmp"))
+
+
+# -- Fused optimizers: bridge v1.19.0 python_packages/habana_frameworks/torch/hpex/optimizers/FusedSGD.py and
+# FusedAdamW.py: their own argument checks, with their own messages.
+@pytest.mark.parametrize(
+    "hyper, message",
+    [
+        ({"dampening": -0.1}, "Invalid dampening value: -0.1"),  # torch.optim.SGD accepts it
+        ({"momentum": -0.5}, "Invalid momentum value: -0.5"),
+        ({"weight_decay": -1.0}, "Invalid weight_decay value: -1.0"),
+        ({"lr": -1.0}, "Invalid learning rate: -1.0"),
+        (
+            {"nesterov": True, "momentum": 0.9, "dampening": 0.1},
+            "Nesterov momentum requires a momentum and zero",
+        ),
+    ],
+)
+def test_wiring_fused_sgd_refuses_what_habanas_refuses(install, hyper, message):
+    install()
+    backend = make_backend(hpu_mode="lazy")
+    params = [torch.nn.Parameter(torch.zeros(2))]
+    with pytest.raises(ValueError, match=re.escape(message)):
+        backend.make_optimizer(params, "sgd", **{"lr": 0.1, **hyper})
+
+
+def test_wiring_fused_sgd_is_not_torchs_sgd_and_refuses_sparse_gradients(install):
+    install()
+    from habana_frameworks.torch.hpex.optimizers import FusedSGD
+
+    weight = torch.nn.Parameter(torch.ones(3))
+    optimizer = FusedSGD([weight], lr=0.1, momentum=0.9)
+    assert not isinstance(optimizer, torch.optim.SGD)
+    weight.grad = torch.ones(3).to_sparse()
+    with pytest.raises(
+        RuntimeError, match="SGD does not support sparse gradients, please consider SparseSGD"
+    ):
+        optimizer.step()
+
+
+def test_wiring_fused_adamw_names_the_bad_beta(install):
+    install()
+    from habana_frameworks.torch.hpex.optimizers import FusedAdamW
+
+    params = [torch.nn.Parameter(torch.zeros(2))]
+    with pytest.raises(ValueError, match=re.escape("Invalid beta parameter: 1.0 - should be in [0.0, 1.0[")):
+        FusedAdamW(params, betas=(0.9, 1.0))
