@@ -102,3 +102,28 @@ def test_wiring_fused_adamw_names_the_bad_beta(install):
     params = [torch.nn.Parameter(torch.zeros(2))]
     with pytest.raises(ValueError, match=re.escape("Invalid beta parameter: 1.0 - should be in [0.0, 1.0[")):
         FusedAdamW(params, betas=(0.9, 1.0))
+
+
+# -- HLML errors: habana-pyhlml 1.24.2.481 pyhlml/hlml_error.py and main.py (check_return raises
+# HLMLError(code); hlmlInit makes one subclass per code).
+def test_wiring_hlml_fake_raises_pyhlmls_error_type(install):
+    install()
+    import pyhlml
+
+    pyhlml.hlmlInit()
+    with pytest.raises(pyhlml.HLMLError, match=r"^HLML Error with code 2$") as raised:
+        pyhlml.hlmlDeviceGetHandleByIndex(99)
+    assert type(raised.value).__name__ == "HLMLError_InvalidArgument" and raised.value.value == 2
+
+
+def test_wiring_hlml_no_energy_counter_is_pyhlmls_not_supported(install, monkeypatch):
+    install()
+    import pyhlml
+    from suite.backends.hlml import HLMLSampler
+
+    monkeypatch.setattr(pyhlml, "HAS_ENERGY", False)
+    sampler = HLMLSampler(index=0)
+    sampler.open()
+    assert sampler.counters() == {}  # HLMLError_NotSupported: energy left out, the rest sampled
+    assert sampler.sample()["hpu_power_w"] == pytest.approx(pyhlml.POWER_MW / 1000)
+    sampler.close()
