@@ -28,7 +28,7 @@ from suite.errors import UserError
 from . import habana_releases, peaks, register_backend
 from .base import Backend, Schedule, ddp_without_buffer_broadcast, one_device_each
 from .hpu_install import BRIDGE_PROBE, INSTALL_HINT, active_mode, default_mode, device_generation, hmp_refusal
-from .hpu_loader import habana_loader_kwargs, habana_loader_qualifies
+from .hpu_loader import build_habana_loader, habana_loader_qualifies
 from .hpu_optimizers import fused_optimizer
 
 MODES = ("lazy", "eager", "compile")
@@ -222,25 +222,7 @@ class HPUBackend(Backend):
         ok, why = habana_loader_qualifies(dataset, loader_kwargs, generation)
         if not ok:
             return self._plain_loader(dataset, loader_kwargs, why)
-        kwargs, adjusted = habana_loader_kwargs(dataset, loader_kwargs, generation)
-        habana_dataloader = importlib.import_module("habana_dataloader")
-        loader = habana_dataloader.HabanaDataLoader(dataset, **kwargs)
-        # HabanaDataLoader is a wrapper: what really runs is its `.dataloader`, a ResnetDataLoader whose
-        # `fallback_activated` says it fell back to torch's loader itself, or a plain DataLoader when building
-        # one failed altogether (habana_dataset.py, bridge v1.19.0).
-        inner = getattr(loader, "dataloader", loader)
-        fell_back = getattr(inner, "fallback_activated", False) or type(inner) is torch.utils.data.DataLoader
-        info = {
-            "loader": "habana_dataloader.HabanaDataLoader",
-            "generation": generation,
-            "why": why,
-            "adjusted": adjusted,
-        }
-        if fell_back:
-            info["loader"] = (
-                "torch.utils.data.DataLoader (HabanaDataLoader fell back; its reason is in its log)"
-            )
-        return loader, info
+        return build_habana_loader(dataset, loader_kwargs, generation, why)
 
     def _plain_loader(self, dataset, loader_kwargs: dict, why: str) -> tuple[object, dict]:
         if loader_kwargs.get("num_workers") and loader_kwargs.get("multiprocessing_context") is None:

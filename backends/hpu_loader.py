@@ -4,11 +4,14 @@ habana_dataset.py and aeon_transformers.py, bridge v1.19.0)."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
+import os
 
 import torch
 
 from . import habana_releases
+from .hpu_install import package_dir
 
 # habana_dataloader accelerates only these (its aeon_transformers.py HabanaAeonTransforms): anything else
 # makes it fall back to a plain DataLoader silently, so the suite decides first and says why.
@@ -29,10 +32,11 @@ HABANA_LOADER_DROPPED = {
     "persistent_workers": False,
 }
 # The generations ResnetDataLoader knows; anything else (Gaudi3) is "Unsupported device" in v1.19.0.
-HABANA_LOADER_GENERATIONS = {
-    habana_releases.GAUDI1: "first-generation Gaudi: aeon",
-    habana_releases.GAUDI2: "Gaudi2: MediaPipe",
-}
+HABANA_LOADER_GENERATIONS = (habana_releases.GAUDI1, habana_releases.GAUDI2)
+# Gaudi2's ResnetDataLoader takes aeon instead of MediaPipe when this is "false", "0" or "f" (any case).
+MEDIA_PIPE_ENV = "PT_HPU_MEDIA_PIPE"
+AEON, MEDIAPIPE = "aeon", "mediapipe"
+FELL_BACK = "torch.utils.data.DataLoader (HabanaDataLoader fell back; its reason is in its log)"
 
 
 def _transforms(dataset) -> list:
@@ -89,15 +93,58 @@ def habana_loader_qualifies(dataset, loader_kwargs: dict, generation: str | None
     for name, expected in HABANA_LOADER_FIXED.items():
         if loader_kwargs.get(name) is not None and loader_kwargs[name] != expected:
             return False, f"HabanaDataLoader supports {name} only as {expected!r}"
-    return True, f"ImageFolder with supported transforms ({HABANA_LOADER_GENERATIONS[generation]})"
+    return True, "ImageFolder with supported transforms"
 
 
-def habana_loader_kwargs(dataset, loader_kwargs: dict, generation: str) -> tuple[dict, dict]:
-    """The arguments HabanaDataLoader accepts on this generation, and the record of what was changed.
+def habana_loader_path(generation: str, env=None) -> tuple[str, str]:
+    """(aeon or mediapipe, why): the path ResnetDataLoader takes. First-generation Gaudi: aeon. Gaudi2:
+    MediaPipe, unless PT_HPU_MEDIA_PIPE is false or habana_frameworks.medialoaders is missing, then aeon.
+    (The loader tries to import the module; here it is looked for, and `engaged_loader` reads what ran.)"""
+    env = os.environ if env is None else env
+    if generation == habana_releases.GAUDI1:
+        return AEON, "first-generation Gaudi: aeon"
+    if env.get(MEDIA_PIPE_ENV, "").lower() in ("false", "0", "f"):
+        return AEON, f"Gaudi2 with {MEDIA_PIPE_ENV}={env[MEDIA_PIPE_ENV]}: aeon instead of MediaPipe"
+    if package_dir("habana_frameworks", "medialoaders") is None:
+        return AEON, "Gaudi2 without habana_frameworks.medialoaders: aeon instead of MediaPipe"
+    return MEDIAPIPE, "Gaudi2: MediaPipe"
+
+
+def engaged_loader(loader, generation: str) -> str:
+    """Which loader HabanaDataLoader really built: its `.dataloader` is a ResnetDataLoader whose
+    `fallback_activated` says it fell back to torch's loader, and whose `aeon_fallback_activated` says Gaudi2
+    took aeon; or a plain DataLoader when building one failed altogether (its __len__/__iter__ choose so)."""
+    inner = getattr(loader, "dataloader", loader)
+    if getattr(inner, "fallback_activated", False) or type(inner) is torch.utils.data.DataLoader:
+        return FELL_BACK
+    if generation == habana_releases.GAUDI1 or getattr(inner, "aeon_fallback_activated", False):
+        return AEON
+    return MEDIAPIPE
+
+
+def build_habana_loader(dataset, loader_kwargs: dict, generation: str, why: str) -> tuple[object, dict]:
+    """HabanaDataLoader with the arguments its path accepts, and the record: the path expected and why,
+    the loader that engaged, and what was changed."""
+    path, path_why = habana_loader_path(generation)
+    kwargs, adjusted = habana_loader_kwargs(dataset, loader_kwargs, path)
+    loader = importlib.import_module("habana_dataloader").HabanaDataLoader(dataset, **kwargs)
+    engaged = engaged_loader(loader, generation)
+    info = {
+        "loader": FELL_BACK if engaged == FELL_BACK else "habana_dataloader.HabanaDataLoader",
+        "engaged": engaged,
+        "generation": generation,
+        "why": f"{why}; {path_why}",
+        "adjusted": adjusted,
+    }
+    return loader, info
+
+
+def habana_loader_kwargs(dataset, loader_kwargs: dict, path: str) -> tuple[dict, dict]:
+    """The arguments HabanaDataLoader accepts on this path, and the record of what was changed.
 
     Both paths refuse a generator, persistent workers and a start method: the suite's own choices for
-    torch's loader, dropped here. First-generation Gaudi (aeon) also needs shuffle False (a RandomSampler
-    gives the same order), num_workers 8, pin_memory True and prefetch_factor 2. Gaudi2 (MediaPipe) ignores
+    torch's loader, dropped here. aeon also needs shuffle False (a RandomSampler
+    gives the same order), num_workers 8, pin_memory True and prefetch_factor 2. MediaPipe ignores
     sampler, num_workers and pin_memory and clamps prefetch_factor to 1..3; with `shuffle` left out it
     shuffles when the sampler is a RandomSampler or a shuffling DistributedSampler."""
     kwargs = {k: v for k, v in loader_kwargs.items() if v is not None}
@@ -106,7 +153,7 @@ def habana_loader_kwargs(dataset, loader_kwargs: dict, generation: str) -> tuple
         if name in kwargs and kwargs[name] != default:
             adjusted[name] = f"{kwargs.pop(name)!r} -> left out"
         kwargs.pop(name, None)
-    if generation == habana_releases.GAUDI1:
+    if path == AEON:
         if kwargs.pop("shuffle", False):
             kwargs["sampler"] = torch.utils.data.RandomSampler(dataset)  # the same order, as a sampler
             adjusted["shuffle"] = "True -> RandomSampler"

@@ -40,6 +40,7 @@ ENV_VARS = (
     "OMPI_COMM_WORLD_LOCAL_RANK",
     "OMPI_COMM_WORLD_LOCAL_SIZE",
     "HLS_MODULE_ID",
+    "PT_HPU_MEDIA_PIPE",
     "HABANA_VISIBLE_MODULES",
     "MASTER_ADDR",
     "MASTER_PORT",
@@ -58,9 +59,12 @@ def drop_fake_modules() -> None:
             del sys.modules[name]
 
 
-def install(monkeypatch, tmp_path, version: str = "1.19", hmp: bool | None = None) -> habana_releases.Release:
+def install(
+    monkeypatch, tmp_path, version: str = "1.19", hmp: bool | None = None, medialoaders: bool = True
+) -> habana_releases.Release:
     """The fakes as Habana `version` on sys.path, a clean environment, a stand-in device node. The hpex/hmp
-    folder is there where the release ships it, unless `hmp` says otherwise (an install that differs)."""
+    folder is there where the release ships it, unless `hmp` says otherwise (an install that differs);
+    `medialoaders=False` leaves out habana_frameworks.medialoaders (Gaudi2's MediaPipe loader)."""
     release, warning = habana_releases.lookup(version)
     assert warning is None, warning
     with_hmp = release.hmp if hmp is None else hmp
@@ -68,7 +72,11 @@ def install(monkeypatch, tmp_path, version: str = "1.19", hmp: bool | None = Non
     shutil.copytree(
         FAKES,
         root,
-        ignore=lambda d, names: ["__pycache__", *(["hmp"] if d.endswith("hpex") and not with_hmp else [])],
+        ignore=lambda d, names: [
+            "__pycache__",
+            *(["hmp"] if d.endswith("hpex") and not with_hmp else []),
+            *(["medialoaders"] if d.endswith("habana_frameworks") and not medialoaders else []),
+        ],
     )
     dist_info = root / f"habana_torch_plugin-{version}.0.dist-info"
     dist_info.mkdir()

@@ -127,3 +127,85 @@ def test_wiring_hlml_no_energy_counter_is_pyhlmls_not_supported(install, monkeyp
     assert sampler.counters() == {}  # HLMLError_NotSupported: energy left out, the rest sampled
     assert sampler.sample()["hpu_power_w"] == pytest.approx(pyhlml.POWER_MW / 1000)
     sampler.close()
+
+
+# -- Gaudi2's loader choice: bridge v1.19.0 pytorch_helpers/dataloader/habana_dataloader/habana_dataloader/
+# habana_dataset.py, ResnetDataLoader.__init__: aeon when PT_HPU_MEDIA_PIPE is false/0/f or
+# habana_frameworks.medialoaders.torch.media_dataloader_mediapipe does not import; aeon's transform checks
+# (HabanaAeonTransforms) run on the aeon path only.
+IMAGENET = {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}
+
+
+@pytest.fixture
+def imagenet_eval_folder(tmp_path):
+    import torchvision
+    from PIL import Image
+    from torchvision import transforms as T
+
+    for label in ("a", "b"):
+        (tmp_path / "images" / label).mkdir(parents=True)
+        Image.new("RGB", (40, 40), (10, 20, 30)).save(tmp_path / "images" / label / "0.png")
+    transform = T.Compose([T.Resize(32), T.CenterCrop(32), T.ToTensor(), T.Normalize(**IMAGENET)])
+    return torchvision.datasets.ImageFolder(str(tmp_path / "images"), transform=transform)
+
+
+def suite_loader_kwargs():
+    """What suite.data.imagefolder hands make_loader (its own generator, persistent workers, prefetch)."""
+    return dict(
+        batch_size=2,
+        shuffle=True,
+        sampler=None,
+        num_workers=2,
+        pin_memory=False,
+        drop_last=True,
+        generator=torch.Generator().manual_seed(0),
+        prefetch_factor=2,
+        persistent_workers=True,
+    )
+
+
+@pytest.mark.parametrize(
+    "medialoaders, media_pipe_env, expected",
+    [(True, None, "mediapipe"), (True, "False", "aeon"), (True, "0", "aeon"), (False, None, "aeon")],
+)
+def test_wiring_gaudi2_loader_path_follows_media_pipe_switch_and_module(
+    install, monkeypatch, imagenet_eval_folder, medialoaders, media_pipe_env, expected
+):
+    install(medialoaders=medialoaders)
+    if media_pipe_env is not None:
+        monkeypatch.setenv("PT_HPU_MEDIA_PIPE", media_pipe_env)
+    habana_fakes.set_generation("gaudi2")
+    backend = make_backend(hpu_mode="lazy")
+    loader, info = backend.make_loader(imagenet_eval_folder, **suite_loader_kwargs())
+    recorded = habana_fakes.recorder()
+    # The loader really built its path (no fallback to torch's), and the record says which one engaged.
+    assert recorded.events("habana loader", "habana loader fallback") == ["habana loader"]
+    built = next(details for event, details in recorded.CALLS if event == "habana loader")
+    assert built["path"] == expected and info["engaged"] == expected
+    assert info["loader"] == "habana_dataloader.HabanaDataLoader"
+    if expected == "aeon":  # Gaudi2 on aeon gets aeon's fixed arguments
+        kwargs = built["kwargs"]
+        assert (kwargs["num_workers"], kwargs["pin_memory"], kwargs["prefetch_factor"]) == (8, True, 2)
+        assert "aeon instead of MediaPipe" in info["why"]
+    images, _ = next(iter(loader))
+    assert images.shape == (2, 3, 32, 32)
+
+
+def test_wiring_mediapipe_path_does_not_apply_aeons_transform_checks(install, imagenet_eval_folder):
+    install()
+    from torchvision import transforms as T
+
+    habana_fakes.set_generation("gaudi2")
+    make_backend(hpu_mode="lazy")
+    import habana_dataloader
+
+    # DCGAN's Normalize(0.5, 0.5): aeon refuses it, MediaPipe is handed it (its own rules are not in the source).
+    imagenet_eval_folder.transform = T.Compose(
+        [T.Resize(32), T.ToTensor(), T.Normalize([0.5] * 3, [0.5] * 3)]
+    )
+    mediapipe = habana_dataloader.HabanaDataLoader(imagenet_eval_folder, batch_size=2)
+    assert not mediapipe.dataloader.fallback_activated
+    assert habana_fakes.recorder().events("HPUMediaPipe") == ["HPUMediaPipe"]
+    habana_fakes.set_generation("gaudi")
+    aeon = habana_dataloader.HabanaDataLoader(imagenet_eval_folder, batch_size=2, pin_memory=True)
+    assert aeon.dataloader.fallback_activated
