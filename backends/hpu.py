@@ -27,7 +27,15 @@ from suite.errors import UserError
 
 from . import habana_releases, peaks, register_backend
 from .base import Backend, Schedule, ddp_without_buffer_broadcast, one_device_each
-from .hpu_install import BRIDGE_PROBE, INSTALL_HINT, active_mode, default_mode, device_generation, hmp_refusal
+from .hpu_install import (
+    BRIDGE_PROBE,
+    INSTALL_HINT,
+    active_mode,
+    default_mode,
+    device_generation,
+    hmp_refusal,
+    torch_refusal,
+)
 from .hpu_loader import build_habana_loader, habana_loader_qualifies
 from .hpu_optimizers import fused_optimizer
 
@@ -71,7 +79,9 @@ class HPUBackend(Backend):
         # process to import it and count devices (nothing is imported here).
         ok, why = import_probe.check(BRIDGE_PROBE)
         if not ok:
-            return False, f"habana_frameworks is installed and a device node is present, but {why}"
+            return False, torch_refusal(
+                why
+            ) or f"habana_frameworks is installed and a device node is present, but {why}"
         return True, f"habana_frameworks found ({PLUGIN_DIST} {plugin_version() or 'version unknown'})"
 
     def __init__(self, config):
@@ -147,8 +157,14 @@ class HPUBackend(Backend):
                     f"set {habana_releases.AUTOLOAD_ENV}=0, or set them before Python starts"
                 )
         self._env_at_import = {k: v for k, v in os.environ.items() if k.startswith("PT_HPU_")}
-        self._htcore = importlib.import_module("habana_frameworks.torch.core")
-        self._hthpu = importlib.import_module("habana_frameworks.torch.hpu")
+        try:
+            self._htcore = importlib.import_module("habana_frameworks.torch.core")
+            self._hthpu = importlib.import_module("habana_frameworks.torch.hpu")
+        except (AssertionError, AttributeError) as error:
+            refusal = torch_refusal(f"{type(error).__name__}: {error}")
+            if refusal is None:
+                raise
+            raise UserError(refusal) from None
         # What runs is what the bridge decided at its import, whatever was asked: check it.
         running, self._verified_by = active_mode(self.release)
         if running != self._bridge_mode_wanted():

@@ -17,10 +17,30 @@ BRIDGE_PROBE = (
     "import habana_frameworks.torch.core, habana_frameworks.torch.hpu as h\n"
     "if h.device_count() < 1: raise SystemExit('the Habana bridge imports but no Gaudi device answers')"
 )
+# The bridge's own refusals at its import (habana_frameworks/torch/__init__.py, v1.19.0): a torch of another
+# major.minor than it was built for, a torch that is not Habana's fork in lazy mode, and (before either) a
+# torch with no local version at all, on which its `run_time_ver.local.startswith("git")` fails. Each is what
+# a `pip install` that pulled a stock torch over Habana's leaves behind.
+BRIDGE_TORCH_REFUSALS = (
+    "Compile-time major/minor PyTorch version",
+    "is not supported in Lazy mode",
+    "'NoneType' object has no attribute 'startswith'",
+)
+TORCH_FIX = (
+    "reinstall Habana's torch (its container or installer), then install the suite with "
+    "`pip install --no-deps -e .` so that pip leaves torch alone (docs/gaudi-releases.md)"
+)
 INSTALL_HINT = (
     "use a Gaudi instance with Habana's PyTorch container (vault.habana.ai/gaudi-docker) or "
     "Habana's installer; the bridge is not on PyPI"
 )
+
+
+def torch_refusal(text: str) -> str | None:
+    """One line naming the fix when `text` (an error from importing the bridge) is its refusal of torch."""
+    if not any(marker in text for marker in BRIDGE_TORCH_REFUSALS):
+        return None
+    return f"habana_frameworks refuses the installed torch ({text.strip()}): {TORCH_FIX}"
 
 
 def package_dir(*parts: str) -> str | None:

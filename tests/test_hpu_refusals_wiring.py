@@ -209,3 +209,46 @@ def test_wiring_mediapipe_path_does_not_apply_aeons_transform_checks(install, im
     habana_fakes.set_generation("gaudi")
     aeon = habana_dataloader.HabanaDataLoader(imagenet_eval_folder, batch_size=2, pin_memory=True)
     assert aeon.dataloader.fallback_activated
+
+
+# -- Import-time refusals: bridge v1.19.0 python_packages/habana_frameworks/torch/__init__.py asserts that
+# the run-time torch has the major.minor of required_version.txt and, in lazy mode, that it is Habana's fork.
+def test_wiring_bridge_refuses_stock_torch_in_lazy_mode(install, monkeypatch):
+    install(torch_version="2.14.1+cpu")
+    monkeypatch.setenv("PT_HPU_LAZY_MODE", "1")
+    with pytest.raises(
+        AssertionError, match=r"^Stock PyTorch version 2\.14\.1\+cpu is not supported in Lazy mode\.$"
+    ):
+        import habana_frameworks.torch  # noqa: F401
+
+
+def test_wiring_bridge_refuses_another_torch_major_minor(install, monkeypatch):
+    install(built_for="2.5.1a0+git74cd574", torch_version="2.14.1a0+git0000000")
+    monkeypatch.setenv("PT_HPU_LAZY_MODE", "0")
+    message = "Error: Compile-time major/minor PyTorch version 2.5.1a0+git74cd574 differs from run-time 2.14.1a0+git0000000."
+    with pytest.raises(AssertionError, match=f"^{re.escape(message)}$"):
+        import habana_frameworks.torch  # noqa: F401
+
+
+def test_wiring_bridge_refusal_in_setup_is_one_line_naming_the_fix(install):
+    install(built_for="2.5.1a0+git74cd574")
+    backend = hpu.HPUBackend(RunConfig(backend="hpu", hpu_mode="eager"))
+    with pytest.raises(
+        UserError, match=r"refuses the installed torch \(AssertionError: Error: Compile-time.*--no-deps"
+    ):
+        backend.setup()
+
+
+@pytest.mark.parametrize("torch_version", ["2.14.1+cpu", "2.14.1"])  # "2.14.1": no local version at all
+def test_wiring_run_and_env_name_the_fix_for_a_stock_torch(install, capsys, torch_version):
+    from suite.cli import main
+
+    install(torch_version=torch_version)  # 1.19: lazy by default
+    assert main(["run", "--backend", "hpu"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.count("\n") == 1 and "refuses the installed torch" in err and "pip install --no-deps -e ." in err
+    )
+    assert main(["env"]) == 0
+    hpu_line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("hpu "))
+    assert "refuses the installed torch" in hpu_line and "--no-deps" in hpu_line
