@@ -21,7 +21,9 @@ Sources (the same list is printed in docs/gaudi-releases.md):
                  loads every "torch.backends" entry point during `import torch` unless
                  TORCH_DEVICE_BACKEND_AUTOLOAD=0.
   [mr-X]         github.com/HabanaAI/Model-References at tag X: 1.10.0/1.11.0 torchvision train.py sets
-                 PT_HPU_LAZY_MODE="2" for eager and uses hmp; from 1.12.0 eager is "0" and hmp is gone;
+                 PT_HPU_LAZY_MODE="2" for eager; from 1.12.0 eager is "0";
+                 hello_world/mnist.py imports hpex.hmp and calls hmp.convert under --hmp up to 1.12.1
+                 (its README documents --hmp --hmp-bf16=...), and from 1.13.0 nothing imports hmp;
                  1.12.0-1.14.0 compile with backend="aot_hpu_training_backend", 1.15.0 on with "hpu_backend";
                  op lists are LOWER_LIST/FP32_LIST up to 1.12.0 and PT_HPU_AUTOCAST_LOWER_PRECISION_OPS_LIST/
                  PT_HPU_AUTOCAST_FP32_OPS_LIST from 1.13.0; README columns "Validated on Gaudi" up to 1.22.0,
@@ -57,7 +59,9 @@ class Release:
     compile_backend: str | None  # torch.compile backend name, None where Habana has none
     bf16_ops_env: str  # autocast op lists (lower precision, fp32), read once at the bridge's import
     fp32_ops_env: str
-    hmp: bool  # habana_frameworks.torch.hpex.hmp exists
+    # Habana's examples still use habana_frameworks.torch.hpex.hmp in this release. Only the explanation
+    # when the module is missing: whether HMP runs is decided by the module being installed.
+    hmp: bool
     generations: tuple[str, ...]  # Gaudi generations the release supports
     sources: str
 
@@ -103,7 +107,7 @@ def _row(version, torch, eager, default, autoload, compile_backend, lists, hmp, 
 RELEASES: tuple[Release, ...] = (
     _row("1.10", "2.0.1", "2", "lazy", False, None, _OLD_LISTS, True, _ALL, "mr-1.10.0, matrix-1.10.0"),
     _row("1.11", "2.0.1", "2", "lazy", False, None, _OLD_LISTS, True, _ALL, "mr-1.11.0, matrix-1.11.0"),
-    _row("1.12", "2.0.1", "0", "lazy", False, "aot_hpu_training_backend", _OLD_LISTS, False, _ALL,
+    _row("1.12", "2.0.1", "0", "lazy", False, "aot_hpu_training_backend", _OLD_LISTS, True, _ALL,
          "mr-1.12.0, matrix-1.12.1"),
     _row("1.13", None, "0", "lazy", False, "aot_hpu_training_backend", _NEW_LISTS, False, _ALL, "mr-1.13.0"),
     _row("1.14", "2.1.1", "0", "lazy", False, "aot_hpu_training_backend", _NEW_LISTS, False, _ALL,

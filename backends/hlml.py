@@ -85,7 +85,9 @@ class HLMLSampler(Sampler):
             return
         try:
             hlml.hlmlDeviceGetTotalEnergyConsumption(self._handle)
-        except Exception:  # older drivers and pyhlml versions have no energy counter: leave it out
+        except (hlml.HLMLError, AttributeError):
+            # HLMLError (pyhlml's one error type) where the driver has no energy counter, AttributeError
+            # where the pyhlml version has no such call: leave energy out. Anything else is a real fault.
             self._energy = False
 
     def sample(self) -> dict[str, float]:

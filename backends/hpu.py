@@ -27,6 +27,17 @@ from suite.errors import UserError
 
 from . import habana_releases, peaks, register_backend
 from .base import Backend, Schedule, ddp_without_buffer_broadcast, one_device_each
+from .hpu_install import (
+    BRIDGE_PROBE,
+    INSTALL_HINT,
+    active_mode,
+    default_mode,
+    device_generation,
+    hmp_refusal,
+    torch_refusal,
+)
+from .hpu_loader import build_habana_loader, habana_loader_qualifies
+from .hpu_optimizers import fused_optimizer
 
 MODES = ("lazy", "eager", "compile")
 LAZY_ENV = habana_releases.LAZY_ENV
@@ -35,70 +46,6 @@ plugin_version = habana_releases.plugin_version
 # Gaudi device nodes: /dev/hl<N> (habanalabs driver; "habanalabs: create two char devices per ASIC", hlX and
 # hl_controlDX) or /dev/accel/accel<N> since the driver moved to the kernel's accel subsystem.
 DEVICE_NODE_GLOBS = ("/dev/hl[0-9]*", "/dev/accel/accel[0-9]*")
-BRIDGE_PROBE = (
-    "import habana_frameworks.torch.core, habana_frameworks.torch.hpu as h\n"
-    "if h.device_count() < 1: raise SystemExit('the Habana bridge imports but no Gaudi device answers')"
-)
-INSTALL_HINT = (
-    "use a Gaudi instance with Habana's PyTorch container (vault.habana.ai/gaudi-docker) or "
-    "Habana's installer; the bridge is not on PyPI"
-)
-
-# habana_dataloader accelerates only these (its aeon_transformers.py HabanaAeonTransforms): anything else
-# makes it fall back to a plain DataLoader silently, so the suite decides first and says why.
-IMAGENET_MEAN = [0.485, 0.456, 0.406]
-IMAGENET_STD = [0.229, 0.224, 0.225]
-# Loader arguments HabanaDataLoader's _aeon_dl_handle_vars / _media_dl_handle_vars refuse unless left at
-# these values (habana_dataset.py, bridge v1.19.0). A run that sets them otherwise gets torch's loader.
-HABANA_LOADER_FIXED = {
-    "batch_sampler": None,
-    "collate_fn": None,
-    "timeout": 0,
-    "worker_init_fn": None,
-}
-# Refused too, but only the suite's own loader settings: left out when HabanaDataLoader is used.
-HABANA_LOADER_DROPPED = {
-    "multiprocessing_context": None,
-    "generator": None,
-    "persistent_workers": False,
-}
-# The generations ResnetDataLoader knows; anything else (Gaudi3) is "Unsupported device" in v1.19.0.
-HABANA_LOADER_GENERATIONS = {
-    habana_releases.GAUDI1: "first-generation Gaudi: aeon",
-    habana_releases.GAUDI2: "Gaudi2: MediaPipe",
-}
-
-
-def _package_dir(*parts: str) -> str | None:
-    """Where a habana_frameworks sub-package would be, found without importing anything."""
-    spec = importlib.util.find_spec(parts[0])
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for root in spec.submodule_search_locations:
-        path = os.path.join(root, *parts[1:])
-        if os.path.isdir(path) or os.path.isfile(path + ".py"):
-            return path
-    return None
-
-
-def default_mode(release: habana_releases.Release | None = None) -> tuple[str, str]:
-    """(mode, why) when --hpu-mode is not given: the environment's choice, else the release's default."""
-    release = release or habana_releases.installed()[0]
-    env = os.environ.get(LAZY_ENV)
-    bridge_mode = release.mode_of_value(env)
-    mode = "lazy" if bridge_mode == "lazy" else ("compile" if release.compile_backend else "eager")
-    if env is not None:
-        return mode, f"{LAZY_ENV}={env} in the environment ({bridge_mode} on Habana {release.version})"
-    return mode, f"default of Habana {release.version} ({bridge_mode})"
-
-
-def active_mode(release: habana_releases.Release) -> tuple[str, str]:
-    """(bridge mode, how it was found) of an imported bridge: its own is_lazy(), which the bridge caches at
-    its first import (utils/internal.py), else the value of PT_HPU_LAZY_MODE read as the release reads it."""
-    internal = sys.modules.get("habana_frameworks.torch.utils.internal")
-    if internal is not None and hasattr(internal, "is_lazy"):
-        return ("lazy" if internal.is_lazy() else "eager"), "habana_frameworks is_lazy()"
-    return release.mode_of_value(os.environ.get(LAZY_ENV)), f"{LAZY_ENV} as Habana {release.version} reads it"
 
 
 def _checked_file(option: str, path: str | None) -> str | None:
@@ -132,7 +79,9 @@ class HPUBackend(Backend):
         # process to import it and count devices (nothing is imported here).
         ok, why = import_probe.check(BRIDGE_PROBE)
         if not ok:
-            return False, f"habana_frameworks is installed and a device node is present, but {why}"
+            return False, torch_refusal(
+                why
+            ) or f"habana_frameworks is installed and a device node is present, but {why}"
         return True, f"habana_frameworks found ({PLUGIN_DIST} {plugin_version() or 'version unknown'})"
 
     def __init__(self, config):
@@ -151,14 +100,10 @@ class HPUBackend(Backend):
             )
         self.bf16_ops = _checked_file("--hpu-bf16-ops", config.hpu_bf16_ops)
         self.fp32_ops = _checked_file("--hpu-fp32-ops", config.hpu_fp32_ops)
-        if self.precision == "hmp" and (
-            not self.release.hmp or _package_dir("habana_frameworks", "torch", "hpex", "hmp") is None
-        ):
-            raise UserError(
-                "precision 'hmp' needs habana_frameworks.torch.hpex.hmp, which this Habana release "
-                "does not have (HMP was dropped after SynapseAI 1.11): use --precision bf16 "
-                "(torch.autocast on hpu)"
-            )
+        if self.precision == "hmp":
+            refusal = hmp_refusal(self.release)
+            if refusal:
+                raise UserError(refusal)
         # torch's autoload (torch >= 2.5) may already have imported the bridge in some mode: refuse now,
         # before anything is built, rather than run another mode under this one's name.
         self._refuse_other_active_mode()
@@ -212,8 +157,14 @@ class HPUBackend(Backend):
                     f"set {habana_releases.AUTOLOAD_ENV}=0, or set them before Python starts"
                 )
         self._env_at_import = {k: v for k, v in os.environ.items() if k.startswith("PT_HPU_")}
-        self._htcore = importlib.import_module("habana_frameworks.torch.core")
-        self._hthpu = importlib.import_module("habana_frameworks.torch.hpu")
+        try:
+            self._htcore = importlib.import_module("habana_frameworks.torch.core")
+            self._hthpu = importlib.import_module("habana_frameworks.torch.hpu")
+        except (AssertionError, AttributeError) as error:
+            refusal = torch_refusal(f"{type(error).__name__}: {error}")
+            if refusal is None:
+                raise
+            raise UserError(refusal) from None
         # What runs is what the bridge decided at its import, whatever was asked: check it.
         running, self._verified_by = active_mode(self.release)
         if running != self._bridge_mode_wanted():
@@ -271,24 +222,9 @@ class HPUBackend(Backend):
         if not self.config.hpu_fused:
             self._optimizer_notes.append(f"{kind}: torch.optim (--no-fused)")
             return super().make_optimizer(params, kind, **hyper)
-        optimizers = importlib.import_module("habana_frameworks.torch.hpex.optimizers")
-        if kind == "adamw":
-            # FusedAdamW defaults to eps=1e-6, weight_decay=0.0; torch.optim.AdamW to 1e-8 and 1e-2: both
-            # are passed explicitly. The update is close to torch's, not identical: FusedAdamW folds bias
-            # correction into the step size (lr * sqrt(1 - beta2^t) / (1 - beta1^t), then m / (sqrt(v) + eps)),
-            # so its eps is not scaled by sqrt(1 - beta2^t) as torch.optim.AdamW's is (hpex/optimizers/
-            # FusedAdamW.py, bridge v1.19.0). The difference is largest in the first steps.
-            hyper = {"eps": 1e-8, "weight_decay": 1e-2, **hyper}
-            self._optimizer_notes.append(
-                "adamw: habana FusedAdamW (bias correction folded into the step size: eps acts unscaled, "
-                "close to torch.optim.AdamW, not identical)"
-            )
-            return optimizers.FusedAdamW(params, **hyper)
-        if kind == "sgd":
-            # FusedSGD(params, lr, momentum=0, weight_decay=0, dampening=0, nesterov=False): torch's defaults.
-            self._optimizer_notes.append("sgd: habana FusedSGD")
-            return optimizers.FusedSGD(params, **hyper)
-        raise ValueError(f"unknown optimizer kind {kind!r}")
+        optimizer, note = fused_optimizer(params, kind, **hyper)
+        self._optimizer_notes.append(note)
+        return optimizer
 
     # Loader workers are started with forkserver, never fork: "Default 'fork' doesn't work with synapse. Use
     # 'forkserver' or 'spawn'" (Model-References torchvision train.py, 1.11.0 to 1.23.0). A forked worker
@@ -302,25 +238,7 @@ class HPUBackend(Backend):
         ok, why = habana_loader_qualifies(dataset, loader_kwargs, generation)
         if not ok:
             return self._plain_loader(dataset, loader_kwargs, why)
-        kwargs, adjusted = habana_loader_kwargs(dataset, loader_kwargs, generation)
-        habana_dataloader = importlib.import_module("habana_dataloader")
-        loader = habana_dataloader.HabanaDataLoader(dataset, **kwargs)
-        # HabanaDataLoader is a wrapper: what really runs is its `.dataloader`, a ResnetDataLoader whose
-        # `fallback_activated` says it fell back to torch's loader itself, or a plain DataLoader when building
-        # one failed altogether (habana_dataset.py, bridge v1.19.0).
-        inner = getattr(loader, "dataloader", loader)
-        fell_back = getattr(inner, "fallback_activated", False) or type(inner) is torch.utils.data.DataLoader
-        info = {
-            "loader": "habana_dataloader.HabanaDataLoader",
-            "generation": generation,
-            "why": why,
-            "adjusted": adjusted,
-        }
-        if fell_back:
-            info["loader"] = (
-                "torch.utils.data.DataLoader (HabanaDataLoader fell back; its reason is in its log)"
-            )
-        return loader, info
+        return build_habana_loader(dataset, loader_kwargs, generation, why)
 
     def _plain_loader(self, dataset, loader_kwargs: dict, why: str) -> tuple[object, dict]:
         if loader_kwargs.get("num_workers") and loader_kwargs.get("multiprocessing_context") is None:
@@ -334,19 +252,7 @@ class HPUBackend(Backend):
         """gaudi, gaudi2 or gaudi3 from the bridge's own device type (None before setup or if unknown)."""
         if self._hthpu is None:
             return None
-        experimental = sys.modules.get("habana_frameworks.torch.utils.experimental")
-        if experimental is None:
-            try:
-                experimental = importlib.import_module("habana_frameworks.torch.utils.experimental")
-            except ImportError:
-                return None
-        device = experimental._get_device_type()
-        names = {
-            getattr(experimental.synDeviceType, "synDeviceGaudi", None): habana_releases.GAUDI1,
-            getattr(experimental.synDeviceType, "synDeviceGaudi2", None): habana_releases.GAUDI2,
-            getattr(experimental.synDeviceType, "synDeviceGaudi3", None): habana_releases.GAUDI3,
-        }
-        return names.get(device)
+        return device_generation()
 
     # -- the training step ---------------------------------------------------------------------
     def autocast(self):
@@ -464,91 +370,3 @@ class HPUBackend(Backend):
         return (
             super().is_out_of_memory(error) or "Allocation failed" in text or "out of memory" in text.lower()
         )
-
-
-def _transforms(dataset) -> list:
-    transform = getattr(dataset, "transform", None)
-    return list(getattr(transform, "transforms", [transform] if transform is not None else []))
-
-
-def habana_loader_qualifies(dataset, loader_kwargs: dict, generation: str | None) -> tuple[bool, str]:
-    """(qualifies, why): the checks HabanaDataLoader makes before it falls back to torch's loader
-    (habana_dataset.py ResnetDataLoader and aeon_transformers.py HabanaAeonTransforms, bridge v1.19.0),
-    for the generation in hand. Loader settings the suite chose itself (generator, persistent workers, start
-    method, prefetch) are not reasons: habana_loader_kwargs drops or sets them."""
-    import torchvision
-    from torchvision import transforms as T
-
-    if importlib.util.find_spec("habana_dataloader") is None:
-        return False, "habana_dataloader not installed (pip package habana-torch-dataloader)"
-    if generation not in HABANA_LOADER_GENERATIONS:
-        return False, (
-            f"HabanaDataLoader supports first-generation Gaudi (aeon) and Gaudi2 (MediaPipe), not "
-            f'{generation or "an unknown device"} ("Unsupported device")'
-        )
-    if not isinstance(dataset, torchvision.datasets.ImageFolder):
-        return (
-            False,
-            f"HabanaDataLoader accelerates only torchvision ImageFolder, not {type(dataset).__name__}",
-        )
-    if not isinstance(dataset.transform, T.Compose):
-        return False, "HabanaDataLoader needs the transforms in a torchvision Compose"
-    train = val = False
-    for t in _transforms(dataset):
-        if isinstance(t, T.RandomResizedCrop):
-            train = True
-        elif isinstance(t, (T.CenterCrop, T.Resize)):
-            val = True
-        elif isinstance(t, T.RandomHorizontalFlip):
-            train = True
-            if t.p != 0.5:
-                return False, f"HabanaDataLoader flips only with p=0.5, not {t.p}"
-        elif isinstance(t, T.Normalize):
-            # Compared as lists, as aeon does: a tuple mean is refused even with ImageNet's values.
-            if t.mean != IMAGENET_MEAN or t.std != IMAGENET_STD:
-                return False, (
-                    f"HabanaDataLoader normalises only with ImageNet mean/std as lists, not "
-                    f"mean={t.mean!r} std={t.std!r}"
-                )
-        elif not isinstance(t, T.ToTensor):
-            return False, f"HabanaDataLoader does not support the transform {type(t).__name__}"
-    if train == val:
-        return (
-            False,
-            "HabanaDataLoader needs either RandomResizedCrop/flip (train) or Resize/CenterCrop (eval)",
-        )
-    for name, expected in HABANA_LOADER_FIXED.items():
-        if loader_kwargs.get(name) is not None and loader_kwargs[name] != expected:
-            return False, f"HabanaDataLoader supports {name} only as {expected!r}"
-    return True, f"ImageFolder with supported transforms ({HABANA_LOADER_GENERATIONS[generation]})"
-
-
-def habana_loader_kwargs(dataset, loader_kwargs: dict, generation: str) -> tuple[dict, dict]:
-    """The arguments HabanaDataLoader accepts on this generation, and the record of what was changed.
-
-    Both paths refuse a generator, persistent workers and a start method: the suite's own choices for
-    torch's loader, dropped here. First-generation Gaudi (aeon) also needs shuffle False (a RandomSampler
-    gives the same order), num_workers 8, pin_memory True and prefetch_factor 2. Gaudi2 (MediaPipe) ignores
-    sampler, num_workers and pin_memory and clamps prefetch_factor to 1..3; with `shuffle` left out it
-    shuffles when the sampler is a RandomSampler or a shuffling DistributedSampler."""
-    kwargs = {k: v for k, v in loader_kwargs.items() if v is not None}
-    adjusted = {}
-    for name, default in HABANA_LOADER_DROPPED.items():
-        if name in kwargs and kwargs[name] != default:
-            adjusted[name] = f"{kwargs.pop(name)!r} -> left out"
-        kwargs.pop(name, None)
-    if generation == habana_releases.GAUDI1:
-        if kwargs.pop("shuffle", False):
-            kwargs["sampler"] = torch.utils.data.RandomSampler(dataset)  # the same order, as a sampler
-            adjusted["shuffle"] = "True -> RandomSampler"
-        for name, value in (("num_workers", 8), ("pin_memory", True), ("prefetch_factor", 2)):
-            if kwargs.get(name) != value:
-                adjusted[name] = f"{kwargs.get(name)} -> {value}"
-                kwargs[name] = value
-    else:
-        if kwargs.get("sampler") is not None and not kwargs.get("shuffle"):
-            kwargs.pop("shuffle", None)  # MediaPipe takes shuffling from the sampler it otherwise ignores
-        for name in ("num_workers", "pin_memory"):
-            if name in kwargs:
-                adjusted[name] = f"{kwargs[name]} (ignored by MediaPipe)"
-    return kwargs, adjusted

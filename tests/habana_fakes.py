@@ -16,6 +16,7 @@ import sys
 
 import pytest
 import torch
+from packaging.version import Version
 from suite.backends import habana_releases, hpu
 
 FAKES = pathlib.Path(__file__).parent / "fakes"
@@ -40,6 +41,7 @@ ENV_VARS = (
     "OMPI_COMM_WORLD_LOCAL_RANK",
     "OMPI_COMM_WORLD_LOCAL_SIZE",
     "HLS_MODULE_ID",
+    "PT_HPU_MEDIA_PIPE",
     "HABANA_VISIBLE_MODULES",
     "MASTER_ADDR",
     "MASTER_PORT",
@@ -58,16 +60,36 @@ def drop_fake_modules() -> None:
             del sys.modules[name]
 
 
-def install(monkeypatch, tmp_path, version: str = "1.19") -> habana_releases.Release:
-    """The fakes as Habana `version` on sys.path, a clean environment, a stand-in device node."""
+def install(
+    monkeypatch,
+    tmp_path,
+    version: str = "1.19",
+    hmp: bool | None = None,
+    medialoaders: bool = True,
+    torch_version: str | None = None,
+    built_for: str | None = None,
+) -> habana_releases.Release:
+    """The fakes as Habana `version` on sys.path, a clean environment, a stand-in device node. The hpex/hmp
+    folder is there where the release ships it, unless `hmp` says otherwise (an install that differs);
+    `medialoaders=False` leaves out habana_frameworks.medialoaders (Gaudi2's MediaPipe loader).
+    The bridge is built for `built_for` (its required_version.txt) and runs with `torch_version`; both default
+    to Habana's fork of the installed torch's version ("X.Y.Za0+git0000000")."""
     release, warning = habana_releases.lookup(version)
     assert warning is None, warning
+    with_hmp = release.hmp if hmp is None else hmp
     root = tmp_path / "fakes"
     shutil.copytree(
         FAKES,
         root,
-        ignore=lambda d, names: ["__pycache__", *(["hmp"] if d.endswith("hpex") and not release.hmp else [])],
+        ignore=lambda d, names: [
+            "__pycache__",
+            *(["hmp"] if d.endswith("hpex") and not with_hmp else []),
+            *(["medialoaders"] if d.endswith("habana_frameworks") and not medialoaders else []),
+        ],
     )
+    fork = f"{Version(str(torch.__version__)).base_version}a0+git0000000"  # as Habana names its builds
+    (root / "habana_frameworks" / "torch" / "required_version.txt").write_text(built_for or fork)
+    (root / "habana_frameworks" / "torch_version.txt").write_text(torch_version or fork)
     dist_info = root / f"habana_torch_plugin-{version}.0.dist-info"
     dist_info.mkdir()
     (dist_info / "METADATA").write_text(

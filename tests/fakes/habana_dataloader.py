@@ -7,9 +7,13 @@ ImportError and falls back to a plain DataLoader, with `fallback_activated = Tru
 loader). The checks depend on the generation: first-generation Gaudi (aeon) needs shuffle False, num_workers
 8, pin_memory True (given), prefetch_factor 2; Gaudi2 (MediaPipe) ignores sampler, num_workers and
 pin_memory; both refuse batch_sampler, collate_fn, timeout, worker_init_fn, multiprocessing_context,
-generator and persistent_workers other than their defaults. Gaudi3 is "Unsupported device". Transforms are
-checked as aeon does (HabanaAeonTransforms) on both paths. A successful build records "habana loader".
+generator and persistent_workers other than their defaults. Gaudi3 is "Unsupported device". On Gaudi2 the
+loader takes aeon instead when PT_HPU_MEDIA_PIPE is false or habana_frameworks.medialoaders is missing.
+Transforms are checked as aeon does (HabanaAeonTransforms) on the aeon path only. A successful build records
+"habana loader" with its path.
 """
+
+import os
 
 import torch
 import torchvision
@@ -55,43 +59,86 @@ def _check_transforms(transform):
         raise ValueError("Could not determine if running on train or validation mode")
 
 
+def _aeon_handle_vars(kwargs):
+    """_aeon_dl_handle_vars: aeon's fixed values."""
+    for name, expected, allow_default in (
+        ("shuffle", False, True),
+        ("batch_sampler", None, True),
+        ("num_workers", 8, True),
+        ("collate_fn", None, True),
+        ("pin_memory", True, False),
+        ("timeout", 0, True),
+        ("worker_init_fn", None, True),
+        ("multiprocessing_context", None, True),
+        ("generator", None, True),
+        ("prefetch_factor", 2, True),
+        ("persistent_workers", False, True),
+    ):
+        _enforce(kwargs, name, expected, allow_default)
+
+
+def _media_handle_vars(kwargs):
+    """_media_dl_handle_vars: sampler, num_workers and pin_memory ignored, shuffle taken from a shuffling
+    sampler when not given, prefetch_factor clamped to 1..3 (3 when not given)."""
+    shuffle = kwargs.get("shuffle", False)
+    sampler = kwargs.get("sampler")
+    if "shuffle" not in kwargs and (
+        isinstance(sampler, torch.utils.data.RandomSampler)
+        or (isinstance(sampler, torch.utils.data.distributed.DistributedSampler) and sampler.shuffle)
+    ):
+        shuffle = True
+    for name, expected in (
+        ("batch_sampler", None),
+        ("collate_fn", None),
+        ("timeout", 0),
+        ("worker_init_fn", None),
+        ("multiprocessing_context", None),
+        ("generator", None),
+        ("persistent_workers", False),
+    ):
+        _enforce(kwargs, name, expected)
+    return shuffle, min(max(kwargs.get("prefetch_factor", 3), 1), 3)
+
+
 class ResnetDataLoader(torch.utils.data.DataLoader):
+    """The real one's choice: aeon on first-generation Gaudi; on Gaudi 2 MediaPipe, unless PT_HPU_MEDIA_PIPE
+    is false/0/f or habana_frameworks.medialoaders does not import, then aeon (`aeon_fallback_activated`).
+    aeon checks its fixed arguments and the transforms (HabanaAeonTransforms); MediaPipe checks its own
+    arguments and hands the transforms to HPUMediaPipe. Any ValueError/ImportError: torch's loader. (The
+    fake does not model aeon's own module, habana_dataloader.habana_dl_app.)"""
+
     def __init__(self, dataset, **kwargs):
         device = htexp._get_device_type()
         self.fallback_activated = False
         try:
-            if device == htexp.synDeviceType.synDeviceGaudi:
-                for name, expected, allow_default in (
-                    ("shuffle", False, True),
-                    ("num_workers", 8, True),
-                    ("pin_memory", True, False),
-                    ("prefetch_factor", 2, True),
-                ):
-                    _enforce(kwargs, name, expected, allow_default)
-                path = "aeon"
+            self.aeon_fallback_activated = False
+            if "PT_HPU_MEDIA_PIPE" in os.environ:
+                self.aeon_fallback_activated = os.getenv("PT_HPU_MEDIA_PIPE").lower() in ("false", "0", "f")
+            if not self.aeon_fallback_activated and device == htexp.synDeviceType.synDeviceGaudi2:
+                try:
+                    from habana_frameworks.medialoaders.torch.media_dataloader_mediapipe import HPUMediaPipe
+                except ImportError:
+                    self.aeon_fallback_activated = True
+            if device == htexp.synDeviceType.synDeviceGaudi or self.aeon_fallback_activated:
+                _aeon_handle_vars(kwargs)
+                _check_transforms(dataset.transform)
+                path, plain_names = "aeon", ("batch_size", "drop_last", "sampler", "shuffle")
             elif device == htexp.synDeviceType.synDeviceGaudi2:
-                path = "mediapipe"  # sampler, num_workers, pin_memory ignored
+                shuffle, prefetch = _media_handle_vars(kwargs)
+                HPUMediaPipe(
+                    a_torch_transforms=dataset.transform,
+                    a_root=dataset.root,
+                    a_batch_size=kwargs.get("batch_size", 1),
+                    a_shuffle=shuffle,
+                    a_drop_last=kwargs.get("drop_last", False),
+                    a_prefetch_count=prefetch,
+                )
+                path, plain_names = "mediapipe", ("batch_size", "drop_last", "shuffle")
             else:
                 raise ValueError("Unsupported device")
-            for name, expected in (
-                ("batch_sampler", None),
-                ("collate_fn", None),
-                ("timeout", 0),
-                ("worker_init_fn", None),
-                ("multiprocessing_context", None),
-                ("generator", None),
-                ("persistent_workers", False),
-            ):
-                _enforce(kwargs, name, expected)
-            _check_transforms(dataset.transform)
             record("habana loader", path=path, kwargs=dict(kwargs))
             # The fake iterates with torch's loader (no aeon/MediaPipe here), without the ignored arguments.
-            plain = {
-                k: v for k, v in kwargs.items() if k in ("batch_size", "drop_last", "sampler", "shuffle")
-            }
-            if path == "mediapipe":
-                plain.pop("sampler", None)
-            super().__init__(dataset, **plain)
+            super().__init__(dataset, **{k: v for k, v in kwargs.items() if k in plain_names})
         except (ValueError, ImportError) as error:
             record("habana loader fallback", error=str(error))
             self.fallback_activated = True

@@ -9,6 +9,7 @@ fakes on sys.path only inside the test and drop these modules from sys.modules a
 """
 
 import importlib.metadata
+import os
 
 from suite.backends import habana_releases
 
@@ -18,6 +19,17 @@ try:
 except importlib.metadata.PackageNotFoundError:
     VERSION = None
 RELEASE, _ = habana_releases.lookup(VERSION)
+# The torch build this install runs with. The real bridge reads torch.__version__; here a stand-in written by
+# tests/habana_fakes.install (torch_version.txt) lets the CPU torch of the tests play Habana's fork
+# ("2.5.1a0+git...") or a stock build, in the test process and in the detection child alike.
+_TORCH_VERSION_FILE = os.path.join(os.path.dirname(__file__), "torch_version.txt")
+if os.path.isfile(_TORCH_VERSION_FILE):
+    with open(_TORCH_VERSION_FILE) as version_file:
+        TORCH_VERSION = version_file.read().strip()
+else:
+    import torch
+
+    TORCH_VERSION = torch.__version__
 # The card's generation ("gaudi", "gaudi2", "gaudi3"), as utils.experimental._get_device_type() reports it.
 # Here, not there: importing that module would import habana_frameworks.torch and fix the mode.
 GENERATION = "gaudi"

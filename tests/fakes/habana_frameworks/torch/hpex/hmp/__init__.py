@@ -1,4 +1,5 @@
-"""Fake legacy HMP (SynapseAI <= 1.11). Tests that need it absent copy the fakes without this folder."""
+"""Fake legacy HMP (in Habana's examples up to 1.12). Tests that need it absent copy the fakes without
+this folder."""
 
 import contextlib
 
