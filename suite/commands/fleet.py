@@ -81,9 +81,6 @@ def load_campaign(args):
         if args.max_cost_usd is not None:
             settings["max_cost_usd"] = args.max_cost_usd
     else:
-        for option, value in (("--hours", args.hours), ("--max-cost", args.max_cost_usd)):
-            if value is not None and not value > 0:
-                raise UserError(f"{option} must be a number above 0, got {value!r}")
         settings = campaign.from_inline(
             args.instances,
             args.workload,
