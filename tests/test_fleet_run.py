@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 from conftest import TINY_RUN
@@ -41,7 +42,8 @@ def template_record(tmp_path_factory):
 CAMPAIGN = """\
 name: camp
 workload: dcgan64
-hours: 0.5
+hours: {hours}
+{budget}
 {records}
 instances:
   - p3.2xlarge
@@ -50,10 +52,12 @@ instances:
 """
 
 
-def campaign_file(tmp_path, bucket=True, spot=True):
+def campaign_file(tmp_path, bucket=True, spot=True, hours=0.5, max_cost_usd=None):
     path = tmp_path / "camp.yaml"
     path.write_text(
         CAMPAIGN.format(
+            hours=hours,
+            budget=f"max_cost_usd: {max_cost_usd}" if max_cost_usd else "",
             records="records: {bucket: s3://bkt/camp}" if bucket else "",
             spot="  - {type: dl1.24xlarge, spot: true}" if spot else "",
         )
@@ -62,7 +66,8 @@ def campaign_file(tmp_path, bucket=True, spot=True):
 
 
 class Copier:
-    """Stands in for rsync / `aws s3 sync`: copies a record for each instance whose job succeeded."""
+    """Stands in for rsync / `aws s3 sync`: copies a record for each instance whose job succeeded. rsync
+    reaches the cluster itself, so it finds nothing once the cluster is gone (taken down or autostopped)."""
 
     def __init__(self, fake, template):
         self.fake, self.template, self.commands = fake, template, []
@@ -71,8 +76,12 @@ class Copier:
         self.commands.append(command)
         destination = command[-1].rstrip("/")
         instance = os.path.basename(destination)
-        plan = self.fake.scenario.get("camp-" + instance.replace(".", "-"), {})
-        if not plan.get("launch_error") and plan.get("exit_code", 0) == 0 and not plan.get("interrupt"):
+        cluster = "camp-" + instance.replace(".", "-")
+        plan = self.fake.scenario.get(cluster, {})
+        if command[0] == "rsync" and not self.fake.alive(cluster):
+            return subprocess.CompletedProcess(command, 255)  # ssh: Could not resolve hostname
+        failed = any(plan.get(key) for key in ("launch_error", "submit_error", "interrupt", "hang"))
+        if not failed and plan.get("exit_code", 0) == 0:
             record = json.loads(json.dumps(self.template))
             record["run_id"] = f"{record['run_id']}-{instance}"
             record["config"]["instance"] = instance
@@ -82,60 +91,92 @@ class Copier:
         return subprocess.CompletedProcess(command, 0)
 
 
-def run_fleet(monkeypatch, tmp_path, template, scenario=None, **campaign):
-    fake = fake_sky.install(monkeypatch, scenario)
+def run_fleet(monkeypatch, tmp_path, template, scenario=None, argv=(), fake_options=None, **campaign):
+    fake = fake_sky.install(monkeypatch, scenario, **(fake_options or {}))
     copier = Copier(fake, template)
     monkeypatch.setattr(sky_driver, "run_tool", copier)
     out = tmp_path / "out"
-    code = main(["fleet", "run", campaign_file(tmp_path, **campaign), "--out", str(out)])
+    code = main(["fleet", "run", campaign_file(tmp_path, **campaign), "--out", str(out), *argv])
     return code, fake, copier, out
 
 
-def test_fleet_run_wiring_launches_all_then_waits_collects_and_downs(
+def calls_for(fake, cluster):
+    return [c[0] for c in fake.calls if cluster in c[1] or cluster in c[2].values()]
+
+
+def fast_clock(monkeypatch, seconds_per_hour=0.4):
+    """The caps' clock runs an hour in `seconds_per_hour` real seconds (SkyPilot's fake runs in real time)."""
+    start = time.monotonic()
+    monkeypatch.setattr(sky_driver, "POLL_S", 0.01)
+    monkeypatch.setattr(sky_driver, "now", lambda: (time.monotonic() - start) * 3600 / seconds_per_hour)
+
+
+def records_of(out, instance):
+    folder = out / instance
+    return [json.loads((folder / n).read_text()) for n in os.listdir(folder) if n.endswith(".json")]
+
+
+def test_fleet_run_wiring_launches_all_follows_each_collects_and_downs(
     monkeypatch, tmp_path, capsys, template_record
 ):
     code, fake, copier, out = run_fleet(monkeypatch, tmp_path, template_record)
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    names = fake.names()
-    # All three requested before any is waited on: they provision in parallel.
-    assert names[:3] == ["launch", "launch", "jobs.launch"]
-    assert names.index("stream_and_get") == 3
     launches = [c for c in fake.calls if c[0] == "launch"]
     assert [c[2]["cluster_name"] for c in launches] == ["camp-p3-2xlarge", "camp-g5-xlarge"]
     assert all(c[2]["down"] is True and c[2]["idle_minutes_to_autostop"] for c in launches)
     assert [c[2]["name"] for c in fake.calls if c[0] == "jobs.launch"] == ["camp-dl1-24xlarge"]
-    # Waited through the request ids, then the job's log (exit code).
-    assert sum(1 for n in names if n == "stream_and_get") == 3
-    assert [c[1] for c in fake.calls if c[0] == "tail_logs"] == [
-        ("camp-p3-2xlarge", 1),
+    # Each instance: its request waited on, then its job's log (exit code).
+    assert sum(1 for n in fake.names() if n == "stream_and_get") == 3
+    assert sorted(c[1] for c in fake.calls if c[0] == "tail_logs") == [
         ("camp-g5-xlarge", 1),
+        ("camp-p3-2xlarge", 1),
     ]
     assert [c[2]["job_id"] for c in fake.calls if c[0] == "jobs.tail_logs"] == [1]
     # On-demand clusters go down (and the down request is waited on); the managed job needs no down.
-    assert [c[1][0] for c in fake.calls if c[0] == "down"] == ["camp-p3-2xlarge", "camp-g5-xlarge"]
-    assert fake.clusters == set()
-    assert copier.commands[0] == ["aws", "s3", "sync", "s3://bkt/camp/p3.2xlarge", str(out / "p3.2xlarge")]
+    assert sorted(c[1][0] for c in fake.calls if c[0] == "down") == ["camp-g5-xlarge", "camp-p3-2xlarge"]
+    assert fake.clusters == {}
+    assert ["aws", "s3", "sync", "s3://bkt/camp/p3.2xlarge", str(out / "p3.2xlarge")] in copier.commands
+    # SkyPilot's output for each instance goes to its own log file, not interleaved on the terminal.
+    assert sorted(os.listdir(out / "logs")) == ["dl1.24xlarge.log", "g5.xlarge.log", "p3.2xlarge.log"]
     # Ends with the campaign's report: one row per instance.
     for instance in ("p3.2xlarge", "g5.xlarge", "dl1.24xlarge"):
         assert instance in captured.out
-    assert "api_cancel" not in names and "jobs.cancel" not in names
+    assert "api_cancel" not in fake.names() and "jobs.cancel" not in fake.names()
 
 
-def test_fleet_run_wiring_rsyncs_records_from_the_cluster_without_a_bucket(
+def test_fleet_run_wiring_rsyncs_records_from_the_cluster_before_it_goes_down(
     monkeypatch, tmp_path, capsys, template_record
 ):
     code, fake, copier, out = run_fleet(monkeypatch, tmp_path, template_record, bucket=False, spot=False)
     assert code == 0, capsys.readouterr().err
-    assert copier.commands[0] == [
+    assert [
         "rsync",
         "-a",
         "camp-p3-2xlarge:~/sky_workdir/suite-records/p3.2xlarge/",
         str(out / "p3.2xlarge") + "/",
-    ]
-    # The copy happens before the cluster goes down.
-    down_at = [i for i, c in enumerate(fake.calls) if c[0] == "down"]
-    assert len(down_at) == 2 and fake.clusters == set()
+    ] in copier.commands
+    assert len(records_of(out, "p3.2xlarge")) == 1 and len(records_of(out, "g5.xlarge")) == 1
+    assert [e[2] for e in fake.events if e[0] == "down"] == ["down", "down"]
+
+
+def test_fleet_run_wiring_autostopped_cluster_loses_no_record(monkeypatch, tmp_path, capsys, template_record):
+    """g5 finishes at once and autostop deletes it 10 (fake) minutes = 0.3 s later; p3 runs 1.5 s. Waiting
+    for the clusters in turn would rsync g5 after it is gone; following them at once fetches it in time."""
+    scenario = {"camp-p3-2xlarge": {"run_seconds": 1.5}}
+    code, fake, _, out = run_fleet(
+        monkeypatch,
+        tmp_path,
+        template_record,
+        scenario,
+        fake_options={"autostop_seconds_per_minute": 0.03},
+        bucket=False,
+        spot=False,
+    )
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert len(records_of(out, "g5.xlarge")) == 1 and len(records_of(out, "p3.2xlarge")) == 1
+    assert ("down", "camp-g5-xlarge", "autostop") not in fake.events
 
 
 def test_fleet_run_wiring_resume_does_not_relaunch_recorded_instances(
@@ -160,19 +201,19 @@ def test_fleet_run_wiring_resume_does_not_relaunch_recorded_instances(
 def test_fleet_run_wiring_ctrl_c_tears_down_everything_it_started(
     monkeypatch, tmp_path, capsys, template_record
 ):
-    scenario = {"camp-p3-2xlarge": {"interrupt": True}}
+    scenario = {
+        "camp-p3-2xlarge": {"interrupt": True},
+        "camp-g5-xlarge": {"run_seconds": 30},
+        "camp-dl1-24xlarge": {"run_seconds": 30},
+    }
+    began = time.monotonic()
     code, fake, _, _ = run_fleet(monkeypatch, tmp_path, template_record, scenario)
     err = capsys.readouterr().err
     assert code == 130
-    names = fake.names()
-    interrupted_at = names.index("tail_logs")
-    after = fake.calls[interrupted_at + 1 :]
-    # The launches not yet waited on are cancelled, then every cluster goes down and the job is cancelled.
-    cancels = [c for c in after if c[0] == "api_cancel"]
-    assert len(cancels) == 1 and len(cancels[0][1][0]) == 2
-    assert sorted(c[1][0] for c in after if c[0] == "down") == ["camp-g5-xlarge", "camp-p3-2xlarge"]
-    assert [c[2]["name"] for c in after if c[0] == "jobs.cancel"] == ["camp-dl1-24xlarge"]
-    assert fake.clusters == set() and fake.managed == {}
+    assert time.monotonic() - began < 20  # it did not wait for the running jobs
+    assert sorted(c[1][0] for c in fake.calls if c[0] == "down") == ["camp-g5-xlarge", "camp-p3-2xlarge"]
+    assert [c[0] for c in fake.calls].count("jobs.cancel") == 1  # by id, or by name if not yet known
+    assert fake.clusters == {} and fake.managed == {}
     assert "interrupted: tearing down 3 launch(es)" in err
 
 
@@ -195,6 +236,85 @@ def test_fleet_run_wiring_one_failed_launch_does_not_stop_the_others(
     shutil.rmtree(out / "tasks")
 
 
+def test_fleet_run_wiring_failed_job_submission_takes_its_cluster_down(
+    monkeypatch, tmp_path, capsys, template_record
+):
+    """The cluster came up, then the job could not be submitted (CommandError): it is billed until downed."""
+    scenario = {"camp-g5-xlarge": {"submit_error": fake_sky.submit_failed()}}
+    code, fake, _, out = run_fleet(monkeypatch, tmp_path, template_record, scenario)
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "g5.xlarge: failed: CommandError: Command job submit failed with return code 255." in err
+    assert ("down", "camp-g5-xlarge", "down") in fake.events and fake.clusters == {}
+
+
+@pytest.mark.parametrize(
+    "error", [fake_sky.api_server_down, fake_sky.upload_failed], ids=["no-api-server", "upload-failed"]
+)
+def test_fleet_run_wiring_client_error_at_a_launch_tears_down_the_others(
+    monkeypatch, tmp_path, capsys, template_record, error
+):
+    """SkyPilot's client raises before it has a request id (no API server, the workdir upload fails): the
+    run stops with one line, exit 1, and the cluster already launched for p3 goes down."""
+    scenario = {"camp-p3-2xlarge": {"run_seconds": 30}, "camp-g5-xlarge": {"call_error": error()}}
+    code, fake, _, _ = run_fleet(monkeypatch, tmp_path, template_record, scenario)
+    err = capsys.readouterr().err
+    assert code == 1
+    (line,) = [line for line in err.splitlines() if line.startswith("fleet: stopped:")]
+    assert type(error()).__name__ in line and "tore down 2 launch(es)" in line
+    assert "Traceback" not in err
+    assert ("down", "camp-p3-2xlarge", "down") in fake.events and fake.clusters == {}
+    assert "jobs.launch" not in fake.names()
+
+
+def test_fleet_run_wiring_keep_leaves_clusters_and_prints_the_down_command(
+    monkeypatch, tmp_path, capsys, template_record
+):
+    scenario = {
+        "camp-p3-2xlarge": {"run_seconds": 30},
+        "camp-g5-xlarge": {"call_error": fake_sky.upload_failed()},
+    }
+    code, fake, _, _ = run_fleet(monkeypatch, tmp_path, template_record, scenario, argv=["--keep"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "sky down -y camp-p3-2xlarge camp-g5-xlarge" in err
+    assert "down" not in fake.names() and "camp-p3-2xlarge" in fake.clusters
+
+
+def test_fleet_run_wiring_hung_run_is_stopped_at_its_deadline(monkeypatch, tmp_path, capsys, template_record):
+    """p3 hangs: stopped at 1 h + 25% of (fast) clock time, its cluster down, a FleetTimeout record written,
+    while g5 and the spot job finish and are recorded."""
+    fast_clock(monkeypatch)
+    scenario = {"camp-p3-2xlarge": {"hang": True}}
+    code, fake, _, out = run_fleet(monkeypatch, tmp_path, template_record, scenario, hours=1)
+    captured = capsys.readouterr()
+    assert code == 1
+    assert ("down", "camp-p3-2xlarge", "down") in fake.events and fake.clusters == {}
+    (record,) = records_of(out, "p3.2xlarge")
+    assert record["status"] == "error" and record["error"]["type"] == "FleetTimeout"
+    assert "p3.2xlarge: timeout: still running 7" in captured.err  # 75 min: 1 h + 25%
+    assert len(records_of(out, "g5.xlarge")) == 1 and len(records_of(out, "dl1.24xlarge")) == 1
+    assert "FleetTimeout" in captured.out or "timeout" in captured.out
+
+
+def test_fleet_run_wiring_running_cost_over_budget_stops_what_still_runs(
+    monkeypatch, tmp_path, capsys, template_record
+):
+    """Both clusters hang; their running cost passes max_cost_usd (the estimate) at 1 h, before their
+    deadline at 1.25 h: both are stopped and recorded as over budget."""
+    fast_clock(monkeypatch)
+    scenario = {"camp-p3-2xlarge": {"hang": True}, "camp-g5-xlarge": {"hang": True}}
+    code, fake, _, out = run_fleet(
+        monkeypatch, tmp_path, template_record, scenario, hours=1, spot=False, max_cost_usd=4.1
+    )
+    err = capsys.readouterr().err
+    assert code == 1, err
+    for instance in ("p3.2xlarge", "g5.xlarge"):
+        (record,) = records_of(out, instance)
+        assert record["error"]["type"] == "FleetOverBudget"
+    assert "above its max_cost_usd $4.10" in err and fake.clusters == {}
+
+
 def test_fake_sky_matches_the_real_sdk_signatures():
     """Every parameter the fake takes is one the installed SkyPilot's function takes (names and order of use)."""
     for key, value in sky_driver.SKY_ENV.items():
@@ -203,16 +323,20 @@ def test_fake_sky_matches_the_real_sdk_signatures():
     fake = fake_sky.FakeSky().module()
     pairs = [
         (getattr(sky, n), getattr(fake, n))
-        for n in ("launch", "get", "stream_and_get", "tail_logs", "down", "api_cancel")
+        for n in ("launch", "get", "stream_and_get", "tail_logs", "status", "down", "api_cancel")
     ]
     pairs += [(getattr(sky.jobs, n), getattr(fake.jobs, n)) for n in ("launch", "tail_logs", "cancel")]
     for real, ours in pairs:
         real_params = inspect.signature(real).parameters
         for name in inspect.signature(ours).parameters:
             assert name in real_params, f"{real.__qualname__} has no parameter {name!r}"
-    for name in ("ClusterDoesNotExist", "ResourcesUnavailableError", "RequestCancelled"):
-        assert hasattr(sky.exceptions, name)
-    assert issubclass(sky.exceptions.ClusterDoesNotExist, ValueError)
+    # The fake raises SkyPilot's own exception classes; its mirror (for machines without SkyPilot) has
+    # their names and bases.
+    for name in fake_sky.EXCEPTION_NAMES:
+        real = getattr(sky.exceptions, name)
+        assert getattr(fake.exceptions, name) is real
+        mirror = getattr(fake_sky._Mirror, name)
+        assert [c.__name__ for c in mirror.__mro__] == [c.__name__ for c in real.__mro__], name
     assert callable(sky.Task.from_yaml)
 
 
@@ -225,7 +349,7 @@ def test_fleet_run_wiring_ctrl_c_while_launching_still_tears_down(
 
     def launch(task, **kwargs):
         if kwargs["cluster_name"] == "camp-g5-xlarge":
-            fake.clusters.add("camp-g5-xlarge")  # the server had started on it
+            fake.clusters["camp-g5-xlarge"] = {"ends": float("inf"), "autostop_s": None}  # the server began
             raise KeyboardInterrupt
         return real_launch(task, **kwargs)
 
@@ -234,6 +358,6 @@ def test_fleet_run_wiring_ctrl_c_while_launching_still_tears_down(
     code = main(["fleet", "run", campaign_file(tmp_path), "--out", str(tmp_path / "out")])
     assert code == 130
     assert sorted(c[1][0] for c in fake.calls if c[0] == "down") == ["camp-g5-xlarge", "camp-p3-2xlarge"]
-    assert fake.clusters == set()
+    assert fake.clusters == {}
     assert "jobs.launch" not in fake.names()
     capsys.readouterr()

@@ -92,11 +92,24 @@ def plan_tasks(tmp_path, spot: bool) -> list[str]:
 def test_generated_tasks_load_with_skypilots_own_parser(tmp_path, capsys, spot):
     paths = plan_tasks(tmp_path, spot)
     capsys.readouterr()
-    env = {**os.environ, **sky_driver.SKY_ENV, "HOME": str(tmp_path / "home")}
+    # A fake `aws` first on PATH: SkyPilot runs the `aws` CLI for identities (and a sky.Resources naming
+    # AWS does in its repr), which probes the cloud's metadata address. Loading the tasks must not run it.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    marker = tmp_path / "aws-was-run"
+    (bin_dir / "aws").write_text(f'#!/bin/sh\necho "$@" >> {marker}\nexit 1\n')
+    (bin_dir / "aws").chmod(0o755)
+    env = {
+        **os.environ,
+        **sky_driver.SKY_ENV,
+        "HOME": str(tmp_path / "home"),
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+    }
     done = subprocess.run(
         [sys.executable, "-c", LOAD, *paths], capture_output=True, text=True, env=env, timeout=300
     )
     assert done.returncode == 0, done.stderr[-3000:]
+    assert not marker.exists(), f"the aws CLI was run: {marker.read_text()}"
     loaded = {task["instance_type"]: task for task in json.loads(done.stdout.strip().splitlines()[-1])}
     assert set(loaded) == {"m5.xlarge", "p3.2xlarge", "dl1.24xlarge"}
     for instance, task in loaded.items():

@@ -10,6 +10,10 @@ import os
 import sys
 
 DEFAULT_OUT = "results/fleet"
+# `fleet run` exits 0 when every instance has its record; EXIT_FAILED when one failed, timed out, went over
+# budget, or the run stopped on an error (after tearing down what it launched); 2 for a plan refused before
+# anything was rented; 130 on Ctrl-C or SIGTERM (after tearing down).
+EXIT_FAILED = 1
 
 
 def add_parser(subparsers) -> None:
@@ -26,6 +30,13 @@ def add_parser(subparsers) -> None:
     ):
         action = actions.add_parser(name, help=help_text, description=help_text)
         add_campaign_options(action)
+        if name == "run":
+            action.add_argument(
+                "--keep",
+                action="store_true",
+                help="when the run stops early (error, Ctrl-C, time or cost cap), leave what it launched up "
+                "and print the `sky down` command that ends it (default: tear it down)",
+            )
         action.set_defaults(func=plan_command if name == "plan" else run_command)
     p.set_defaults(func=lambda args: p.error("give an action: plan or run"))
 
@@ -70,9 +81,6 @@ def load_campaign(args):
         if args.max_cost_usd is not None:
             settings["max_cost_usd"] = args.max_cost_usd
     else:
-        for option, value in (("--hours", args.hours), ("--max-cost", args.max_cost_usd)):
-            if value is not None and not value > 0:
-                raise UserError(f"{option} must be a number above 0, got {value!r}")
         settings = campaign.from_inline(
             args.instances,
             args.workload,
@@ -127,12 +135,16 @@ def run_command(args) -> int:
     def log(line: str) -> None:
         print(f"fleet: {line}", file=sys.stderr, flush=True)
 
-    outcomes = sky_driver.run_campaign(plan, paths, out_dir, sky, log=log)
+    try:
+        outcomes = sky_driver.run_campaign(plan, paths, out_dir, sky, log=log, keep=args.keep)
+    except sky_driver.FleetStopped as error:
+        print(f"fleet: stopped: {error}", file=sys.stderr)
+        return EXIT_FAILED
     failed = {name: outcome for name, outcome in outcomes.items() if not outcome.startswith("recorded")}
     for name, outcome in failed.items():
         print(f"fleet: {name}: {outcome}", file=sys.stderr)
     report(out_dir, plan.prices)
-    return 1 if failed else 0
+    return EXIT_FAILED if failed else 0
 
 
 def report(out_dir: str, prices: str) -> None:

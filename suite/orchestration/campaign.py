@@ -9,17 +9,29 @@ Every instance type must be in the price catalog: the estimate is hours x $/hour
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass, field
 
-from suite.errors import UserError
+from suite.errors import UserError, positive_int
 
 DEFAULT_HOURS = 1.0
 # Options the campaign decides for every instance (they would break collection or pricing).
 RESERVED_OPTIONS = ("out", "json", "instance", "prices", "workload", "backend", "help")
 # The bucket schemes whose command-line tools can bring records home (see sky_tasks.SYNC_COMMANDS).
 BUCKET_SCHEMES = ("s3", "gs")
+# Caps on a plan's numbers: beyond them the value is a slip (1e308 hours), not a plan.
+MAX_HOURS = 168.0  # a week per instance
+MAX_COST_USD = 100_000.0
+# Fields that end up in task files and `sky`/shell command lines: plain words only, no shell text.
+PLAIN_FIELDS = {
+    "cloud": re.compile(r"^[a-z][a-z0-9]{1,19}$"),
+    "region": re.compile(r"^[a-z]{2,}(-[a-z0-9]+){1,4}$"),
+    "ref": re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$"),
+    "git": re.compile(r"^(https://|ssh://|git@)[A-Za-z0-9._~:/@+-]{3,300}$"),
+}
+BUCKET_PATTERN = re.compile(r"^[a-z][a-z0-9]*://[a-z0-9][a-z0-9._-]{0,62}(/[A-Za-z0-9._/-]*)?$")
 # SkyPilot cluster names: a letter first, then letters, digits and '-' (kept short for cloud limits).
 NAME_PATTERN = re.compile(r"^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$")
 
@@ -74,11 +86,70 @@ def check_option(name: str, where: str) -> None:
 
 def check_bucket(value: str, where: str) -> None:
     scheme = value.split("://", 1)[0] if "://" in value else ""
-    if scheme not in BUCKET_SCHEMES or not value.split("://", 1)[1].strip("/"):
+    if scheme not in BUCKET_SCHEMES or not BUCKET_PATTERN.match(value):
         raise UserError(
             f"bucket {value!r} ({where}) must be a URL of one of: "
             + ", ".join(f"{s}://BUCKET[/PREFIX]" for s in BUCKET_SCHEMES)
         )
+
+
+def check_amount(key: str, value, where: str, most: float) -> float:
+    """A positive, finite number no larger than `most` (NaN, inf and 1e308 are slips, not plans)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise UserError(f"{key!r} must be a number above 0, got {value!r} ({where})")
+    if not math.isfinite(value) or value <= 0 or value > most:
+        raise UserError(f"{key!r} must be a number above 0 and at most {most:g}, got {value!r} ({where})")
+    return float(value)
+
+
+def check_plain(key: str, value: str, where: str) -> str:
+    if not PLAIN_FIELDS[key].match(value):
+        raise UserError(
+            f"{key!r} {value!r} ({where}) is not a plain {key} name (letters, digits and - . / only): it goes "
+            "into task files and command lines"
+        )
+    return value
+
+
+def check_workload(name: str, where: str) -> None:
+    """A registry name (or an installed one); torchvision:/timm:/module:factory are resolved on the machine."""
+    if ":" in name:
+        return
+    from suite.workloads import installed_workload_names, workload_names
+
+    known = workload_names() + sorted(installed_workload_names())
+    if name not in known:
+        raise UserError(
+            f"unknown workload {name!r} ({where}; known: {', '.join(known)}, or torchvision:NAME, timm:NAME, "
+            "module.path:factory)"
+        )
+
+
+def check_target(target: Target, where: str) -> None:
+    """What the instance itself cannot do: a backend its hardware does not drive, more processes than
+    accelerators."""
+    from suite.orchestration import sky_tasks
+
+    if target.backend is not None:
+        if target.backend not in sky_tasks.BACKEND_SETUP:
+            raise UserError(
+                f"unknown backend {target.backend!r} for {target.instance_type} ({where}; known: "
+                f"{', '.join(sky_tasks.BACKEND_SETUP)})"
+            )
+        native = sky_tasks.backend_for(Target(**{**target.__dict__, "backend": None}))
+        if target.backend not in (native, "cpu"):
+            raise UserError(
+                f"{target.instance_type} has {target.accelerator if target.accelerator_count else 'no accelerator'}: "
+                f"backend {target.backend!r} cannot run there ({where}; use {native} or cpu)"
+            )
+    nproc = target.options.get("nproc")
+    if nproc is not None and target.accelerator_count and (target.backend or "") != "cpu":
+        count = positive_int("nproc", nproc)
+        if count > target.accelerator_count:
+            raise UserError(
+                f"nproc {count} on {target.instance_type} ({where}), which has {target.accelerator_count} "
+                f"accelerator(s): at most one process per accelerator"
+            )
 
 
 # -- building and pricing ------------------------------------------------------------------------------
@@ -100,7 +171,13 @@ def build(settings: dict) -> Campaign:
             f"campaign name {name!r} ({source}) must start with a letter and hold only letters, digits and "
             "'-' (at most 32): cluster names are made from it"
         )
-    default_hours = settings.get("hours", DEFAULT_HOURS)
+    check_workload(settings["workload"], source)
+    default_hours = check_amount("hours", settings.get("hours", DEFAULT_HOURS), source, MAX_HOURS)
+    if settings.get("max_cost_usd") is not None:
+        check_amount("max_cost_usd", settings["max_cost_usd"], source, MAX_COST_USD)
+    for key in ("git", "ref"):
+        if settings.get(key) is not None:
+            check_plain(key, settings[key], source)
     targets, seen = [], set()
     for entry in settings["instances"]:
         instance_type = entry["type"]
@@ -112,6 +189,10 @@ def build(settings: dict) -> Campaign:
             instance = catalog.get(instance_type)
         except UserError as error:
             raise UserError(f"{error} ({at})") from None
+        for key in ("cloud", "region"):
+            if entry.get(key) is not None:
+                check_plain(key, entry[key], at)
+        hours = check_amount("hours", entry.get("hours", default_hours), at, MAX_HOURS)
         spot = entry.get("spot", settings.get("spot", False))
         rate = instance.spot_usd_per_hour if spot else instance.on_demand_usd_per_hour
         if rate is None:
@@ -123,7 +204,7 @@ def build(settings: dict) -> Campaign:
             Target(
                 instance_type=instance_type,
                 spot=spot,
-                hours=entry.get("hours", default_hours),
+                hours=hours,
                 usd_per_hour=rate,
                 on_demand_usd_per_hour=instance.on_demand_usd_per_hour,
                 spot_usd_per_hour=instance.spot_usd_per_hour,
@@ -135,6 +216,7 @@ def build(settings: dict) -> Campaign:
                 options={**settings.get("options", {}), **entry.get("options", {})},
             )
         )
+        check_target(targets[-1], at)
     campaign = Campaign(
         name=name,
         workload=settings["workload"],

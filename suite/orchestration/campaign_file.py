@@ -35,11 +35,15 @@ class _Reader:
 
         self.path = path
         try:
-            with open(path) as handle:
+            with open(path, encoding="utf-8") as handle:
                 self.loader = yaml.SafeLoader(handle.read())
             self.root = self.loader.get_single_node()
         except OSError as error:
             raise UserError(f"cannot read campaign file {path!r}: {error.strerror or error}") from None
+        except UnicodeDecodeError as error:
+            raise UserError(
+                f"campaign file {path} is not UTF-8 text (byte {error.start}): save it as UTF-8"
+            ) from None
         except yaml.MarkedYAMLError as error:
             mark = error.problem_mark or error.context_mark
             line = f", line {mark.line + 1}" if mark else ""
@@ -72,6 +76,13 @@ class _Reader:
 
 def _number(reader: _Reader, key: str, node, positive: bool = True) -> float:
     value = reader.value(node)
+    if isinstance(value, str):
+        # YAML 1.1 reads 1e300 (no '.') as text: take a number written that way for the number it is,
+        # so the message is about its size, not its type.
+        try:
+            value = float(value)
+        except ValueError:
+            pass
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (positive and value <= 0):
         raise UserError(f"{key!r} must be a number above 0, got {value!r} ({reader.where(node)})")
     return float(value)

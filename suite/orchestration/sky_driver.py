@@ -1,27 +1,38 @@
 """`suite fleet run`: the campaign's task files through SkyPilot's Python API, records home, clusters down.
 
 SkyPilot's SDK is asynchronous: every call (`sky.launch`, `sky.jobs.launch`, `sky.down`, ...) returns a
-request id at once, and `sky.get(id)` / `sky.stream_and_get(id)` wait for its result
-(https://docs.skypilot.co/en/latest/reference/async.html; sky/client/sdk.py in skypilot 0.14.1). So all
-instances are launched first (they provision in parallel), then each is waited on in turn:
+request id, and `sky.get(id)` / `sky.stream_and_get(id)` wait for its result
+(https://docs.skypilot.co/en/latest/reference/async.html; sky/client/sdk.py in skypilot 0.14.1). All
+instances are requested first (they provision in parallel) and each is then followed by its own thread, so
+every instance is watched at once and its records are fetched the moment its job ends:
 
 - on-demand: `sky.launch(task, cluster_name, down=True, idle_minutes_to_autostop=...)` -> (job id,
-  handle); `sky.tail_logs(cluster, job id, follow=True)` streams the run and returns its exit code; the
-  records are copied home (rsync through the SSH alias SkyPilot writes, or from the bucket); `sky.down`.
-  `down=True` with autostop is a safety net: a cluster this process loses track of still goes away.
+  handle); `sky.tail_logs(cluster, job id, follow=True)` returns the job's exit code; the records are
+  copied home (rsync through the SSH alias SkyPilot writes, or from the bucket); `sky.down`. With
+  `down=True` an idle cluster deletes itself AUTOSTOP_MINUTES after its job ends (a safety net for a
+  cluster this process loses), so the copy must come first: waiting for instances in turn would lose the
+  records of any that finished more than AUTOSTOP_MINUTES before its turn.
 - spot: `sky.jobs.launch(task, name)` -> (job ids, handle), a managed job that SkyPilot relaunches when
   the instance is preempted; `sky.jobs.tail_logs(job_id=..., follow=True)`; records come from the bucket.
 
-Ctrl-C cancels the pending requests, tears down every cluster and cancels every managed job this run
-started, then re-raises. An instance whose record is already in the campaign folder is not launched
-again, so running the same command resumes a campaign.
+Each instance's SkyPilot output goes to OUT/logs/INSTANCE.log (several streams would interleave on one
+terminal). The main thread holds the caps while they run: an instance still running at its deadline (its
+planned hours plus DEADLINE_MARGIN of them) is stopped and recorded as timed out; when the running cost
+of the fleet passes max_cost_usd, every instance still running is stopped and recorded as over budget.
+
+Every other way out (Ctrl-C or SIGTERM, an error raised by SkyPilot's client such as no API server or a
+failed upload, a bug) tears down every cluster and cancels every managed job this run started, unless
+`keep` (then the `sky down` / `sky jobs cancel` commands are printed). An instance whose record is already
+in the campaign folder is not launched again, so running the same command resumes a campaign.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import dataclass
+import threading
+import time
+from dataclasses import dataclass, field
 
 from suite import run_record
 from suite.errors import UserError
@@ -40,6 +51,17 @@ INSTALL_HINT = (
 )
 AUTOSTOP_MINUTES = 10  # an idle cluster goes down by itself after this, even if this process died
 DONE_STATUSES = ("ok", "diverged", "oom")  # outcomes a second run would only repeat
+# An instance is stopped at its planned hours plus this share of them: a 10-minute plan at 12.5 minutes,
+# a 2-hour plan at 2.5 hours (provisioning times vary, so the margin grows with the plan).
+DEADLINE_MARGIN = 0.25
+POLL_S = 1.0  # how often the caps are checked while instances run
+# The error types of the records written for an instance this run stopped (status "error").
+STOP_ERRORS = {"timeout": "FleetTimeout", "over-budget": "FleetOverBudget"}
+
+
+class FleetStopped(Exception):
+    """The run stopped early on an error outside one instance's request; what it launched is torn down
+    (or kept, with --keep). The message is one line for the person."""
 
 
 def import_sky():
@@ -75,11 +97,24 @@ class Launch:
     cluster: str
     request_id: str | None = None
     job_id: int | None = None
-    resolved: bool = False  # the launch request has returned (its cluster or job exists)
+    resolved: bool = False  # the launch request has returned (its cluster or job exists, or never will)
+    started: float | None = None  # clock time of the request: the instance may be billed from here
+    ended: float | None = None
+    deadline: float = float("inf")
+    phase: str = "requested"  # requested -> collecting -> done; or stopped (by the caps or an abort)
+    stop_reason: str | None = None
+    outcome: str | None = None
+    fatal: BaseException | None = None  # a Ctrl-C that reached the follower thread
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def managed(self) -> bool:
         return self.target.spot
+
+    def cost_usd(self, now: float) -> float:
+        if self.started is None:
+            return 0.0
+        return max(0.0, (self.ended or now) - self.started) / 3600 * self.target.usd_per_hour
 
 
 def run_tool(command: list[str]):
@@ -87,9 +122,181 @@ def run_tool(command: list[str]):
     return subprocess.run(command, check=False)
 
 
-def run_campaign(campaign, task_paths, out_dir: str, sky, run=None, log=print) -> dict[str, str]:
-    """Launch every instance not yet recorded, wait, collect, tear down. Returns instance -> outcome."""
-    run = run or run_tool
+def deadline_seconds(hours: float) -> float:
+    return hours * 3600 * (1 + DEADLINE_MARGIN)
+
+
+def now() -> float:
+    """The clock the caps are held by (seconds; tests run it faster)."""
+    return time.monotonic()
+
+
+def error_line(error: BaseException) -> str:
+    """`Type: first line of the message` (SkyPilot's messages run to many lines)."""
+    text = str(error).strip()
+    return type(error).__name__ + (f": {text.splitlines()[0]}" if text else "")
+
+
+class Fleet:
+    """The launches of one run, followed at once, under the campaign's time and cost caps."""
+
+    def __init__(self, campaign, out_dir, sky, run, log, keep, clock, poll_s):
+        self.campaign, self.out_dir, self.sky, self.run, self.log = campaign, out_dir, sky, run, log
+        self.keep, self.clock, self.poll_s = keep, clock, poll_s
+        self.launches: list[Launch] = []
+        self.changed = threading.Event()  # set by a follower thread when its instance is done
+        self.logs_dir = os.path.join(out_dir, "logs")
+
+    # -- requesting ------------------------------------------------------------------------------
+
+    def request(self, launch: Launch) -> None:
+        task = self.sky.Task.from_yaml(launch.path)
+        self.launches.append(launch)  # before the request: a Ctrl-C inside it may leave a cluster behind
+        launch.started = self.clock()
+        launch.deadline = launch.started + deadline_seconds(launch.target.hours)
+        if launch.managed:
+            launch.request_id = self.sky.jobs.launch(task, name=launch.cluster)
+        else:
+            launch.request_id = self.sky.launch(
+                task, cluster_name=launch.cluster, down=True, idle_minutes_to_autostop=AUTOSTOP_MINUTES
+            )
+        kind = "managed spot job" if launch.managed else "cluster"
+        self.log(
+            f"{launch.target.instance_type}: {kind} {launch.cluster} requested (request {launch.request_id})"
+        )
+        threading.Thread(target=self.follow, args=(launch,), daemon=True, name=launch.cluster).start()
+
+    # -- one instance, in its own thread -----------------------------------------------------------
+
+    def follow(self, launch: Launch) -> None:
+        os.makedirs(self.logs_dir, exist_ok=True)
+        with open(os.path.join(self.logs_dir, f"{launch.target.instance_type}.log"), "a") as stream:
+            try:
+                outcome = self.wait_for_job(launch, stream)
+            except Exception as error:  # SkyPilot's own types (no capacity, quota, submit failed, ...)
+                outcome = f"failed: {error_line(error)}"
+            except BaseException as error:  # a Ctrl-C delivered here: the main thread stops the fleet
+                launch.fatal = error
+                self.changed.set()
+                return
+        with launch.lock:
+            launch.resolved = True
+            if launch.stop_reason:
+                return  # the caps stopped it meanwhile; that record stands
+            launch.phase = "collecting"
+        launch.ended = self.clock()
+        self.log(f"{launch.target.instance_type}: {outcome}")
+        collect(self.campaign, launch.target, self.out_dir, self.run, self.log)
+        name = launch.target.instance_type
+        if name in recorded_instances(self.out_dir):
+            outcome = "recorded" if outcome == "ran" else f"recorded ({outcome})"
+        elif outcome == "ran":
+            outcome = "ran, but no record came back"
+        if not launch.managed:
+            if self.keep and not outcome.startswith("recorded"):
+                self.log(f"{launch.cluster}: kept (--keep); end it with `sky down -y {launch.cluster}`")
+            else:
+                down(self.sky, launch.cluster, self.log)
+        launch.outcome = outcome
+        launch.phase = "done"
+        self.changed.set()
+
+    def wait_for_job(self, launch: Launch, stream) -> str:
+        job, _handle = self.sky.stream_and_get(launch.request_id, output_stream=stream)
+        launch.resolved = True
+        if launch.managed:
+            launch.job_id = job[0] if job else None
+            exit_code = self.sky.jobs.tail_logs(job_id=launch.job_id, follow=True, output_stream=stream)
+        else:
+            launch.job_id = job
+            exit_code = self.sky.tail_logs(launch.cluster, job, follow=True, output_stream=stream)
+        return "ran" if exit_code == 0 else f"run failed (exit code {exit_code})"
+
+    # -- the caps, in the main thread ---------------------------------------------------------------
+
+    def wait(self) -> None:
+        budget = self.campaign.max_cost_usd
+        while True:
+            self.changed.clear()
+            for launch in self.launches:
+                if launch.fatal is not None:
+                    raise launch.fatal
+            if all(launch.phase in ("done", "stopped") for launch in self.launches):
+                return
+            running = [launch for launch in self.launches if launch.phase == "requested"]
+            now = self.clock()
+            for launch in running:
+                if now >= launch.deadline:
+                    self.stop(
+                        launch,
+                        "timeout",
+                        f"still running {(now - launch.started) / 60:.1f} min after its request; the plan "
+                        f"gave it {launch.target.hours:g} h plus {DEADLINE_MARGIN:.0%}",
+                    )
+            spent = self.spent_usd(now)
+            if budget is not None and spent > budget:
+                for launch in running:
+                    self.stop(
+                        launch,
+                        "over-budget",
+                        f"the fleet had cost ${spent:,.2f}, above its max_cost_usd ${budget:,.2f}",
+                    )
+            self.changed.wait(self.poll_s)
+
+    def spent_usd(self, now: float) -> float:
+        return sum(launch.cost_usd(now) for launch in self.launches)
+
+    def stop(self, launch: Launch, reason: str, why: str) -> None:
+        """Take one running instance down (unless --keep) and record why: its measurement never came."""
+        with launch.lock:
+            if launch.phase != "requested":
+                return  # its job ended meanwhile: its own records are on their way
+            launch.phase, launch.stop_reason = "stopped", reason
+        launch.ended = self.clock()
+        self.log(f"{launch.target.instance_type}: {reason}: {why}")
+        self.release([launch])
+        write_stop_record(
+            self.campaign, launch.target, self.out_dir, reason, why, launch.cost_usd(launch.ended)
+        )
+        launch.outcome = f"{reason} ({why})"
+
+    def release(self, launches: list[Launch]) -> None:
+        if self.keep:
+            for command in keep_commands(launches):
+                self.log(f"kept (--keep); end it with `{command}`")
+        else:
+            teardown(self.sky, launches, self.log)
+
+    def abort(self, why: str) -> int:
+        """Every launch still holding resources: stop it (or keep it). Returns how many."""
+        live = []
+        for launch in self.launches:
+            with launch.lock:
+                if launch.phase in ("requested", "collecting"):
+                    launch.phase, launch.stop_reason = "stopped", why
+                    live.append(launch)
+        if live:
+            self.log(
+                f"{why}: {'keeping' if self.keep else 'tearing down'} {len(live)} launch(es) this run started"
+            )
+            self.release(live)
+        return len(live)
+
+
+def run_campaign(
+    campaign,
+    task_paths,
+    out_dir: str,
+    sky,
+    run=None,
+    log=print,
+    keep=False,
+    clock=None,
+    poll_s=None,
+) -> dict[str, str]:
+    """Launch every instance not yet recorded, follow them all, collect, tear down. Returns instance ->
+    outcome. Raises KeyboardInterrupt or FleetStopped after releasing what it launched."""
+    fleet = Fleet(campaign, out_dir, sky, run or run_tool, log, keep, clock or now, poll_s or POLL_S)
     outcomes: dict[str, str] = {}
     recorded = recorded_instances(out_dir)
     pending = []
@@ -99,55 +306,48 @@ def run_campaign(campaign, task_paths, out_dir: str, sky, run=None, log=print) -
             outcomes[target.instance_type] = "recorded"
         else:
             pending.append(Launch(target, path, sky_tasks.cluster_name(campaign, target)))
-    live: list[Launch] = []  # launches that may hold cloud resources
     try:
         for launch in pending:
-            task = sky.Task.from_yaml(launch.path)
-            live.append(launch)  # before the request: a Ctrl-C inside it may leave a cluster behind
-            if launch.managed:
-                launch.request_id = sky.jobs.launch(task, name=launch.cluster)
-            else:
-                launch.request_id = sky.launch(
-                    task, cluster_name=launch.cluster, down=True, idle_minutes_to_autostop=AUTOSTOP_MINUTES
-                )
-            kind = "managed spot job" if launch.managed else "cluster"
-            log(
-                f"{launch.target.instance_type}: {kind} {launch.cluster} requested (request {launch.request_id})"
-            )
-        for launch in pending:
-            outcomes[launch.target.instance_type] = finish(sky, launch, campaign, out_dir, run, log)
-            live.remove(launch)
+            fleet.request(launch)
+        fleet.wait()
     except KeyboardInterrupt:
-        log(f"interrupted: tearing down {len(live)} launch(es) this run started")
-        teardown(sky, live, log)
+        fleet.abort("interrupted")
         raise
+    except Exception as error:
+        count = fleet.abort(f"stopped by {type(error).__name__}")
+        released = f"kept {count} launch(es) (--keep)" if keep else f"tore down {count} launch(es)"
+        raise FleetStopped(f"{error_line(error)} ({released})") from error
+    for launch in pending:
+        outcomes[launch.target.instance_type] = launch.outcome or "unknown"
     return outcomes
 
 
-def finish(sky, launch: Launch, campaign, out_dir: str, run, log) -> str:
-    """Wait for one instance's run, bring its records home, and (on-demand) take its cluster down."""
-    name = launch.target.instance_type
-    try:
-        job, _handle = sky.stream_and_get(launch.request_id)  # provisioning and setup, streamed
-        launch.resolved = True
-        if launch.managed:
-            launch.job_id = job[0] if job else None
-            exit_code = sky.jobs.tail_logs(job_id=launch.job_id, follow=True)
-        else:
-            launch.job_id = job
-            exit_code = sky.tail_logs(launch.cluster, job, follow=True)
-        outcome = "ran" if exit_code == 0 else f"run failed (exit code {exit_code})"
-    except Exception as error:  # SkyPilot raises its own types (no capacity, quota, ...): one instance fails
-        launch.resolved = True
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        outcome = f"failed: {type(error).__name__}" + (f": {first_line}" if first_line else "")
-    log(f"{name}: {outcome}")
-    collect(campaign, launch.target, out_dir, run, log)
-    if not launch.managed:
-        down(sky, launch.cluster, log)
-    if name in recorded_instances(out_dir):
-        return "recorded" if outcome == "ran" else f"recorded ({outcome})"
-    return outcome if outcome != "ran" else "ran, but no record came back"
+def write_stop_record(campaign, target, out_dir: str, reason: str, why: str, cost_usd: float) -> None:
+    """An error record for an instance the caps stopped, through the suite's record writer, so the
+    report shows the instance, why it has no figure, and what it cost."""
+    from datetime import datetime, timezone
+
+    backend = sky_tasks.backend_for(target)
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    record = results.new_record(
+        results.new_run_id(campaign.workload, backend, now),
+        {"started_utc": now, "fleet": campaign.name},
+        {"workload": campaign.workload, "backend": backend, "instance": target.instance_type},
+    )
+    record["error"] = {
+        "type": STOP_ERRORS[reason],
+        "message": f"{reason}: {why}; cost about ${cost_usd:,.2f}",
+    }
+    results.write_record_or_stop(record, os.path.join(out_dir, target.instance_type))
+
+
+def keep_commands(launches: list[Launch]) -> list[str]:
+    commands = []
+    clusters = [launch.cluster for launch in launches if not launch.managed]
+    if clusters:
+        commands.append(f"sky down -y {' '.join(clusters)}")
+    commands += [f"sky jobs cancel -y -n {launch.cluster}" for launch in launches if launch.managed]
+    return commands
 
 
 def collect(campaign, target, out_dir: str, run, log) -> None:
@@ -173,7 +373,7 @@ def down(sky, cluster: str, log) -> None:
     except sky.exceptions.ClusterDoesNotExist:
         pass  # it went down by itself (launched with down=True), or never came up
     except Exception as error:
-        log(f"{cluster}: could not be taken down ({type(error).__name__}: {error}); run `sky down {cluster}`")
+        log(f"{cluster}: could not be taken down ({error_line(error)}); run `sky down -y {cluster}`")
 
 
 def teardown(sky, launches: list[Launch], log) -> None:
@@ -183,7 +383,7 @@ def teardown(sky, launches: list[Launch], log) -> None:
         try:
             sky.get(sky.api_cancel(waiting))
         except Exception as error:
-            log(f"cancelling requests {', '.join(waiting)} failed: {error}")
+            log(f"cancelling requests {', '.join(waiting)} failed: {error_line(error)}")
     for launch in launches:
         if launch.managed:
             try:
@@ -194,7 +394,8 @@ def teardown(sky, launches: list[Launch], log) -> None:
                 log(f"{launch.cluster}: managed job cancelled")
             except Exception as error:
                 log(
-                    f"{launch.cluster}: could not be cancelled ({error}); run `sky jobs cancel -n {launch.cluster}`"
+                    f"{launch.cluster}: could not be cancelled ({error_line(error)}); "
+                    f"run `sky jobs cancel -y -n {launch.cluster}`"
                 )
         else:
             down(sky, launch.cluster, log)
