@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 
 from suite import errors
 
@@ -40,6 +41,42 @@ def byte_size(flag: str):
     from suite.sizes import parse_byte_size
 
     return lambda text: parse_byte_size(flag, text)
+
+
+def output_file(flag: str):
+    """A file the command writes (a report, a catalog): a regular file, which is replaced, or a new path.
+    A device, FIFO, socket, folder or symlink is refused before any work: the atomic writer would put a
+    regular file in its place (as root, even in place of /dev/full)."""
+    from suite import atomic
+
+    def parse(text: str) -> str:
+        kind = atomic.what_is_there(text) if text else "empty"
+        if kind is not None:
+            raise errors.UserError(f"{flag} {text!r} is {kind}: give a regular file or a new path")
+        return text
+
+    return parse
+
+
+def output_folder(flag: str):
+    """A folder the command writes records into: a folder (a symlink to one is fine: writing inside it
+    replaces nothing) or a new path. A regular file, device, FIFO or socket is refused by name."""
+    from suite import atomic
+
+    def parse(text: str) -> str:
+        if not text:
+            kind = "empty"
+        elif os.path.isdir(text) or not os.path.lexists(text):
+            kind = None
+        else:  # what_is_there calls a regular file None ("replaceable"): here a file is refused too
+            kind = atomic.what_is_there(text) or "a file"
+            if kind == "a symlink":
+                kind = "a symlink to something other than a folder"
+        if kind is not None:
+            raise errors.UserError(f"{flag} {text!r} is {kind}: give a folder or a new path")
+        return text
+
+    return parse
 
 
 def comma_list(option: str, text, parse, example: str | None = None) -> list:

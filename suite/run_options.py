@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
+from suite import option_types
+
 DEFAULT_OUT = "results"
 
 
@@ -68,7 +70,10 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         help="host threads for CPU compute (torch.set_num_threads)",
     )
     p.add_argument(
-        "--out", default=DEFAULT_OUT, help=f"folder for the result record (default {DEFAULT_OUT}/)"
+        "--out",
+        default=DEFAULT_OUT,
+        type=option_types.output_folder("--out"),
+        help=f"folder for the result record (default {DEFAULT_OUT}/)",
     )
     p.add_argument("--json", action="store_true", help="print the record on stdout instead of a summary")
 

@@ -224,15 +224,17 @@ def test_prices_import_out_is_atomic(tmp_path):
 
 
 def test_stale_temporaries_are_cleaned_and_never_read(tmp_path):
-    stale = tmp_path / ".tmp-r0.json-abc.json"
+    stale = tmp_path / ".tmp-r1.json.suite-atomic-abcdefgh.json"
     stale.write_text("{half a rec")
     old = time.time() - 2 * atomic.STALE_AFTER_S
     os.utime(stale, (old, old))
-    fresh = tmp_path / ".tmp-r9.json-def.json"  # may be another process's write in progress: kept
+    fresh = (
+        tmp_path / ".tmp-r1.json.suite-atomic-ijklmnop.json"
+    )  # may be another process's write in progress: kept
     fresh.write_text("{")
     assert [os.path.basename(p) for p in results.iter_record_paths([str(tmp_path)])] == []
     results.write_record(record("r1"), str(tmp_path))
-    assert sorted(os.listdir(tmp_path)) == [".tmp-r9.json-def.json", "r1.json"]
+    assert sorted(os.listdir(tmp_path)) == [".tmp-r1.json.suite-atomic-ijklmnop.json", "r1.json"]
 
 
 def test_plots_and_the_flops_cache_go_through_the_atomic_writer():

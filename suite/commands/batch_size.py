@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from suite import option_types
+
 DEFAULT_OUT = "results/batch-size"
 SEARCH_SCHEMA = "suite.batch-size-search"
 
@@ -41,6 +43,7 @@ def add_parser(subparsers) -> None:
     p.add_argument(
         "--out",
         default=DEFAULT_OUT,
+        type=option_types.output_folder("--out"),
         help=f"folder for the try records and the search record (default {DEFAULT_OUT}/)",
     )
     p.add_argument("--try-timeout", type=float, metavar="S", help="give up on a try after S seconds")

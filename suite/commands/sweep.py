@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from suite import option_types
+
 DEFAULT_OUT = "results/sweep"
 
 
@@ -44,7 +46,10 @@ def add_parser(subparsers) -> None:
         help="a file of workload names, one per line (# comments), swept as the 'workload' option",
     )
     p.add_argument(
-        "--out", default=DEFAULT_OUT, help=f"folder for the point records (default {DEFAULT_OUT}/)"
+        "--out",
+        default=DEFAULT_OUT,
+        type=option_types.output_folder("--out"),
+        help=f"folder for the point records (default {DEFAULT_OUT}/)",
     )
     p.add_argument(
         "--point-timeout",
