@@ -4,11 +4,13 @@ sweeps racing for one folder. Every case runs in this process (no child) unless 
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import time
 
 import pytest
+import yaml
 
 from suite import atomic, results
 from suite.cli import main
@@ -134,3 +136,107 @@ def test_every_folder_out_refuses_what_is_not_a_folder(tmp_path, capsys, command
     assert main([*command, "--out", str(target)]) == 2
     err = capsys.readouterr().err
     assert f"--out {str(target)!r} is" in err and "give a folder or a new path" in err
+
+
+# -- price imports: every field typed, every size bounded -------------------------------------------------
+
+
+def _ec2(**changes) -> dict:
+    item = {
+        "instance_type": "p3.2xlarge",
+        "vCPU": 8,
+        "memory": 61,
+        "GPU": 1,
+        "GPU_model": "V100",
+        "GPU_memory": 16,
+        "pricing": {"us-east-1": {"linux": {"ondemand": "3.06", "spot_avg": "0.9"}}},
+    }
+    item.update(changes)
+    return item
+
+
+GOOD_EC2 = _ec2(instance_type="g4dn.xlarge", GPU_model="T4")
+
+
+@pytest.mark.parametrize(
+    "bad, named",
+    [
+        ({"pricing": "3.06"}, "pricing is a str"),
+        ({"pricing": {"us-east-1": "3.06"}}, "pricing['us-east-1'] is a str"),
+        ({"pricing": {"us-east-1": {"linux": ["3.06"]}}}, "pricing['us-east-1']['linux'] is a list"),
+        ({"pricing": {"us-east-1": {"linux": {"ondemand": ["3.06"]}}}}, "a price is a list"),
+        ({"instance_type": ["p3.2xlarge"]}, "instance_type is ['p3.2xlarge'], not a name"),
+        ({"instance_type": 7}, "instance_type is 7, not a name"),
+        ({"vCPU": "eight"}, "vCPU is 'eight', not a whole number above 0"),
+        ({"vCPU": None}, "vCPU is missing"),
+        ({"memory": "lots"}, "memory is 'lots', not a number above 0"),
+        ({"GPU_memory": {"GiB": 16}}, "GPU_memory is {'GiB': 16}, not a number"),
+        ({"GPU": "one"}, "GPU is 'one', not a whole number"),
+        ({"GPU": 1.5}, "GPU is 1.5, not a whole number"),
+        ({"GPU_model": ["V100"]}, "GPU_model is ['V100'], not a name"),
+    ],
+)
+def test_a_malformed_ec2_instance_is_skipped_by_name_and_the_rest_imported(tmp_path, capsys, bad, named):
+    source = tmp_path / "instances.json"
+    source.write_text(json.dumps([_ec2(**bad), GOOD_EC2]))
+    out = tmp_path / "catalog.yaml"
+    assert main(["prices", "import", str(source), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "1 instance(s) skipped, malformed" in err and named in err, err
+    catalog = yaml.safe_load(out.read_text())
+    assert list(catalog["instances"]) == ["g4dn.xlarge"]  # the bad one is not written with a made-up 0
+
+
+@pytest.mark.parametrize(
+    "bad, named",
+    [
+        ({"vCPUs": "many"}, "vCPUs is 'many'"),
+        ({"MemoryGiB": "-4"}, "MemoryGiB is '-4'"),
+        ({"AcceleratorCount": "x"}, "AcceleratorCount is 'x'"),
+        ({"GpuInfo": "{'TotalGpuMemoryInMiB': 'big'}"}, "TotalGpuMemoryInMiB is 'big'"),
+    ],
+)
+def test_a_skypilot_row_with_junk_hardware_is_skipped_by_name(tmp_path, capsys, bad, named):
+    header = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region"
+    good = {"InstanceType": "g4dn.xlarge", "AcceleratorName": "T4", "AcceleratorCount": "1", "vCPUs": "4"}
+    good |= {"MemoryGiB": "16", "GpuInfo": "", "Price": "0.526", "SpotPrice": "0.2", "Region": "us-east-1"}
+    rows = [{**good, "InstanceType": "p3.2xlarge", **bad}, good]
+    source = tmp_path / "vms.csv"
+    source.write_text(
+        "\n".join([header, *(",".join(f'"{row[k]}"' for k in header.split(",")) for row in rows)])
+    )
+    out = tmp_path / "catalog.yaml"
+    assert main(["prices", "import", str(source), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "p3.2xlarge: " in err and named in err, err
+    assert list(yaml.safe_load(out.read_text())["instances"]) == ["g4dn.xlarge"]
+
+
+@pytest.mark.parametrize(
+    "name, content, said",
+    [
+        ("deep.json", "[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ("deep-object.json", '{"a":' * 50_000 + "1" + "}" * 50_000, "nested too deeply"),
+        (
+            "wide.csv",
+            'InstanceType,Region\n"' + "x" * 131_073 + '",us-east-1\n',
+            "not a readable CSV (line 2",
+        ),
+    ],
+)
+def test_a_price_list_too_deep_or_too_wide_is_one_line(tmp_path, capsys, name, content, said):
+    source = tmp_path / name
+    source.write_text(content)
+    assert main(["prices", "import", str(source)]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("as_of", ["0001", "0001-01-01", "1970", "２０２５", "２０２５-06-01", "2025-0６"])
+def test_an_as_of_in_year_one_or_in_non_ascii_digits_is_refused(tmp_path, capsys, as_of):
+    source = tmp_path / "instances.json"
+    source.write_text(json.dumps([GOOD_EC2]))
+    assert main(["prices", "import", str(source), "--as-of", as_of]) == 2
+    err = capsys.readouterr().err
+    assert repr(as_of) in err or f"{as_of} is before 2006" in err
+    assert "Traceback" not in err
