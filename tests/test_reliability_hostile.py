@@ -10,6 +10,7 @@ import socket
 import time
 
 import pytest
+import torch
 import yaml
 
 from suite import atomic, results
@@ -240,3 +241,54 @@ def test_an_as_of_in_year_one_or_in_non_ascii_digits_is_refused(tmp_path, capsys
     err = capsys.readouterr().err
     assert repr(as_of) in err or f"{as_of} is before 2006" in err
     assert "Traceback" not in err
+
+
+# -- user code that ends the process or cannot train: a planning refusal, exit 2 --------------------------
+
+TINY_USER_RUN = ["run", "--backend", "cpu", "--batch-size", "2", "--warmup", "1", "--steps", "1"]
+TINY_USER_RUN += ["--windows", "1", "--threads", "1", "--image-size", "16"]
+
+
+@pytest.mark.parametrize(
+    "factory, said",
+    [
+        ("hostile_models:exits", "the factory called sys.exit(0)"),
+        ("hostile_models:exits_with_status", "the factory called sys.exit(3)"),
+        ("hostile_exit_on_import:model", "importing 'hostile_exit_on_import' called sys.exit(0)"),
+        ("hostile_models:exits_in_forward", "its forward called sys.exit(0)"),
+        ("hostile_models:zero_classes", "has a 0-class head: a classifier needs at least 2 classes"),
+        ("hostile_models:no_parameters", "has no trainable parameters"),
+        ("hostile_models:frozen", "has no trainable parameters"),
+        ("hostile_models:integer_logits", "returns int64 logits: cross-entropy needs floating-point logits"),
+        (
+            "hostile_models:dict_output",
+            "returns a dict with keys 'logits': the suite trains on a (batch, classes)",
+        ),
+        ("hostile_models:features_and_logits", "returns a tuple of 2: (2, 32) float32, (2, 10) float32"),
+        ("hostile_models:fixed_size_32", "does not take 16 px images"),
+    ],
+)
+def test_user_code_that_exits_or_cannot_train_is_a_planning_refusal(tmp_path, capsys, factory, said):
+    assert main([*TINY_USER_RUN, "--workload", factory, "--out", str(tmp_path)]) == 2
+    said_last = capsys.readouterr().err.splitlines()[-1]  # torch may warn first (a zero-element layer)
+    assert said_last.startswith("suite: error: ") and said in said_last, said_last
+    assert not list(tmp_path.iterdir())  # planning: no record, nothing measured
+
+
+def test_a_named_tuple_with_logits_still_trains_on_its_logits(tmp_path, capsys):
+    from workloads.resnet import logits
+
+    assert (
+        main(
+            [
+                *TINY_USER_RUN,
+                "--workload",
+                "hostile_models:tensor_with_logits_attribute",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
+    with pytest.raises(TypeError, match=r"a tuple of 2: \(2, 32\) float32, \(2, 10\) float32"):
+        logits((torch.zeros(2, 32), torch.zeros(2, 10)))  # never guessed at in a training step either
