@@ -276,7 +276,7 @@ def test_user_code_that_exits_or_cannot_train_is_a_planning_refusal(tmp_path, ca
 
 
 def test_a_named_tuple_with_logits_still_trains_on_its_logits(tmp_path, capsys):
-    from workloads.resnet import logits
+    from suite.workloads.resnet import logits
 
     assert (
         main(
@@ -292,3 +292,30 @@ def test_a_named_tuple_with_logits_still_trains_on_its_logits(tmp_path, capsys):
     )
     with pytest.raises(TypeError, match=r"a tuple of 2: \(2, 32\) float32, \(2, 10\) float32"):
         logits((torch.zeros(2, 32), torch.zeros(2, 10)))  # never guessed at in a training step either
+
+
+# -- a broken third-party workload never hides the rest of `suite list` -----------------------------------
+
+
+def test_list_shows_the_rest_and_names_each_broken_plugin_with_its_error(monkeypatch, capsys):
+    from suite.workloads import named
+
+    plugins = {
+        "good-plugin": "user_models:small_cnn",
+        "exits-plugin": "hostile_models:exits",
+        "missing-plugin": "no_such_module_for_suite_tests:model",
+        "raising-plugin": "user_models:raises",
+        "not-a-module-plugin": "user_models:wrong_type",
+    }
+    monkeypatch.setattr(named, "entry_points", lambda: plugins)  # what importlib.metadata would list
+    assert main(["list"]) == 0
+    out, err = capsys.readouterr()
+    assert "good-plugin" in out and "dcgan64" in out and "resnet50" in out
+    for name in plugins.keys() - {"good-plugin"}:
+        assert name not in out
+        assert f"suite: warning: workload {name!r}" in err or f"installed workload {name!r}" in err, (
+            name,
+            err,
+        )
+    assert "called sys.exit(0)" in err and "no_such_module_for_suite_tests" in err
+    assert "weights file models/best.pt not found" in err and "returned a dict" in err
