@@ -11,18 +11,24 @@ import os
 from suite import errors
 
 
-def positive_int(flag: str):
-    """A whole number >= 1."""
-    return lambda text: errors.positive_int(flag, text)
+def positive_int(flag: str, most: int = errors.COUNT_CEILING):
+    """A whole number from 1 to MOST (every count has a ceiling: errors.COUNT_CEILING unless said)."""
+    return lambda text: errors.positive_int(flag, text, most)
 
 
-def non_negative_int(flag: str):
-    """A whole number >= 0."""
-    return lambda text: errors.non_negative_int(flag, text)
+def non_negative_int(flag: str, most: int = errors.COUNT_CEILING):
+    """A whole number from 0 to MOST."""
+    return lambda text: errors.non_negative_int(flag, text, most)
 
 
-def positive_float(flag: str, what: str = "a positive number"):
-    """A finite number > 0 (seconds, dollars); WHAT says it in the error, e.g. "a positive number of seconds"."""
+# A timeout longer than a week is no timeout; and threading's waits refuse more than threading.TIMEOUT_MAX
+# (about 292 years on Linux) with an OverflowError, so 1e308 seconds would crash where it is used.
+MAX_SECONDS = 7 * 24 * 3600.0
+
+
+def positive_float(flag: str, what: str = "a positive number", most: float | None = None):
+    """A finite number > 0 and at most MOST (seconds, dollars); WHAT says it in the error, e.g. "a positive
+    number of seconds"."""
 
     def parse(text) -> float:
         try:
@@ -31,9 +37,16 @@ def positive_float(flag: str, what: str = "a positive number"):
             value = -1.0
         if not (value > 0 and math.isfinite(value)):  # float() reads "inf": no timeout or price is infinite
             raise errors.UserError(f"{flag} must be {what}, got {text!r}")
+        if most is not None and value > most:
+            raise errors.UserError(f"{flag} must be {what} of at most {most:,g}, got {text!r}")
         return value
 
     return parse
+
+
+def seconds(flag: str):
+    """A timeout: a positive number of seconds, at most a week."""
+    return positive_float(flag, "a positive number of seconds", MAX_SECONDS)
 
 
 def byte_size(flag: str):

@@ -4,6 +4,7 @@ sweeps racing for one folder. Every case runs in this process (no child) unless 
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import socket
@@ -316,3 +317,168 @@ def test_list_shows_the_rest_and_names_each_broken_plugin_with_its_error(monkeyp
         assert f"suite: warning: installed workload {name!r} ({plugins[name]}) not listed: " in err, err
     assert "called sys.exit(0)" in err and "no_such_module_for_suite_tests" in err
     assert "weights file models/best.pt not found" in err and "returned a dict" in err
+
+
+# -- bounds and environment --------------------------------------------------------------------------------
+
+TINY_DCGAN_RUN = ["run", "--backend", "cpu", "--workload", "dcgan64", "--model-override", "ngf=8"]
+TINY_DCGAN_RUN += ["--model-override", "ndf=8", "--batch-size", "2", "--warmup", "1", "--steps", "1"]
+TINY_DCGAN_RUN += ["--windows", "1"]
+
+
+@pytest.mark.parametrize(
+    "extra, said",
+    [
+        (
+            ["--repeat", "1000000000"],
+            "--repeat must be a positive integer of at most 1,000, got '1000000000'",
+        ),
+        (["--steps", "9" * 5000], "--steps must be a positive integer, got '999"),
+        (["--steps", "10000000"], "--steps must be a positive integer of at most 1,000,000"),
+        (["--batch-size", "١٢"], "--batch-size must be a positive integer, got '١٢'"),
+        (["--windows", "1_000"], "--windows must be a positive integer, got '1_000'"),
+        (
+            ["--dist-timeout", "1e308"],
+            "--dist-timeout must be a positive number of seconds of at most 604,800",
+        ),
+        (["--prices", "seed-2022"], "--prices 'seed-2022' names the catalog --instance is looked up in"),
+        (["--prices", ""], "--prices is empty"),
+        (["--prices", "  "], "--prices is empty"),
+    ],
+)
+def test_run_numbers_and_prices_out_of_bounds_are_refused_before_anything_runs(tmp_path, capsys, extra, said):
+    assert main([*TINY_DCGAN_RUN, *extra, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err, err
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (
+            ["batch-size", "--try-timeout", "-1"],
+            "--try-timeout must be a positive number of seconds, got '-1'",
+        ),
+        (["batch-size", "--try-timeout", "0"], "--try-timeout must be a positive number of seconds, got '0'"),
+        (["batch-size", "--try-timeout", "nan"], "--try-timeout must be a positive number of seconds"),
+        (["sweep", "--grid", "batch-size=2", "--point-timeout", "1e12"], "of at most 604,800"),
+        (
+            ["data", "synth", "--out", "x", "--count", "1", "--seed", str(2**40)],
+            "--seed must be a whole number",
+        ),
+    ],
+)
+def test_other_commands_numbers_are_bounded_too(tmp_path, capsys, monkeypatch, argv, said):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize(
+    "sweep_file, inline, said",
+    [
+        ("grid:\n  batch-size: [2, 4]\n  batch_size: [8]\n", [], "option 'batch-size' is given twice"),
+        ("grid:\n  batch-size: [2, 4]\nfixed:\n  batch-size: 2\n", [], "option 'batch-size' is given twice"),
+        ("grid:\n  nproc: [1]\n  nproc-per-node: [2]\n", [], "option 'nproc-per-node' is given twice"),
+        ("grid:\n  batch-size: [2, 4]\n", ["--grid", "batch_size=8"], "option 'batch-size' is given twice"),
+        ("grid:\n  batch-size: [2, 4]\n", ["--set", "batch-size=8"], "option 'batch-size' is given twice"),
+        (
+            None,
+            ["--grid", "steps=1,2", "--set", "warmup=1", "--set", "warmup=2"],
+            "option 'warmup' is given twice",
+        ),
+    ],
+)
+def test_a_sweep_option_given_twice_in_any_spelling_is_refused(tmp_path, capsys, sweep_file, inline, said):
+    argv = ["sweep"]
+    if sweep_file is not None:
+        (tmp_path / "sweep.yaml").write_text(sweep_file)
+        argv.append(str(tmp_path / "sweep.yaml"))
+    argv += ["--out", str(tmp_path / "out"), *inline]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert said in err and "give it once" in err, err
+
+
+def test_a_repeatable_sweep_option_may_be_given_again():
+    from suite.orchestration import sweep
+    from suite.run_options import run_options
+
+    spec = sweep.parse_inline(
+        ["batch-size=2,4"], ["model-override=ngf=8", "model_override=ndf=8"], run_options()
+    )
+    assert spec.fixed["model-override"] == ["ngf=8", "ndf=8"]
+
+
+@pytest.mark.parametrize("owner", ["1", "0", str(os.getpid()), f"1@{0:.2f}", "1@x", ""])
+def test_a_run_id_or_origin_from_the_environment_needs_a_proven_ancestor(monkeypatch, owner):
+    from suite import context
+    from suite.measurement import distributed
+
+    env = {"SUITE_RUN_ID": "shared", "SUITE_RUN_ID_OWNER": owner}
+    assert distributed.launcher_run_id(env) is None  # PID 1 is everyone's ancestor: no proof alone
+    monkeypatch.setenv("SUITE_ORIGIN", "sweep")
+    monkeypatch.setenv("SUITE_RUN_ID_OWNER", owner)
+    assert context.drop_unowned_handoffs() == ["SUITE_ORIGIN"]
+    assert "SUITE_ORIGIN" not in os.environ and "SUITE_RUN_ID_OWNER" not in os.environ
+    # What a suite parent hands its child is still taken: the token names it and its start time.
+    env["SUITE_RUN_ID_OWNER"] = context.owner_token(os.getppid())
+    assert distributed.launcher_run_id(env) == "shared"
+
+
+def test_a_users_run_with_suite_origin_in_the_shell_is_still_a_run(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("SUITE_ORIGIN", "sweep")
+    assert main([*TINY_DCGAN_RUN, "--threads", "1", "--out", str(tmp_path)]) == 0
+    (record,) = [json.loads(p.read_text()) for p in tmp_path.glob("*.json")]
+    assert record["origin"] == "run"  # not hidden from `suite report` as a sweep's sub-run
+    assert "SUITE_ORIGIN in the environment ignored" in capsys.readouterr().err
+
+
+def test_per_device_threads_beyond_a_copys_cores_are_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    assert main([*TINY_DCGAN_RUN, "--per-device", "2", "--threads", "4", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "each copy is pinned to 1 of the 2 core(s); give --threads 1 or fewer" in err, err
+
+
+@pytest.mark.parametrize(
+    "field, value, said",
+    [
+        ("classes", "cats", "field 'classes' is 'cats', not a list of distinct class names"),
+        ("classes", ["a", "a"], "not a list of distinct class names"),
+        ("classes", [1, 2], "not a list of distinct class names"),
+        ("count", "2", "field 'count' is '2', not a whole number >= 0"),
+        ("count", True, "field 'count' is True"),
+        ("image_size", 8.5, "field 'image_size' is 8.5"),
+        ("labels_sha256", 7, "field 'labels_sha256' is 7, not 64 hexadecimal digits"),
+    ],
+)
+def test_a_cache_manifest_field_of_the_wrong_type_is_refused_by_name(tmp_path, field, value, said):
+    from suite.data import cache
+    from suite.errors import UserError
+
+    folder = _tiny_cache(tmp_path)
+    manifest_path = folder / cache.MANIFEST
+    manifest = json.loads(manifest_path.read_text())
+    manifest[field] = value
+    manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(UserError, match="does not match its manifest") as refused:
+        cache.open_cache(str(folder))
+    assert said in str(refused.value)
+
+
+def _tiny_cache(tmp_path):
+    from PIL import Image
+
+    from suite.data.prepare import prepare
+    from suite.data.progress import Progress
+
+    for label in ("cats", "dogs"):
+        (tmp_path / "src" / label).mkdir(parents=True)
+        Image.new("RGB", (8, 8), (10, 20, 30)).save(tmp_path / "src" / label / "a.png")
+    prepare(
+        str(tmp_path / "src"), 8, str(tmp_path / "cache"), workers=1, progress=Progress("t", 0, io.StringIO())
+    )
+    return tmp_path / "cache"

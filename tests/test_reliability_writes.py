@@ -264,11 +264,12 @@ def test_new_run_ids_never_contain_a_path_separator():
 
 
 def test_a_run_id_in_the_environment_is_ignored_unless_an_ancestor_set_it(monkeypatch):
+    from suite import context
     from suite.measurement import distributed
 
     assert distributed.launcher_run_id({"SUITE_RUN_ID": "../../x"}) is None  # from a shell: not ours
     assert distributed.launcher_run_id({"SUITE_RUN_ID": "r1", "SUITE_RUN_ID_OWNER": "1x"}) is None
-    parent = str(os.getppid())
+    parent = context.owner_token(os.getppid())
     assert distributed.launcher_run_id({"SUITE_RUN_ID": "r1", "SUITE_RUN_ID_OWNER": parent}) == "r1"
     with pytest.raises(UserError, match="SUITE_RUN_ID '../../x' is not a plain name"):
         distributed.launcher_run_id({"SUITE_RUN_ID": "../../x", "SUITE_RUN_ID_OWNER": parent})
@@ -281,7 +282,7 @@ def test_children_never_inherit_a_run_id(monkeypatch):
     monkeypatch.setenv("SUITE_RUN_ID_OWNER", "1")
     assert "SUITE_RUN_ID" not in context.child_env()  # a sweep's points would share one record
     env = context.child_env(SUITE_RUN_ID="mine")
-    assert env["SUITE_RUN_ID"] == "mine" and env["SUITE_RUN_ID_OWNER"] == str(os.getpid())
+    assert env["SUITE_RUN_ID"] == "mine" and env["SUITE_RUN_ID_OWNER"] == context.owner_token()
 
 
 @pytest.mark.slow

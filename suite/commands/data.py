@@ -55,7 +55,11 @@ def synth_command(args) -> int:
     from suite.errors import non_negative_int
 
     summary = synthesize(
-        args.out, args.count, size=args.size, classes=args.classes, seed=non_negative_int("--seed", args.seed)
+        args.out,
+        args.count,
+        size=args.size,
+        classes=args.classes,
+        seed=non_negative_int("--seed", args.seed, most=2**32 - 1),
     )
     print(
         f"wrote {summary['count']:,} JPEGs of {summary['width']}x{summary['height']} in "

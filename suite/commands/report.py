@@ -98,7 +98,9 @@ def report_command(args) -> int:
     dataset_size = (
         report.DEFAULT_DATASET_SIZE
         if args.dataset_size is None
-        else positive_int("--dataset-size", str(args.dataset_size).replace(",", "").replace("_", ""))
+        else positive_int(
+            "--dataset-size", str(args.dataset_size).replace(",", "").replace("_", ""), most=10**12
+        )
     )
     catalog = load_catalog(args.prices)
     include = report.include_origins(args.include)

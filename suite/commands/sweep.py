@@ -8,8 +8,6 @@ DEFAULT_OUT = "results/sweep"
 
 
 def add_parser(subparsers) -> None:
-    from suite.option_types import positive_float
-
     p = subparsers.add_parser(
         "sweep",
         help="run every combination of a grid of run options (resumable)",
@@ -53,7 +51,7 @@ def add_parser(subparsers) -> None:
     )
     p.add_argument(
         "--point-timeout",
-        type=positive_float("--point-timeout", "a positive number of seconds"),
+        type=option_types.seconds("--point-timeout"),
         metavar="S",
         help="give up on a point after S seconds (recorded as an error)",
     )

@@ -43,6 +43,20 @@ class Spec:
     fixed: dict[str, list[str]] = field(default_factory=dict)  # option -> its values (repeatable options)
     grid: dict[str, list[str]] = field(default_factory=dict)  # option -> the values to sweep
     source: str = "command line"
+    given: dict[str, str] = field(default_factory=dict)  # an option's dest -> where it was given, as spelt
+
+    def claim(self, spelt: str, name: str, options: dict, where: str) -> None:
+        """Each option is given once across the file and the command line, whatever its spelling
+        (batch_size, batch-size, --nproc-per-node for --nproc): a second would silently replace the first.
+        Repeatable options (--model-override KEY=VALUE) may be given again."""
+        from suite.run_options import OverrideAction
+
+        action = options[name]
+        if action.dest in self.given and not isinstance(action, OverrideAction):
+            raise UserError(
+                f"option {name!r} is given twice: {self.given[action.dest]} and {spelt!r} ({where}); give it once"
+            )
+        self.given.setdefault(action.dest, f"{spelt!r} ({where})")
 
 
 @dataclass
@@ -116,7 +130,8 @@ def load_spec(path: str, options: dict) -> Spec:
         for option_node, values_node in value_node.value:
             name = str(option_node.value).replace("_", "-")
             check_option(name, options, _where(path, option_node))
-            target[name] = _scalars(name, values_node, path)
+            spec.claim(str(option_node.value), name, options, f"{section}, {_where(path, option_node)}")
+            target.setdefault(name, []).extend(_scalars(name, values_node, path))
     if not spec.grid:
         raise UserError(f"sweep file {path} has no 'grid' section: nothing to sweep")
     return spec
@@ -138,18 +153,20 @@ def parse_inline(
     """`--grid batch-size=16,32 precision=fp32,bf16` and `--set workload=dcgan64` onto a spec."""
     spec = spec or Spec()
     for text in grid:
-        name, sep, values = text.partition("=")
-        name = name.strip().replace("_", "-")
+        spelt, sep, values = text.partition("=")
+        name = spelt.strip().replace("_", "-")
         if not sep or not values.strip():
             raise UserError(f"--grid takes OPTION=V1,V2,... (e.g. batch-size=16,32), got {text!r}")
         check_option(name, options, "--grid")
+        spec.claim(spelt.strip(), name, options, "--grid")
         spec.grid[name] = [v.strip() for v in values.split(",") if v.strip()]
     for text in fixed:
-        name, sep, value = text.partition("=")
-        name = name.strip().replace("_", "-")
+        spelt, sep, value = text.partition("=")
+        name = spelt.strip().replace("_", "-")
         if not sep:
             raise UserError(f"--set takes OPTION=VALUE (e.g. workload=dcgan64), got {text!r}")
         check_option(name, options, "--set")
+        spec.claim(spelt.strip(), name, options, "--set")
         spec.fixed.setdefault(name, []).append(value.strip())
     if require_grid and not spec.grid:
         raise UserError("nothing to sweep: give a sweep file or --grid OPTION=V1,V2 ...")
