@@ -482,3 +482,84 @@ def _tiny_cache(tmp_path):
         str(tmp_path / "src"), 8, str(tmp_path / "cache"), workers=1, progress=Progress("t", 0, io.StringIO())
     )
     return tmp_path / "cache"
+
+
+# -- two sweeps into one folder run each point once ------------------------------------------------------
+
+
+def _points(count: int):
+    from suite.orchestration import sweep
+
+    return [
+        sweep.Point(i, {"batch-size": str(i + 1)}, [], {"workload": "dcgan64", "batch_size": i + 1})
+        for i in range(count)
+    ]
+
+
+def _recording_run_point(ran: list, delay_s: float = 0.05):
+    """Stands in for the child `suite run`: writes the point's record as the child would, after a while."""
+
+    def run_point(point, out_dir, timeout_s=None, origin="sweep"):
+        ran.append(point.index)
+        time.sleep(delay_s)  # long enough for the other sweep to reach the same point
+        record = results.new_record(
+            f"p{point.index}-{len(ran)}", {"utc_time": "2026-01-01T00:00:00Z"}, point.config
+        )
+        record["status"] = "ok"
+        results.write_record(record, out_dir)
+        return record
+
+    return run_point
+
+
+@pytest.mark.parametrize("sweeps", [2, 3])
+def test_concurrent_sweeps_into_one_folder_run_each_point_once(tmp_path, monkeypatch, sweeps):
+    import threading
+
+    from suite.orchestration import sweep
+
+    ran: list[int] = []
+    monkeypatch.setattr(sweep, "run_point", _recording_run_point(ran))
+    outcomes = [None] * sweeps
+
+    def one(index):
+        outcomes[index] = sweep.run_sweep(_points(6), str(tmp_path), log=lambda line: None)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(sweeps)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(ran) == list(range(6))  # each point once, whichever sweep ran it
+    for outcome in outcomes:  # and every sweep reports every point, with its record
+        assert [point.index for point, _ in outcome] == list(range(6))
+        assert all(record["status"] == "ok" for _, record in outcome)
+    assert not [name for name in os.listdir(tmp_path) if name.startswith(sweep.CLAIM_PREFIX)]
+
+
+def test_a_point_claimed_by_a_sweep_that_died_is_run_by_the_next(tmp_path, monkeypatch):
+    import multiprocessing
+    import signal
+
+    from suite.orchestration import sweep
+
+    point = _points(1)[0]
+    path = sweep.claim_path(str(tmp_path), point)
+    ready = multiprocessing.get_context("fork").Event()
+
+    def claimer():  # a sweep that claimed the point, then was killed -9 before any record
+        sweep.try_claim(path)
+        ready.set()
+        time.sleep(60)
+
+    process = multiprocessing.get_context("fork").Process(target=claimer)
+    process.start()
+    assert ready.wait(20)
+    assert sweep.try_claim(path) is None  # held while its claimer lives
+    os.kill(process.pid, signal.SIGKILL)
+    process.join()
+    assert os.path.exists(path)  # the dead claimer's file is still there ...
+    ran: list[int] = []
+    monkeypatch.setattr(sweep, "run_point", _recording_run_point(ran, delay_s=0))
+    (pair,) = sweep.run_sweep([point], str(tmp_path), log=lambda line: None)
+    assert ran == [0] and pair[1]["status"] == "ok"  # ... but its lock died with it: the point runs
