@@ -146,6 +146,13 @@ class CPUBackend(Backend):
         if copies > len(cores):
             raise UserError(f"--per-device {copies}: only {len(cores)} core(s) to divide")
         size = len(cores) // copies
+        if self.config.threads is not None and self.config.threads > size:
+            # Pinned to SIZE cores, more threads only take turns on them: the record would claim threads
+            # that never ran side by side.
+            raise UserError(
+                f"--per-device {copies} --threads {self.config.threads}: each copy is pinned to {size} of the "
+                f"{len(cores)} core(s); give --threads {size} or fewer, or leave it out (one thread per core)"
+            )
         groups = [cores[i * size : (i + 1) * size] for i in range(copies)]
         return [
             {CORES_ENV: ",".join(map(str, group)), "OMP_NUM_THREADS": str(len(group))} for group in groups

@@ -2,9 +2,14 @@
 
 A reader therefore sees the old file or the new one, never half of either: a full disk, a killed process
 or a folder that turns read-only mid-write leaves the previous file as it was. A killed write can leave
-its temporary file behind; those are named `.tmp-<target>-<random>`, hidden (readers of suite folders skip
-names that start with a dot), and removed by the next write into the same folder once they are an hour
-old (younger ones may belong to a write still in progress, by another process).
+its temporary file behind; those are named `.tmp-<target>.suite-atomic-<8 random>`, hidden (readers of
+suite folders skip names that start with a dot), and removed by the next write of the same target once they
+are an hour old (younger ones may belong to a write still in progress, by another process). Only names of
+exactly that form are removed: a user's own `.tmp-notes` in the folder is not the writer's to delete.
+
+The writer replaces a regular file or makes a new one, nothing else: a target that is a device
+(`/dev/full`), a FIFO, a socket, a folder or a symlink is refused, since the rename would put a regular
+file in its place (as root, it would replace the device node itself).
 
 rename() is atomic within one file system (POSIX rename(2)); fsync of the file before it, and of the
 folder after it, make the new name survive a power cut as well as a crash.
@@ -13,12 +18,61 @@ folder after it, make the new name survive a power cut as well as a crash.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import re
+import stat
 import tempfile
 import time
 
 TMP_PREFIX = ".tmp-"
+TMP_MARKER = ".suite-atomic-"  # what makes a temporary recognisably this writer's own
 STALE_AFTER_S = 3600.0
+_RANDOM = (
+    "[a-z0-9_]{8}"  # what tempfile.mkstemp puts between prefix and suffix (tempfile._RandomNameSequence)
+)
+
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISLNK, "a symlink"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+class NotRegularFile(OSError):
+    """The target exists and is not a regular file: the writer will not put a file in its place."""
+
+
+def what_is_there(path: str) -> str | None:
+    """None if PATH is absent or a regular file (what the writer may replace), else what it is, in words.
+    lstat, not stat: a symlink is judged as itself, never by what it points to."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    return next((kind for test, kind in _KINDS if test(mode)), "not a regular file")
+
+
+def check_replaceable(path: str) -> None:
+    """Raise NotRegularFile unless PATH is a regular file or a new name."""
+    kind = what_is_there(path)
+    if kind is not None:
+        raise NotRegularFile(errno.EEXIST, f"it is {kind}; give a new path or a regular file", path)
+
+
+def _temporary_prefix(base: str) -> str:
+    return f"{TMP_PREFIX}{base}{TMP_MARKER}"
+
+
+def _own_temporary(base: str) -> re.Pattern:
+    """The names this writer gives its temporaries for target BASE, and only those."""
+    suffix = os.path.splitext(base)[1]
+    return re.compile(re.escape(_temporary_prefix(base)) + _RANDOM + re.escape(suffix))
 
 
 def is_temporary(name: str) -> bool:
@@ -26,19 +80,21 @@ def is_temporary(name: str) -> bool:
     return os.path.basename(name).startswith(TMP_PREFIX)
 
 
-def remove_stale_temporaries(folder: str, older_than_s: float = STALE_AFTER_S) -> int:
-    """Remove `.tmp-*` files older than `older_than_s` in `folder`; returns how many went."""
-    removed, now = 0, time.time()
+def remove_stale_temporaries(folder: str, target: str, older_than_s: float = STALE_AFTER_S) -> int:
+    """Remove this writer's temporaries for TARGET (a name in FOLDER) older than `older_than_s`: regular
+    files named as `atomic_path` names them, nothing else. Returns how many went."""
+    own, removed, now = _own_temporary(os.path.basename(target)), 0, time.time()
     try:
         names = os.listdir(folder)
     except OSError:
         return 0
     for name in names:
-        if not is_temporary(name):
+        if not own.fullmatch(name):
             continue
         path = os.path.join(folder, name)
         try:
-            if os.path.isfile(path) and now - os.path.getmtime(path) > older_than_s:
+            status = os.lstat(path)
+            if stat.S_ISREG(status.st_mode) and now - status.st_mtime > older_than_s:
                 os.unlink(path)
                 removed += 1
         except OSError:
@@ -63,15 +119,17 @@ def _fsync_folder(folder: str) -> None:
 def atomic_path(path: str):
     """Yield a temporary path to write `path` through (for writers that want a name, e.g. savefig,
     np.save); on success it is fsynced and renamed onto `path`, on any failure removed."""
+    check_replaceable(path)  # before anything is made: a refused target leaves no temporary behind
     folder = os.path.dirname(os.path.abspath(path))
-    remove_stale_temporaries(folder)
     base = os.path.basename(path)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f"{TMP_PREFIX}{base}-", suffix=os.path.splitext(base)[1])
+    remove_stale_temporaries(folder, base)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=_temporary_prefix(base), suffix=os.path.splitext(base)[1])
     os.close(fd)
     try:
         yield tmp
         with open(tmp, "rb+") as handle:
             os.fsync(handle.fileno())
+        check_replaceable(path)  # again: it may have become a link or FIFO while the content was written
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -112,10 +112,22 @@ def _default_sigterm() -> None:
         pass  # forked from another thread: Python ran no handler of ours there
 
 
+def _drop_unowned_handoffs() -> None:
+    from suite import context
+
+    for name in context.drop_unowned_handoffs():
+        print(
+            f"suite: warning: {name} in the environment ignored: only a suite command sets it, for the runs "
+            "it starts",
+            file=sys.stderr,
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     from suite import optional_modules
 
     optional_modules.quarantine_broken()  # before anything imports torch (which imports pynvml)
+    _drop_unowned_handoffs()
     previous = _stop_on_sigterm()
     try:
         preset_device_environment(sys.argv[1:] if argv is None else argv)

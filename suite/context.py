@@ -28,16 +28,53 @@ def git_commit() -> str | None:
 
 
 RUN_ID_VARIABLES = ("SUITE_RUN_ID", "SUITE_RUN_ID_OWNER")
+OWNER_VARIABLE = "SUITE_RUN_ID_OWNER"
+# What a suite process hands its own children (a run id the launcher chose, which command made a run):
+# trusted only from an ancestor that proves it is one (OWNER_VARIABLE), never from a person's shell.
+HANDED_DOWN = ("SUITE_RUN_ID", "SUITE_ORIGIN")
+
+
+def owner_token(pid: int | None = None) -> str:
+    """`PID@START`: a process and its start time. The start time is what makes it a proof: PID 1 (init,
+    everyone's ancestor) or a reused pid does not match a token written by a suite process."""
+    pid = os.getpid() if pid is None else pid
+    return f"{pid}@{psutil.Process(pid).create_time():.2f}"
+
+
+def handed_by_an_ancestor(env) -> bool:
+    """ENV's owner token names a living ancestor of this process, by pid and start time."""
+    pid, _, started = str(env.get(OWNER_VARIABLE, "")).partition("@")
+    if not pid.isdigit() or not started:
+        return False
+    try:
+        return any(
+            parent.pid == int(pid) and f"{parent.create_time():.2f}" == started
+            for parent in psutil.Process().parents()
+        )
+    except psutil.Error:
+        return False
+
+
+def drop_unowned_handoffs() -> list[str]:
+    """Remove from this process's environment what only a suite parent may hand down, when no ancestor
+    handed it (SUITE_ORIGIN=sweep left in a shell would hide a person's own runs from the report; a
+    SUITE_RUN_ID would make every run overwrite one record). Returns the names removed."""
+    present = [name for name in HANDED_DOWN if name in os.environ]
+    if not present or handed_by_an_ancestor(os.environ):
+        return []
+    for name in (*present, OWNER_VARIABLE):
+        os.environ.pop(name, None)
+    return present
 
 
 def child_env(**extra: str) -> dict:
     """The environment for a child `python -m suite ...`: it imports this same suite, installed or not."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     # A run id is handed only to this process's own children, with this process as its owner; one this
-    # process inherited is never passed on (a sweep's points would all overwrite one record).
+    # process inherited is never passed on (a sweep's points would all overwrite one record). The origin
+    # passes on (a sweep point's own launcher keeps it), with this process as its owner.
     inherited = {k: v for k, v in os.environ.items() if k not in RUN_ID_VARIABLES}
-    if "SUITE_RUN_ID" in extra:
-        extra = {**extra, "SUITE_RUN_ID_OWNER": str(os.getpid())}
+    extra = {**extra, OWNER_VARIABLE: owner_token()}
     return {
         **inherited,
         **extra,

@@ -14,25 +14,34 @@ def one_of(kind: str, value, accepted) -> UserError:
     return UserError(f"unknown {kind} {value!r} (known: {', '.join(accepted)})")
 
 
-def positive_int(name: str, value) -> int:
-    """Parse a positive integer or raise a UserError naming the option and the bad value."""
-    try:
-        number = int(str(value), 10)
-    except (TypeError, ValueError):
-        raise UserError(f"{name} must be a positive integer, got {value!r}") from None
-    if number < 1:
-        raise UserError(f"{name} must be a positive integer, got {value!r}")
+# The largest count any option takes unless it says otherwise (steps, images in a batch, workers,
+# processes, pixels on a side): a larger one is a typo or a probe, and would start work that never ends or
+# allocate what no machine has. Options that can truly be larger (a data set's size, a seed) say so.
+COUNT_CEILING = 1_000_000
+
+
+def _whole_number(name: str, value, least: int, most: int, wanted: str) -> int:
+    """VALUE as a base-10 whole number in least..most, or a UserError naming the option, the value and
+    the range. int() also reads "٣" and "1_000": only ASCII digits (and a sign) are taken."""
+    text = str(value).strip()
+    digits = text[1:] if text[:1] in "+-" else text
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > 30:
+        raise UserError(f"{name} must be {wanted}, got {value!r}")
+    number = int(text, 10)
+    if number < least:
+        raise UserError(f"{name} must be {wanted}, got {value!r}")
+    if number > most:
+        raise UserError(f"{name} must be {wanted} of at most {most:,}, got {value!r}")
     return number
 
 
-def non_negative_int(name: str, value) -> int:
-    try:
-        number = int(str(value), 10)
-    except (TypeError, ValueError):
-        raise UserError(f"{name} must be a whole number >= 0, got {value!r}") from None
-    if number < 0:
-        raise UserError(f"{name} must be a whole number >= 0, got {value!r}")
-    return number
+def positive_int(name: str, value, most: int = COUNT_CEILING) -> int:
+    """Parse a positive integer (at most MOST) or raise a UserError naming the option and the bad value."""
+    return _whole_number(name, value, 1, most, "a positive integer")
+
+
+def non_negative_int(name: str, value, most: int = COUNT_CEILING) -> int:
+    return _whole_number(name, value, 0, most, "a whole number >= 0")
 
 
 TRUE_WORDS = ("true", "on", "yes", "1")

@@ -6,22 +6,29 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 
 from suite import errors
 
 
-def positive_int(flag: str):
-    """A whole number >= 1."""
-    return lambda text: errors.positive_int(flag, text)
+def positive_int(flag: str, most: int = errors.COUNT_CEILING):
+    """A whole number from 1 to MOST (every count has a ceiling: errors.COUNT_CEILING unless said)."""
+    return lambda text: errors.positive_int(flag, text, most)
 
 
-def non_negative_int(flag: str):
-    """A whole number >= 0."""
-    return lambda text: errors.non_negative_int(flag, text)
+def non_negative_int(flag: str, most: int = errors.COUNT_CEILING):
+    """A whole number from 0 to MOST."""
+    return lambda text: errors.non_negative_int(flag, text, most)
 
 
-def positive_float(flag: str, what: str = "a positive number"):
-    """A finite number > 0 (seconds, dollars); WHAT says it in the error, e.g. "a positive number of seconds"."""
+# A timeout longer than a week is no timeout; and threading's waits refuse more than threading.TIMEOUT_MAX
+# (about 292 years on Linux) with an OverflowError, so 1e308 seconds would crash where it is used.
+MAX_SECONDS = 7 * 24 * 3600.0
+
+
+def positive_float(flag: str, what: str = "a positive number", most: float | None = None):
+    """A finite number > 0 and at most MOST (seconds, dollars); WHAT says it in the error, e.g. "a positive
+    number of seconds"."""
 
     def parse(text) -> float:
         try:
@@ -30,9 +37,16 @@ def positive_float(flag: str, what: str = "a positive number"):
             value = -1.0
         if not (value > 0 and math.isfinite(value)):  # float() reads "inf": no timeout or price is infinite
             raise errors.UserError(f"{flag} must be {what}, got {text!r}")
+        if most is not None and value > most:
+            raise errors.UserError(f"{flag} must be {what} of at most {most:,g}, got {text!r}")
         return value
 
     return parse
+
+
+def seconds(flag: str):
+    """A timeout: a positive number of seconds, at most a week."""
+    return positive_float(flag, "a positive number of seconds", MAX_SECONDS)
 
 
 def byte_size(flag: str):
@@ -40,6 +54,42 @@ def byte_size(flag: str):
     from suite.sizes import parse_byte_size
 
     return lambda text: parse_byte_size(flag, text)
+
+
+def output_file(flag: str):
+    """A file the command writes (a report, a catalog): a regular file, which is replaced, or a new path.
+    A device, FIFO, socket, folder or symlink is refused before any work: the atomic writer would put a
+    regular file in its place (as root, even in place of /dev/full)."""
+    from suite import atomic
+
+    def parse(text: str) -> str:
+        kind = atomic.what_is_there(text) if text else "empty"
+        if kind is not None:
+            raise errors.UserError(f"{flag} {text!r} is {kind}: give a regular file or a new path")
+        return text
+
+    return parse
+
+
+def output_folder(flag: str):
+    """A folder the command writes records into: a folder (a symlink to one is fine: writing inside it
+    replaces nothing) or a new path. A regular file, device, FIFO or socket is refused by name."""
+    from suite import atomic
+
+    def parse(text: str) -> str:
+        if not text:
+            kind = "empty"
+        elif os.path.isdir(text) or not os.path.lexists(text):
+            kind = None
+        else:  # what_is_there calls a regular file None ("replaceable"): here a file is refused too
+            kind = atomic.what_is_there(text) or "a file"
+            if kind == "a symlink":
+                kind = "a symlink to something other than a folder"
+        if kind is not None:
+            raise errors.UserError(f"{flag} {text!r} is {kind}: give a folder or a new path")
+        return text
+
+    return parse
 
 
 def comma_list(option: str, text, parse, example: str | None = None) -> list:

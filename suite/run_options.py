@@ -6,13 +6,16 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
+from suite import option_types
+
 DEFAULT_OUT = "results"
+MAX_REPEAT = 1000
 
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
     """Every `suite run` option, on parser `p`."""
     from suite.backends import declared
-    from suite.option_types import Switch, non_negative_int, positive_float, positive_int
+    from suite.option_types import Switch, non_negative_int, positive_int
 
     p.add_argument(
         "--backend",
@@ -68,7 +71,10 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         help="host threads for CPU compute (torch.set_num_threads)",
     )
     p.add_argument(
-        "--out", default=DEFAULT_OUT, help=f"folder for the result record (default {DEFAULT_OUT}/)"
+        "--out",
+        default=DEFAULT_OUT,
+        type=option_types.output_folder("--out"),
+        help=f"folder for the result record (default {DEFAULT_OUT}/)",
     )
     p.add_argument("--json", action="store_true", help="print the record on stdout instead of a summary")
 
@@ -150,7 +156,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     several = p.add_argument_group("several runs")
     several.add_argument(
         "--repeat",
-        type=positive_int("--repeat"),
+        # Each repeat is a fresh process of seconds to minutes: a thousand is already a day.
+        type=positive_int("--repeat", most=MAX_REPEAT),
         metavar="N",
         help="N runs of this configuration, one after another, each in a fresh process, recorded as a "
         "group: the run-level samples `suite compare` tests",
@@ -192,7 +199,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     distributed.add_argument(
         "--dist-timeout",
         dest="dist_timeout_s",
-        type=positive_float("--dist-timeout", "a positive number of seconds"),
+        type=option_types.seconds("--dist-timeout"),
         help="seconds any rank waits for another before the run fails (default 600)",
     )
 

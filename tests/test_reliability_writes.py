@@ -228,15 +228,17 @@ def test_prices_import_out_is_atomic(tmp_path):
 
 
 def test_stale_temporaries_are_cleaned_and_never_read(tmp_path):
-    stale = tmp_path / ".tmp-r0.json-abc.json"
+    stale = tmp_path / ".tmp-r1.json.suite-atomic-abcdefgh.json"
     stale.write_text("{half a rec")
     old = time.time() - 2 * atomic.STALE_AFTER_S
     os.utime(stale, (old, old))
-    fresh = tmp_path / ".tmp-r9.json-def.json"  # may be another process's write in progress: kept
+    fresh = (
+        tmp_path / ".tmp-r1.json.suite-atomic-ijklmnop.json"
+    )  # may be another process's write in progress: kept
     fresh.write_text("{")
     assert [os.path.basename(p) for p in run_record.iter_record_paths([str(tmp_path)])] == []
     run_record.write_record(record("r1"), str(tmp_path))
-    assert sorted(os.listdir(tmp_path)) == [".tmp-r9.json-def.json", "r1.json"]
+    assert sorted(os.listdir(tmp_path)) == [".tmp-r1.json.suite-atomic-ijklmnop.json", "r1.json"]
 
 
 def test_plots_and_the_flops_cache_go_through_the_atomic_writer():
@@ -266,11 +268,12 @@ def test_new_run_ids_never_contain_a_path_separator():
 
 
 def test_a_run_id_in_the_environment_is_ignored_unless_an_ancestor_set_it(monkeypatch):
+    from suite import context
     from suite.measurement import distributed
 
     assert distributed.launcher_run_id({"SUITE_RUN_ID": "../../x"}) is None  # from a shell: not ours
     assert distributed.launcher_run_id({"SUITE_RUN_ID": "r1", "SUITE_RUN_ID_OWNER": "1x"}) is None
-    parent = str(os.getppid())
+    parent = context.owner_token(os.getppid())
     assert distributed.launcher_run_id({"SUITE_RUN_ID": "r1", "SUITE_RUN_ID_OWNER": parent}) == "r1"
     with pytest.raises(UserError, match="SUITE_RUN_ID '../../x' is not a plain name"):
         distributed.launcher_run_id({"SUITE_RUN_ID": "../../x", "SUITE_RUN_ID_OWNER": parent})
@@ -283,7 +286,7 @@ def test_children_never_inherit_a_run_id(monkeypatch):
     monkeypatch.setenv("SUITE_RUN_ID_OWNER", "1")
     assert "SUITE_RUN_ID" not in context.child_env()  # a sweep's points would share one record
     env = context.child_env(SUITE_RUN_ID="mine")
-    assert env["SUITE_RUN_ID"] == "mine" and env["SUITE_RUN_ID_OWNER"] == str(os.getpid())
+    assert env["SUITE_RUN_ID"] == "mine" and env["SUITE_RUN_ID_OWNER"] == context.owner_token()
 
 
 @pytest.mark.slow

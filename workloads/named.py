@@ -13,6 +13,7 @@ memory), so a bad name, a broken factory or an impossible size is one clear line
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib
 import inspect
@@ -25,8 +26,13 @@ from torch import nn
 
 from suite.errors import UserError
 
-from .base import Workload
-from .resnet import ClassifierTraining, logits  # the registry's classifier step, one copy
+from .base import Workload, count_parameters
+from .resnet import (
+    EXPECTED_OUTPUT,
+    ClassifierTraining,
+    describe_output,
+    logits,
+)  # the registry's step, one copy
 
 ENTRY_POINT_GROUP = "suite.workloads"
 DEFAULT_IMAGE_SIZE = 224  # the ImageNet crop most classifiers are built for
@@ -105,6 +111,24 @@ def build_model(source: str, model: str, num_classes: int, image_size: int, size
 # -- user factories and entry points ------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def user_code(what: str):
+    """Run a person's code (importing their module, calling their factory, a forward): whatever it raises,
+    and a sys.exit() in it too, becomes one UserError naming WHAT, so it cannot end the suite with their
+    exit status and nothing said. KeyboardInterrupt still stops the suite; os._exit() cannot be caught
+    by any Python code."""
+    try:
+        yield
+    except UserError:
+        raise
+    except SystemExit as stop:
+        raise UserError(
+            f"{what} called sys.exit({stop.code!r}): code the suite runs must return or raise, not end the process"
+        ) from None
+    except Exception as error:  # noqa: BLE001 - the user's code: its failure is the person's to fix
+        raise UserError(f"{what} raised {type(error).__name__}: {_first_line(error)}") from None
+
+
 def load_factory(path: str):
     """`package.module:callable` -> the callable, or one line saying what is wrong with the path."""
     module_name, _, attribute = path.partition(":")
@@ -112,17 +136,14 @@ def load_factory(path: str):
     # module next to them should import either way.
     if os.getcwd() not in sys.path:
         sys.path.append(os.getcwd())
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise UserError(
-            f"workload {path!r}: cannot import module {module_name!r} ({error}); "
-            "a factory is named module.path:callable and its module must be importable (the current folder or PYTHONPATH)"
-        ) from None
-    except Exception as error:  # noqa: BLE001 - the user's module failed while importing
-        raise UserError(
-            f"workload {path!r}: importing {module_name!r} failed: {type(error).__name__}: {error}"
-        ) from None
+    with user_code(f"workload {path!r}: importing {module_name!r}"):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as error:
+            raise UserError(
+                f"workload {path!r}: cannot import module {module_name!r} ({error}); "
+                "a factory is named module.path:callable and its module must be importable (the current folder or PYTHONPATH)"
+            ) from None
     factory = getattr(module, attribute, None)
     if factory is None:
         public = [n for n in dir(module) if not n.startswith("_") and callable(getattr(module, n))]
@@ -145,11 +166,8 @@ def _call_factory(path: str, **offered):
         kwargs = {k: v for k, v in offered.items() if takes_any or k in parameters}
     except (TypeError, ValueError):  # a builtin or C callable without a signature
         kwargs = {}
-    try:
+    with user_code(f"workload {path!r}: the factory"):
         made = factory(**kwargs)
-    except Exception as error:  # noqa: BLE001 - the user's code: its failure is the person's to fix
-        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        raise UserError(f"workload {path!r}: the factory raised {type(error).__name__}: {first}") from None
     if not isinstance(made, (nn.Module, Workload)):
         raise UserError(
             f"workload {path!r}: the factory returned a {type(made).__name__}; "
@@ -321,20 +339,43 @@ def _first_line(error: BaseException) -> str:
 
 
 def _output_classes(name: str, module: nn.Module, image_size: int) -> int | None:
-    """One forward on the meta device (shapes only, no arithmetic): the model must take this size."""
-    try:
-        with torch.device("meta"):
-            output = logits(module(torch.empty(2, 3, image_size, image_size)))
-    except NotImplementedError:
-        return None  # an operator without a meta kernel: the size is checked when the run builds it
-    except Exception as error:  # noqa: BLE001 - a model that refuses the input size
+    """One forward on the meta device (shapes only, no arithmetic): the model must take this size and
+    return what the classifier step trains on. Everything that would make the run fail on its first step
+    (or train nothing) is refused here, in planning. None: an operator without a meta kernel, so the
+    output is checked when the run builds the model."""
+    with torch.device("meta"), user_code(f"workload {name!r}: its forward"):  # sys.exit() in it too
+        try:
+            output = module(torch.empty(2, 3, image_size, image_size))
+        except NotImplementedError:
+            return None
+        except Exception as error:  # noqa: BLE001 - a model that refuses the input size
+            raise UserError(
+                f"workload {name!r} does not take {image_size} px images: {type(error).__name__}: "
+                f"{_first_line(error)} (choose another --image-size)"
+            ) from None
+    if count_parameters(module) == 0:  # after the forward, which sizes lazy layers
         raise UserError(
-            f"workload {name!r} does not take {image_size} px images: {type(error).__name__}: "
-            f"{_first_line(error)} (choose another --image-size)"
+            f"workload {name!r} has no trainable parameters (all frozen, or none at all): nothing to train"
+        )
+    try:
+        output = logits(output)
+    except TypeError:
+        raise UserError(
+            f"workload {name!r} returns {describe_output(output)}: the suite trains on {EXPECTED_OUTPUT} "
+            "(return the logits alone, or return a suite Workload that defines its own step)"
         ) from None
     if output.dim() != 2:
         raise UserError(
             f"workload {name!r} returns a {tuple(output.shape)} output, not (batch, classes) logits: "
             "only classifiers can be named this way (return a Workload for anything else)"
+        )
+    if not output.dtype.is_floating_point:
+        raise UserError(
+            f"workload {name!r} returns {str(output.dtype).removeprefix('torch.')} logits: cross-entropy "
+            "needs floating-point logits (drop the cast at the end of forward)"
+        )
+    if output.shape[1] < 2:
+        raise UserError(
+            f"workload {name!r} has a {output.shape[1]}-class head: a classifier needs at least 2 classes"
         )
     return int(output.shape[1])

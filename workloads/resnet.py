@@ -14,13 +14,39 @@ from .base import Training, Workload
 SGD = {"lr": 0.1, "momentum": 0.9, "weight_decay": 1e-4}
 
 
+EXPECTED_OUTPUT = (
+    "a (batch, classes) tensor of float logits, or an object whose .logits is one (as torchvision's "
+    "inception_v3 returns while training)"
+)
+
+
 def logits(output):
-    """Some classifiers return extra heads while training (inception_v3's aux logits): the main one."""
+    """The logits a classifier returned: the tensor itself, or its `.logits` when it returns extra heads
+    while training (inception_v3's aux logits). Anything else (a tuple, a dict) is refused, not guessed
+    at: in `(features, logits)` the first item is the features, and training on them leaves the real head
+    untrained."""
     if isinstance(output, torch.Tensor):
         return output
-    if hasattr(output, "logits"):
+    if isinstance(getattr(output, "logits", None), torch.Tensor):
         return output.logits
-    return output[0]
+    raise TypeError(f"the model returned {describe_output(output)}; the suite trains on {EXPECTED_OUTPUT}")
+
+
+def describe_output(output) -> str:
+    """`a tuple of 2: (2, 32) float32, (2, 10) float32` — what a model returned, in words."""
+
+    def one(value) -> str:
+        if isinstance(value, torch.Tensor):
+            return f"{tuple(value.shape)} {str(value.dtype).removeprefix('torch.')}"
+        return type(value).__name__
+
+    if isinstance(output, torch.Tensor):
+        return f"a {one(output)} tensor"
+    if isinstance(output, (tuple, list)):
+        return f"a {type(output).__name__} of {len(output)}: {', '.join(one(item) for item in output[:4])}"
+    if isinstance(output, dict):
+        return f"a dict with keys {', '.join(map(repr, list(output)[:4]))}"
+    return f"a {type(output).__name__}"
 
 
 class ClassifierTraining(Training):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from suite import option_types
+
 DEFAULT_OUT = "results/batch-size"
 SEARCH_SCHEMA = "suite.batch-size-search"
 
@@ -41,9 +43,15 @@ def add_parser(subparsers) -> None:
     p.add_argument(
         "--out",
         default=DEFAULT_OUT,
+        type=option_types.output_folder("--out"),
         help=f"folder for the try records and the search record (default {DEFAULT_OUT}/)",
     )
-    p.add_argument("--try-timeout", type=float, metavar="S", help="give up on a try after S seconds")
+    p.add_argument(
+        "--try-timeout",
+        type=option_types.seconds("--try-timeout"),
+        metavar="S",
+        help="give up on a try after S seconds",
+    )
     p.set_defaults(func=batch_size_command)
 
 
@@ -71,9 +79,9 @@ def batch_size_command(args) -> int:
         )
         if value is not None
     ]
-    spec = sweep.parse_inline([f"batch-size={start}"], explicit + args.fixed, options)
-    if "batch-size" in spec.fixed:
+    if any(item.partition("=")[0].strip().replace("_", "-") == "batch-size" for item in args.fixed):
         raise UserError("--set batch-size=... cannot be used here: the search chooses the batch size")
+    spec = sweep.parse_inline([f"batch-size={start}"], explicit + args.fixed, options)
     first = sweep.expand(spec, options)[0]
     sweep.resolve([first])  # every value checked before anything runs
     base_argv = first.argv[:-2]  # without "--batch-size N"

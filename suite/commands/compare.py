@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from suite import option_types
+
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
@@ -28,7 +30,12 @@ def add_parser(subparsers) -> None:
         help="a significant change smaller than this is reported as no change (e.g. 3%%; default 0%%)",
     )
     p.add_argument("--format", default="md", help="md (default), csv or json")
-    p.add_argument("--out", metavar="FILE", help="write the comparison here instead of stdout")
+    p.add_argument(
+        "--out",
+        metavar="FILE",
+        type=option_types.output_file("--out"),
+        help="write the comparison here instead of stdout",
+    )
     p.add_argument(
         "--prices",
         metavar="NAME|FILE",

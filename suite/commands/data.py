@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from suite import option_types
+
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
@@ -16,7 +18,9 @@ def add_parser(subparsers) -> None:
         help="write an ImageFolder of photograph-like JPEGs",
         description="Write COUNT photograph-like JPEGs into OUT/class_NNN/ (deterministic for a seed).",
     )
-    synth.add_argument("--out", required=True, help="a new folder to write")
+    synth.add_argument(
+        "--out", required=True, type=option_types.output_folder("--out"), help="a new folder to write"
+    )
     synth.add_argument("--count", required=True, help="how many images")
     synth.add_argument("--size", default="480x360", help="WIDTHxHEIGHT (default 480x360, the seed's photos)")
     synth.add_argument("--classes", default="1", help="class sub-folders, images spread evenly (default 1)")
@@ -32,7 +36,9 @@ def add_parser(subparsers) -> None:
     )
     prep.add_argument("src", metavar="SRC", help="a folder of class sub-folders of images")
     prep.add_argument("--size", required=True, help="image side in pixels (the workload's, e.g. 64)")
-    prep.add_argument("--out", required=True, help="the cache folder to create")
+    prep.add_argument(
+        "--out", required=True, type=option_types.output_folder("--out"), help="the cache folder to create"
+    )
     prep.add_argument("--workers", help="decoding processes (default: all cores)")
     prep.add_argument("--force", action="store_true", help="replace a cache already at OUT")
     prep.set_defaults(func=prepare_command)
@@ -49,7 +55,11 @@ def synth_command(args) -> int:
     from suite.errors import non_negative_int
 
     summary = synthesize(
-        args.out, args.count, size=args.size, classes=args.classes, seed=non_negative_int("--seed", args.seed)
+        args.out,
+        args.count,
+        size=args.size,
+        classes=args.classes,
+        seed=non_negative_int("--seed", args.seed, most=2**32 - 1),
     )
     print(
         f"wrote {summary['count']:,} JPEGs of {summary['width']}x{summary['height']} in "

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from suite import option_types
+
 DEFAULT_OUT = "results/diagnose"
 
 
@@ -34,7 +36,10 @@ def add_parser(subparsers) -> None:
         help="any other `suite run` option, e.g. --set warmup=1 (repeatable)",
     )
     p.add_argument(
-        "--out", default=DEFAULT_OUT, help=f"folder for the three records (default {DEFAULT_OUT}/)"
+        "--out",
+        default=DEFAULT_OUT,
+        type=option_types.output_folder("--out"),
+        help=f"folder for the three records (default {DEFAULT_OUT}/)",
     )
     p.set_defaults(func=diagnose_command)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import sys
 
 LIBRARIES = ("torchvision", "timm")
 
@@ -59,6 +59,23 @@ def list_models(library: str, pattern: str | None) -> int:
     return 0
 
 
+def _installed_workload(name: str, path: str):
+    """(workload, its parameter counts) for a third-party package's workload, or None after one warning
+    naming the plugin and its error: a broken plugin must not hide the rest of the listing."""
+    from suite.errors import UserError
+    from suite.workloads import get_workload
+    from suite.workloads.named import user_code
+
+    try:
+        with user_code(f"workload {name!r}"):
+            workload = get_workload(name)
+            # A package's model may change under the same name: counted afresh every time.
+            return workload, workload.parameter_counts()
+    except UserError as error:
+        print(f"suite: warning: installed workload {name!r} ({path}) not listed: {error}", file=sys.stderr)
+        return None
+
+
 def list_workloads() -> int:
     from tabulate import tabulate
 
@@ -68,9 +85,14 @@ def list_workloads() -> int:
     installed = installed_workload_names()
     rows = []
     for name in workload_names() + sorted(installed):
-        workload = get_workload(name)
-        # An installed package's model may change under the same name: counted afresh every time.
-        counts = workload.parameter_counts() if name in installed else cached_parameter_counts(workload)
+        if name in installed:
+            listed = _installed_workload(name, installed[name])
+            if listed is None:
+                continue
+            workload, counts = listed
+        else:
+            workload = get_workload(name)
+            counts = cached_parameter_counts(workload)
         description = workload.description + (f" (installed: {installed[name]})" if name in installed else "")
         rows.append(
             [
@@ -128,11 +150,10 @@ def cached_parameter_counts(workload) -> dict[str, int]:
     cache = cache if isinstance(cache, dict) else {}
     cache[key] = counts
     try:
+        from suite import atomic
+
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-parameters-")
-        with os.fdopen(fd, "w") as handle:
-            json.dump(cache, handle, indent=1)
-        os.replace(tmp, path)
+        atomic.write_atomic(path, json.dumps(cache, indent=1))
     except OSError:
         pass  # a read-only home only costs a recount next time
     return counts

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import sys
 
+from suite import option_types
+
 DEFAULT_OUT = "results"
 
 
@@ -57,7 +59,12 @@ def add_parser(subparsers) -> None:
         help="include the copy to the device (and, for a cache, "
         "conversion to float there); default: the host batches the loader hands out",
     )
-    p.add_argument("--out", default=DEFAULT_OUT, help=f"folder for the records (default {DEFAULT_OUT}/)")
+    p.add_argument(
+        "--out",
+        default=DEFAULT_OUT,
+        type=option_types.output_folder("--out"),
+        help=f"folder for the records (default {DEFAULT_OUT}/)",
+    )
     p.add_argument("--json", action="store_true", help="print the records on stdout instead of a table")
     p.set_defaults(func=loader_command)
 

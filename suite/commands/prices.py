@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from suite import option_types
+
 
 def add_parser(subparsers) -> None:
     from suite.reporting.pricing import DEFAULT_CATALOG
@@ -53,7 +55,12 @@ def add_parser(subparsers) -> None:
         "(default: today, noted as the import date)",
     )
     imp.add_argument("--all", action="store_true", help="also instances without accelerators")
-    imp.add_argument("--out", metavar="FILE", help="write the catalog here (default: stdout)")
+    imp.add_argument(
+        "--out",
+        metavar="FILE",
+        type=option_types.output_file("--out"),
+        help="write the catalog here (default: stdout)",
+    )
     imp.set_defaults(func=import_command)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
+from suite import option_types
+
 DEFAULT_RESULTS = "results"
 
 
@@ -36,7 +38,12 @@ def add_parser(subparsers) -> None:
         "per $)",
     )
     p.add_argument("--wide", action="store_true", help="md: every column ($ per M images, epoch hours and $)")
-    p.add_argument("--out", metavar="FILE", help="write the report here instead of stdout")
+    p.add_argument(
+        "--out",
+        metavar="FILE",
+        type=option_types.output_file("--out"),
+        help="write the report here instead of stdout",
+    )
     p.add_argument(
         "--dataset-size",
         default=None,
@@ -94,7 +101,9 @@ def report_command(args) -> int:
     dataset_size = (
         DEFAULT_DATASET_SIZE
         if args.dataset_size is None
-        else positive_int("--dataset-size", str(args.dataset_size).replace(",", "").replace("_", ""))
+        else positive_int(
+            "--dataset-size", str(args.dataset_size).replace(",", "").replace("_", ""), most=10**12
+        )
     )
     catalog = load_catalog(args.prices)
     include = include_origins(args.include)

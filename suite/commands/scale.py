@@ -8,6 +8,8 @@ import math
 import os
 import sys
 
+from suite import option_types
+
 DEFAULT_OUT = "results"
 
 
@@ -33,7 +35,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--prices", help="price catalog NAME or FILE (with --instance)")
     p.add_argument("--usd-per-hour", help="the machine's price in $/hour, instead of --instance")
     p.add_argument(
-        "--out", default=DEFAULT_OUT, help=f"folder for the runs' records (default {DEFAULT_OUT}/)"
+        "--out",
+        default=DEFAULT_OUT,
+        type=option_types.output_folder("--out"),
+        help=f"folder for the runs' records (default {DEFAULT_OUT}/)",
     )
     p.add_argument("--json", action="store_true", help="print the rows as JSON instead of a table")
     p.add_argument(

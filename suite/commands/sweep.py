@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from suite import option_types
+
 DEFAULT_OUT = "results/sweep"
 
 
 def add_parser(subparsers) -> None:
-    from suite.option_types import positive_float
-
     p = subparsers.add_parser(
         "sweep",
         help="run every combination of a grid of run options (resumable)",
@@ -44,11 +44,14 @@ def add_parser(subparsers) -> None:
         help="a file of workload names, one per line (# comments), swept as the 'workload' option",
     )
     p.add_argument(
-        "--out", default=DEFAULT_OUT, help=f"folder for the point records (default {DEFAULT_OUT}/)"
+        "--out",
+        default=DEFAULT_OUT,
+        type=option_types.output_folder("--out"),
+        help=f"folder for the point records (default {DEFAULT_OUT}/)",
     )
     p.add_argument(
         "--point-timeout",
-        type=positive_float("--point-timeout", "a positive number of seconds"),
+        type=option_types.seconds("--point-timeout"),
         metavar="S",
         help="give up on a point after S seconds (recorded as an error)",
     )

@@ -97,6 +97,35 @@ def _refuse(path: str, what: str) -> UserError:
     )
 
 
+def _is_count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _is_class_list(value) -> bool:
+    # A string is iterable too: list("cats") would be 4 classes named by letters.
+    return (
+        isinstance(value, list)
+        and all(isinstance(name, str) and name for name in value)
+        and len(set(value)) == len(value)
+    )
+
+
+def _is_sha256(value) -> bool:
+    return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+
+
+def _manifest_field(path: str, manifest: dict, name: str, valid, wanted: str):
+    """A manifest field exactly as `data prepare` writes it, or a refusal naming it: nothing is coerced
+    (int("12") or list("cats") would make a wrong cache look right)."""
+    if name not in manifest:
+        raise _refuse(path, f"field {name!r} is missing")
+    value = manifest[name]
+    if not valid(value):
+        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+        raise _refuse(path, f"field {name!r} is {shown}, not {wanted}")
+    return value
+
+
 def open_cache(path: str, full_check: bool | None = None) -> Cache:
     """Open and check a cache: the manifest must describe exactly the files beside it (the images'
     checksum in full up to FULL_CHECK_BYTES or when `full_check`, else sampled)."""
@@ -112,12 +141,12 @@ def open_cache(path: str, full_check: bool | None = None) -> Cache:
             f"cache {path!r} is format version {manifest.get('format_version')!r}; this suite "
             f"reads version {FORMAT_VERSION}: prepare it again"
         )
-    try:
-        count, size = int(manifest["count"]), int(manifest["image_size"])
-        classes = list(manifest["classes"])
-        digest = manifest["labels_sha256"]
-    except (KeyError, TypeError, ValueError) as error:
-        raise _refuse(path, f"field {error} missing or malformed") from None
+    count = _manifest_field(path, manifest, "count", _is_count, "a whole number >= 0")
+    size = _manifest_field(
+        path, manifest, "image_size", lambda v: _is_count(v) and v > 0, "a whole number > 0"
+    )
+    classes = _manifest_field(path, manifest, "classes", _is_class_list, "a list of distinct class names")
+    digest = _manifest_field(path, manifest, "labels_sha256", _is_sha256, "64 hexadecimal digits")
 
     images_path = os.path.join(path, IMAGES_FILE)
     expected_bytes = count * 3 * size * size

@@ -126,7 +126,7 @@ def synthesize(
     """Write `count` JPEGs into `out_dir/class_NNN/`. Returns a summary (count, bytes, size)."""
     from suite.data.progress import Progress
 
-    count = positive_int("--count", count)
+    count = positive_int("--count", count, most=10**8)  # the disk check below bounds it too
     classes = positive_int("--classes", classes)
     width, height = parse_image_size(size) if isinstance(size, str) else size
     workers = workers or os.cpu_count() or 1

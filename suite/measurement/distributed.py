@@ -241,21 +241,13 @@ def resolved_fields(config, batch_size: int) -> dict:
 
 def launcher_run_id(env=None) -> str | None:
     """The run id chosen by a `suite run --nproc` parent (or `suite scale`), so that it can find the
-    record. Only for that parent's own descendants: SUITE_RUN_ID_OWNER must be an ancestor's pid (a run
+    record. Only for that parent's own descendants: SUITE_RUN_ID_OWNER must name an ancestor (a run
     id left in a shell or inherited by anything else is ignored), and the id must be a plain file name."""
-    import psutil
-
-    from suite import run_record
+    from suite import context, run_record
 
     env = os.environ if env is None else env
-    run_id, owner = env.get("SUITE_RUN_ID"), env.get("SUITE_RUN_ID_OWNER", "")
-    if not run_id:
-        return None
-    try:
-        ancestors = {parent.pid for parent in psutil.Process().parents()}
-    except psutil.Error:
-        ancestors = set()
-    if not owner.isdigit() or int(owner) not in ancestors:
+    run_id = env.get("SUITE_RUN_ID")
+    if not run_id or not context.handed_by_an_ancestor(env):
         return None
     return run_record.check_run_id(run_id, "SUITE_RUN_ID")
 

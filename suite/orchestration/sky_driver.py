@@ -329,8 +329,8 @@ def write_stop_record(campaign, target, out_dir: str, reason: str, why: str, cos
 
     backend = sky_tasks.backend_for(target)
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    record = results.new_record(
-        results.new_run_id(campaign.workload, backend, now),
+    record = run_record.new_record(
+        run_record.new_run_id(campaign.workload, backend, now),
         {"started_utc": now, "fleet": campaign.name},
         {"workload": campaign.workload, "backend": backend, "instance": target.instance_type},
     )
@@ -338,7 +338,7 @@ def write_stop_record(campaign, target, out_dir: str, reason: str, why: str, cos
         "type": STOP_ERRORS[reason],
         "message": f"{reason}: {why}; cost about ${cost_usd:,.2f}",
     }
-    results.write_record_or_stop(record, os.path.join(out_dir, target.instance_type))
+    run_record.write_record_or_stop(record, os.path.join(out_dir, target.instance_type))
 
 
 def keep_commands(launches: list[Launch]) -> list[str]:

@@ -16,10 +16,14 @@ recorded with its error and the sweep goes on.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
 import itertools
 import json
 import math
 import os
+import socket
 import time
 from dataclasses import dataclass, field
 
@@ -32,6 +36,8 @@ from suite.orchestration.child import describe, throughput
 DONE_STATUSES = ("ok", "diverged", "oom")
 # More points than this would run for days (each point is a fresh process); SUITE_ALLOW_LARGE=1 overrides.
 MAX_POINTS = 10_000
+# A point's claim file in the out folder (hidden: readers of the folder skip it).
+CLAIM_PREFIX = ".claim-"
 # Within this band an effect reads better as a percentage ("+4%") than as a ratio ("1.04×").
 PERCENT_BAND = (0.8, 1.25)
 
@@ -43,6 +49,20 @@ class Spec:
     fixed: dict[str, list[str]] = field(default_factory=dict)  # option -> its values (repeatable options)
     grid: dict[str, list[str]] = field(default_factory=dict)  # option -> the values to sweep
     source: str = "command line"
+    given: dict[str, str] = field(default_factory=dict)  # an option's dest -> where it was given, as spelt
+
+    def claim(self, spelt: str, name: str, options: dict, where: str) -> None:
+        """Each option is given once across the file and the command line, whatever its spelling
+        (batch_size, batch-size, --nproc-per-node for --nproc): a second would silently replace the first.
+        Repeatable options (--model-override KEY=VALUE) may be given again."""
+        from suite.run_options import OverrideAction
+
+        action = options[name]
+        if action.dest in self.given and not isinstance(action, OverrideAction):
+            raise UserError(
+                f"option {name!r} is given twice: {self.given[action.dest]} and {spelt!r} ({where}); give it once"
+            )
+        self.given.setdefault(action.dest, f"{spelt!r} ({where})")
 
 
 @dataclass
@@ -116,7 +136,8 @@ def load_spec(path: str, options: dict) -> Spec:
         for option_node, values_node in value_node.value:
             name = str(option_node.value).replace("_", "-")
             check_option(name, options, _where(path, option_node))
-            target[name] = _scalars(name, values_node, path)
+            spec.claim(str(option_node.value), name, options, f"{section}, {_where(path, option_node)}")
+            target.setdefault(name, []).extend(_scalars(name, values_node, path))
     if not spec.grid:
         raise UserError(f"sweep file {path} has no 'grid' section: nothing to sweep")
     return spec
@@ -138,18 +159,20 @@ def parse_inline(
     """`--grid batch-size=16,32 precision=fp32,bf16` and `--set workload=dcgan64` onto a spec."""
     spec = spec or Spec()
     for text in grid:
-        name, sep, values = text.partition("=")
-        name = name.strip().replace("_", "-")
+        spelt, sep, values = text.partition("=")
+        name = spelt.strip().replace("_", "-")
         if not sep or not values.strip():
             raise UserError(f"--grid takes OPTION=V1,V2,... (e.g. batch-size=16,32), got {text!r}")
         check_option(name, options, "--grid")
+        spec.claim(spelt.strip(), name, options, "--grid")
         spec.grid[name] = [v.strip() for v in values.split(",") if v.strip()]
     for text in fixed:
-        name, sep, value = text.partition("=")
-        name = name.strip().replace("_", "-")
+        spelt, sep, value = text.partition("=")
+        name = spelt.strip().replace("_", "-")
         if not sep:
             raise UserError(f"--set takes OPTION=VALUE (e.g. workload=dcgan64), got {text!r}")
         check_option(name, options, "--set")
+        spec.claim(spelt.strip(), name, options, "--set")
         spec.fixed.setdefault(name, []).append(value.strip())
     if require_grid and not spec.grid:
         raise UserError("nothing to sweep: give a sweep file or --grid OPTION=V1,V2 ...")
@@ -237,41 +260,109 @@ def run_point(point: Point, out_dir: str, timeout_s: float | None = None, origin
     return child.run(point.argv, point.config, out_dir, timeout_s, origin=origin, sweep_point=point.knobs)
 
 
+def claim_path(out_dir: str, point: Point) -> str:
+    """The point's claim file: hidden (readers skip it), named by its resolved configuration."""
+    digest = hashlib.sha256(json.dumps(point.config, sort_keys=True, default=str).encode()).hexdigest()
+    return os.path.join(out_dir, f"{CLAIM_PREFIX}{digest[:20]}")
+
+
+def try_claim(path: str, wait: bool = False) -> int | None:
+    """Claim a point: an exclusive flock(2) on its claim file, held while the point runs. Returns the open
+    descriptor, or None when another process holds it (with WAIT: blocks until it is free).
+
+    A lock, not a file's existence, is the claim: the kernel releases it when its process ends however it
+    ends (kill -9, a crash, a power cut), so a dead sweep's points are never claimed forever, and no age or
+    pid has to be guessed at. The file is removed by its owner when the point is done; one opened just
+    before that removal is found stale by its inode and opened again."""
+    while True:
+        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        except BaseException:
+            os.close(fd)
+            raise
+        try:
+            current = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            current = False
+        if current:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{socket.gethostname()} pid {os.getpid()}\n".encode())  # who, for a person looking
+            return fd
+        os.close(fd)  # its owner removed it after we opened it: claim the new file instead
+
+
+def release_claim(path: str, fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)  # before the lock goes: a waiter then sees the file is no longer the claim
+    os.close(fd)
+
+
 def run_sweep(points: list[Point], out_dir: str, log=print, timeout_s: float | None = None) -> list:
-    """Run what is not yet recorded; returns [(point, record)] for every point."""
+    """Run what is not yet recorded; returns [(point, record)] for every point. Sweeps started at once
+    into one folder share the work: each point is claimed (`try_claim`) before it runs, and a point
+    another sweep holds is waited for at the end, then taken from its record, or run here if that sweep
+    died without one."""
+    os.makedirs(out_dir, exist_ok=True)
     records = existing_records(out_dir)
-    outcome = []
+    outcome, held_elsewhere = [], []
     to_run = sum(1 for p in points if find_record(p, records) is None)
     log(f"sweep: {len(points)} points, {len(points) - to_run} already recorded in {out_dir}, {to_run} to run")
-    ran = 0
+    width = len(str(len(points)))
     for point in points:
-        head = f"[{point.index + 1:>{len(str(len(points)))}}/{len(points)}] {point.label()}"
+        head = f"[{point.index + 1:>{width}}/{len(points)}] {point.label()}"
         record = find_record(point, records)
         if record is not None:
             log(f"{head}: recorded ({describe(record)})")
             outcome.append((point, record))
             continue
-        ran += 1
+        claimed = _run_claimed(point, out_dir, head, outcome, log, timeout_s, False, len(points))
+        if not claimed:
+            log(f"{head}: being run by another sweep into {out_dir}; taken from it at the end")
+            held_elsewhere.append(point)
+    for point in held_elsewhere:
+        head = f"[{point.index + 1:>{width}}/{len(points)}] {point.label()}"
+        _run_claimed(point, out_dir, head, outcome, log, timeout_s, True, len(points))
+    return sorted(outcome, key=lambda pair: pair[0].index)
+
+
+def _run_claimed(point, out_dir, head, outcome, log, timeout_s, wait: bool, total: int) -> bool:
+    """Claim POINT (waiting for it with WAIT), then take its record if another sweep made one meanwhile,
+    else run it. False if it is claimed elsewhere and WAIT is not set."""
+    path = claim_path(out_dir, point)
+    fd = try_claim(path, wait=wait)
+    if fd is None:
+        return False
+    try:
+        record = find_record(point, existing_records(out_dir))  # the claim's last holder may have made it
+        if record is not None:
+            log(f"{head}: recorded by another sweep ({describe(record)})")
+            outcome.append((point, record))
+            return True
         started = time.monotonic()
         try:
             record = run_point(point, out_dir, timeout_s)
         except KeyboardInterrupt:
-            done = len(outcome)
             log(
-                f"{head}: interrupted. {done} of {len(points)} points are recorded in {out_dir}; "
+                f"{head}: interrupted. {len(outcome)} of {total} points are recorded in {out_dir}; "
                 "run the same command again to resume"
             )
             raise
         except run_record.RecordNotWritten as error:
             # The folder turned read-only (or full): stop rather than measure points nothing can keep.
             log(
-                f"{head}: {error}. {len(outcome)} of {len(points)} points are recorded in {out_dir}; "
+                f"{head}: {error}. {len(outcome)} of {total} points are recorded in {out_dir}; "
                 "make it writable and run the same command again to resume"
             )
             raise
         log(f"{head}: {describe(record)} ({time.monotonic() - started:.1f} s)")
         outcome.append((point, record))
-    return outcome
+        return True
+    finally:
+        release_claim(path, fd)
 
 
 # -- reading the results -------------------------------------------------------------------------------

@@ -11,7 +11,12 @@ import re
 from suite.errors import UserError
 
 ACCEPTED = "a date: YYYY-MM-DD, or YYYY-MM or YYYY when only that much is known"
-_PATTERN = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
+# ASCII digits only: `\d` would also match full-width and other scripts' digits ("２０２５"), which int()
+# reads but a catalog should not keep.
+_PATTERN = re.compile(r"([0-9]{4})(?:-([0-9]{2})(?:-([0-9]{2}))?)?")
+# No cloud instance had an hourly price before Amazon EC2's public beta (August 2006, see docs/failure-modes.md):
+# an earlier date (year 1, 1970) is a typo or a default, not a price list's date.
+EARLIEST_YEAR = 2006
 # How catalogs said their date before it was a date: "imported 2025-06-01 (the source's own date may be
 # older)", written by `suite prices import`, and "2025 (exact date unknown; ...)", the shipped one's form.
 _DATE_WITH_WORDS = re.compile(r"(imported )?(\d{4}(?:-\d{2}(?:-\d{2})?)?) \((.+)\)")
@@ -47,6 +52,11 @@ def parse_price_date(value, what: str, today: datetime.date | None = None) -> st
             f"{what} must be {ACCEPTED}, got {value!r}"
             + (": write the date alone and any words in as_of_note" if what.endswith("as_of") else "")
         ) from None
+    if start.year < EARLIEST_YEAR:
+        raise UserError(
+            f"{what} {text} is before {EARLIEST_YEAR}, when cloud instances were first priced by the hour "
+            f"(give the price list's own date: {ACCEPTED})"
+        )
     if start > (today or datetime.date.today()):
         raise UserError(f"{what} {text} is in the future (prices are quoted as of a past date)")
     return text

@@ -33,14 +33,79 @@ ZONE_STATS = {"mean": statistics.fmean, "median": statistics.median, "min": min,
 EC2_SPOT_STATS = ("avg", "min", "max")
 
 
+class Malformed(Exception):
+    """One instance of a price list has a field of the wrong type or a junk value: the instance is skipped
+    and named, never written with a made-up 0."""
+
+
 def _price(text) -> float | None:
-    """A price as the sources write it: a number or a string; empty, "N/A", 0, NaN, infinity or junk ->
-    None (float() reads "inf" and "nan", which are no price)."""
+    """A price as the sources write it: a number or a string; empty, "N/A", 0, NaN, infinity or junk text
+    -> None (no quote; float() reads "inf" and "nan", which are no price). Any other type (a list, an
+    object, true) is not a price at all: Malformed."""
+    if text is None:
+        return None
+    if isinstance(text, bool) or not isinstance(text, (str, int, float)):
+        raise Malformed(f"a price is a {type(text).__name__} ({_short(text)})")
     try:
         value = float(str(text).strip())
-    except (TypeError, ValueError):
+    except ValueError:
         return None
     return value if math.isfinite(value) and value > 0 else None
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _hardware(value, field: str, whole: bool, required: bool) -> float | int:
+    """A hardware figure (count, vCPUs, GiB): a number or numeric text, finite and >= 0 (> 0 if REQUIRED),
+    whole if WHOLE. Absent (None or empty text) is 0 where the field may be absent; anything else that is
+    not such a number is Malformed, naming the field, never silently 0."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if required:
+            raise Malformed(f"{field} is missing")
+        return 0
+    number = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None
+    good = number is not None and math.isfinite(number) and number >= 0 and (number > 0 or not required)
+    if not good or (whole and number != int(number)):
+        wanted = "a whole number" if whole else "a number"
+        raise Malformed(f"{field} is {_short(value)}, not {wanted}{' above 0' if required else ' >= 0'}")
+    return int(number) if whole else number
+
+
+def _mapping(value, where: str) -> dict:
+    """An object the format nests (pricing, pricing[region], pricing[region][os]); absent is empty."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise Malformed(f"{where} is a {type(value).__name__} ({_short(value)}), not an object")
+    return value
+
+
+def _name(value) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise Malformed(f"instance_type is {_short(value)}, not a name")
+    return value
+
+
+def warn_malformed(path: str, malformed: list[str]) -> None:
+    """One warning naming the skipped instances (the first ten) and why."""
+    if malformed:
+        shown = "; ".join(malformed[:10]) + (
+            f"; and {len(malformed) - 10} more" if len(malformed) > 10 else ""
+        )
+        print(
+            f"suite: warning: {path}: {len(malformed)} instance(s) skipped, malformed: {shown}",
+            file=sys.stderr,
+        )
 
 
 def detect_format(path: str, head: str) -> str:
@@ -58,42 +123,68 @@ def from_ec2instances(
         raise UserError(f"unknown spot statistic {spot_stat!r} (accepted: {', '.join(EC2_SPOT_STATS)})")
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
         raise UserError("not an ec2instances.info instances.json (expected a list of instance objects)")
-    instances, unpriced = {}, 0
-    for item in data:
-        name = item.get("instance_type")
-        gpus = int(_price(item.get("GPU")) or 0)
-        if not name or (gpus == 0 and not include_cpu_only):
+    instances, unpriced, malformed = {}, 0, []
+    for number, item in enumerate(data):
+        try:
+            priced = _ec2_instance(item, region, spot_stat, include_cpu_only, os_name)
+        except Malformed as error:
+            malformed.append(f"{_label(item.get('instance_type'), number)}: {error}")
             continue
-        prices = ((item.get("pricing") or {}).get(region) or {}).get(os_name) or {}
-        on_demand = _price(prices.get("ondemand"))
-        if on_demand is None:
+        if priced is None:
+            continue
+        name, entry = priced
+        if entry is None:
             unpriced += 1
-            continue
-        model = item.get("GPU_model")
-        entry = {
-            "provider": "aws",
-            "region": region,
-            "accelerator": model or ("unknown (not named by the source)" if gpus else "none"),
-            "accelerator_count": gpus,
-            "accelerator_memory_gib": float(_price(item.get("GPU_memory")) or 0),
-            "vcpus": int(_price(item.get("vCPU")) or 0),
-            "ram_gib": float(_price(item.get("memory")) or 0),
-            "on_demand_usd_per_hour": on_demand,
-            "spot_usd_per_hour": _price(prices.get(f"spot_{spot_stat}")),
-        }
-        if gpus and not model:
-            entry["note"] = "accelerator model not given by ec2instances.info: fill it in"
-        instances[name] = entry
-    return instances, unpriced
+        else:
+            instances[name] = entry
+    return instances, unpriced, malformed
+
+
+def _label(name, number: int) -> str:
+    return name if isinstance(name, str) and name.strip() else f"item {number}"
+
+
+def _ec2_instance(item: dict, region: str, spot_stat: str, include_cpu_only: bool, os_name: str):
+    """(name, catalog entry) for one instances.json item; (name, None) if it has no price here; None if it
+    is not wanted (no accelerator). Malformed if a field has the wrong type or a junk value."""
+    name = _name(item.get("instance_type"))
+    gpus = _hardware(item.get("GPU"), "GPU", whole=True, required=False)
+    if gpus == 0 and not include_cpu_only:
+        return None
+    pricing = _mapping(item.get("pricing"), "pricing")
+    in_region = _mapping(pricing.get(region), f"pricing[{region!r}]")
+    prices = _mapping(in_region.get(os_name), f"pricing[{region!r}][{os_name!r}]")
+    on_demand = _price(prices.get("ondemand"))
+    model = item.get("GPU_model")
+    if model is not None and not isinstance(model, str):
+        raise Malformed(f"GPU_model is {_short(model)}, not a name")
+    entry = {
+        "provider": "aws",
+        "region": region,
+        "accelerator": model or ("unknown (not named by the source)" if gpus else "none"),
+        "accelerator_count": gpus,
+        "accelerator_memory_gib": float(_hardware(item.get("GPU_memory"), "GPU_memory", False, False)),
+        "vcpus": _hardware(item.get("vCPU"), "vCPU", whole=True, required=True),
+        "ram_gib": float(_hardware(item.get("memory"), "memory", whole=False, required=True)),
+        "on_demand_usd_per_hour": on_demand,
+        "spot_usd_per_hour": _price(prices.get(f"spot_{spot_stat}")),
+    }
+    if on_demand is None:
+        return name, None
+    if gpus and not model:
+        entry["note"] = "accelerator model not given by ec2instances.info: fill it in"
+    return name, entry
 
 
 def _gpu_memory_gib(info: str) -> float:
     """SkyPilot's GpuInfo is a Python-literal dict: {'Gpus': [...], 'TotalGpuMemoryInMiB': 16384}."""
     try:
         parsed = ast.literal_eval(info) if info else {}
-        return float(parsed.get("TotalGpuMemoryInMiB", 0)) / 1024
-    except (ValueError, SyntaxError, AttributeError, TypeError):
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return 0.0  # not the dict form (some rows name the GPU there): the memory is not given
+    if not isinstance(parsed, dict):
         return 0.0
+    return _hardware(parsed.get("TotalGpuMemoryInMiB"), "GpuInfo TotalGpuMemoryInMiB", False, False) / 1024
 
 
 def _combine_zones(rows: list[dict], zone_stat: str) -> tuple[float | None, float | None, str | None]:
@@ -146,25 +237,39 @@ def from_skypilot(
         key = (row["InstanceType"], row.get("AcceleratorName") or "", row.get("AcceleratorCount") or "")
         groups.setdefault(key, []).append(row)
 
-    instances, unpriced = {}, 0
+    instances, unpriced, malformed = {}, 0, []
     vms = {}  # GCP host VMs, for pricing GPU rows
     for (itype, accel, count_text), group in groups.items():
         on_demand, spot, note = _combine_zones(group, zone_stat)
         if on_demand is None:
             unpriced += 1
             continue
-        count = int(_price(count_text) or 0)
+        first = group[0]
+        try:
+            count = _hardware(count_text, "AcceleratorCount", whole=False, required=False)
+            hardware = {
+                "accelerator_memory_gib": _gpu_memory_gib(first.get("GpuInfo", "")),
+                # GPU-only rows (GCP, empty InstanceType) carry no host: their host VM's figures are used
+                "vcpus": _hardware(first["vCPUs"], "vCPUs", whole=True, required=bool(itype)),
+                "ram_gib": float(
+                    _hardware(first["MemoryGiB"], "MemoryGiB", whole=False, required=bool(itype))
+                ),
+            }
+        except Malformed as error:
+            malformed.append(f"{itype or accel or 'a row'}: {error}")
+            continue
+        if count != int(count):  # a fraction of a GPU (some clouds sell one) is no count of devices
+            malformed.append(f"{itype or accel}: AcceleratorCount {count_text!r} is not a whole number")
+            continue
+        count = int(count)
         if accel.upper() == "CPU-ONLY":
             accel, count = "", 0
-        first = group[0]
         entry = {
             "provider": provider,
             "region": region,
             "accelerator": accel or "none",
             "accelerator_count": count,
-            "accelerator_memory_gib": _gpu_memory_gib(first.get("GpuInfo", "")),
-            "vcpus": int(_price(first["vCPUs"]) or 0),
-            "ram_gib": float(_price(first["MemoryGiB"]) or 0),
+            **hardware,
             "on_demand_usd_per_hour": on_demand,
             "spot_usd_per_hour": spot,
         }
@@ -202,7 +307,7 @@ def from_skypilot(
             "note": f"{gcp_host} VM + GPUs priced apart"
             + (f"; GPU {gpu['note']}" if gpu.get("note") else ""),
         }
-    return instances, unpriced
+    return instances, unpriced, malformed
 
 
 def import_file(
@@ -236,15 +341,21 @@ def import_file(
             data = json.loads(text)
         except json.JSONDecodeError as error:
             raise UserError(f"{path!r} is not valid JSON ({error.msg} at line {error.lineno})") from None
-        instances, unpriced = from_ec2instances(data, region, spot_stat, include_cpu_only)
+        except RecursionError:  # the parser recurses per level: thousands of [[[[ exhaust the stack
+            raise UserError(f"{path!r} is nested too deeply to be a price list") from None
+        instances, unpriced, malformed = from_ec2instances(data, region, spot_stat, include_cpu_only)
         source = f"ec2instances.info instances.json ({path}), Linux prices, spot = spot_{spot_stat}"
         spot_basis = f"ec2instances.info spot_{spot_stat}"
     else:
-        instances, unpriced = from_skypilot(
-            list(csv.DictReader(text.splitlines())), region, zone_stat, gcp_host, include_cpu_only
-        )
+        reader = csv.DictReader(text.splitlines())
+        try:
+            rows = list(reader)
+        except csv.Error as error:  # e.g. a field over csv.field_size_limit() (131,072 characters)
+            raise UserError(f"{path!r} is not a readable CSV (line {reader.line_num + 1}: {error})") from None
+        instances, unpriced, malformed = from_skypilot(rows, region, zone_stat, gcp_host, include_cpu_only)
         source = f"SkyPilot catalog vms.csv ({path})"
         spot_basis = f"{zone_stat} of the per-availability-zone spot quotes in {region}"
+    warn_malformed(path, malformed)
     if not instances:
         raise UserError(
             f"{path!r}: no priced instances in {region!r}"

@@ -306,6 +306,17 @@ def resolve_run_instance(config):
         raise UserError(
             "--instance is empty: give an instance name (see `suite prices list`), or leave it out"
         )
+    prices = getattr(config, "prices", None)
+    if prices is not None and not str(prices).strip():
+        raise UserError(
+            "--prices is empty: give a catalog name or file (see `suite prices list`), or leave it out"
+        )
+    if prices and not instance:
+        # Said, not ignored: the person meant the run to be priced, and a report would show it unpriced.
+        raise UserError(
+            f"--prices {prices!r} names the catalog --instance is looked up in, and no --instance is given: "
+            "add --instance NAME (see `suite prices list`), or leave --prices out"
+        )
     if not instance:
         return config
     instance, catalog = find_instance(config.instance, getattr(config, "prices", None))
