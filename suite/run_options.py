@@ -223,6 +223,53 @@ def run_options() -> dict[str, argparse.Action]:
     return options
 
 
+def option_argv(name: str, value, action) -> list[str]:
+    """One option as typed: `--name value`, or for a switch `--name` / `--no-name` (or nothing)."""
+    from suite.errors import truth
+    from suite.option_types import Switch
+
+    if isinstance(action, Switch):
+        return [f"--{name}" if truth(f"option {name!r}", value) else f"--no-{name}"]
+    if action.nargs == 0:  # store_true: given or not
+        return [f"--{name}"] if truth(f"option {name!r}", value) else []
+    if isinstance(value, dict):  # repeatable KEY=VALUE options
+        return [arg for key, item in value.items() for arg in (f"--{name}", f"{key}={item}")]
+    if isinstance(value, (list, tuple)):
+        return [arg for item in value for arg in (f"--{name}", str(item))]
+    return [f"--{name}", str(value)]
+
+
+def run_argv(options: dict) -> list[str]:
+    """`suite run` options {name without dashes: value or list of values} -> argv, in the given order."""
+    from suite.errors import UserError
+
+    known = run_options()
+    argv = []
+    for name, value in options.items():
+        if name not in known:
+            raise UserError(f"unknown `suite run` option {name!r}")
+        argv += option_argv(name, value, known[name])
+    return argv
+
+
+def config_argv(config: dict, leave_out: tuple[str, ...] = (), always: tuple[str, ...] = ()) -> list[str]:
+    """The `suite run` options that reproduce a recorded config: the `always` ones first, then every option
+    whose field holds a value other than its default (a run's record keeps what it was asked, resolved)."""
+    from suite.config import RunConfig
+
+    defaults = {f.name: f.default for f in dataclasses.fields(RunConfig)}
+    known = run_options()
+    options = {name: config[known[name].dest] for name in always if config.get(known[name].dest) is not None}
+    for name, action in known.items():
+        value = config.get(action.dest)
+        if name in (*leave_out, *options) or value in (None, {}, []):
+            continue
+        if value == action.default or value == defaults.get(action.dest):
+            continue
+        options[name] = value
+    return run_argv(options)
+
+
 class OverrideAction(argparse.Action):
     """`--model-override ngf=8` (repeatable) -> {"ngf": 8}."""
 
