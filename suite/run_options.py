@@ -156,6 +156,14 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         "group: the run-level samples `suite compare` tests",
     )
     several.add_argument(
+        "--against",
+        action="append",
+        metavar="OPTION=VALUE",
+        help="with --repeat: also run this configuration with OPTION changed (repeatable), interleaved "
+        "with the first (A B B A …) so that both sides meet the same host load; records go to "
+        "OUT/baseline and OUT/candidate, for `suite compare`",
+    )
+    several.add_argument(
         "--per-device",
         dest="per_device",
         type=positive_int("--per-device"),

@@ -214,11 +214,13 @@ def _weigh_load(comparison: dict) -> None:
             comparison["notes"].append(
                 f"{METRICS[name][0]}: {metric['verdict_before_load']} WITHHELD: {reason}"
             )
-    for side, load in (("baseline", base), ("candidate", cand)):
-        if not load["runs_with_load"]:
-            comparison["notes"].append(
-                f"{side}: host load not recorded: a load difference cannot be ruled out"
-            )
+    unrecorded = [
+        side for side, load in (("baseline", base), ("candidate", cand)) if not load["runs_with_load"]
+    ]
+    if unrecorded:
+        comparison["notes"].append(
+            f"host load not recorded ({' and '.join(unrecorded)}): a load difference cannot be ruled out"
+        )
     for side, load in (("baseline", base), ("candidate", cand)):
         if load["noise_warnings"]:
             comparison["notes"].append(

@@ -77,6 +77,8 @@ NOT_KEYED = {
         "ram_bytes": "memory size decides what fits, not the rate of what ran",
         "os": "the kernel seldom changes a training rate; devices and library versions are keyed",
         "platform": "the kernel seldom changes a training rate; devices and library versions are keyed",
+        "load": "the host's load as the run started: a condition of the measurement, not the configuration "
+        "(compare weighs it beside its verdicts)",
     },
     "device": {
         "backend": "the backend is keyed from config",
