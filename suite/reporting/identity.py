@@ -77,8 +77,20 @@ NOT_KEYED = {
         "ram_bytes": "memory size decides what fits, not the rate of what ran",
         "os": "the kernel seldom changes a training rate; devices and library versions are keyed",
         "platform": "the kernel seldom changes a training rate; devices and library versions are keyed",
-        "load": "the host's load as the run started: a condition of the measurement, not the configuration "
-        "(compare weighs it beside its verdicts)",
+        # The host's load as the run started: a condition of the measurement, not the configuration
+        # (`suite compare` weighs it beside its verdicts).
+        **{
+            f"load.{name}": "the host's load as the run started, not the configuration"
+            for name in (
+                "logical_cpus",
+                "sample_s",
+                "load_average_1m",
+                "load_average_5m",
+                "others_cpu_percent",
+                "cpu_mhz",
+                "cpu_max_mhz",
+            )
+        },
     },
     "device": {
         "backend": "the backend is keyed from config",

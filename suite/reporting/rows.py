@@ -21,6 +21,7 @@ from collections import Counter
 from suite import stats
 from suite.reporting.cells import whole_number
 from suite.reporting.identity import LOADER_FIELDS, SETTING_FIELDS, row_identity, row_key, settings
+from suite.reporting.numerics_mark import under_failed_numerics
 from suite.reporting.pricing import Catalog
 from suite.run_record.facts import (
     accelerators_used,
@@ -171,15 +172,28 @@ class _Runs:
 
 
 def _sort_runs(group: list[dict]) -> _Runs:
+    # A configuration whose latest numerics check failed stays failed until a later check passes: an
+    # unchecked run of it afterwards is no evidence that the precision now trains the same model.
+    marked = under_failed_numerics(group)
     ok = [
         r
         for r in group
-        if r.get("status") == "ok" and images_per_hour(r) and not profiled(r) and not numerics_failed(r)
+        if r.get("status") == "ok"
+        and images_per_hour(r)
+        and not profiled(r)
+        and not numerics_failed(r)
+        and not marked
     ]
     failed = [r for r in group if not any(r is o for o in ok)]
     # an "ok" record without a throughput is damaged, a profiled one perturbed: counted apart, never in the median
     not_ok = Counter(
-        ("profiled" if profiled(r) else "numerics failed" if numerics_failed(r) else "no throughput")
+        (
+            "profiled"
+            if profiled(r)
+            else "numerics failed"
+            if numerics_failed(r) or marked
+            else "no throughput"
+        )
         if r.get("status") == "ok"
         else (r.get("status") or "error")
         for r in failed
@@ -263,6 +277,12 @@ def _describe(row: dict, group: list[dict], runs: _Runs, pool: tuple[str, ...]) 
             row["notes"].append(f"pooled across {name.split('.', 1)[1]}: {', '.join(values)}")
     if row["upper_bound"]:
         row["notes"].append("synthetic data: a compute-only ceiling (upper bound), not real-data training")
+    if under_failed_numerics(group):
+        unchecked = sum(1 for r in group if not (r.get("numerics") or {}).get("verdict"))
+        row["notes"].append(
+            f"its latest numerics check FAILED: no run counts until a later check passes ({unchecked} unchecked "
+            "run(s) left out with it)"
+        )
     if runs.not_ok:
         row["notes"].append(
             ", ".join(f"{n} {status}" for status, n in sorted(runs.not_ok.items()))
