@@ -12,7 +12,7 @@ DEFAULT_OUT = "results"
 def add_run_options(p: argparse.ArgumentParser) -> None:
     """Every `suite run` option, on parser `p`."""
     from suite.backends import declared
-    from suite.option_types import Switch, non_negative_int, positive_float, positive_int
+    from suite.option_types import Once, Switch, non_negative_int, positive_float, positive_int
 
     p.add_argument(
         "--backend",
@@ -96,6 +96,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     cost = p.add_argument_group("where it runs (cost)")
     cost.add_argument(
         "--instance",
+        action=Once,
         metavar="NAME",
         help="the cloud instance this runs on (e.g. p3.2xlarge; see `suite prices list`); "
         "`suite report` prices the run with it",

@@ -107,6 +107,7 @@ NOT_KEYED = {
         "world_size": "keyed from config",
         "batches_per_epoch": "images ÷ batch, both keyed",
         "note": "a description",
+        "ignored": "the warning about loader options given to synthetic data: they change nothing that ran",
         "cache.created_utc": "when the cache was made; its source and fingerprint are keyed",
     },
     "workload": {

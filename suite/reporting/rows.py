@@ -36,6 +36,14 @@ from suite.run_record.facts import (
 
 # The seed's data set: Mapillary Street Level Sequences, ~1.2 M JPEGs.
 DEFAULT_DATASET_SIZE = 1_200_000
+MIN_RUNS_FOR_INTERVAL = (
+    6  # the fewest runs whose min … max covers the median with ≥ 95% (stats.median_interval)
+)
+# Runs of one row whose relative range passes both the floor and a multiple of their windows' own noise
+# (cv, at least stats.WIDE_SPREAD_CV) are flagged: fresh processes on a busy host differ by tens of percent,
+# a 10× gap is another machine or another load, not noise.
+RATES_DISAGREE = 0.5
+DISAGREE_TIMES_NOISE = 5
 
 
 def build_rows(
@@ -58,13 +66,13 @@ def build_rows(
         groups.setdefault(key, []).append(record)
     # A whole instance measured (--per-device) replaces extrapolation for its one-device twin.
     one_device = {_twin_key(g[0], pool): g for g in groups.values() if not per_device(g[0])}
-    measured = {_twin_key(g[0], pool) for g in groups.values() if per_device(g[0])}
+    measured = {_twin_key(g[0], pool): per_device(g[0]) for g in groups.values() if per_device(g[0])}
     rows = []
     for group in groups.values():
         twin, catalog_of = _twin_key(group[0], pool), catalog_for(group[0])
         row = _row(group, catalog_of, dataset_size, extrapolate and twin not in measured, pool, price_as_if)
         if extrapolate and twin in measured and not per_device(group[0]):
-            row["notes"].append("not extrapolated: the --per-device row measured the whole instance")
+            row["notes"].append(_measured_note(measured[twin], row["instance_accelerators"]))
         if per_device(group[0]) and twin in one_device:
             single = _row(one_device[twin], catalog_of, dataset_size, False, pool, price_as_if)
             row["measured_scaling"] = _measured_scaling(row, single)
@@ -112,6 +120,15 @@ def _noted(name: str) -> bool:
 def _note_value(value) -> str:
     text = str(value)
     return text[:12] + "…" if len(text) > 40 and " " not in text else text  # a fingerprint, shortened
+
+
+def _measured_note(copies: int, instance_devices: int | None) -> str:
+    """What a --per-device twin measured: the whole instance only when it used every device."""
+    if instance_devices is None:
+        return f"not extrapolated: a --per-device row measured {copies} devices at once"
+    if copies >= instance_devices:
+        return "not extrapolated: the --per-device row measured the whole instance"
+    return f"not extrapolated: a --per-device row measured {copies} of the instance's {instance_devices} devices at once"
 
 
 def _name_what_differs(rows: list[dict], groups: list[list[dict]], pool: tuple[str, ...]) -> None:
@@ -210,7 +227,7 @@ def _blank_row(group: list[dict], runs: _Runs, catalog: Catalog) -> dict:
     warnings = [f"{r.get('run_id')}: {w}" for r in group for w in (r.get("warnings") or [])]
     cvs = [cv for r in ok for cv in [_window_cv(r)] if cv is not None]
     return {
-        "model_run": config.get("workload"),
+        "model_run": _model_label(config),
         "instance": config.get("instance"),
         "region": None,
         "images_per_hour": None,
@@ -240,6 +257,10 @@ def _blank_row(group: list[dict], runs: _Runs, catalog: Catalog) -> dict:
         "warnings": warnings,
         "images_per_hour_min": None,
         "images_per_hour_max": None,
+        "median_ci_low": None,  # the median's distribution-free 95% interval (None: too few runs)
+        "median_ci_high": None,
+        "median_ci_coverage": None,
+        "rates_disagree": False,
         "measured_images_per_hour": None,
         "profiled_images_per_hour": statistics.median(images_per_hour(r) for r in traced) if traced else None,
         "status": "ok" if ok else ("profiled" if traced and len(traced) == len(group) else _worst(not_ok)),
@@ -291,7 +312,8 @@ def _describe(row: dict, group: list[dict], runs: _Runs, pool: tuple[str, ...]) 
 
 
 def _measure(row: dict, ok: list[dict]) -> float:
-    """The row's rate: the median of its runs' rates; their range and spread beside it."""
+    """The row's rate: the median of its runs' rates; their range, spread and the median's 95% interval
+    beside it, and a mark where the runs disagree beyond their own noise."""
     rates = [images_per_hour(r) for r in ok]
     rate = statistics.median(rates)
     row.update(
@@ -300,7 +322,33 @@ def _measure(row: dict, ok: list[dict]) -> float:
         measured_images_per_hour=rate,
         spread=stats.relative_range(rates) if len(rates) > 1 else None,
     )
+    interval = stats.median_interval(rates)
+    if interval is None:
+        row["notes"].append(
+            f"{len(rates)} run(s): too few for a 95% interval of the median ({MIN_RUNS_FOR_INTERVAL} needed; "
+            "add runs with `suite run --repeat N`)"
+        )
+    else:
+        row.update(median_ci_low=interval[0], median_ci_high=interval[1], median_ci_coverage=interval[2])
+    _flag_disagreeing(row, ok, rates)
     return rate
+
+
+def _flag_disagreeing(row: dict, ok: list[dict], rates: list[float]) -> None:
+    """Runs of one configuration whose rates differ far beyond their own windows' noise are not repeats of
+    one measurement (another host's load, a throttled clock, a changed machine): the row says so, with
+    the hosts, rather than hide the difference in a median."""
+    if len(rates) < 2 or row["spread"] is None:
+        return
+    window_noise = max(row["window_cv_max"] or 0.0, stats.WIDE_SPREAD_CV)
+    if row["spread"] <= max(RATES_DISAGREE, DISAGREE_TIMES_NOISE * window_noise):
+        return
+    row["rates_disagree"] = True
+    hosts = sorted({str((r.get("context") or {}).get("host")) for r in ok})
+    row["notes"].append(
+        f"RATES DISAGREE: runs range ×{max(rates) / min(rates):.2g} (spread {row['spread']:.0%}, beyond their "
+        f"windows' noise) on host(s) {', '.join(hosts)}: check that they measured one thing"
+    )
 
 
 def _match_instance(row: dict, catalog: Catalog, price_as_if: bool):
@@ -344,6 +392,10 @@ def _scale_to_instance(row: dict, instance, rate: float, extrapolate: bool) -> f
                 images_per_hour_min=row["images_per_hour_min"] * factor,
                 images_per_hour_max=row["images_per_hour_max"] * factor,
             )
+            if row["median_ci_low"] is not None:
+                row.update(
+                    median_ci_low=row["median_ci_low"] * factor, median_ci_high=row["median_ci_high"] * factor
+                )
             row["notes"].append(
                 f"EXTRAPOLATED ×{factor:g} from {used} of {instance.accelerator_count} "
                 f"accelerators (assumes linear scaling; measured {whole_number(row['measured_images_per_hour'])} img/h)"
@@ -417,6 +469,16 @@ def _error_text(record: dict) -> str:
 def _verdict(group: list[dict]) -> str | None:
     verdicts = sorted({str(v) for r in group if (v := (r.get("diagnosis") or {}).get("verdict"))})
     return " / ".join(verdicts) or None
+
+
+def _model_label(config: dict) -> str | None:
+    """The workload's name, and its overrides where it was changed: a modified model is not the stock one."""
+    overrides = config.get("model_overrides") or {}
+    if not overrides:
+        return config.get("workload")
+    return (
+        f"{config.get('workload')} (modified: {', '.join(f'{k}={v}' for k, v in sorted(overrides.items()))})"
+    )
 
 
 def _window_cv(record: dict) -> float | None:
