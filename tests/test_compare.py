@@ -271,6 +271,7 @@ def test_cli_glob_and_too_few(tmp_path, capsys):
     [
         (["--format", "xml"], "unknown --format 'xml'"),
         (["--fail-on", "faster"], "unknown --fail-on verdict 'faster'"),
+        (["--correction", "sidak"], "unknown --correction 'sidak'"),
         (["--by", "colour"], "--by 'colour' is not a field"),
         (["--min-change", "lots"], "--min-change must be a percentage"),
     ],
