@@ -8,6 +8,7 @@ import platform
 import socket
 import subprocess
 import sys
+import time
 
 import psutil
 
@@ -86,6 +87,45 @@ def utc_now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+LOAD_SAMPLE_S = 0.1  # the CPU-time sample: ~10 clock ticks a CPU at Linux's usual 100 Hz
+
+
+def _busy(times) -> float:
+    """CPU seconds spent on anything but idling (iowait is idle: the CPU could have run something)."""
+    return sum(times) - times.idle - getattr(times, "iowait", 0.0)
+
+
+def host_load(sample_s: float = LOAD_SAMPLE_S) -> dict:
+    """The host's load as a run starts, for the record (as pyperf keeps the load average and CPU clock
+    with every run): the 1- and 5-minute load averages, the share of all CPUs' time that OTHER processes
+    used over a short sample, and the CPU clock where the system exposes it. None where unreadable.
+    The share is a snapshot (±1 tick in ~10 a CPU); the load averages span minutes."""
+    load = {"logical_cpus": psutil.cpu_count(logical=True), "sample_s": sample_s}
+    try:
+        load["load_average_1m"], load["load_average_5m"], _ = os.getloadavg()
+    except (OSError, AttributeError):  # not on every OS
+        load["load_average_1m"] = load["load_average_5m"] = None
+    try:
+        me = psutil.Process()
+        machine_before, mine_before, start = psutil.cpu_times(), me.cpu_times(), time.monotonic()
+        time.sleep(sample_s)
+        machine_after, mine_after = psutil.cpu_times(), me.cpu_times()
+        wall = time.monotonic() - start
+        total = wall * (load["logical_cpus"] or 1)
+        mine = (mine_after.user + mine_after.system) - (mine_before.user + mine_before.system)
+        others = max(0.0, _busy(machine_after) - _busy(machine_before) - mine)
+        load["others_cpu_percent"] = round(min(100.0, 100 * others / total), 1)
+    except (OSError, psutil.Error):
+        load["others_cpu_percent"] = None
+    try:
+        frequency = psutil.cpu_freq()
+    except (OSError, NotImplementedError, AttributeError):
+        frequency = None
+    load["cpu_mhz"] = round(frequency.current) if frequency and frequency.current else None
+    load["cpu_max_mhz"] = round(frequency.max) if frequency and frequency.max else None
+    return load
+
+
 def collect() -> dict:
     import torch
     import torchvision
@@ -107,4 +147,5 @@ def collect() -> dict:
         "suite_version": suite.__version__,
         "git_commit": git_commit(),
         "utc_time": utc_now(),
+        "load": host_load(),
     }

@@ -144,6 +144,17 @@ class Switch(argparse.Action):
 
 # The parser every command uses (and `suite run`'s options alone, in run_options): here, below the CLI,
 # so that what declares options never imports the command line.
+class Once(argparse.Action):
+    """An option that may be given once: a second value is refused rather than silently replacing the
+    first (`--instance p3.2xlarge --instance p3.8xlarge` cannot say which instance it ran on)."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        given = getattr(namespace, self.dest, None)
+        if given is not None and given != self.default:
+            raise argparse.ArgumentError(self, f"given twice ({given!r}, then {value!r}): give it once")
+        setattr(namespace, self.dest, value)
+
+
 class HelpFormatter(argparse.HelpFormatter):
     """argparse's help, but a Switch shows its `--no-` form without a value."""
 

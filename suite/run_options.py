@@ -15,7 +15,7 @@ MAX_REPEAT = 1000
 def add_run_options(p: argparse.ArgumentParser) -> None:
     """Every `suite run` option, on parser `p`."""
     from suite.backends import declared
-    from suite.option_types import Switch, non_negative_int, positive_int
+    from suite.option_types import Once, Switch, non_negative_int, positive_int
 
     p.add_argument(
         "--backend",
@@ -102,6 +102,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     cost = p.add_argument_group("where it runs (cost)")
     cost.add_argument(
         "--instance",
+        action=Once,
         metavar="NAME",
         help="the cloud instance this runs on (e.g. p3.2xlarge; see `suite prices list`); "
         "`suite report` prices the run with it",
@@ -161,6 +162,14 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="N runs of this configuration, one after another, each in a fresh process, recorded as a "
         "group: the run-level samples `suite compare` tests",
+    )
+    several.add_argument(
+        "--against",
+        action="append",
+        metavar="OPTION=VALUE",
+        help="with --repeat: also run this configuration with OPTION changed (repeatable), interleaved "
+        "with the first (A B B A …) so that both sides meet the same host load; records go to "
+        "OUT/baseline and OUT/candidate, for `suite compare`",
     )
     several.add_argument(
         "--per-device",
@@ -228,6 +237,53 @@ def run_options() -> dict[str, argparse.Action]:
                 continue
             options[name] = action
     return options
+
+
+def option_argv(name: str, value, action) -> list[str]:
+    """One option as typed: `--name value`, or for a switch `--name` / `--no-name` (or nothing)."""
+    from suite.errors import truth
+    from suite.option_types import Switch
+
+    if isinstance(action, Switch):
+        return [f"--{name}" if truth(f"option {name!r}", value) else f"--no-{name}"]
+    if action.nargs == 0:  # store_true: given or not
+        return [f"--{name}"] if truth(f"option {name!r}", value) else []
+    if isinstance(value, dict):  # repeatable KEY=VALUE options
+        return [arg for key, item in value.items() for arg in (f"--{name}", f"{key}={item}")]
+    if isinstance(value, (list, tuple)):
+        return [arg for item in value for arg in (f"--{name}", str(item))]
+    return [f"--{name}", str(value)]
+
+
+def run_argv(options: dict) -> list[str]:
+    """`suite run` options {name without dashes: value or list of values} -> argv, in the given order."""
+    from suite.errors import UserError
+
+    known = run_options()
+    argv = []
+    for name, value in options.items():
+        if name not in known:
+            raise UserError(f"unknown `suite run` option {name!r}")
+        argv += option_argv(name, value, known[name])
+    return argv
+
+
+def config_argv(config: dict, leave_out: tuple[str, ...] = (), always: tuple[str, ...] = ()) -> list[str]:
+    """The `suite run` options that reproduce a recorded config: the `always` ones first, then every option
+    whose field holds a value other than its default (a run's record keeps what it was asked, resolved)."""
+    from suite.config import RunConfig
+
+    defaults = {f.name: f.default for f in dataclasses.fields(RunConfig)}
+    known = run_options()
+    options = {name: config[known[name].dest] for name in always if config.get(known[name].dest) is not None}
+    for name, action in known.items():
+        value = config.get(action.dest)
+        if name in (*leave_out, *options) or value in (None, {}, []):
+            continue
+        if value == action.default or value == defaults.get(action.dest):
+            continue
+        options[name] = value
+    return run_argv(options)
 
 
 class OverrideAction(argparse.Action):

@@ -7,6 +7,7 @@ Per-step rates are never averaged: a mean of rates over-weights fast steps.
 
 from __future__ import annotations
 
+import math
 import statistics
 
 SECONDS_PER_HOUR = 3600.0
@@ -26,6 +27,22 @@ def cv(values: list[float]) -> float | None:
 def relative_range(values: list[float]) -> float:
     """(max − min) ÷ median: how far apart the extremes are, relative to the typical value."""
     return (max(values) - min(values)) / statistics.median(values)
+
+
+def median_interval(values: list[float], confidence: float = 0.95) -> tuple[float, float, float] | None:
+    """A distribution-free interval of the median: the order statistics x(k) … x(n−k+1) with the largest k
+    whose coverage 1 − 2·P(Binomial(n, ½) < k) is still ≥ `confidence` (the sign-test interval; e.g.
+    Conover, Practical Nonparametric Statistics, 3rd ed., §3.2). Returns (low, high, coverage), or None
+    when even min … max covers less (at 95 %: fewer than 6 values, since 1 − 2·½⁵ = 0.94)."""
+    ordered, n = sorted(values), len(values)
+    best = None
+    for k in range(1, n // 2 + 1):
+        below = sum(math.comb(n, i) for i in range(k)) / 2**n
+        coverage = 1 - 2 * below
+        if coverage < confidence:
+            break
+        best = (ordered[k - 1], ordered[n - k], coverage)
+    return best
 
 
 def window_throughputs(images_per_window: int, window_times_s: list[float]) -> list[float]:

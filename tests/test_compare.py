@@ -12,7 +12,7 @@ import pytest
 
 from suite import run_record
 from suite.cli import main
-from suite.reporting import compare, identity
+from suite.reporting import compare, compare_match, compare_stats, identity
 from suite.reporting.pricing import load_catalog
 
 SEED = load_catalog("seed-2022")
@@ -51,7 +51,7 @@ def side(rates, prefix, **fields) -> list[tuple[str, dict]]:
 def test_welch_matches_the_textbook_values():
     # Reference: scipy.stats.ttest_ind([1..5], [2,4,..,10], equal_var=False) -> p 0.10753119, df 5.88235,
     # 95% interval of the difference (-0.887742, 6.887742).
-    test = compare.welch([1, 2, 3, 4, 5], [2, 4, 6, 8, 10])
+    test = compare_stats.welch([1, 2, 3, 4, 5], [2, 4, 6, 8, 10])
     assert test.p_value == pytest.approx(0.10753119493062728, rel=1e-9)
     assert test.df == pytest.approx(5.882352941176471)
     assert (test.ci_low, test.ci_high) == pytest.approx((-0.887741643736975, 6.887741643736975), rel=1e-9)
@@ -63,26 +63,30 @@ CASES = [
     pytest.param([100, 101, 99], [80, 81, 79], 0.0, "slower", id="slower"),
     pytest.param([100, 101, 99], [104, 103, 106], 0.0, "faster", id="small-but-clear-speedup"),
     pytest.param([100, 101, 99], [104, 103, 106], 0.05, "no change (< 5%)", id="below-min-change"),
-    pytest.param([100, 100.5, 99.5], [100.2, 99.7, 100.4], 0.0, compare.NO_DIFFERENCE, id="no-change"),
-    pytest.param([80, 100, 120], [60, 100, 140], 0.0, compare.NO_DIFFERENCE, id="equal-medians-wide-spread"),
-    pytest.param([90, 100, 130], [95, 100, 140], 0.0, compare.NO_DIFFERENCE, id="overlapping-noisy"),
-    pytest.param([100, 101], [120, 121, 119], 0.0, compare.TOO_FEW, id="two-runs-a-side-too-few"),
-    pytest.param([100, 101, 99], [120], 0.0, compare.TOO_FEW, id="one-candidate-run-too-few"),
-    pytest.param([100, 100, 100], [100, 100, 100], 0.0, compare.NO_DIFFERENCE, id="identical-no-spread"),
+    pytest.param([100, 100.5, 99.5], [100.2, 99.7, 100.4], 0.0, compare_stats.NO_DIFFERENCE, id="no-change"),
+    pytest.param(
+        [80, 100, 120], [60, 100, 140], 0.0, compare_stats.NO_DIFFERENCE, id="equal-medians-wide-spread"
+    ),
+    pytest.param([90, 100, 130], [95, 100, 140], 0.0, compare_stats.NO_DIFFERENCE, id="overlapping-noisy"),
+    pytest.param([100, 101], [120, 121, 119], 0.0, compare_stats.TOO_FEW, id="two-runs-a-side-too-few"),
+    pytest.param([100, 101, 99], [120], 0.0, compare_stats.TOO_FEW, id="one-candidate-run-too-few"),
+    pytest.param(
+        [100, 100, 100], [100, 100, 100], 0.0, compare_stats.NO_DIFFERENCE, id="identical-no-spread"
+    ),
     pytest.param([100, 100, 100], [110, 110, 110], 0.0, "faster", id="different-no-spread"),
 ]
 
 
 @pytest.mark.parametrize("baseline, candidate, min_change, verdict", CASES)
 def test_verdicts_on_known_distributions(baseline, candidate, min_change, verdict):
-    decided = compare.decide(baseline, candidate, min_change)
+    decided = compare_stats.decide(baseline, candidate, min_change)
     assert decided["verdict"] == verdict
     assert decided["baseline_median"] == pytest.approx(statistics.median(baseline))
-    if verdict == compare.TOO_FEW:
+    if verdict == compare_stats.TOO_FEW:
         assert decided["ratio"] is None  # never a bare ratio without a verdict
     else:
         # the verdict and the interval agree: significant exactly when the interval leaves out 1
-        significant = verdict != compare.NO_DIFFERENCE
+        significant = verdict != compare_stats.NO_DIFFERENCE
         assert (decided["ci_low"] > 1 or decided["ci_high"] < 1) == significant
         if verdict in ("faster", "slower"):
             assert (decided["ci_low"] > 1) == (verdict == "faster")
@@ -90,7 +94,7 @@ def test_verdicts_on_known_distributions(baseline, candidate, min_change, verdic
 
 
 def test_ratio_and_interval_are_of_geometric_means():
-    decided = compare.decide([100, 101, 99], [104, 103, 106])
+    decided = compare_stats.decide([100, 101, 99], [104, 103, 106])
     # Reference: scipy.stats.ttest_ind(log b, log a, equal_var=False): p 0.0183886, exp(CI) 1.01256 … 1.07497
     assert decided["p_value"] == pytest.approx(0.018388583828307978, rel=1e-6)
     assert (decided["ci_low"], decided["ci_high"]) == pytest.approx((1.0125554, 1.0749653), rel=1e-6)
@@ -98,7 +102,7 @@ def test_ratio_and_interval_are_of_geometric_means():
 
 
 def test_matching_uses_the_reports_row_key():
-    assert compare.row_key is identity.row_key  # one definition of "the same configuration"
+    assert compare_match.row_key is identity.row_key  # one definition of "the same configuration"
     base = side([100, 101, 99], "a") + side([50, 51, 49], "b", batch_size=16)
     cand = side([120, 121, 119], "c") + side([60, 61, 59], "d", precision="bf16")
     result = compare.compare(base, cand)
@@ -118,7 +122,7 @@ def test_failed_and_profiled_runs_are_not_samples_but_are_noted():
     profiled["profile"] = {"top": []}
     cand.append(("c/p.json", profiled))
     (comparison,) = compare.compare(base, cand)["comparisons"]
-    assert comparison["metrics"]["images_per_second"]["verdict"] == compare.TOO_FEW
+    assert comparison["metrics"]["images_per_second"]["verdict"] == compare_stats.TOO_FEW
     assert comparison["candidate"]["runs"] == 2
     notes = " ".join(comparison["notes"])
     assert "2 vs 3" not in notes and "3 vs 2 runs: need ≥ 3 a side" in notes
@@ -170,7 +174,7 @@ def test_by_instance_cheaper_but_not_significantly_faster():
     base = v100(side([1000, 1100, 900], "a", instance="p3.8xlarge", backend="cuda"))  # $12.24/h
     cand = v100(side([1050, 950, 1000], "c", instance="p3.2xlarge", backend="cuda"))  # $3.06/h
     (comparison,) = compare.compare(base, cand, by="instance", catalog=SEED)["comparisons"]
-    assert comparison["metrics"]["images_per_second"]["verdict"] == compare.NO_DIFFERENCE
+    assert comparison["metrics"]["images_per_second"]["verdict"] == compare_stats.NO_DIFFERENCE
     assert comparison["metrics"]["images_per_usd"]["verdict"] == "cheaper"
 
 
@@ -252,8 +256,11 @@ def test_cli_glob_and_too_few(tmp_path, capsys):
     write_side(tmp_path / "r", [100, 101], "a", threads=1)
     write_side(tmp_path / "s", [150, 151, 149], "c", threads=2)
     pattern = str(tmp_path / "r" / "*.json")
-    assert main(["compare", pattern, str(tmp_path / "s"), "--by", "threads", "--fail-on", "slower"]) == 0
-    out = capsys.readouterr().out
+    # a gate that cannot decide is not a pass
+    assert main(["compare", pattern, str(tmp_path / "s"), "--by", "threads", "--fail-on", "slower"]) == 1
+    captured = capsys.readouterr()
+    out = captured.out
+    assert "suite: cannot decide (too few runs): dcgan64" in captured.err
     assert "**too few runs**" in out
     assert "2 vs 3 runs: need ≥ 3 a side for a verdict; suite run --workload dcgan64 --backend cpu" in out
     assert f"--threads 1 --repeat 1 --out {tmp_path / 'r'}" in out
@@ -264,6 +271,7 @@ def test_cli_glob_and_too_few(tmp_path, capsys):
     [
         (["--format", "xml"], "unknown --format 'xml'"),
         (["--fail-on", "faster"], "unknown --fail-on verdict 'faster'"),
+        (["--correction", "sidak"], "unknown --correction 'sidak'"),
         (["--by", "colour"], "--by 'colour' is not a field"),
         (["--min-change", "lots"], "--min-change must be a percentage"),
     ],

@@ -130,3 +130,30 @@ def test_from_records_reads_the_three_records():
     assert found["suggestions"][0].startswith("try --workers 3")  # of 4 cores, 1 feeds the device
     text = render(found)
     assert "loader only   100.0 img/s" in text and "verdict: input-bound" in text
+
+
+def test_telemetry_from_too_few_samples_is_not_evidence():
+    rates = dict(compute_ips=1000.0, end_to_end_ips=500.0, loader_ips=2000.0)
+    # "host CPUs 0 % busy" from 3 samples: recorded, but it backs nothing, and the evidence says why
+    few = verdict(**rates, host_cpu_percent=0.0, device_util=30.0, telemetry_samples=3)
+    assert few["host_cpu_util_percent"] == 0.0 and few["telemetry_samples"] == 3
+    assert few["evidence"] == [
+        "telemetry: only 3 sample(s), fewer than 10: not evidence (utilisation not used; run longer windows "
+        "with --steps or --windows)"
+    ]
+    enough = verdict(**rates, host_cpu_percent=0.0, device_util=30.0, telemetry_samples=40)
+    assert "neither is busy" in enough["evidence"][0]
+
+
+def test_from_records_reads_the_telemetry_sample_count():
+    e2e = {
+        "metrics": {"images_per_second": 500.0},
+        "data": {"source": "imagefolder", "workers": 1},
+        "telemetry": {"samples": 2, "summary": {"host_cpu_util_percent": {"mean": 0.0}}},
+        "memory": {},
+    }
+    found = from_records(
+        e2e, {"metrics": {"images_per_second": 1000.0}}, {"metrics": {"images_per_second": 2000.0}}
+    )
+    assert found["evidence"][0].startswith("telemetry: only 2 sample(s)")
+    assert not any("0% busy" in line for line in found["evidence"])

@@ -29,6 +29,13 @@ def add_parser(subparsers) -> None:
         metavar="PCT",
         help="a significant change smaller than this is reported as no change (e.g. 3%%; default 0%%)",
     )
+    p.add_argument(
+        "--correction",
+        default="auto",
+        metavar="METHOD",
+        help="multiple-comparison control over all the tests one comparison makes: auto (default: holm "
+        "below 20 tests, bh from 20), holm, bh (Benjamini–Hochberg) or none",
+    )
     p.add_argument("--format", default="md", help="md (default), csv or json")
     p.add_argument(
         "--out",
@@ -44,7 +51,8 @@ def add_parser(subparsers) -> None:
     p.add_argument(
         "--fail-on",
         metavar="VERDICT",
-        help="exit with status 1 when any configuration is `slower` (img/s) or `costlier` (images per $)",
+        help="exit with status 1 when any configuration is `slower` (img/s) or `costlier` (images per $), "
+        "or when one cannot be decided (too few runs, a verdict withheld for load, nothing matched)",
     )
     p.set_defaults(func=compare_command)
 
@@ -52,12 +60,14 @@ def add_parser(subparsers) -> None:
 def compare_command(args) -> int:
     from suite import run_record
     from suite.errors import UserError, one_of
-    from suite.reporting import compare
+    from suite.reporting import compare, compare_render, compare_stats
     from suite.reporting.gather import load_records
     from suite.reporting.pricing import load_catalog
 
-    if args.format not in compare.FORMATS:
-        raise one_of("--format", args.format, compare.FORMATS)
+    if args.format not in compare_render.FORMATS:
+        raise one_of("--format", args.format, compare_render.FORMATS)
+    if args.correction not in compare_stats.CORRECTIONS:
+        raise one_of("--correction", args.correction, compare_stats.CORRECTIONS)
     if args.fail_on is not None and args.fail_on not in compare.FAIL_ON:
         raise one_of("--fail-on verdict", args.fail_on, compare.FAIL_ON)
     by = compare.parse_by(args.by)
@@ -69,14 +79,16 @@ def compare_command(args) -> int:
         if not loaded:
             raise UserError(f"no suite run records found for the {name} in {path!r}")
         sides.append(loaded)
-    result = compare.compare(*sides, by=by, min_change=min_change, catalog=catalog)
-    text = compare.render(result, args.format)
+    result = compare.compare(
+        *sides, by=by, min_change=min_change, catalog=catalog, correction=args.correction
+    )
+    text = compare_render.render(result, args.format)
     if args.out:
         run_record.write_text(args.out, text)
         print(f"suite: comparison written to {args.out}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     failing = compare.failing(result, args.fail_on)
-    for comparison in failing:
-        print(f"suite: {args.fail_on}: {comparison['configuration']}", file=sys.stderr)
+    for why, comparison in failing:
+        print(f"suite: {why}: {comparison['configuration']}", file=sys.stderr)
     return 1 if failing else 0

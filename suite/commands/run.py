@@ -42,6 +42,12 @@ def run_command(args) -> int:
     from suite.reporting.pricing import device_mismatch_warning
 
     plan = child.plan(run_options.config_from_args(args))
+    if args.against and args.repeat is None:
+        from suite.errors import UserError
+
+        raise UserError("--against needs --repeat N: it runs N of each side, interleaved")
+    if args.against:
+        return run_against(args, plan)
     if args.repeat is not None:
         return run_repeated(args, plan)
     if plan.config.per_device is not None:
@@ -99,12 +105,40 @@ def run_repeated(args, plan) -> int:
     from suite.orchestration import repeat
 
     out_dir = run_record.check_out_dir(args.out)
-    records = repeat.run_group(_child_argv(args, repeat=None), plan.config.to_dict(), out_dir, args.repeat)
+    records = repeat.run_group(
+        _child_argv(args, repeat=None, against=None), plan.config.to_dict(), out_dir, args.repeat
+    )
     if args.json:
         print(json.dumps(records, indent=2, default=str))
     else:
         print(repeat.summary(records))
     return 0 if all(r.get("status") == "ok" for r in records) else 1
+
+
+def run_against(args, plan) -> int:
+    """`--repeat N --against OPTION=VALUE`: N runs of this configuration and N of the changed one,
+    interleaved A B B A …, into OUT/baseline and OUT/candidate."""
+    import json
+    import os
+
+    from suite import run_record
+    from suite.orchestration import child, repeat
+
+    base_argv = _child_argv(args, repeat=None, against=None)
+    cand_argv = base_argv + repeat.against_argv(args.against)
+    cand_config = child.resolved_config(cand_argv)  # a bad candidate option is refused before any run
+    out_dir = run_record.check_out_dir(args.out)
+    folders = [run_record.check_out_dir(os.path.join(out_dir, name)) for name in ("baseline", "candidate")]
+    base, cand = repeat.run_interleaved(
+        [(base_argv, plan.config.to_dict(), folders[0]), (cand_argv, cand_config, folders[1])], args.repeat
+    )
+    if args.json:
+        print(json.dumps({"baseline": base, "candidate": cand}, indent=2, default=str))
+    else:
+        print(repeat.summary(base).split("\n")[0] + " (baseline)")
+        print(repeat.summary(cand).split("\n")[0] + " (candidate)")
+        print(f"  compare them: suite compare {folders[0]} {folders[1]}")
+    return 0 if all(r.get("status") == "ok" for r in base + cand) else 1
 
 
 def run_per_device(args, plan) -> int:

@@ -44,6 +44,11 @@ LOADER_SHORTFALL = 0.90
 LOW_DEVICE_UTIL = 50.0
 BUSY_HOST_CPU = 80.0
 IDLE_HOST_CPU = 50.0
+# Telemetry from fewer samples than this is not evidence: at the sampler's 0.15 s it spans under 1.5 s of
+# timed windows, and a host-CPU gauge read over a few ticks (0 % between two reads of one idle tick) swings
+# from 0 to 100 % on the same setup. The suite's own line, tested against; below it the utilisation is
+# recorded but neither backs nor names a verdict, and the evidence says why.
+MIN_TELEMETRY_SAMPLES = 10
 # Below this share of device memory in use, a larger batch may help a compute-bound run.
 MUCH_FREE_MEMORY = 0.50
 
@@ -109,6 +114,7 @@ def verdict(
     device_util: float | None = None,
     peak_memory_bytes: float | None = None,
     total_memory_bytes: float | None = None,
+    telemetry_samples: int | None = None,
 ) -> dict:
     """The verdict and its figures, as stored in a record's "diagnosis" section. The settings are the
     run's (what ran); `copies_to_device` and `precisions` are the backend's capabilities."""
@@ -123,6 +129,7 @@ def verdict(
         "end_to_end_over_compute": efficiency,
         "host_cpu_util_percent": host_cpu_percent,
         "device_util_percent": device_util,
+        "telemetry_samples": telemetry_samples,
     }
     evidence, changes, advice = [], [], []
     workers = workers or 0
@@ -236,7 +243,13 @@ def verdict(
             changes.append(_change("--precision", lower[0], "lower-precision math is faster where supported"))
         advice.append("the data path is not the limit: a faster device")
 
-    if device_util is not None and host_cpu_percent is not None:
+    too_few = telemetry_samples is not None and telemetry_samples < MIN_TELEMETRY_SAMPLES
+    if too_few and (device_util is not None or host_cpu_percent is not None):
+        evidence.append(
+            f"telemetry: only {telemetry_samples} sample(s), fewer than {MIN_TELEMETRY_SAMPLES}: not evidence "
+            "(utilisation not used; run longer windows with --steps or --windows)"
+        )
+    elif device_util is not None and host_cpu_percent is not None:
         if device_util < LOW_DEVICE_UTIL and host_cpu_percent > BUSY_HOST_CPU:
             evidence.append(
                 f"device utilisation {device_util:.0f}% with host CPUs {host_cpu_percent:.0f}% busy: "
@@ -290,6 +303,7 @@ def from_probe(record: dict, probed: dict, backend, cores: int | None) -> dict:
         precisions=tuple(getattr(backend, "precisions", ())),
         host_cpu_percent=host_cpu_util_percent(summary),
         device_util=device_util_percent(summary),
+        telemetry_samples=(record.get("telemetry") or {}).get("samples"),
     ) | {"probe": {k: v for k, v in probed.items() if k.endswith(("_windows", "_window_s"))}}
 
 
@@ -334,6 +348,7 @@ def from_records(
         device_util=device_util_percent(summary),
         peak_memory_bytes=memory.get("peak_memory_bytes"),
         total_memory_bytes=memory.get("total_memory_bytes"),
+        telemetry_samples=(end_to_end.get("telemetry") or {}).get("samples"),
     )
 
 

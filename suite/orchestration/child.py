@@ -14,8 +14,7 @@ import sys
 from dataclasses import dataclass
 
 from suite import context, run_options, run_record
-from suite.errors import UserError, truth
-from suite.option_types import Switch
+from suite.run_options import option_argv, run_argv  # noqa: F401 - callers reach them here too
 
 # Options every child is given by the one starting it, never taken from a caller's list.
 RESERVED = {"out", "json", "help"}
@@ -48,30 +47,6 @@ def resolved_config(argv: list[str]) -> dict:
 
 
 # -- options as argv -----------------------------------------------------------------------------
-
-
-def option_argv(name: str, value, action) -> list[str]:
-    """One option as typed: `--name value`, or for a switch `--name` / `--no-name` (or nothing)."""
-    if isinstance(action, Switch):
-        return [f"--{name}" if truth(f"option {name!r}", value) else f"--no-{name}"]
-    if action.nargs == 0:  # store_true: given or not
-        return [f"--{name}"] if truth(f"option {name!r}", value) else []
-    if isinstance(value, dict):  # repeatable KEY=VALUE options
-        return [arg for key, item in value.items() for arg in (f"--{name}", f"{key}={item}")]
-    if isinstance(value, (list, tuple)):
-        return [arg for item in value for arg in (f"--{name}", str(item))]
-    return [f"--{name}", str(value)]
-
-
-def run_argv(options: dict) -> list[str]:
-    """`suite run` options {name without dashes: value or list of values} -> argv, in the given order."""
-    known = run_options.run_options()
-    argv = []
-    for name, value in options.items():
-        if name not in known:
-            raise UserError(f"unknown `suite run` option {name!r}")
-        argv += option_argv(name, value, known[name])
-    return argv
 
 
 def argv_from_args(args) -> list[str]:

@@ -1,5 +1,9 @@
-"""`suite run --repeat N`: N runs of one configuration, each in a fresh process, recorded as a group.
+"""`suite run --repeat N`: N runs of one configuration, each in a fresh process, recorded as a group;
+with `--against OPTION=VALUE`, N runs of each of two configurations, interleaved A B B A A B … .
 
+Interleaved, because a host's load drifts (another program starts, the CPU warms and slows its clock):
+all of A and then all of B puts any drift between the two sides, where a comparison reads it as a
+difference of speed; A B B A spreads it over both (a linear drift cancels in each A B B A quartet).
 Windows of one process share its thread placement, memory layout and warm caches, so they vary less
 than separate runs do; a test of "is B faster than A" needs the run-to-run spread, and so run-level
 samples (`suite compare` uses one per run). Each record carries {"group": {"id", "index", "of"}}.
@@ -33,6 +37,60 @@ def run_group(argv: list[str], config: dict, out_dir: str, repeats: int, run=Non
         run_record.write_record(record, out_dir)
         log(f"suite: run {index}/{repeats} of group {group}: {child.describe(record)}")
         records.append(record)
+    return records
+
+
+def interleaved_order(repeats: int) -> list[int]:
+    """The side (0: baseline, 1: candidate) of each of 2 × REPEATS runs: A B, then B A, and so on."""
+    return [side for index in range(repeats) for side in ((0, 1) if index % 2 == 0 else (1, 0))]
+
+
+def against_argv(options: list[str]) -> list[str]:
+    """`--against batch-size=16` -> the options that make the candidate, as typed (`--batch-size 16`).
+    They follow the baseline's own, so that a one-value option replaces it."""
+    from suite.errors import UserError
+    from suite.run_options import run_argv
+
+    parsed = {}
+    for text in options:
+        name, equals, value = text.partition("=")
+        name = name.strip().lstrip("-")
+        if not equals or not name or name in ("repeat", "against", "out", "json"):
+            raise UserError(
+                f"--against {text!r} must be OPTION=VALUE with a `suite run` option (e.g. batch-size=16)"
+            )
+        parsed[name] = value
+    return run_argv(parsed)
+
+
+def run_interleaved(
+    sides: list[tuple[list[str], dict, str]], repeats: int, run=None, log=None
+) -> tuple[list[dict], list[dict]]:
+    """REPEATS runs of each of two configurations ((argv, config, out_dir) each), interleaved A B B A …,
+    each in a fresh process; each side is a group of its own, and each record says which group it was
+    interleaved with and where in the sequence it ran."""
+    from suite.orchestration import child
+
+    run = run or child.run
+    log = log or child.log
+    groups = [new_group_id(), new_group_id()]
+    records: tuple[list[dict], list[dict]] = ([], [])
+    for position, side in enumerate(interleaved_order(repeats), start=1):
+        argv, config, out_dir = sides[side]
+        record = run(argv, config, out_dir)
+        record["group"] = {
+            "id": groups[side],
+            "index": len(records[side]) + 1,
+            "of": repeats,
+            "interleaved_with": groups[1 - side],
+            "position": position,
+        }
+        run_record.write_record(record, out_dir)
+        name = ("baseline", "candidate")[side]
+        log(
+            f"suite: run {position}/{2 * repeats} ({name} {len(records[side]) + 1}/{repeats}): {child.describe(record)}"
+        )
+        records[side].append(record)
     return records
 
 

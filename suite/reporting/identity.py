@@ -77,6 +77,20 @@ NOT_KEYED = {
         "ram_bytes": "memory size decides what fits, not the rate of what ran",
         "os": "the kernel seldom changes a training rate; devices and library versions are keyed",
         "platform": "the kernel seldom changes a training rate; devices and library versions are keyed",
+        # The host's load as the run started: a condition of the measurement, not the configuration
+        # (`suite compare` weighs it beside its verdicts).
+        **{
+            f"load.{name}": "the host's load as the run started, not the configuration"
+            for name in (
+                "logical_cpus",
+                "sample_s",
+                "load_average_1m",
+                "load_average_5m",
+                "others_cpu_percent",
+                "cpu_mhz",
+                "cpu_max_mhz",
+            )
+        },
     },
     "device": {
         "backend": "the backend is keyed from config",
@@ -93,6 +107,7 @@ NOT_KEYED = {
         "world_size": "keyed from config",
         "batches_per_epoch": "images ÷ batch, both keyed",
         "note": "a description",
+        "ignored": "the warning about loader options given to synthetic data: they change nothing that ran",
         "cache.created_utc": "when the cache was made; its source and fingerprint are keyed",
     },
     "workload": {

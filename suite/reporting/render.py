@@ -30,14 +30,18 @@ def _spot_assumed(catalog) -> bool:
 def _columns(rows: list[dict], style: str = "exact", wide: bool = False, catalogs=()) -> list:
     """(header, cell, left-aligned) per column. `seed`: the seed's Table 2.1 names (and no region column);
     `exact`: names that say what a cell is, with units. Narrow unless `wide`."""
-    assumed = any(_spot_assumed(c) for c in _catalog_list(catalogs)) if catalogs else False
+    listed = _catalog_list(catalogs) if catalogs else []
+    assumed = {c.name for c in listed if _spot_assumed(c)}
     chosen = []
     for key, seed_name, exact_name, narrow, cell in COLUMNS:
         name = seed_name if style == "seed" else exact_name
         if name is None or not (wide or narrow or style == "seed"):
             continue
         if assumed and key.startswith("spot") and style != "seed":
-            name += " (assumed)"  # the catalog's spot is not an observed price: said in the header
+            if len(assumed) == len(listed):
+                name += " (assumed)"  # the catalog's spot is not an observed price: said in the header
+            else:  # catalogs mixed: only the rows priced from one whose spot is assumed say so
+                cell = _marked_assumed(cell, assumed)
         chosen.append((name, cell, key in LEFT_ALIGNED))
     if any(r.get("measured_scaling") is not None for r in rows):  # once a per-device row has its twin
         chosen.append((*SCALING_COLUMN, False))
@@ -46,6 +50,14 @@ def _columns(rows: list[dict], style: str = "exact", wide: bool = False, catalog
     if any(r["numerics"] for r in rows):  # only once some record carries a numerics check
         chosen.append((*NUMERICS_COLUMN, True))
     return chosen + [(*NOTES_COLUMN, True)]
+
+
+def _marked_assumed(cell, assumed: set[str]):
+    def marked(row: dict) -> str:
+        text = cell(row)
+        return f"{text} (assumed)" if row.get("prices_catalog") in assumed and text != "—" else text
+
+    return marked
 
 
 def _escape(cell) -> str:

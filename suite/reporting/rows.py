@@ -21,6 +21,7 @@ from collections import Counter
 from suite import stats
 from suite.reporting.cells import whole_number
 from suite.reporting.identity import LOADER_FIELDS, SETTING_FIELDS, row_identity, row_key, settings
+from suite.reporting.numerics_mark import under_failed_numerics
 from suite.reporting.pricing import Catalog
 from suite.run_record.facts import (
     accelerators_used,
@@ -35,6 +36,14 @@ from suite.run_record.facts import (
 
 # The seed's data set: Mapillary Street Level Sequences, ~1.2 M JPEGs.
 DEFAULT_DATASET_SIZE = 1_200_000
+MIN_RUNS_FOR_INTERVAL = (
+    6  # the fewest runs whose min … max covers the median with ≥ 95% (stats.median_interval)
+)
+# Runs of one row whose relative range passes both the floor and a multiple of their windows' own noise
+# (cv, at least stats.WIDE_SPREAD_CV) are flagged: fresh processes on a busy host differ by tens of percent,
+# a 10× gap is another machine or another load, not noise.
+RATES_DISAGREE = 0.5
+DISAGREE_TIMES_NOISE = 5
 
 
 def build_rows(
@@ -57,13 +66,13 @@ def build_rows(
         groups.setdefault(key, []).append(record)
     # A whole instance measured (--per-device) replaces extrapolation for its one-device twin.
     one_device = {_twin_key(g[0], pool): g for g in groups.values() if not per_device(g[0])}
-    measured = {_twin_key(g[0], pool) for g in groups.values() if per_device(g[0])}
+    measured = {_twin_key(g[0], pool): per_device(g[0]) for g in groups.values() if per_device(g[0])}
     rows = []
     for group in groups.values():
         twin, catalog_of = _twin_key(group[0], pool), catalog_for(group[0])
         row = _row(group, catalog_of, dataset_size, extrapolate and twin not in measured, pool, price_as_if)
         if extrapolate and twin in measured and not per_device(group[0]):
-            row["notes"].append("not extrapolated: the --per-device row measured the whole instance")
+            row["notes"].append(_measured_note(measured[twin], row["instance_accelerators"]))
         if per_device(group[0]) and twin in one_device:
             single = _row(one_device[twin], catalog_of, dataset_size, False, pool, price_as_if)
             row["measured_scaling"] = _measured_scaling(row, single)
@@ -111,6 +120,15 @@ def _noted(name: str) -> bool:
 def _note_value(value) -> str:
     text = str(value)
     return text[:12] + "…" if len(text) > 40 and " " not in text else text  # a fingerprint, shortened
+
+
+def _measured_note(copies: int, instance_devices: int | None) -> str:
+    """What a --per-device twin measured: the whole instance only when it used every device."""
+    if instance_devices is None:
+        return f"not extrapolated: a --per-device row measured {copies} devices at once"
+    if copies >= instance_devices:
+        return "not extrapolated: the --per-device row measured the whole instance"
+    return f"not extrapolated: a --per-device row measured {copies} of the instance's {instance_devices} devices at once"
 
 
 def _name_what_differs(rows: list[dict], groups: list[list[dict]], pool: tuple[str, ...]) -> None:
@@ -171,15 +189,28 @@ class _Runs:
 
 
 def _sort_runs(group: list[dict]) -> _Runs:
+    # A configuration whose latest numerics check failed stays failed until a later check passes: an
+    # unchecked run of it afterwards is no evidence that the precision now trains the same model.
+    marked = under_failed_numerics(group)
     ok = [
         r
         for r in group
-        if r.get("status") == "ok" and images_per_hour(r) and not profiled(r) and not numerics_failed(r)
+        if r.get("status") == "ok"
+        and images_per_hour(r)
+        and not profiled(r)
+        and not numerics_failed(r)
+        and not marked
     ]
     failed = [r for r in group if not any(r is o for o in ok)]
     # an "ok" record without a throughput is damaged, a profiled one perturbed: counted apart, never in the median
     not_ok = Counter(
-        ("profiled" if profiled(r) else "numerics failed" if numerics_failed(r) else "no throughput")
+        (
+            "profiled"
+            if profiled(r)
+            else "numerics failed"
+            if numerics_failed(r) or marked
+            else "no throughput"
+        )
         if r.get("status") == "ok"
         else (r.get("status") or "error")
         for r in failed
@@ -196,7 +227,7 @@ def _blank_row(group: list[dict], runs: _Runs, catalog: Catalog) -> dict:
     warnings = [f"{r.get('run_id')}: {w}" for r in group for w in (r.get("warnings") or [])]
     cvs = [cv for r in ok for cv in [_window_cv(r)] if cv is not None]
     return {
-        "model_run": config.get("workload"),
+        "model_run": _model_label(config),
         "instance": config.get("instance"),
         "region": None,
         "images_per_hour": None,
@@ -226,6 +257,10 @@ def _blank_row(group: list[dict], runs: _Runs, catalog: Catalog) -> dict:
         "warnings": warnings,
         "images_per_hour_min": None,
         "images_per_hour_max": None,
+        "median_ci_low": None,  # the median's distribution-free 95% interval (None: too few runs)
+        "median_ci_high": None,
+        "median_ci_coverage": None,
+        "rates_disagree": False,
         "measured_images_per_hour": None,
         "profiled_images_per_hour": statistics.median(images_per_hour(r) for r in traced) if traced else None,
         "status": "ok" if ok else ("profiled" if traced and len(traced) == len(group) else _worst(not_ok)),
@@ -263,6 +298,12 @@ def _describe(row: dict, group: list[dict], runs: _Runs, pool: tuple[str, ...]) 
             row["notes"].append(f"pooled across {name.split('.', 1)[1]}: {', '.join(values)}")
     if row["upper_bound"]:
         row["notes"].append("synthetic data: a compute-only ceiling (upper bound), not real-data training")
+    if under_failed_numerics(group):
+        unchecked = sum(1 for r in group if not (r.get("numerics") or {}).get("verdict"))
+        row["notes"].append(
+            f"its latest numerics check FAILED: no run counts until a later check passes ({unchecked} unchecked "
+            "run(s) left out with it)"
+        )
     if runs.not_ok:
         row["notes"].append(
             ", ".join(f"{n} {status}" for status, n in sorted(runs.not_ok.items()))
@@ -271,7 +312,8 @@ def _describe(row: dict, group: list[dict], runs: _Runs, pool: tuple[str, ...]) 
 
 
 def _measure(row: dict, ok: list[dict]) -> float:
-    """The row's rate: the median of its runs' rates; their range and spread beside it."""
+    """The row's rate: the median of its runs' rates; their range, spread and the median's 95% interval
+    beside it, and a mark where the runs disagree beyond their own noise."""
     rates = [images_per_hour(r) for r in ok]
     rate = statistics.median(rates)
     row.update(
@@ -280,7 +322,33 @@ def _measure(row: dict, ok: list[dict]) -> float:
         measured_images_per_hour=rate,
         spread=stats.relative_range(rates) if len(rates) > 1 else None,
     )
+    interval = stats.median_interval(rates)
+    if interval is None:
+        row["notes"].append(
+            f"{len(rates)} run(s): too few for a 95% interval of the median ({MIN_RUNS_FOR_INTERVAL} needed; "
+            "add runs with `suite run --repeat N`)"
+        )
+    else:
+        row.update(median_ci_low=interval[0], median_ci_high=interval[1], median_ci_coverage=interval[2])
+    _flag_disagreeing(row, ok, rates)
     return rate
+
+
+def _flag_disagreeing(row: dict, ok: list[dict], rates: list[float]) -> None:
+    """Runs of one configuration whose rates differ far beyond their own windows' noise are not repeats of
+    one measurement (another host's load, a throttled clock, a changed machine): the row says so, with
+    the hosts, rather than hide the difference in a median."""
+    if len(rates) < 2 or row["spread"] is None:
+        return
+    window_noise = max(row["window_cv_max"] or 0.0, stats.WIDE_SPREAD_CV)
+    if row["spread"] <= max(RATES_DISAGREE, DISAGREE_TIMES_NOISE * window_noise):
+        return
+    row["rates_disagree"] = True
+    hosts = sorted({str((r.get("context") or {}).get("host")) for r in ok})
+    row["notes"].append(
+        f"RATES DISAGREE: runs range ×{max(rates) / min(rates):.2g} (spread {row['spread']:.0%}, beyond their "
+        f"windows' noise) on host(s) {', '.join(hosts)}: check that they measured one thing"
+    )
 
 
 def _match_instance(row: dict, catalog: Catalog, price_as_if: bool):
@@ -324,6 +392,10 @@ def _scale_to_instance(row: dict, instance, rate: float, extrapolate: bool) -> f
                 images_per_hour_min=row["images_per_hour_min"] * factor,
                 images_per_hour_max=row["images_per_hour_max"] * factor,
             )
+            if row["median_ci_low"] is not None:
+                row.update(
+                    median_ci_low=row["median_ci_low"] * factor, median_ci_high=row["median_ci_high"] * factor
+                )
             row["notes"].append(
                 f"EXTRAPOLATED ×{factor:g} from {used} of {instance.accelerator_count} "
                 f"accelerators (assumes linear scaling; measured {whole_number(row['measured_images_per_hour'])} img/h)"
@@ -397,6 +469,16 @@ def _error_text(record: dict) -> str:
 def _verdict(group: list[dict]) -> str | None:
     verdicts = sorted({str(v) for r in group if (v := (r.get("diagnosis") or {}).get("verdict"))})
     return " / ".join(verdicts) or None
+
+
+def _model_label(config: dict) -> str | None:
+    """The workload's name, and its overrides where it was changed: a modified model is not the stock one."""
+    overrides = config.get("model_overrides") or {}
+    if not overrides:
+        return config.get("workload")
+    return (
+        f"{config.get('workload')} (modified: {', '.join(f'{k}={v}' for k, v in sorted(overrides.items()))})"
+    )
 
 
 def _window_cv(record: dict) -> float | None:

@@ -1,0 +1,175 @@
+"""Which baseline runs meet which candidate runs in `suite compare`: configurations are matched by the
+report's own row key, so `suite compare` and `suite report` agree on what "the same configuration" means.
+`--by FIELD` matches them with that one field left out of the key (threads 1 against threads 2, one
+instance against another). Also the words a configuration is named by, and the command that adds runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shlex
+from collections import Counter
+from dataclasses import dataclass, field
+
+from suite import run_options, stats
+from suite.config import RunConfig
+from suite.errors import UserError
+
+# The one place compare learns what makes two runs the same configuration: the report's row key.
+from suite.reporting.identity import LOADER_FIELDS, row_key, settings
+from suite.reporting.numerics_mark import under_failed_numerics
+from suite.run_record.facts import data_path, images_per_hour, numerics_failed, profiled
+
+# Where `--by FIELD` looks: a RunConfig field is in the record's config; these few are elsewhere or mean
+# more than one value ("*": the whole section). An instance comes with its hardware and its machine, so
+# comparing instances leaves the backend, the device and the machine's context out of the match too
+# (a V100 instance against a Gaudi one). Model overrides change the model, so its parameter counts too.
+BY_PARTS = {
+    "device": [("device", "name"), ("device", "*")],
+    "instance": [
+        ("config", "instance"),
+        ("config", "backend"),
+        ("config", "accelerators_used"),
+        ("device", "*"),
+        ("context", "*"),
+    ],
+    "data": [("config", "data"), ("data", "source")],
+    "threads": [("config", "threads"), ("device", "threads")],  # as asked, and as the backend ran it
+    "model_overrides": [("config", "model_overrides"), ("workload", "parameters")],
+    **{name: [("data", name)] for name in LOADER_FIELDS},  # what the loader actually used
+}
+
+
+def by_fields() -> list[str]:
+    return sorted({f.name for f in dataclasses.fields(RunConfig)} | set(BY_PARTS))
+
+
+def parse_by(text: str | None) -> tuple[str, ...] | None:
+    """`instance` or `threads,precision` -> the fields compared across (None: all must match)."""
+    if text is None:
+        return None
+    fields = tuple(name.strip() for name in str(text).split(",") if name.strip())
+    for name in fields or ("",):
+        if name not in by_fields():
+            raise UserError(f"--by {name!r} is not a field of a run (known: {', '.join(by_fields())})")
+    return fields
+
+
+def _parts(field_name: str) -> list[tuple[str, str]]:
+    return BY_PARTS.get(field_name, [("config", field_name)])
+
+
+def by_value(record: dict, by: tuple[str, ...]) -> str:
+    """What a side is, in the fields compared across: `p3.2xlarge`, `threads=2`."""
+    values = []
+    for name in by:
+        section, key = _parts(name)[0]
+        value = (record.get(section) or {}).get(key)
+        values.append(str(value) if len(by) == 1 and name == "instance" else f"{name}={value}")
+    return ", ".join(values)
+
+
+def _without(record: dict, by: tuple[str, ...]) -> dict:
+    """The record with the compared-across fields blanked, so the row key no longer tells runs apart by
+    them (the key's own definition is never repeated here)."""
+    blanked = {**record}
+    for name in by:
+        for section, key in _parts(name):
+            blanked[section] = {} if key == "*" else {**(blanked.get(section) or {}), key: None}
+    return blanked
+
+
+def match_key(record: dict, by: tuple[str, ...] | None) -> tuple:
+    return row_key(record if not by else _without(record, by))
+
+
+def counted(record: dict) -> bool:
+    """A run that is one sample: it finished ok, has a throughput, was not slowed by a profiler and did
+    not fail its numerics check."""
+    return (
+        record.get("status") == "ok"
+        and bool(images_per_hour(record))
+        and not profiled(record)
+        and not numerics_failed(record)
+    )
+
+
+@dataclass
+class Group:
+    """The runs of one configuration on one side."""
+
+    records: list[dict]
+    paths: list[str] = field(default_factory=list)
+
+    @property
+    def first(self) -> dict:
+        return self.records[0]
+
+    @property
+    def numerics_failed(self) -> bool:
+        """The configuration's latest numerics check failed: none of its runs is a sample."""
+        return under_failed_numerics(self.records)
+
+    def samples(self) -> list[dict]:
+        return [] if self.numerics_failed else [r for r in self.records if counted(r)]
+
+    def rates(self) -> list[float]:
+        return [images_per_hour(r) / stats.SECONDS_PER_HOUR for r in self.samples()]
+
+    def not_counted(self) -> dict:
+        samples = {id(r) for r in self.samples()}
+        left_out = [r for r in self.records if id(r) not in samples]
+        return dict(Counter(_why_not(r, self.numerics_failed) for r in left_out))
+
+    def run_ids(self) -> set:
+        return {r.get("run_id") for r in self.records}
+
+
+def _why_not(record: dict, configuration_failed: bool) -> str:
+    if record.get("status") != "ok":
+        return record.get("status") or "error"
+    if profiled(record):
+        return "profiled"
+    if numerics_failed(record):
+        return "numerics failed"
+    if configuration_failed:
+        return "unchecked after a numerics failure"
+    return "no throughput"
+
+
+def group_records(loaded: list[tuple[str, dict]]) -> dict[tuple, Group]:
+    groups: dict[tuple, Group] = {}
+    for path, record in loaded:
+        group = groups.setdefault(row_key(record), Group([]))
+        group.records.append(record)
+        group.paths.append(path)
+    return groups
+
+
+def describe(record: dict, by: tuple[str, ...] | None = None) -> str:
+    """A configuration in words, without the fields compared across:
+    `dcgan64 · cpu (Intel Xeon) · batch 8 · fp32 · synthetic · threads=2`."""
+    config, device = record["config"], record.get("device") or {}
+    left_out = {f"{section}.{key}" for name in by or () for section, key in _parts(name)}
+    parts = [config.get("workload")]
+    if "config.backend" not in left_out:
+        parts.append(f"{config.get('backend')} ({device.get('name')})")
+    parts += [f"batch {config.get('batch_size')}", config.get("precision"), data_path(record)]
+    if config.get("instance") and "config.instance" not in left_out:
+        parts.append(config["instance"])
+    parts += [s for s in settings(record) if s.split("=")[0] not in (by or ())]
+    return " · ".join(str(p) for p in parts if p not in (None, ""))
+
+
+# Options a rerun leaves out: a profiled run is not a sample, and where ranks meet is the caller's.
+NOT_RERUN = ("profile", "node-rank", "rdzv-endpoint")
+ALWAYS_RERUN = ("workload", "backend", "batch-size", "precision")  # named even at their defaults
+
+
+def rerun_hint(group: Group, runs: int) -> str:
+    """The command that would add `runs` runs of this configuration next to its records: every option
+    its record holds (model overrides and the timing schedule included), so the new runs match it."""
+    options = run_options.config_argv(group.first["config"], leave_out=NOT_RERUN, always=ALWAYS_RERUN)
+    out = os.path.dirname(group.paths[0]) if group.paths else "results"
+    return f"suite run {shlex.join(options)} --repeat {runs} --out {out or '.'}"

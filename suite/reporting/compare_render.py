@@ -1,0 +1,149 @@
+"""`suite compare`'s output: a markdown table with its notes and method, CSV, or the whole result as JSON."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from suite.reporting.compare import METHOD, METRICS
+from suite.reporting.compare_stats import MIN_RUNS
+
+FORMATS = ("md", "csv", "json")
+
+
+def _number(value) -> str:
+    if value is None:
+        return "—"
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.3g}"
+
+
+def _ratio(metric: dict) -> str:
+    if metric["ratio"] is None:
+        return "—"
+    return f"{metric['ratio']:.3f} ({metric['ci_low']:.3f} … {metric['ci_high']:.3f})"
+
+
+def _p(metric: dict) -> str:
+    """The family-corrected p (the one the verdict uses), and the test's own where they differ."""
+    if metric["p_value"] is None:
+        return "—"
+    if metric["p_adjusted"] == metric["p_value"]:
+        return f"{metric['p_value']:.3g}"
+    return f"{metric['p_adjusted']:.3g} (alone {metric['p_value']:.3g})"
+
+
+def _compared(comparison: dict, by) -> str:
+    text = (
+        "baseline → candidate"
+        if not by
+        else f"{comparison['baseline']['value']} → {comparison['candidate']['value']}"
+    )
+    return text + (" (HYPOTHETICAL)" if comparison.get("hypothetical") else "")
+
+
+def table_rows(result: dict) -> list[dict]:
+    """One flat row per metric of each comparison, then one per unmatched configuration."""
+    rows = []
+    for c in result["comparisons"]:
+        for name, metric in c["metrics"].items():
+            rows.append(
+                {
+                    "configuration": c["configuration"],
+                    "compared": _compared(c, result["by"]),
+                    "metric": METRICS[name][0],
+                    **metric,
+                    "load": c["load"],
+                    "notes": "; ".join(c["notes"]),
+                }
+            )
+    for side in ("baseline", "candidate"):
+        for u in result["unmatched"][side]:
+            rows.append(
+                {
+                    "configuration": u["configuration"],
+                    "compared": f"{side} only",
+                    "metric": "img/s",
+                    f"{side}_runs": u["runs"],
+                    "verdict": f"unmatched ({side} only)",
+                    "notes": "",
+                }
+            )
+    return rows
+
+
+def render_markdown(result: dict) -> str:
+    header = "| Configuration | Compared | Metric | Baseline (median) | Candidate (median) | Runs | "
+    header += "Ratio (95% CI) | p (corrected) | Verdict | Host load |"
+    lines = [header, "|---|---|---|---:|---:|---:|---:|---:|---|---|"]
+    for c in result["comparisons"]:
+        for name, m in c["metrics"].items():
+            cells = [
+                c["configuration"],
+                _compared(c, result["by"]),
+                METRICS[name][0],
+                _number(m["baseline_median"]),
+                _number(m["candidate_median"]),
+                f"{m['baseline_runs']} / {m['candidate_runs']}",
+                _ratio(m),
+                _p(m),
+                f"**{m['verdict']}**",
+                c["load"],
+            ]
+            lines.append("| " + " | ".join(str(cell).replace("|", "\\|") for cell in cells) + " |")
+    if not result["comparisons"]:
+        lines.append("| (no configuration is on both sides) | | | | | | | | | |")
+    notes = [f"- {c['configuration']}: {note}" for c in result["comparisons"] for note in c["notes"]]
+    for side in ("baseline", "candidate"):
+        notes += [
+            f"- only in the {side}: {u['configuration']} ({u['runs']} run(s))"
+            for u in result["unmatched"][side]
+        ]
+    if notes:
+        lines += ["", *notes]
+    change = f"; below a {result['min_change']:.0%} change a difference is reported as no change"
+    family = result["correction"]
+    lines += [
+        "",
+        f"{METHOD}{change if result['min_change'] else ''}. "
+        f"Fewer than {MIN_RUNS} runs on a side: no verdict. "
+        f"Multiple comparisons: {family['name']} over a family of {family['family']} test(s); the verdict "
+        "uses the corrected p. A faster/slower call is withheld where the sides' host load differs and "
+        "the busier side is the slower (docs/compare.md).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+CSV_FIELDS = [
+    "configuration",
+    "compared",
+    "metric",
+    "baseline_median",
+    "candidate_median",
+    "baseline_runs",
+    "candidate_runs",
+    "ratio",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "p_adjusted",
+    "verdict",
+    "load",
+    "notes",
+]
+
+
+def render_csv(result: dict) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(table_rows(result))
+    return buffer.getvalue()
+
+
+def render(result: dict, fmt: str) -> str:
+    if fmt == "md":
+        return render_markdown(result)
+    if fmt == "csv":
+        return render_csv(result)
+    return json.dumps(result, indent=2) + "\n"

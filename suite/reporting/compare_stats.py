@@ -1,0 +1,168 @@
+"""The statistics of `suite compare`: Welch's t-test and interval on log throughput, one metric's verdict,
+and the control of the whole family of tests one comparison makes.
+
+Welch's t-test (unequal variances; B. L. Welch, Biometrika 34, 1947) on log throughput, because a
+speed-up is a ratio and because, with the few runs a benchmark affords, an exact rank test cannot decide
+at all: with 3 runs a side the smallest two-sided p-value Mann-Whitney U can reach is 2 ÷ C(6, 3) = 0.1
+(asv's `statistics.is_different` falls back to interval overlap for the same reason).
+
+One comparison tests every matched configuration and metric at once, and at α = 0.05 twenty tests of
+pure noise give at least one "faster" or "slower" 64 % of the time. The family is controlled: Holm's
+step-down procedure (S. Holm, Scand. J. Statist. 6, 1979) keeps the chance of any false verdict at α;
+from FAMILY_FOR_FDR tests on, Benjamini–Hochberg (J. R. Statist. Soc. B 57, 1995) keeps the expected
+share of false verdicts among the verdicts at α instead, which still finds real changes in a sweep of
+hundreds. Under pure noise both keep the chance of any false verdict at α.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+
+MIN_RUNS = 3  # a side; below it the verdict is "too few runs"
+ALPHA = 0.05  # two-sided; the interval shown is the matching 95% one
+NO_DIFFERENCE = "no significant difference"
+TOO_FEW = "too few runs"
+
+# Multiple-comparison control: "auto" is Holm for a small family and Benjamini–Hochberg for a large one.
+CORRECTIONS = ("auto", "holm", "bh", "none")
+FAMILY_FOR_FDR = 20
+CORRECTION_NAMES = {
+    "holm": "Holm's step-down correction (family-wise error ≤ α)",
+    "bh": "Benjamini–Hochberg correction (false-discovery rate ≤ α)",
+    "none": "no multiple-comparison correction (each test at α on its own)",
+}
+
+
+def _t_two_sided_p(t: float, df: float) -> float:
+    """P(|T| ≥ |t|) for Student's t with `df` degrees of freedom: the regularized incomplete beta
+    I_{df/(df+t²)}(df/2, 1/2) (Abramowitz & Stegun 26.7.1), from mpmath (which torch already requires)."""
+    import mpmath
+
+    return float(mpmath.betainc(df / 2, 0.5, 0, df / (df + t * t), regularized=True))
+
+
+def _t_density(t: float, df: float) -> float:
+    """Student's t probability density."""
+    log_norm = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+    return math.exp(log_norm - (df + 1) / 2 * math.log1p(t * t / df))
+
+
+def _t_critical(df: float, alpha: float = ALPHA) -> float:
+    """The t with P(|T| ≥ t) = alpha, by Newton's method from 0: P(|T| ≥ t) is decreasing and convex for
+    t > 0 (its derivative is −2 × the density, which falls there), so the steps approach the root from
+    below without overshooting; a handful reach it to 1e-12."""
+    t = 0.0
+    for _ in range(100):
+        step = (_t_two_sided_p(t, df) - alpha) / (2 * _t_density(t, df))
+        t += step
+        if abs(step) < 1e-12 * max(1.0, t):
+            break
+    return t
+
+
+@dataclass
+class Welch:
+    difference: float  # mean(candidate) − mean(baseline)
+    ci_low: float
+    ci_high: float
+    p_value: float
+    df: float | None  # None when neither side varies
+
+
+def welch(baseline: list[float], candidate: list[float], alpha: float = ALPHA) -> Welch:
+    """Welch's unequal-variance t-test and interval for mean(candidate) − mean(baseline)."""
+    na, nb = len(baseline), len(candidate)
+    difference = statistics.fmean(candidate) - statistics.fmean(baseline)
+    va, vb = statistics.variance(baseline) / na, statistics.variance(candidate) / nb
+    se = math.sqrt(va + vb)
+    if se == 0:  # no spread at all: any difference is certain, none is none
+        return Welch(difference, difference, difference, 0.0 if difference else 1.0, None)
+    df = (va + vb) ** 2 / (va**2 / (na - 1) + vb**2 / (nb - 1))  # Welch–Satterthwaite
+    df = min(df, 1000.0)  # past this t is the normal distribution (to 0.1%), and the series converge
+    half = _t_critical(df, alpha) * se
+    return Welch(difference, difference - half, difference + half, _t_two_sided_p(difference / se, df), df)
+
+
+def verdict(ratio: float, p_value: float, min_change: float, words=("faster", "slower")) -> str:
+    if p_value >= ALPHA:
+        return NO_DIFFERENCE
+    if abs(ratio - 1) < min_change:
+        return f"no change (< {min_change:.0%})"
+    return words[0] if ratio > 1 else words[1]
+
+
+def decide(
+    baseline: list[float], candidate: list[float], min_change: float = 0.0, words=("faster", "slower")
+) -> dict:
+    """One metric of one matched pair, tested alone: medians, the ratio with its interval, p and the
+    verdict (`correct` later re-decides it within its family)."""
+    result = {
+        "baseline_median": statistics.median(baseline) if baseline else None,
+        "candidate_median": statistics.median(candidate) if candidate else None,
+        "baseline_runs": len(baseline),
+        "candidate_runs": len(candidate),
+        "ratio": None,
+        "ci_low": None,
+        "ci_high": None,
+        "p_value": None,
+        "p_adjusted": None,
+        "verdict": TOO_FEW,
+    }
+    if min(len(baseline), len(candidate)) < MIN_RUNS:
+        return result
+    test = welch([math.log(x) for x in baseline], [math.log(x) for x in candidate])
+    ratio = math.exp(test.difference)
+    result.update(
+        ratio=ratio,
+        ci_low=math.exp(test.ci_low),
+        ci_high=math.exp(test.ci_high),
+        p_value=test.p_value,
+        p_adjusted=test.p_value,
+        verdict=verdict(ratio, test.p_value, min_change, words),
+    )
+    return result
+
+
+# -- the family ---------------------------------------------------------------------------------------
+
+
+def holm(p_values: list[float]) -> list[float]:
+    """Holm's adjusted p-values: the i-th smallest times (m − i + 1), made non-decreasing, capped at 1."""
+    m = len(p_values)
+    adjusted, running = [0.0] * m, 0.0
+    for rank, index in enumerate(sorted(range(m), key=lambda i: p_values[i])):
+        running = max(running, min(1.0, (m - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+def benjamini_hochberg(p_values: list[float]) -> list[float]:
+    """Benjamini–Hochberg adjusted p-values: the i-th smallest times m ÷ i, made non-decreasing from the
+    largest down, capped at 1."""
+    m = len(p_values)
+    adjusted, running = [0.0] * m, 1.0
+    for rank, index in reversed(list(enumerate(sorted(range(m), key=lambda i: p_values[i]), start=1))):
+        running = min(running, m * p_values[index] / rank)
+        adjusted[index] = running
+    return adjusted
+
+
+def chosen_correction(correction: str, family: int) -> str:
+    if correction == "auto":
+        return "bh" if family >= FAMILY_FOR_FDR else "holm"
+    return correction
+
+
+def correct(tests: list[tuple[dict, float, tuple[str, str]]], correction: str = "auto") -> dict:
+    """Re-decide every tested metric of one comparison within their family. `tests` holds each decided
+    metric with its --min-change and verdict words; their p_adjusted and verdict are updated in place.
+    Returns {"method", "name", "family"} for the output to say which control was used."""
+    tested = [t for t in tests if t[0]["p_value"] is not None]
+    method = chosen_correction(correction, len(tested))
+    adjust = {"holm": holm, "bh": benjamini_hochberg}.get(method, lambda ps: list(ps))
+    for (metric, min_change, words), adjusted in zip(tested, adjust([t[0]["p_value"] for t in tested])):
+        metric["p_adjusted"] = adjusted
+        metric["verdict"] = verdict(metric["ratio"], adjusted, min_change, words)
+    return {"method": method, "name": CORRECTION_NAMES[method], "family": len(tested)}
