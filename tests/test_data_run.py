@@ -70,6 +70,10 @@ def test_cache_and_jpeg_runs_complete_and_their_records_differ_only_where_they_s
     assert (a["workers"], a["prefetch"], b["workers"], b["prefetch"]) == (0, None, 1, 2)
     assert a["dataset_bytes"] == 8 * 3 * 64 * 64 and b["dataset_bytes"] > 0
     assert a["cache"]["source"] == b["path"]
+    # The batches one worker made ahead (prefetch 2) are drawn in the warm-up, never timed.
+    assert from_cache["metrics"]["warmup_loader_drain_steps"] == 0
+    assert from_jpeg["metrics"]["warmup_loader_drain_steps"] == 2
+    assert from_jpeg["metrics"]["warmup_steps"] == 1
     # Only the data path's own knobs differ in the configuration.
     differing = {k for k in from_cache["config"] if from_cache["config"][k] != from_jpeg["config"][k]}
     assert differing == {"data", "workers"}

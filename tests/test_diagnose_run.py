@@ -13,14 +13,16 @@ from conftest import ROOT, TINY_DCGAN_OPTIONS, TINY_OPTIONS, as_sets, changed
 
 # The command's own backend and batch size; every point at TINY_RUN's settings, except: windows long
 # against the loader's prefetch (2 batches a worker): with fewer steps, batches decoded before a window
-# starts make the end-to-end rate look faster than the loader alone.
+# starts make the end-to-end rate look faster than the loader alone; and a warm-up longer than that
+# prefetch, so a loader-bound run starts its first window with the queue drained, as in steady state.
 TINY = [
     "--backend",
     "cpu",
     "--batch-size",
     "8",
     *as_sets(
-        changed([*TINY_OPTIONS, *TINY_DCGAN_OPTIONS], steps=6, windows=2), leave_out=("backend", "batch-size")
+        changed([*TINY_OPTIONS, *TINY_DCGAN_OPTIONS], steps=6, windows=2, warmup=3),
+        leave_out=("backend", "batch-size"),
     ),
 ]
 
@@ -82,3 +84,12 @@ def test_diagnose_bad_data_path_exits_2(tmp_path, capsys):
     code = main(["diagnose", "--data", str(tmp_path / "missing"), "--backend", "cpu", "--out", str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("suite: error:") and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_diagnose_option_also_given_with_set_exits_2_naming_both(tmp_path, capsys):
+    from suite.cli import main
+
+    argv = ["diagnose", "--workload", "dcgan64", "--set", "workload=resnet18", "--out", str(tmp_path)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "'workload' (--workload) and 'workload' (--set); give it once" in err and "Traceback" not in err

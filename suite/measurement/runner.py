@@ -186,7 +186,7 @@ def _measure(plan: Plan, record: dict, progress, group) -> None:
     record["data"] = data.describe()
     batches = iter(data)
     losses: list[torch.Tensor] = []
-    warmup = _warm_up(plan, training.train_step, batches, losses, progress)
+    warmup = _warm_up(plan, training.train_step, batches, losses, progress, _batches_ahead(record["data"]))
     telemetry = Telemetry([HostSampler(), *backend.telemetry_samplers()])
     profiler = profiling.open_profiler(config, backend, config.steps_per_window * config.windows)
     try:
@@ -239,23 +239,35 @@ def _images_per_window(plan: Plan) -> int:
     return plan.workload.images_per_step(config.batch_size) * config.steps_per_window * config.world_size
 
 
-def _warm_up(plan: Plan, train_step, batches, losses: list, progress) -> dict:
+def _batches_ahead(data: dict) -> int:
+    """Batches a loader's workers can have ready before the first step asks: up to workers x prefetch."""
+    workers = data.get("workers") or 0
+    return workers * (data.get("prefetch") or 2) if workers else 0
+
+
+def _warm_up(plan: Plan, train_step, batches, losses: list, progress, batches_ahead: int = 0) -> dict:
     """Warm-up: excluded from throughput, reported on its own. The first step is synchronised so
-    that time-to-first-step (process start -> first step done) includes compilation."""
+    that time-to-first-step (process start -> first step done) includes compilation.
+
+    Real data adds `batches_ahead` steps: the batches the workers made while the model was being built.
+    Timed, they would be served at compute speed and make an input-bound run look faster than its loader
+    (16 workers x 2 prefetched = 32 free batches, more than a 10-step window). After them the queue is in
+    its steady state: empty when the loader is the bottleneck, full when it keeps up."""
     config, backend = plan.config, plan.backend
     warmup_start = clock()
     first_step_done_at = None
-    for step in range(config.warmup_steps):
+    for step in range(config.warmup_steps + batches_ahead):
         losses.append(train_step(next(batches)))
         if step == 0:
             backend.synchronize()  # sync point: only to timestamp the first step
             first_step_done_at = time.time()
-        progress("warmup", step=step + 1, of=config.warmup_steps)
+        progress("warmup", step=step + 1, of=config.warmup_steps + batches_ahead)
     backend.synchronize()
     warmup_time_s = clock() - warmup_start
     backend.reset_peak_memory()
     return {
         "warmup_steps": config.warmup_steps,
+        "warmup_loader_drain_steps": batches_ahead,
         "warmup_time_s": warmup_time_s,
         "time_to_first_step_s": (first_step_done_at - process_start_time()) if first_step_done_at else None,
     }
