@@ -87,6 +87,11 @@ def test_first_batch_too_big_and_other_errors_stop_the_search():
         (["--max-memory", "lots"], "--max-memory must be a size such as 2GiB"),
         (["--set", "batch-size=4"], "cannot be used here"),
         (["--workload", "nope"], "unknown workload 'nope'"),
+        (
+            ["--workload", "dcgan64", "--set", "workload=resnet18"],
+            "option 'workload' is given twice: 'workload' (--workload) and 'workload' (--set)",
+        ),
+        (["--set", "backend=cpu"], "option 'backend' is given twice: 'backend' (--backend)"),
     ],
 )
 def test_bad_input_exits_2(tmp_path, capsys, argv, needle):

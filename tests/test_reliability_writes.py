@@ -366,7 +366,13 @@ def test_a_sweep_whose_folder_turns_read_only_stops_cleanly_and_says_how_to_resu
             if os.path.isdir(out) and [n for n in os.listdir(out) if n.endswith(".json")]:
                 break
             time.sleep(0.2)
-        subprocess.run(["mount", "-o", "remount,ro", disk], check=True)  # mid-sweep
+        remount = subprocess.run(
+            ["mount", "-o", "remount,ro", disk], capture_output=True, text=True
+        )  # mid-sweep
+        if remount.returncode != 0:
+            sweep.kill()
+            sweep.communicate()
+            pytest.fail(f"could not remount the sweep's folder read-only: {remount.stderr.strip()}")
         _, err = sweep.communicate(timeout=300)
         kept = [n for n in os.listdir(out) if n.endswith(".json")]
     assert sweep.returncode == run_record.EXIT_RECORD_NOT_WRITTEN, err

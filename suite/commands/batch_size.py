@@ -16,8 +16,8 @@ def add_parser(subparsers) -> None:
         "On the CPU, --max-memory stands in for device memory. Also reports the smallest batch that "
         "reaches 95% of the best throughput seen.",
     )
-    p.add_argument("--backend", default="auto", help="as for `suite run`")
-    p.add_argument("--workload", default="dcgan64", help="as for `suite run`")
+    p.add_argument("--backend", help="as for `suite run` (default auto)")
+    p.add_argument("--workload", help="as for `suite run` (default dcgan64)")
     p.add_argument("--precision", help="as for `suite run`")
     p.add_argument(
         "--max-memory",
@@ -69,19 +69,15 @@ def batch_size_command(args) -> int:
         raise UserError(f"--start {start} is larger than --max-batch {max_batch}")
 
     options = run_options()
-    explicit = [
-        f"{name}={value}"
-        for name, value in (
-            ("backend", args.backend),
-            ("workload", args.workload),
-            ("precision", args.precision),
-            ("max-memory", args.max_memory),
-        )
-        if value is not None
-    ]
+    own = {
+        "backend": args.backend,
+        "workload": args.workload,
+        "precision": args.precision,
+        "max-memory": args.max_memory,
+    }
     if any(item.partition("=")[0].strip().replace("_", "-") == "batch-size" for item in args.fixed):
         raise UserError("--set batch-size=... cannot be used here: the search chooses the batch size")
-    spec = sweep.parse_inline([f"batch-size={start}"], explicit + args.fixed, options)
+    spec = sweep.parse_inline([f"batch-size={start}"], args.fixed, options, sweep.own_options(own, options))
     first = sweep.expand(spec, options)[0]
     sweep.resolve([first])  # every value checked before anything runs
     base_argv = first.argv[:-2]  # without "--batch-size N"

@@ -22,8 +22,8 @@ def add_parser(subparsers) -> None:
         default="synthetic",
         help="as for `suite run`: an image folder, a prepared cache, or synthetic",
     )
-    p.add_argument("--backend", default="auto", help="as for `suite run`")
-    p.add_argument("--workload", default="dcgan64", help="as for `suite run`")
+    p.add_argument("--backend", help="as for `suite run` (default auto)")
+    p.add_argument("--workload", help="as for `suite run` (default dcgan64)")
     p.add_argument("--batch-size", help="as for `suite run`")
     p.add_argument("--precision", help="as for `suite run`")
     p.add_argument("--workers", help="as for `suite run`")
@@ -53,19 +53,15 @@ def diagnose_command(args) -> int:
     from suite.run_options import run_options
 
     options = run_options()
-    given = [
-        f"{name}={value}"
-        for name, value in (
-            ("backend", args.backend),
-            ("workload", args.workload),
-            ("data", args.data),
-            ("batch-size", args.batch_size),
-            ("precision", args.precision),
-            ("workers", args.workers),
-        )
-        if value is not None
-    ]
-    spec = sweep.parse_inline([], given + args.fixed, options, require_grid=False)  # no grid: one point
+    own = {
+        "backend": args.backend,
+        "workload": args.workload,
+        "data": args.data,
+        "batch-size": args.batch_size,
+        "precision": args.precision,
+        "workers": args.workers,
+    }
+    spec = sweep.parse_inline([], args.fixed, options, sweep.own_options(own, options), require_grid=False)
     [point] = sweep.expand(spec, options)
     sweep.resolve([point])  # every value checked (and the data opened) before anything is measured
     config = point.config

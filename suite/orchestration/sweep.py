@@ -153,6 +153,17 @@ def check_option(name: str, options: dict, where: str) -> None:
         )
 
 
+def own_options(values: dict[str, str | None], options: dict) -> Spec:
+    """A spec holding a command's own options (`suite diagnose --workload X`: {"workload": "X"}), those
+    given, so that a `--set` of the same option is refused naming both."""
+    spec = Spec()
+    for name, value in values.items():
+        if value is not None:
+            spec.claim(name, name, options, f"--{name}")
+            spec.fixed[name] = [value]
+    return spec
+
+
 def parse_inline(
     grid: list[str], fixed: list[str], options: dict, spec: Spec | None = None, require_grid: bool = True
 ) -> Spec:
@@ -273,9 +284,11 @@ def try_claim(path: str, wait: bool = False) -> int | None:
     A lock, not a file's existence, is the claim: the kernel releases it when its process ends however it
     ends (kill -9, a crash, a power cut), so a dead sweep's points are never claimed forever, and no age or
     pid has to be guessed at. The file is removed by its owner when the point is done; one opened just
-    before that removal is found stale by its inode and opened again."""
+    before that removal is found stale by its inode and opened again. The lock is held on a read-only
+    descriptor (flock needs no write access): no file stays open for writing while a point runs, so
+    nothing of the sweep's keeps its folder's file system from being remounted read-only."""
     while True:
-        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+        fd = os.open(path, os.O_CREAT | os.O_RDONLY, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -289,8 +302,9 @@ def try_claim(path: str, wait: bool = False) -> int | None:
         except FileNotFoundError:
             current = False
         if current:
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{socket.gethostname()} pid {os.getpid()}\n".encode())  # who, for a person looking
+            # Who holds it, for a person looking; only a note: the lock is the claim.
+            with contextlib.suppress(OSError), open(path, "w", encoding="utf-8") as note:
+                note.write(f"{socket.gethostname()} pid {os.getpid()}\n")
             return fd
         os.close(fd)  # its owner removed it after we opened it: claim the new file instead
 
@@ -333,7 +347,13 @@ def _run_claimed(point, out_dir, head, outcome, log, timeout_s, wait: bool, tota
     """Claim POINT (waiting for it with WAIT), then take its record if another sweep made one meanwhile,
     else run it. False if it is claimed elsewhere and WAIT is not set."""
     path = claim_path(out_dir, point)
-    fd = try_claim(path, wait=wait)
+    try:
+        fd = try_claim(path, wait=wait)
+    except OSError as error:
+        # The folder turned read-only (or full, or went away) between points: as for a record it cannot keep.
+        error = run_record.RecordNotWritten(f"cannot claim the point in {out_dir}: {error.strerror or error}")
+        log(_stopped_unwritable(head, error, outcome, total, out_dir))
+        raise error from None
     if fd is None:
         return False
     try:
@@ -353,16 +373,20 @@ def _run_claimed(point, out_dir, head, outcome, log, timeout_s, wait: bool, tota
             raise
         except run_record.RecordNotWritten as error:
             # The folder turned read-only (or full): stop rather than measure points nothing can keep.
-            log(
-                f"{head}: {error}. {len(outcome)} of {total} points are recorded in {out_dir}; "
-                "make it writable and run the same command again to resume"
-            )
+            log(_stopped_unwritable(head, error, outcome, total, out_dir))
             raise
         log(f"{head}: {describe(record)} ({time.monotonic() - started:.1f} s)")
         outcome.append((point, record))
         return True
     finally:
         release_claim(path, fd)
+
+
+def _stopped_unwritable(head: str, error: Exception, outcome: list, total: int, out_dir: str) -> str:
+    return (
+        f"{head}: {error}. {len(outcome)} of {total} points are recorded in {out_dir}; "
+        "make it writable and run the same command again to resume"
+    )
 
 
 # -- reading the results -------------------------------------------------------------------------------
