@@ -412,11 +412,12 @@ def test_a_repeatable_sweep_option_may_be_given_again():
     assert spec.fixed["model-override"] == ["ngf=8", "ndf=8"]
 
 
-@pytest.mark.parametrize("owner", ["1", "0", str(os.getpid()), f"1@{0:.2f}", "1@x", ""])
+@pytest.mark.parametrize("owner", ["1", "0", "own pid", f"1@{0:.2f}", "1@x", ""])
 def test_a_run_id_or_origin_from_the_environment_needs_a_proven_ancestor(monkeypatch, owner):
     from suite import context
     from suite.measurement import distributed
 
+    owner = str(os.getpid()) if owner == "own pid" else owner  # resolved here: test ids must not vary
     env = {"SUITE_RUN_ID": "shared", "SUITE_RUN_ID_OWNER": owner}
     assert distributed.launcher_run_id(env) is None  # PID 1 is everyone's ancestor: no proof alone
     monkeypatch.setenv("SUITE_ORIGIN", "sweep")
