@@ -152,6 +152,21 @@ def check_target(target: Target, where: str) -> None:
             )
 
 
+def check_launchable(instance, where: str) -> None:
+    """The row must be something SkyPilot can launch: a machine type (GPUs attached as accelerators), and
+    in SkyPilot's own catalog where that is on the machine."""
+    from suite.reporting import sky_catalog
+
+    problem = sky_catalog.shape_problem(instance)
+    if problem:
+        raise UserError(f"instance {instance.name!r} ({where}) cannot be launched by SkyPilot: {problem}")
+    if sky_catalog.listed(instance) is False:
+        raise UserError(
+            f"instance {instance.name!r} ({where}) is not in SkyPilot's catalog "
+            f"{sky_catalog.catalog_path(instance.provider)}: SkyPilot would refuse it"
+        )
+
+
 # -- building and pricing ------------------------------------------------------------------------------
 
 
@@ -189,6 +204,7 @@ def build(settings: dict) -> Campaign:
             instance = catalog.get(instance_type)
         except UserError as error:
             raise UserError(f"{error} ({at})") from None
+        check_launchable(instance, at)
         for key in ("cloud", "region"):
             if entry.get(key) is not None:
                 check_plain(key, entry[key], at)
