@@ -42,8 +42,9 @@ def write_sky_catalog(root, cloud, header, rows, version="v8"):
 
 @pytest.fixture
 def sky_home(tmp_path, monkeypatch):
-    """A temporary SkyPilot runtime folder holding small AWS and GCP catalogs."""
-    monkeypatch.setenv("SKY_RUNTIME_DIR", str(tmp_path / "home"))
+    """A temporary HOME holding small AWS and GCP catalogs where SkyPilot keeps them (~/.sky/catalogs)."""
+    monkeypatch.delenv("SKY_RUNTIME_DIR")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     write_sky_catalog(tmp_path / "home", "aws", AWS_HEADER, AWS_ROWS)
     write_sky_catalog(tmp_path / "home", "gcp", GCP_HEADER, GCP_ROWS)
     return tmp_path / "home"
@@ -140,3 +141,84 @@ def test_fleet_plan_refuses_a_row_skypilots_catalog_does_not_list(sky_home, tmp_
     argv = ["fleet", "plan", "--instances", "n1-standard-8+1xV100", "--prices", str(prices)]
     assert main([*argv, "--out", str(tmp_path / "out")]) == 2
     assert "is not in SkyPilot's catalog" in capsys.readouterr().err
+
+
+def plan_out(tmp_path, capsys, *argv):
+    code = main(["fleet", "plan", *argv, "--out", str(tmp_path / "out")])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return out[out.index("instance ") :]  # the estimate
+
+
+def test_spot_is_priced_from_skypilots_catalog_with_its_range_regions_and_source(sky_home, tmp_path, capsys):
+    out = plan_out(
+        tmp_path, capsys, "--instances", "p3.2xlarge,dl1.24xlarge,n1-standard-8+1xT4", "--spot",
+        "--bucket", "s3://b/c", "--hours", "1",
+    )  # fmt: skip
+    lines = {line.split()[0]: line for line in out.splitlines() if line.strip()}
+    # The cheapest zone (what SkyPilot's optimizer asks for) is the estimate; the range is shown.
+    assert "0.371–0.510" in lines["p3.2xlarge"] and "us-east-1, eu-west-1" in lines["p3.2xlarge"]
+    assert "4.170–4.190" in lines["dl1.24xlarge"] and "us-east-1, us-west-2" in lines["dl1.24xlarge"]
+    assert "3.060" in lines["p3.2xlarge"] and "13.109" in lines["dl1.24xlarge"]
+    # GCP: the VM and its GPU priced apart and added, in the zones that offer both.
+    assert "0.730" in lines["n1-standard-8+1xT4"] and "0.220" in lines["n1-standard-8+1xT4"]
+    # The controller: the cheapest default-family VM with 4+ vCPUs and 4 GiB per vCPU, on-demand.
+    assert "controller (spot runs as managed jobs): m6i.xlarge on aws, on-demand $0.192/h x 1.17 h" in out
+    instances = 0.3707 + 4.17 + 0.22
+    controller = (1 + 10 / 60) * 0.192
+    assert f"estimated cost of the campaign: ${instances + controller:,.2f}" in out
+    assert f"(instances ${instances:,.2f} + controller ${controller:,.2f})" in out
+    aws = sky_home / ".sky" / "catalogs" / "v8" / "aws" / "vms.csv"
+    assert f"SkyPilot catalog {aws} (file date " in out and "*" not in out
+
+
+def test_without_skypilots_catalog_the_suite_catalog_prices_it_and_says_so(tmp_path, capsys):
+    out = plan_out(tmp_path, capsys, "--instances", "p3.2xlarge", "--spot", "--bucket", "s3://b/c")
+    assert "0.668" in out and "us-east-1*" in out
+    assert "skypilot-2025 (USD/hour), as of 2025" in out
+    assert "m6i.xlarge on aws, on-demand $0.192/h" in out
+    assert "SkyPilot's own catalog" in out
+
+
+def test_the_controller_on_gcp_comes_from_its_catalog(sky_home, tmp_path, capsys):
+    out = plan_out(tmp_path, capsys, "--instances", "n1-standard-8+1xT4", "--spot", "--bucket", "gs://b/c")
+    assert "n2-standard-4 on gcp, on-demand $0.194/h" in out
+
+
+def test_on_demand_only_has_no_controller(sky_home, tmp_path, capsys):
+    out = plan_out(tmp_path, capsys, "--instances", "p3.2xlarge", "--hours", "2")
+    assert "managed-jobs controller" not in out and "estimated cost of the campaign: $6.12\n" in out
+
+
+def test_a_region_that_does_not_offer_it_is_refused_naming_those_that_do(sky_home, tmp_path, capsys):
+    campaign = tmp_path / "c.yaml"
+    campaign.write_text("workload: dcgan64\ninstances:\n  - {type: dl1.24xlarge, region: eu-west-1}\n")
+    assert main(["fleet", "plan", str(campaign), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "not offered in region 'eu-west-1'" in err and "us-east-1, us-west-2" in err
+
+
+def test_skypilot_runtime_dir_moves_the_catalog(tmp_path, monkeypatch):
+    monkeypatch.setenv("SKY_RUNTIME_DIR", str(tmp_path / "runtime"))
+    write_sky_catalog(tmp_path / "runtime", "aws", AWS_HEADER, AWS_ROWS)
+    assert sky_catalog.quote(row("dl1.24xlarge")).spot == (4.17, 4.19)
+
+
+def test_a_damaged_catalog_is_not_read(sky_home):
+    (sky_home / ".sky" / "catalogs" / "v8" / "aws" / "vms.csv").write_text("not,a,catalog\n1,2,3\n")
+    assert sky_catalog.quote(row("p3.2xlarge")) is None and sky_catalog.listed(row("p3.2xlarge")) is None
+
+
+def test_the_running_cost_meter_counts_the_controller_while_managed_jobs_run(tmp_path):
+    from suite.orchestration import campaign, campaign_prices, sky_driver
+
+    plan = campaign.build(
+        campaign.from_inline(["p3.2xlarge"], "dcgan64", [], 1.0, True, None, None, "s3://b/c", "meter")
+    )
+    assert isinstance(plan.controller, campaign_prices.Controller)
+    fleet = sky_driver.Fleet(plan, str(tmp_path), None, None, print, False, None, 1.0)
+    launch = sky_driver.Launch(plan.targets[0], "task.yaml", "meter-p3-2xlarge", started=0.0)
+    fleet.launches.append(launch)
+    # One hour in: the spot instance's hour and the controller's.
+    expected = plan.targets[0].usd_per_hour + plan.controller.usd_per_hour
+    assert fleet.spent_usd(3600.0) == pytest.approx(expected)

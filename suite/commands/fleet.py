@@ -107,7 +107,7 @@ def prepare(args):
 
 
 def plan_command(args) -> int:
-    from suite.orchestration import campaign, sky_tasks
+    from suite.orchestration import campaign_prices, sky_tasks
 
     plan, out_dir, paths = prepare(args)
     print(
@@ -121,15 +121,15 @@ def plan_command(args) -> int:
     for target, path in zip(plan.targets, paths):
         print(f"  {sky_tasks.sky_command(plan, target, os.path.relpath(path))}")
     print()
-    print(campaign.estimate_table(plan))
+    print(campaign_prices.estimate_table(plan))
     return 0
 
 
 def run_command(args) -> int:
-    from suite.orchestration import campaign, sky_driver
+    from suite.orchestration import campaign_prices, sky_driver
 
     plan, out_dir, paths = prepare(args)
-    print(campaign.estimate_table(plan), file=sys.stderr)
+    print(campaign_prices.estimate_table(plan), file=sys.stderr)
     sky = sky_driver.import_sky()
 
     def log(line: str) -> None:

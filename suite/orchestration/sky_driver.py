@@ -244,7 +244,16 @@ class Fleet:
             self.changed.wait(self.poll_s)
 
     def spent_usd(self, now: float) -> float:
-        return sum(launch.cost_usd(now) for launch in self.launches)
+        """Hours held x $/hour of every instance, and of the managed-jobs controller from the first managed
+        job's request (it stays up while any job runs)."""
+        spent = sum(launch.cost_usd(now) for launch in self.launches)
+        managed = [
+            launch.started for launch in self.launches if launch.managed and launch.started is not None
+        ]
+        controller = self.campaign.controller
+        if managed and controller is not None and controller.usd_per_hour:
+            spent += max(0.0, now - min(managed)) / 3600 * controller.usd_per_hour
+        return spent
 
     def stop(self, launch: Launch, reason: str, why: str) -> None:
         """Take one running instance down (unless --keep) and record why: its measurement never came."""

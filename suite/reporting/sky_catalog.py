@@ -140,8 +140,8 @@ class Quote:
 
     on_demand: tuple[float, float]  # (cheapest, dearest) $/hour
     spot: tuple[float, float] | None  # None: no zone quotes spot
-    regions: tuple[str, ...]  # regions that offer it (on-demand)
-    spot_regions: tuple[str, ...]
+    regions: tuple[str, ...]  # regions that offer it on-demand, the cheapest first
+    spot_regions: tuple[str, ...]  # regions that quote spot for it, the cheapest first
     source: str  # the CSV's path and date
 
     @property
@@ -181,6 +181,15 @@ def _per_zone(rows, instance_type: str, accelerator: tuple[str, int] | None, reg
     return both
 
 
+def _cheapest_first(zones: dict, which: int) -> tuple[str, ...]:
+    """The regions with a price (0: on-demand, 1: spot), the cheapest first."""
+    best: dict[str, float] = {}
+    for (region, _zone), prices in zones.items():
+        if prices[which]:
+            best[region] = min(prices[which], best.get(region, prices[which]))
+    return tuple(sorted(best, key=lambda region: (best[region], region)))
+
+
 def file_date(path: str) -> str:
     stamp = datetime.fromtimestamp(os.path.getmtime(path), tz=timezone.utc)
     return stamp.strftime("%Y-%m-%d")
@@ -206,8 +215,8 @@ def quote(instance, region: str | None = None) -> Quote | None:
     return Quote(
         on_demand=(min(on_demand), max(on_demand)),
         spot=(min(spot), max(spot)) if spot else None,
-        regions=tuple(sorted({r for (r, _), (p, _) in zones.items() if p})),
-        spot_regions=tuple(sorted({r for (r, _), (_, s) in zones.items() if s})),
+        regions=_cheapest_first(zones, 0),
+        spot_regions=_cheapest_first(zones, 1),
         source=f"SkyPilot catalog {path} (file date {file_date(path)})",
     )
 
