@@ -20,7 +20,7 @@ EXIT_FAILED = 1
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "fleet",
-        help="run one benchmark on several cloud instance types through SkyPilot (plan, run)",
+        help="run one benchmark on several cloud instance types through SkyPilot (plan, run, report)",
         description="A campaign: the same `suite run` on several cloud instance types, launched through "
         "SkyPilot, priced from the suite's catalog before anything starts, and reported together.",
     )
