@@ -69,7 +69,7 @@ def test_gcp_rows_name_the_vm_and_its_gpus_apart():
 @pytest.mark.parametrize(
     "instance, problem",
     [
-        (row("n1-standard-8", "gcp"), "attached to a VM"),
+        (row("n1-standard-8", "gcp"), "attached to it"),
         (row("n1-standard-8+2xT4", "gcp", count=1), "attaches 2"),
         (row("p3_2xlarge"), "not a aws machine type"),
         (row("n1 standard 8+1xT4", "gcp"), "not a gcp machine type"),
@@ -77,6 +77,10 @@ def test_gcp_rows_name_the_vm_and_its_gpus_apart():
 )
 def test_a_row_skypilot_cannot_launch_is_named(instance, problem):
     assert problem in (sky_catalog.shape_problem(instance) or "")
+
+
+def test_a_gcp_vm_with_its_own_gpus_is_a_machine_type():
+    assert sky_catalog.shape_problem(row("a2-highgpu-1g", "gcp")) is None
 
 
 def shipped_rows():
@@ -168,6 +172,8 @@ def test_spot_is_priced_from_skypilots_catalog_with_its_range_regions_and_source
     controller = (1 + 10 / 60) * 0.192
     assert f"estimated cost of the campaign: ${instances + controller:,.2f}" in out
     assert f"(instances ${instances:,.2f} + controller ${controller:,.2f})" in out
+    # In their dearest zones: p3.2xlarge 0.51, dl1.24xlarge 4.19 (the T4 VM is offered in one zone only).
+    assert f"dearest zone: +${(0.51 - 0.3707) + (4.19 - 4.17):,.2f}" in out
     aws = sky_home / ".sky" / "catalogs" / "v8" / "aws" / "vms.csv"
     assert f"SkyPilot catalog {aws} (file date " in out and "*" not in out
 

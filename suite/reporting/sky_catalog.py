@@ -70,8 +70,9 @@ def shape_problem(instance) -> str | None:
         count = int(resources["accelerators"].rsplit(":", 1)[1])
         if count != instance.accelerator_count:
             return f"its name attaches {count} accelerator(s), its row says {instance.accelerator_count}"
-    elif instance.provider == "gcp" and instance.accelerator_count:
-        return "a GCP GPU is attached to a VM: name the row VM+COUNTxGPU (e.g. n1-standard-8+1xT4)"
+    elif instance.provider == "gcp" and instance.accelerator_count and instance.name.startswith("n1-"):
+        # N1 VMs have no GPUs of their own (A2, A3, G2 ... do): theirs are attached, and named so.
+        return "a GPU on an N1 VM is attached to it: name the row VM+COUNTxGPU (e.g. n1-standard-8+1xT4)"
     return None
 
 
