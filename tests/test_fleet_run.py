@@ -444,3 +444,18 @@ def test_fleet_report_of_a_campaign_file_finds_its_folder(monkeypatch, tmp_path,
     capsys.readouterr()
     assert main(["fleet", "report", str(tmp_path / "camp.yaml"), "--out", str(out)]) == 0
     assert set(fleet_statuses(capsys.readouterr().out).values()) == {"measured"}
+
+
+def test_fleet_run_an_unwritable_ledger_is_said_and_the_run_ends_as_it_would(
+    monkeypatch, tmp_path, capsys, template_record
+):
+    from suite.orchestration import fleet_ledger
+
+    def refuse(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fleet_ledger, "write_ledger", refuse)
+    code, _, _, out = run_fleet(monkeypatch, tmp_path, template_record)
+    err = capsys.readouterr().err
+    assert code == 0 and "cost ledger could not be written" in err
+    assert records_of(out, "p3.2xlarge")

@@ -338,8 +338,12 @@ def run_campaign(
         released = f"kept {count} launch(es) (--keep)" if keep else f"tore down {count} launch(es)"
         raise FleetStopped(f"{error_line(error)} ({released})") from error
     finally:
-        # What was rented and what it cost, for `suite fleet report`, however the run ended.
-        fleet_ledger.write_ledger(campaign, out_dir, fleet.launches, fleet.clock())
+        # What was rented and what it cost, for `suite fleet report`, however the run ended; a ledger
+        # that cannot be written is said, never raised over the run's own ending.
+        try:
+            fleet_ledger.write_ledger(campaign, out_dir, fleet.launches, fleet.clock())
+        except (UserError, OSError) as error:
+            log(f"the fleet's cost ledger could not be written: {error}")
     for launch in pending:
         outcomes[launch.target.instance_type] = launch.outcome or "unknown"
     return outcomes
