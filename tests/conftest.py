@@ -155,3 +155,10 @@ def kineto_log_level_restored():
         os.environ.pop("KINETO_LOG_LEVEL", None)
     else:
         os.environ["KINETO_LOG_LEVEL"] = before
+
+
+@pytest.fixture(autouse=True)
+def no_skypilot_catalog(tmp_path_factory, monkeypatch):
+    """SkyPilot's downloaded price catalogs (~/.sky/catalogs) price fleet estimates when present: tests see
+    none unless they write their own under SKY_RUNTIME_DIR, so an estimate never depends on this machine."""
+    monkeypatch.setenv("SKY_RUNTIME_DIR", str(tmp_path_factory.mktemp("sky-runtime")))

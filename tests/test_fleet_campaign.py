@@ -58,6 +58,15 @@ def test_docs_campaign_dry_run_prints_tasks_and_the_catalog_arithmetic(tmp_path,
         rate = instance.spot_usd_per_hour if spot else instance.on_demand_usd_per_hour
         expected += entry.get("hours", settings["hours"]) * rate
         assert f"instance_type: {entry['type']}" in out
+    # Spot runs as managed jobs: their controller VM (m6i.xlarge on-demand) for the longest job + 10 minutes.
+    spot_hours = [
+        e.get("hours", settings["hours"])
+        for e in settings["instances"]
+        if isinstance(e, dict) and e.get("spot")
+    ]
+    controller = (max(spot_hours) + 10 / 60) * catalog.get("m6i.xlarge").on_demand_usd_per_hour
+    assert f"= ${controller:,.2f}" in out
+    expected += controller
     assert f"estimated cost of the campaign: ${expected:,.2f}" in out
     on_demand = sum(
         (e.get("hours", settings["hours"]) if isinstance(e, dict) else settings["hours"])
@@ -223,8 +232,8 @@ def test_inline_campaign_spot_with_bucket(tmp_path, capsys):
         "quick",
     )
     assert code == 0, err
-    # 1 h x (0.668 + 0.189) spot $/h
-    assert "estimated cost of the campaign: $0.86" in out
+    # 1 h x (0.668 + 0.189) spot $/h, and the managed-jobs controller: (1 h + 10 min) x 0.192 $/h
+    assert "estimated cost of the campaign: $1.08 (instances $0.86 + controller $0.22)" in out
     assert "use_spot: true" in out and "source: s3://my-bucket/runs" in out and "--batch-size 32" in out
     assert "sky jobs launch -y -n quick-p3-2xlarge" in out
 

@@ -116,6 +116,14 @@ def records_of(out, instance):
     return [json.loads((folder / n).read_text()) for n in os.listdir(folder) if n.endswith(".json")]
 
 
+def fleet_statuses(report: str) -> dict[str, str]:
+    """Instance -> `Fleet status` cell of a fleet report's markdown table."""
+    lines = [line for line in report.splitlines() if line.startswith("|")]
+    header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    cells = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines[2:]]
+    return {row[header.index("Instance")]: row[header.index("Fleet status")] for row in cells}
+
+
 def test_fleet_run_wiring_launches_all_follows_each_collects_and_downs(
     monkeypatch, tmp_path, capsys, template_record
 ):
@@ -215,6 +223,8 @@ def test_fleet_run_wiring_ctrl_c_tears_down_everything_it_started(
     assert [c[0] for c in fake.calls].count("jobs.cancel") == 1  # by id, or by name if not yet known
     assert fake.clusters == {} and fake.managed == {}
     assert "interrupted: tearing down 3 launch(es)" in err
+    assert main(["fleet", "report", str(tmp_path / "out")]) == 0
+    assert set(fleet_statuses(capsys.readouterr().out).values()) == {"torn down"}
 
 
 def test_fleet_run_wiring_one_failed_launch_does_not_stop_the_others(
@@ -231,8 +241,17 @@ def test_fleet_run_wiring_one_failed_launch_does_not_stop_the_others(
     assert "dl1.24xlarge: run failed (exit code 100)" in captured.err
     # The failed cluster's down finds no cluster (ClusterDoesNotExist) and says nothing about it.
     assert "could not be taken down" not in captured.err
-    assert os.listdir(out / "p3.2xlarge") and not os.listdir(out / "g5.xlarge")
-    assert "p3.2xlarge" in captured.out  # the report of what did come back
+    assert os.listdir(out / "p3.2xlarge")
+    # The instance that never came up has a record saying so (no figure, no cost), so the report shows it.
+    (failed,) = records_of(out, "g5.xlarge")
+    assert (
+        failed["error"]["type"] == "FleetFailed" and "ResourcesUnavailableError" in failed["error"]["message"]
+    )
+    statuses = fleet_statuses(captured.out)
+    assert statuses == {"p3.2xlarge": "measured", "g5.xlarge": "failed", "dl1.24xlarge": "failed"}
+    # The same table later, from the folder alone.
+    assert main(["fleet", "report", str(out)]) == 0
+    assert fleet_statuses(capsys.readouterr().out) == statuses
     shutil.rmtree(out / "tasks")
 
 
@@ -294,7 +313,18 @@ def test_fleet_run_wiring_hung_run_is_stopped_at_its_deadline(monkeypatch, tmp_p
     assert record["status"] == "error" and record["error"]["type"] == "FleetTimeout"
     assert "p3.2xlarge: timeout: still running 7" in captured.err  # 75 min: 1 h + 25%
     assert len(records_of(out, "g5.xlarge")) == 1 and len(records_of(out, "dl1.24xlarge")) == 1
-    assert "FleetTimeout" in captured.out or "timeout" in captured.out
+    assert fleet_statuses(captured.out) == {
+        "p3.2xlarge": "timed out",
+        "g5.xlarge": "measured",
+        "dl1.24xlarge": "measured",
+    }
+    # What the timeout cost: 1.25 h held at p3.2xlarge's on-demand rate (the fast clock's polls add a little).
+    assert record["fleet"]["held_hours"] == pytest.approx(1.25, abs=0.05)
+    ledger = json.loads((out / "fleet-ledger.json").read_text())
+    (attempt,) = ledger["instances"]["p3.2xlarge"]["attempts"]
+    assert attempt["cost_usd"] == pytest.approx(1.25 * 3.06, rel=0.05)
+    assert ledger["controller"]["instance_type"] == "m6i.xlarge"  # the spot job's controller, costed too
+    assert "+ managed-jobs controller m6i.xlarge $" in captured.out
 
 
 def test_fleet_run_wiring_running_cost_over_budget_stops_what_still_runs(
@@ -361,3 +391,71 @@ def test_fleet_run_wiring_ctrl_c_while_launching_still_tears_down(
     assert fake.clusters == {}
     assert "jobs.launch" not in fake.names()
     capsys.readouterr()
+
+
+def test_fleet_report_from_a_folder_without_a_ledger_says_what_it_knows(tmp_path, capsys, template_record):
+    """Records copied from elsewhere: a measured one (its cost unknown) and a stopped one (its record says)."""
+    out = tmp_path / "fleet"
+    measured = json.loads(json.dumps(template_record))
+    measured["config"]["instance"] = "g5.xlarge"
+    (out / "g5.xlarge").mkdir(parents=True)
+    (out / "g5.xlarge" / "a.json").write_text(json.dumps(measured))
+    stopped = json.loads(json.dumps(template_record))
+    stopped.update(status="error", error={"type": "FleetOverBudget", "message": "over-budget: ..."})
+    stopped["config"]["instance"] = "p3.2xlarge"
+    stopped["run_id"] += "-b"
+    stopped["fleet"] = {"status": "over budget", "cost_usd": 2.5, "held_hours": 0.8}
+    (out / "p3.2xlarge").mkdir()
+    (out / "p3.2xlarge" / "b.json").write_text(json.dumps(stopped))
+    assert main(["fleet", "report", str(out)]) == 0
+    report = capsys.readouterr().out
+    assert fleet_statuses(report) == {"g5.xlarge": "measured", "p3.2xlarge": "over budget"}
+    assert "| 2.50 |" in report and "Cost: $2.50 (instances $2.50)" in report
+    assert main(["fleet", "report", str(out), "--format", "csv"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith("fleet_status,fleet_hours,fleet_cost_usd") and len(lines) == 3
+    assert main(["fleet", "report", str(out), "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert {r["instance"]: r["fleet_cost_usd"] for r in rows} == {"g5.xlarge": None, "p3.2xlarge": 2.5}
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--format", "html"], "--format 'html' is not one of: md, csv, json"),
+        (["--out", "x"], "--out goes with a campaign file"),
+    ],
+)
+def test_fleet_report_refuses_bad_options_in_one_line(tmp_path, capsys, argv, message):
+    (tmp_path / "fleet").mkdir()
+    assert main(["fleet", "report", str(tmp_path / "fleet"), *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_fleet_report_of_a_missing_folder_is_one_line(tmp_path, capsys):
+    assert main(["fleet", "report", str(tmp_path / "nowhere")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_fleet_report_of_a_campaign_file_finds_its_folder(monkeypatch, tmp_path, capsys, template_record):
+    code, _, _, out = run_fleet(monkeypatch, tmp_path, template_record)
+    assert code == 0
+    capsys.readouterr()
+    assert main(["fleet", "report", str(tmp_path / "camp.yaml"), "--out", str(out)]) == 0
+    assert set(fleet_statuses(capsys.readouterr().out).values()) == {"measured"}
+
+
+def test_fleet_run_an_unwritable_ledger_is_said_and_the_run_ends_as_it_would(
+    monkeypatch, tmp_path, capsys, template_record
+):
+    from suite.orchestration import fleet_ledger
+
+    def refuse(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fleet_ledger, "write_ledger", refuse)
+    code, _, _, out = run_fleet(monkeypatch, tmp_path, template_record)
+    err = capsys.readouterr().err
+    assert code == 0 and "cost ledger could not be written" in err
+    assert records_of(out, "p3.2xlarge")

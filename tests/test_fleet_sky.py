@@ -29,6 +29,7 @@ as_of: '2026'
 instances:
   m5.xlarge: {provider: aws, region: us-east-1, accelerator: none, accelerator_count: 0, accelerator_memory_gib: 0, vcpus: 4, ram_gib: 16, on_demand_usd_per_hour: 0.192, spot_usd_per_hour: 0.08}
   p3.2xlarge: {provider: aws, region: us-east-1, accelerator: NVIDIA V100, accelerator_count: 1, accelerator_memory_gib: 16, vcpus: 8, ram_gib: 61, on_demand_usd_per_hour: 3.06, spot_usd_per_hour: 0.9}
+  n1-standard-8+1xT4: {provider: gcp, region: us-central1, accelerator: NVIDIA T4, accelerator_count: 1, accelerator_memory_gib: 16, vcpus: 8, ram_gib: 30, on_demand_usd_per_hour: 0.73, spot_usd_per_hour: 0.236}
   dl1.24xlarge: {provider: aws, region: us-east-1, accelerator: Habana Gaudi HL-205, accelerator_count: 8, accelerator_memory_gib: 256, vcpus: 96, ram_gib: 768, on_demand_usd_per_hour: 13.1, spot_usd_per_hour: 2}
 """
 
@@ -43,6 +44,7 @@ instances:
   - m5.xlarge
   - {{type: p3.2xlarge, region: us-east-1}}
   - {{type: dl1.24xlarge, options: {{nproc: 8}}}}
+  - n1-standard-8+1xT4
 """
 
 LOAD = """
@@ -62,6 +64,7 @@ for path in sys.argv[1:]:
     task.validate_run()
     (resources,) = list(task.resources)
     loaded.append({"name": task.name, "instance_type": resources.instance_type,
+                   "accelerators": resources.accelerators,
                    "use_spot": resources.use_spot, "image_id": resources.image_id,
                    "run": task.run, "setup": task.setup,
                    "mounts": sorted(list(task.file_mounts or {}) + list(task.storage_mounts or {}))})
@@ -111,10 +114,14 @@ def test_generated_tasks_load_with_skypilots_own_parser(tmp_path, capsys, spot):
     assert done.returncode == 0, done.stderr[-3000:]
     assert not marker.exists(), f"the aws CLI was run: {marker.read_text()}"
     loaded = {task["instance_type"]: task for task in json.loads(done.stdout.strip().splitlines()[-1])}
-    assert set(loaded) == {"m5.xlarge", "p3.2xlarge", "dl1.24xlarge"}
+    # A GCP row is its VM plus attached GPUs: SkyPilot reads the machine type and the accelerators apart.
+    assert set(loaded) == {"m5.xlarge", "p3.2xlarge", "dl1.24xlarge", "n1-standard-8"}
+    assert loaded["n1-standard-8"]["accelerators"] == {"T4": 1}
+    assert "--instance n1-standard-8+1xT4" in loaded["n1-standard-8"]["run"]
     for instance, task in loaded.items():
         assert task["use_spot"] is spot
-        assert f"--instance {instance}" in task["run"]
+        if instance != "n1-standard-8":
+            assert f"--instance {instance}" in task["run"]
     images = loaded["dl1.24xlarge"]["image_id"]  # SkyPilot keeps image ids per region (None: any)
     assert images and all(image.startswith("docker:vault.habana.ai/") for image in images.values())
     assert "--no-deps" in loaded["dl1.24xlarge"]["setup"] and "--nproc 8" in loaded["dl1.24xlarge"]["run"]

@@ -1,7 +1,8 @@
-"""`suite fleet plan|run`: one benchmark on many cloud instance types through SkyPilot, and the cost table.
+"""`suite fleet plan|run|report`: one benchmark on many cloud instance types through SkyPilot, and the cost table.
 
 `plan` writes one SkyPilot task file per instance type and prints the tasks, the `sky` commands and the
 estimated cost of the whole campaign; it needs no SkyPilot. `run` launches them (the `cloud` extra).
+`report` prints a fleet folder's cost table: every instance, how it ended, and what its figure cost.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ EXIT_FAILED = 1
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "fleet",
-        help="run one benchmark on several cloud instance types through SkyPilot (plan, run)",
+        help="run one benchmark on several cloud instance types through SkyPilot (plan, run, report)",
         description="A campaign: the same `suite run` on several cloud instance types, launched through "
         "SkyPilot, priced from the suite's catalog before anything starts, and reported together.",
     )
@@ -38,7 +39,19 @@ def add_parser(subparsers) -> None:
                 "and print the `sky down` command that ends it (default: tear it down)",
             )
         action.set_defaults(func=plan_command if name == "plan" else run_command)
-    p.set_defaults(func=lambda args: p.error("give an action: plan or run"))
+    report_help = "the cost table of a campaign's instances: each one's status and what its figure cost"
+    shown = actions.add_parser("report", help=report_help, description=report_help)
+    shown.add_argument(
+        "source",
+        metavar="FOLDER|CAMPAIGN.yaml",
+        help="a fleet folder (the --out of `fleet run`), or the campaign file (its folder is found as "
+        "`fleet run` names it, or given with --out)",
+    )
+    shown.add_argument("--out", default=None, metavar="DIR", help="with a campaign file: its fleet folder")
+    shown.add_argument("--format", default="md", help="md (default), csv or json")
+    shown.add_argument("--prices", metavar="NAME|FILE", help="price catalog (default: the campaign's)")
+    shown.set_defaults(func=report_command)
+    p.set_defaults(func=lambda args: p.error("give an action: plan, run or report"))
 
 
 def add_campaign_options(p) -> None:
@@ -107,7 +120,7 @@ def prepare(args):
 
 
 def plan_command(args) -> int:
-    from suite.orchestration import campaign, sky_tasks
+    from suite.orchestration import campaign_prices, sky_tasks
 
     plan, out_dir, paths = prepare(args)
     print(
@@ -121,15 +134,15 @@ def plan_command(args) -> int:
     for target, path in zip(plan.targets, paths):
         print(f"  {sky_tasks.sky_command(plan, target, os.path.relpath(path))}")
     print()
-    print(campaign.estimate_table(plan))
+    print(campaign_prices.estimate_table(plan))
     return 0
 
 
 def run_command(args) -> int:
-    from suite.orchestration import campaign, sky_driver
+    from suite.orchestration import campaign_prices, sky_driver
 
     plan, out_dir, paths = prepare(args)
-    print(campaign.estimate_table(plan), file=sys.stderr)
+    print(campaign_prices.estimate_table(plan), file=sys.stderr)
     sky = sky_driver.import_sky()
 
     def log(line: str) -> None:
@@ -148,17 +161,30 @@ def run_command(args) -> int:
 
 
 def report(out_dir: str, prices: str) -> None:
-    """The campaign's cost table, as `suite report OUT` prints it."""
-    from suite.reporting.gather import load_records
-    from suite.reporting.pricing import load_catalog
-    from suite.reporting.render import render
-    from suite.reporting.rows import DEFAULT_DATASET_SIZE, build_rows
+    """The campaign's cost table, as `suite fleet report OUT` prints it."""
+    from suite.errors import UserError
+    from suite.reporting import fleet_report
 
-    loaded = load_records([out_dir])
-    if not loaded:
-        print(f"fleet: no records in {out_dir} to report", file=sys.stderr)
-        return
-    records = [record for _, record in loaded]
-    catalog = load_catalog(prices)
-    rows = build_rows(records, catalog, DEFAULT_DATASET_SIZE, False)
-    sys.stdout.write(render(rows, catalog, "md", DEFAULT_DATASET_SIZE, False))
+    try:
+        sys.stdout.write(fleet_report.render_fleet(out_dir, "md", prices))
+    except UserError as error:
+        print(f"fleet: {error}", file=sys.stderr)
+
+
+def report_command(args) -> int:
+    from suite.errors import UserError
+    from suite.reporting import fleet_report
+    from suite.reporting.render import FORMATS
+
+    if args.format not in FORMATS:
+        raise UserError(f"--format {args.format!r} is not one of: {', '.join(FORMATS)}")
+    folder, prices = args.source, args.prices
+    if os.path.isfile(args.source):
+        from suite.orchestration import campaign, campaign_file
+
+        plan = campaign.build(campaign_file.load(args.source))
+        folder, prices = args.out or os.path.join(DEFAULT_OUT, plan.name), prices or plan.prices
+    elif args.out:
+        raise UserError("--out goes with a campaign file; a folder is given as the argument itself")
+    sys.stdout.write(fleet_report.render_fleet(folder, args.format, prices))
+    return 0

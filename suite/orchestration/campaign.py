@@ -52,6 +52,8 @@ class Target:
     region: str | None = None
     backend: str | None = None  # None: from the catalog's accelerator (see sky_tasks.backend_for)
     options: dict[str, str] = field(default_factory=dict)  # merged: campaign options, then its own
+    provider: str = "aws"  # the price catalog's cloud for this row
+    price: object = None  # campaign_prices.Price: where the rates came from, the regions that offer it
 
     @property
     def cost_usd(self) -> float:
@@ -70,10 +72,11 @@ class Campaign:
     ref: str | None = None
     bucket: str | None = None  # records go to this bucket (None: rsync from the cluster)
     source: str = "command line"
+    controller: object = None  # campaign_prices.Controller: the managed-jobs controller spot instances need
 
     @property
     def cost_usd(self) -> float:
-        return sum(t.cost_usd for t in self.targets)
+        return sum(t.cost_usd for t in self.targets) + (self.controller.cost_usd if self.controller else 0.0)
 
 
 # -- checks shared with the campaign file reader ------------------------------------------------------
@@ -152,11 +155,27 @@ def check_target(target: Target, where: str) -> None:
             )
 
 
+def check_launchable(instance, where: str) -> None:
+    """The row must be something SkyPilot can launch: a machine type (GPUs attached as accelerators), and
+    in SkyPilot's own catalog where that is on the machine."""
+    from suite.reporting import sky_catalog
+
+    problem = sky_catalog.shape_problem(instance)
+    if problem:
+        raise UserError(f"instance {instance.name!r} ({where}) cannot be launched by SkyPilot: {problem}")
+    if sky_catalog.listed(instance) is False:
+        raise UserError(
+            f"instance {instance.name!r} ({where}) is not in SkyPilot's catalog "
+            f"{sky_catalog.catalog_path(instance.provider)}: SkyPilot would refuse it"
+        )
+
+
 # -- building and pricing ------------------------------------------------------------------------------
 
 
 def build(settings: dict) -> Campaign:
     """Check every instance against the price catalog and the budget cap; return the priced campaign."""
+    from suite.orchestration import campaign_prices
     from suite.reporting.pricing import load_catalog
 
     source = settings.get("source_file") or "command line"
@@ -189,15 +208,19 @@ def build(settings: dict) -> Campaign:
             instance = catalog.get(instance_type)
         except UserError as error:
             raise UserError(f"{error} ({at})") from None
+        check_launchable(instance, at)
         for key in ("cloud", "region"):
             if entry.get(key) is not None:
                 check_plain(key, entry[key], at)
         hours = check_amount("hours", entry.get("hours", default_hours), at, MAX_HOURS)
         spot = entry.get("spot", settings.get("spot", False))
-        rate = instance.spot_usd_per_hour if spot else instance.on_demand_usd_per_hour
+        price = campaign_prices.price(instance, catalog, entry.get("region"), at)
+        rate = price.spot if spot else price.on_demand
         if rate is None:
+            sky = price.source.startswith("SkyPilot catalog")
+            where = "SkyPilot's catalog" if sky else f"the {catalog.name} catalog"
             raise UserError(
-                f"{instance_type} has no spot price in the {catalog.name} catalog ({at}): "
+                f"{instance_type} has no spot price in {where} ({at}): "
                 "run it on-demand (spot: false) or give a catalog with a spot quote"
             )
         targets.append(
@@ -206,14 +229,16 @@ def build(settings: dict) -> Campaign:
                 spot=spot,
                 hours=hours,
                 usd_per_hour=rate,
-                on_demand_usd_per_hour=instance.on_demand_usd_per_hour,
-                spot_usd_per_hour=instance.spot_usd_per_hour,
+                on_demand_usd_per_hour=price.on_demand,
+                spot_usd_per_hour=price.spot,
                 accelerator=instance.accelerator,
                 accelerator_count=instance.accelerator_count,
                 cloud=entry.get("cloud"),
                 region=entry.get("region"),
                 backend=entry.get("backend"),
                 options={**settings.get("options", {}), **entry.get("options", {})},
+                provider=instance.provider,
+                price=price,
             )
         )
         check_target(targets[-1], at)
@@ -228,6 +253,7 @@ def build(settings: dict) -> Campaign:
         ref=settings.get("ref"),
         bucket=settings.get("bucket"),
         source=source,
+        controller=campaign_prices.controller(targets, catalog),
     )
     spot_without_bucket = [t.instance_type for t in targets if t.spot and not campaign.bucket]
     if spot_without_bucket:
@@ -283,40 +309,3 @@ def from_inline(
     if not settings["instances"]:
         raise UserError("no instances: give a campaign file or --instances TYPE[,TYPE...]")
     return settings
-
-
-def estimate_table(campaign: Campaign) -> str:
-    """Each instance's hours x $/hour, and the campaign's total, from the price catalog."""
-    from tabulate import tabulate
-
-    def money(value):
-        return "-" if value is None else f"{value:,.3f}"
-
-    rows = [
-        [
-            t.instance_type,
-            t.accelerator if t.accelerator_count else "(cpu)",
-            "spot" if t.spot else "on-demand",
-            money(t.on_demand_usd_per_hour),
-            money(t.spot_usd_per_hour),
-            f"{t.hours:g}",
-            f"{t.cost_usd:,.2f}",
-        ]
-        for t in campaign.targets
-    ]
-    table = tabulate(
-        rows,
-        headers=["instance", "accelerator", "rented", "on-demand $/h", "spot $/h", "hours", "estimate $"],
-        disable_numparse=True,
-        colalign=("left", "left", "left", "right", "right", "right", "right"),
-    )
-    on_demand = sum(t.hours * t.on_demand_usd_per_hour for t in campaign.targets)
-    all_spot = [t.hours * t.spot_usd_per_hour for t in campaign.targets if t.spot_usd_per_hour is not None]
-    lines = [table, "", f"estimated cost of the campaign: ${campaign.cost_usd:,.2f}"]
-    lines.append(f"  all on-demand: ${on_demand:,.2f}")
-    if len(all_spot) == len(campaign.targets):
-        lines.append(f"  all spot:      ${sum(all_spot):,.2f}")
-    if campaign.max_cost_usd is not None:
-        lines.append(f"  budget (max_cost_usd): ${campaign.max_cost_usd:,.2f}")
-    lines.append(campaign.catalog_caption)
-    return "\n".join(lines)

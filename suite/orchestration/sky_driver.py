@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 from suite import run_record
 from suite.errors import UserError
-from suite.orchestration import sky_tasks
+from suite.orchestration import fleet_ledger, sky_tasks
 
 # Set before `import sky`: no usage reports, no AWS metadata probe (169.254.169.254) from the `aws` CLI
 # SkyPilot runs for identities, and no API server started behind the user's back (it is about 1 GiB in
@@ -55,8 +55,6 @@ DONE_STATUSES = ("ok", "diverged", "oom")  # outcomes a second run would only re
 # a 2-hour plan at 2.5 hours (provisioning times vary, so the margin grows with the plan).
 DEADLINE_MARGIN = 0.25
 POLL_S = 1.0  # how often the caps are checked while instances run
-# The error types of the records written for an instance this run stopped (status "error").
-STOP_ERRORS = {"timeout": "FleetTimeout", "over-budget": "FleetOverBudget"}
 
 
 class FleetStopped(Exception):
@@ -192,6 +190,8 @@ class Fleet:
             outcome = "recorded" if outcome == "ran" else f"recorded ({outcome})"
         elif outcome == "ran":
             outcome = "ran, but no record came back"
+        if not outcome.startswith("recorded") and not fleet_ledger.has_records(self.out_dir, launch.target):
+            self.record_stop(launch, "failed", outcome)  # the launch failed, or nothing came home
         if not launch.managed:
             if self.keep and not outcome.startswith("recorded"):
                 self.log(f"{launch.cluster}: kept (--keep); end it with `sky down -y {launch.cluster}`")
@@ -244,7 +244,16 @@ class Fleet:
             self.changed.wait(self.poll_s)
 
     def spent_usd(self, now: float) -> float:
-        return sum(launch.cost_usd(now) for launch in self.launches)
+        """Hours held x $/hour of every instance, and of the managed-jobs controller from the first managed
+        job's request (it stays up while any job runs)."""
+        spent = sum(launch.cost_usd(now) for launch in self.launches)
+        managed = [
+            launch.started for launch in self.launches if launch.managed and launch.started is not None
+        ]
+        controller = self.campaign.controller
+        if managed and controller is not None and controller.usd_per_hour:
+            spent += max(0.0, now - min(managed)) / 3600 * controller.usd_per_hour
+        return spent
 
     def stop(self, launch: Launch, reason: str, why: str) -> None:
         """Take one running instance down (unless --keep) and record why: its measurement never came."""
@@ -255,10 +264,16 @@ class Fleet:
         launch.ended = self.clock()
         self.log(f"{launch.target.instance_type}: {reason}: {why}")
         self.release([launch])
-        write_stop_record(
-            self.campaign, launch.target, self.out_dir, reason, why, launch.cost_usd(launch.ended)
-        )
+        self.record_stop(launch, reason, why)
         launch.outcome = f"{reason} ({why})"
+
+    def record_stop(self, launch: Launch, reason: str, why: str) -> None:
+        """The record of an instance that ends without a figure, with what it cost."""
+        end = launch.ended or self.clock()
+        held = max(0.0, end - (launch.started or end)) / 3600
+        fleet_ledger.write_stop_record(
+            self.campaign, launch.target, self.out_dir, reason, why, launch.cost_usd(end), held
+        )
 
     def release(self, launches: list[Launch]) -> None:
         if self.keep:
@@ -280,6 +295,11 @@ class Fleet:
                 f"{why}: {'keeping' if self.keep else 'tearing down'} {len(live)} launch(es) this run started"
             )
             self.release(live)
+            for launch in live:
+                launch.ended = launch.ended or self.clock()
+                launch.outcome = f"torn-down ({why})"
+                if not fleet_ledger.has_records(self.out_dir, launch.target):
+                    self.record_stop(launch, "torn-down", why)
         return len(live)
 
 
@@ -317,28 +337,16 @@ def run_campaign(
         count = fleet.abort(f"stopped by {type(error).__name__}")
         released = f"kept {count} launch(es) (--keep)" if keep else f"tore down {count} launch(es)"
         raise FleetStopped(f"{error_line(error)} ({released})") from error
+    finally:
+        # What was rented and what it cost, for `suite fleet report`, however the run ended; a ledger
+        # that cannot be written is said, never raised over the run's own ending.
+        try:
+            fleet_ledger.write_ledger(campaign, out_dir, fleet.launches, fleet.clock())
+        except (UserError, OSError) as error:
+            log(f"the fleet's cost ledger could not be written: {error}")
     for launch in pending:
         outcomes[launch.target.instance_type] = launch.outcome or "unknown"
     return outcomes
-
-
-def write_stop_record(campaign, target, out_dir: str, reason: str, why: str, cost_usd: float) -> None:
-    """An error record for an instance the caps stopped, through the suite's record writer, so the
-    report shows the instance, why it has no figure, and what it cost."""
-    from datetime import datetime, timezone
-
-    backend = sky_tasks.backend_for(target)
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    record = run_record.new_record(
-        run_record.new_run_id(campaign.workload, backend, now),
-        {"started_utc": now, "fleet": campaign.name},
-        {"workload": campaign.workload, "backend": backend, "instance": target.instance_type},
-    )
-    record["error"] = {
-        "type": STOP_ERRORS[reason],
-        "message": f"{reason}: {why}; cost about ${cost_usd:,.2f}",
-    }
-    run_record.write_record_or_stop(record, os.path.join(out_dir, target.instance_type))
 
 
 def keep_commands(launches: list[Launch]) -> list[str]:

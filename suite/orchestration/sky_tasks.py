@@ -23,6 +23,7 @@ import shlex
 import yaml
 
 from suite.errors import UserError
+from suite.reporting import sky_catalog
 
 # The catalog's accelerator text -> the suite backend that drives it. First match wins.
 ACCELERATOR_BACKENDS = (("nvidia", "cuda"), ("gaudi", "hpu"), ("none", "cpu"))
@@ -141,7 +142,8 @@ def task(campaign, target) -> dict:
     recipe = BACKEND_SETUP[backend]
     argv = run_argv(campaign, target)
     check_run_argv(argv, f"instance {target.instance_type}")
-    resources: dict = {"instance_type": target.instance_type, "use_spot": target.spot}
+    # A GCP row such as n1-standard-8+1xT4 is the VM plus its attached GPUs: SkyPilot names them apart.
+    resources: dict = {**sky_catalog.sky_resources(target.instance_type), "use_spot": target.spot}
     if target.cloud or target.region:
         resources["infra"] = f"{target.cloud or '*'}/{target.region}" if target.region else target.cloud
     if target.spot:

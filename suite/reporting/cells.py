@@ -111,6 +111,12 @@ COLUMNS = [
 ]
 VERDICT_COLUMN = ("Bottleneck", lambda r: r["verdict"] or "—")
 NUMERICS_COLUMN = ("Numerics", lambda r: r["numerics"] or "—")
+# A fleet's rows (suite/reporting/fleet_report.py) say how each instance ended and what it cost.
+FLEET_COLUMNS = [
+    ("Fleet status", lambda r: r["fleet_status"], True),
+    ("Hours held", lambda r: _float(r["fleet_hours"]), False),
+    ("Cost to measure ($)", lambda r: _dollars(r["fleet_cost_usd"]), False),
+]
 NOTES_COLUMN = ("Notes", lambda r: "; ".join(r["notes"] + r["errors"]) or "")
 LEFT_ALIGNED = {"model_run", "instance", "region", "backend", "device", "precision", "data"}
 

@@ -10,6 +10,7 @@ import json
 
 from suite.reporting.cells import (
     COLUMNS,
+    FLEET_COLUMNS,
     LEFT_ALIGNED,
     NOTES_COLUMN,
     NUMERICS_COLUMN,
@@ -49,6 +50,8 @@ def _columns(rows: list[dict], style: str = "exact", wide: bool = False, catalog
         chosen.append((*VERDICT_COLUMN, True))
     if any(r["numerics"] for r in rows):  # only once some record carries a numerics check
         chosen.append((*NUMERICS_COLUMN, True))
+    if any("fleet_status" in r for r in rows):  # a fleet's report: how each instance ended, its cost
+        chosen += FLEET_COLUMNS
     return chosen + [(*NOTES_COLUMN, True)]
 
 
@@ -153,11 +156,13 @@ CSV_FIELDS = [
     "prices_as_of",
     "prices_as_of_note",
 ]
+FLEET_FIELDS = ["fleet_status", "fleet_hours", "fleet_cost_usd"]  # only in a fleet's report
 
 
 def render_csv(rows: list[dict]) -> str:
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+    fields = CSV_FIELDS + (FLEET_FIELDS if any("fleet_status" in r for r in rows) else [])
+    writer = csv.DictWriter(buffer, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in rows:
         writer.writerow(

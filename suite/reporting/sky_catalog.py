@@ -1,0 +1,255 @@
+"""An instance as SkyPilot sees it: the resources a task names for it, and SkyPilot's own price catalog.
+
+Names. A price-catalog row is named for what is rented. On AWS that is the instance type itself
+(`p3.2xlarge`). On GCP a GPU is rented apart from its host VM, so a row such as `n1-standard-8+1xT4`
+(the name `suite prices import` gives it) is the VM `n1-standard-8` plus one `T4`: a SkyPilot task names it
+as `instance_type: n1-standard-8` and `accelerators: T4:1` (https://docs.skypilot.co/en/latest/reference/yaml-spec.html).
+`sky_resources` makes that split; `shape_problem` says what is wrong with a row SkyPilot could not launch.
+
+Prices. SkyPilot ships no catalog in its wheel: it downloads one CSV per cloud on first use into
+`${SKY_RUNTIME_DIR:-~}/.sky/catalogs/<schema version>/<cloud>/vms.csv` (sky/catalog/common.py,
+sky/skylet/constants.py CATALOG_SCHEMA_VERSION = 'v8' in skypilot 0.14.1). These files are read here
+directly, offline, with the csv module, when they are on the machine; nothing here imports `sky` or calls its
+catalog functions, which may fetch. One row per availability zone, with the columns InstanceType,
+AcceleratorName, AcceleratorCount, Price, SpotPrice, Region, AvailabilityZone (sky/catalog/common.py reads
+them by these names; a GCP GPU row has an empty InstanceType and prices the GPUs alone).
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import os
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+# `HOST+COUNTxACCELERATOR`: a GCP VM with GPUs attached (see suite/reporting/price_import.py).
+ATTACHED = re.compile(r"^(?P<host>[^+]+)\+(?P<count>[1-9][0-9]*)x(?P<accelerator>[A-Za-z0-9-]+)$")
+# What a machine type looks like on each cloud SkyPilot's catalog lists: AWS family.size (`g4dn.xlarge`),
+# GCP series-kind-size (`n1-standard-8`, `a2-highgpu-1g`).
+MACHINE_TYPE = {
+    "aws": re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$"),
+    "gcp": re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+){1,3}$"),
+}
+COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "SpotPrice", "Region")
+CATALOG_FOLDER = os.path.join(".sky", "catalogs")
+
+# SkyPilot's managed-jobs controller (sky/jobs/constants.py in skypilot 0.14.1): CONTROLLER_RESOURCES =
+# {'cpus': '4+', 'memory': '4x', 'disk_size': 50}, and CONTROLLER_AUTOSTOP = {'idle_minutes': 10,
+# 'down': False}. Without a cloud named, SkyPilot picks the cheapest instance of its default families
+# (sky/catalog/aws_catalog.py and gcp_catalog.py _DEFAULT_INSTANCE_FAMILY) with at least 4 vCPUs and 4 GiB
+# of memory per vCPU.
+CONTROLLER_CPUS = 4
+CONTROLLER_MEMORY_PER_CPU = 4
+CONTROLLER_IDLE_MINUTES = 10
+CONTROLLER_FAMILIES = {
+    "aws": ("m6i.", "m6id.", "m7i.", "r6i.", "r6id.", "r7i.", "c6i.", "c6id.", "c7i."),
+    "gcp": ("n2-standard-", "n2-highmem-", "n2-highcpu-", "n4-standard-"),
+}
+
+
+def sky_resources(name: str) -> dict:
+    """The `resources` keys a SkyPilot task names for this price-catalog row."""
+    attached = ATTACHED.match(name)
+    if attached:
+        return {
+            "instance_type": attached["host"],
+            "accelerators": f"{attached['accelerator']}:{attached['count']}",
+        }
+    return {"instance_type": name}
+
+
+def shape_problem(instance) -> str | None:
+    """Why SkyPilot could not launch this row as named (None: it could), from its name alone."""
+    resources = sky_resources(instance.name)
+    pattern = MACHINE_TYPE.get(instance.provider)
+    if pattern is not None and not pattern.match(resources["instance_type"]):
+        return f"{resources['instance_type']!r} is not a {instance.provider} machine type"
+    if "accelerators" in resources:
+        count = int(resources["accelerators"].rsplit(":", 1)[1])
+        if count != instance.accelerator_count:
+            return f"its name attaches {count} accelerator(s), its row says {instance.accelerator_count}"
+    elif instance.provider == "gcp" and instance.accelerator_count and instance.name.startswith("n1-"):
+        # N1 VMs have no GPUs of their own (A2, A3, G2 ... do): theirs are attached, and named so.
+        return "a GPU on an N1 VM is attached to it: name the row VM+COUNTxGPU (e.g. n1-standard-8+1xT4)"
+    return None
+
+
+# -- SkyPilot's catalog, read offline ----------------------------------------------------------------
+
+
+def catalog_root() -> str:
+    """Where SkyPilot keeps its downloaded catalogs (sky/skylet/runtime_utils.py: SKY_RUNTIME_DIR, else ~)."""
+    return os.path.join(os.path.expanduser(os.environ.get("SKY_RUNTIME_DIR") or "~"), CATALOG_FOLDER)
+
+
+def catalog_path(cloud: str) -> str | None:
+    """The newest schema version's vms.csv for this cloud, if SkyPilot has downloaded one."""
+    root = catalog_root()
+    try:
+        versions = [v for v in os.listdir(root) if re.fullmatch(r"v[0-9]+", v)]
+    except OSError:
+        return None
+    for version in sorted(versions, key=lambda v: int(v[1:]), reverse=True):
+        path = os.path.join(root, version, cloud, "vms.csv")
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+@functools.lru_cache(maxsize=8)
+def _read(path: str, mtime: float) -> tuple[dict, ...]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        if not set(COLUMNS) <= set(reader.fieldnames or ()):
+            return ()
+        return tuple(reader)
+
+
+def catalog_rows(cloud: str) -> tuple[str, tuple[dict, ...]] | None:
+    """(path, rows) of SkyPilot's catalog for this cloud, or None when it is not on the machine (or is not
+    a catalog SkyPilot would read: a damaged file is treated as absent, and the suite's own prices are used)."""
+    path = catalog_path(cloud)
+    if path is None:
+        return None
+    try:
+        rows = _read(path, os.path.getmtime(path))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+    return (path, rows) if rows else None
+
+
+def _price(text) -> float | None:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return None
+    return value if value > 0 else None
+
+
+def _count_matches(text, count: int) -> bool:
+    try:
+        return abs(float(text) - count) < 0.01
+    except (TypeError, ValueError):
+        return False
+
+
+@dataclass(frozen=True)
+class Quote:
+    """One instance's prices in SkyPilot's catalog, over the zones it may be launched in."""
+
+    on_demand: tuple[float, float]  # (cheapest, dearest) $/hour
+    spot: tuple[float, float] | None  # None: no zone quotes spot
+    regions: tuple[str, ...]  # regions that offer it on-demand, the cheapest first
+    spot_regions: tuple[str, ...]  # regions that quote spot for it, the cheapest first
+    source: str  # the CSV's path and date
+
+    @property
+    def zones(self) -> int:
+        return len(self.regions)
+
+
+def _per_zone(rows, instance_type: str, accelerator: tuple[str, int] | None, region: str | None):
+    """{(region, zone): (price, spot price)} for the VM, plus its attached GPUs (GCP prices them apart)."""
+    vm = {}
+    for row in rows:
+        if row["InstanceType"] == instance_type and (region is None or row["Region"] == region):
+            vm[(row["Region"], row.get("AvailabilityZone") or row["Region"])] = (
+                _price(row["Price"]),
+                _price(row["SpotPrice"]),
+            )
+    if accelerator is None:
+        return vm
+    name, count = accelerator
+    gpus = {
+        (row["Region"], row.get("AvailabilityZone") or row["Region"]): (
+            _price(row["Price"]),
+            _price(row["SpotPrice"]),
+        )
+        for row in rows
+        if not row["InstanceType"]
+        and row["AcceleratorName"].lower() == name.lower()
+        and _count_matches(row["AcceleratorCount"], count)
+    }
+    both = {}
+    for zone in vm.keys() & gpus.keys():
+        (vm_price, vm_spot), (gpu_price, gpu_spot) = vm[zone], gpus[zone]
+        both[zone] = (
+            vm_price + gpu_price if vm_price and gpu_price else None,
+            vm_spot + gpu_spot if vm_spot and gpu_spot else None,
+        )
+    return both
+
+
+def _cheapest_first(zones: dict, which: int) -> tuple[str, ...]:
+    """The regions with a price (0: on-demand, 1: spot), the cheapest first."""
+    best: dict[str, float] = {}
+    for (region, _zone), prices in zones.items():
+        if prices[which]:
+            best[region] = min(prices[which], best.get(region, prices[which]))
+    return tuple(sorted(best, key=lambda region: (best[region], region)))
+
+
+def file_date(path: str) -> str:
+    stamp = datetime.fromtimestamp(os.path.getmtime(path), tz=timezone.utc)
+    return stamp.strftime("%Y-%m-%d")
+
+
+def quote(instance, region: str | None = None) -> Quote | None:
+    """SkyPilot's prices for this price-catalog row, or None when its cloud's catalog is not on the machine
+    or does not list it (in that region)."""
+    found = catalog_rows(instance.provider)
+    if found is None:
+        return None
+    path, rows = found
+    resources = sky_resources(instance.name)
+    accelerator = None
+    if "accelerators" in resources:
+        name, count = resources["accelerators"].rsplit(":", 1)
+        accelerator = (name, int(count))
+    zones = _per_zone(rows, resources["instance_type"], accelerator, region)
+    on_demand = [price for price, _ in zones.values() if price]
+    if not on_demand:
+        return None
+    spot = [spot for _, spot in zones.values() if spot]
+    return Quote(
+        on_demand=(min(on_demand), max(on_demand)),
+        spot=(min(spot), max(spot)) if spot else None,
+        regions=_cheapest_first(zones, 0),
+        spot_regions=_cheapest_first(zones, 1),
+        source=f"SkyPilot catalog {path} (file date {file_date(path)})",
+    )
+
+
+def listed(instance) -> bool | None:
+    """Whether SkyPilot's catalog lists this row (None: that cloud's catalog is not on the machine)."""
+    found = catalog_rows(instance.provider)
+    if found is None:
+        return None
+    return quote(instance) is not None
+
+
+def controller_quote(cloud: str) -> tuple[str, float, str] | None:
+    """(instance type, cheapest on-demand $/hour, source) of the managed-jobs controller SkyPilot would
+    start on this cloud, from its own catalog; None when that catalog is not on the machine."""
+    found = catalog_rows(cloud)
+    families = CONTROLLER_FAMILIES.get(cloud)
+    if found is None or families is None:
+        return None
+    path, rows = found
+    best = None
+    for row in rows:
+        if not row["InstanceType"].startswith(families):
+            continue
+        price = _price(row["Price"])
+        try:
+            cpus, memory = float(row.get("vCPUs") or 0), float(row.get("MemoryGiB") or 0)
+        except ValueError:
+            continue
+        if price and cpus >= CONTROLLER_CPUS and memory >= CONTROLLER_MEMORY_PER_CPU * cpus:
+            if best is None or price < best[1]:
+                best = (row["InstanceType"], price)
+    if best is None:
+        return None
+    return best[0], best[1], f"SkyPilot catalog {path} (file date {file_date(path)})"
