@@ -87,7 +87,7 @@ def recorded_instances(folder: str) -> set[str]:
             continue
         except (run_record.NotARecord, OSError) as error:
             # not ours to judge, but named: a planted FIFO or device is skipped, never waited on
-            print(f"suite: warning: skipped {path}: {error}", file=sys.stderr)
+            print(f"suite: warning: skipped {run_record.printable(path)}: {error}", file=sys.stderr)
             continue
         instance = (record.get("config") or {}).get("instance")
         if instance and record.get("status") in DONE_STATUSES:

@@ -250,7 +250,7 @@ def existing_records(out_dir: str, warn=None) -> list[dict]:
             continue
         except (run_record.NotARecord, OSError) as error:
             if warn:  # other files in the folder are not ours to judge, but a person should know
-                warn(f"suite: warning: skipped {path}: {error}")
+                warn(f"suite: warning: skipped {run_record.printable(path)}: {error}")
     return found
 
 

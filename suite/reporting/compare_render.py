@@ -8,6 +8,7 @@ import json
 
 from suite.reporting.compare import METHOD, METRICS
 from suite.reporting.compare_stats import MIN_RUNS
+from suite.run_record import printable
 
 FORMATS = ("md", "csv", "json")
 
@@ -90,13 +91,17 @@ def render_markdown(result: dict) -> str:
                 f"**{m['verdict']}**",
                 c["load"],
             ]
-            lines.append("| " + " | ".join(str(cell).replace("|", "\\|") for cell in cells) + " |")
+            lines.append("| " + " | ".join(printable(str(cell).replace("|", "\\|")) for cell in cells) + " |")
     if not result["comparisons"]:
         lines.append("| (no configuration is on both sides) | | | | | | | | | |")
-    notes = [f"- {c['configuration']}: {note}" for c in result["comparisons"] for note in c["notes"]]
+    notes = [
+        f"- {printable(c['configuration'])}: {printable(note)}"
+        for c in result["comparisons"]
+        for note in c["notes"]
+    ]
     for side in ("baseline", "candidate"):
         notes += [
-            f"- only in the {side}: {u['configuration']} ({u['runs']} run(s))"
+            f"- only in the {side}: {printable(u['configuration'])} ({u['runs']} run(s))"
             for u in result["unmatched"][side]
         ]
     if notes:
@@ -137,7 +142,9 @@ def render_csv(result: dict) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
-    writer.writerows(table_rows(result))
+    writer.writerows(
+        {k: printable(v) if isinstance(v, str) else v for k, v in row.items()} for row in table_rows(result)
+    )
     return buffer.getvalue()
 
 
