@@ -27,7 +27,7 @@ import socket
 import time
 from dataclasses import dataclass, field
 
-from suite import limits, run_record
+from suite import limits, run_record, stats
 from suite.errors import UserError
 from suite.orchestration import child
 from suite.orchestration.child import describe, throughput
@@ -398,10 +398,14 @@ def _stopped_unwritable(head: str, error: Exception, outcome: list, total: int, 
 # -- reading the results -------------------------------------------------------------------------------
 
 
-def format_effect(ratio: float) -> str:
-    if PERCENT_BAND[0] <= ratio <= PERCENT_BAND[1]:
+def format_effect(log_ratio: float) -> str:
+    """An effect given by the log of its ratio (rates may be 5e-324 or 1e300: their ratio is no float)."""
+    ratio = stats.from_log(log_ratio)
+    if ratio is not None and PERCENT_BAND[0] <= ratio <= PERCENT_BAND[1]:
         return f"{(ratio - 1) * 100:+.0f}%"
-    return f"{ratio:.2f}×"
+    if ratio is not None and ratio >= 0.01:
+        return f"{ratio:.2f}×"
+    return f"{stats.format_log_ratio(log_ratio)}×"
 
 
 def knob_effects(grid: dict[str, list[str]], rates: list[tuple[dict, float | None]]) -> list[str]:
@@ -420,11 +424,9 @@ def knob_effects(grid: dict[str, list[str]], rates: list[tuple[dict, float | Non
                     continue
                 other = tuple(sorted({**knobs, name: after}.items()))
                 if by_knobs.get(other):
-                    logs.append(math.log(by_knobs[other] / rate))
-            ratio = math.exp(sum(logs) / len(logs)) if logs else None
-            steps.append(
-                f"{before}→{after}: " + (format_effect(ratio) if ratio else "n/a (no pair completed)")
-            )
+                    logs.append(stats.log_rate(by_knobs[other]) - stats.log_rate(rate))  # no quotient
+            effect = format_effect(math.fsum(logs) / len(logs)) if logs else "n/a (no pair completed)"
+            steps.append(f"{before}→{after}: {effect}")
         lines.append(f"{name} " + ", ".join(steps))
     return lines
 

@@ -8,7 +8,8 @@ import json
 
 from suite.reporting.compare import METHOD, METRICS
 from suite.reporting.compare_stats import MIN_RUNS
-from suite.run_record import printable
+from suite.run_record import finite_json, printable
+from suite.stats import format_log_ratio
 
 FORMATS = ("md", "csv", "json")
 
@@ -16,13 +17,16 @@ FORMATS = ("md", "csv", "json")
 def _number(value) -> str:
     if value is None:
         return "—"
+    if abs(value) >= 1e15:  # 1e300 img/s written out in full is 300 digits
+        return f"{value:.3g}"
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.3g}"
 
 
 def _ratio(metric: dict) -> str:
-    if metric["ratio"] is None:
+    if metric.get("log_ratio") is None:
         return "—"
-    return f"{metric['ratio']:.3f} ({metric['ci_low']:.3f} … {metric['ci_high']:.3f})"
+    low, high = (format_log_ratio(x) for x in metric["log_ci"])
+    return f"{format_log_ratio(metric['log_ratio'])} ({low} … {high})"
 
 
 def _p(metric: dict) -> str:
@@ -153,4 +157,4 @@ def render(result: dict, fmt: str) -> str:
         return render_markdown(result)
     if fmt == "csv":
         return render_csv(result)
-    return json.dumps(result, indent=2) + "\n"
+    return json.dumps(finite_json(result), indent=2, allow_nan=False) + "\n"  # strict JSON

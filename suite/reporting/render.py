@@ -183,6 +183,7 @@ def render_json(rows: list[dict], catalogs, dataset_size: int, extrapolate: bool
                 "rows": rows,
             },
             indent=2,
+            allow_nan=False,  # rows hold no inf or NaN (rows.build_rows): strict JSON or an error here
         )
         + "\n"
     )

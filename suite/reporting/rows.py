@@ -15,6 +15,7 @@ as extrapolated.
 from __future__ import annotations
 
 import dataclasses
+import math
 import statistics
 from collections import Counter
 
@@ -76,7 +77,7 @@ def build_rows(
         if per_device(group[0]) and twin in one_device:
             single = _row(one_device[twin], catalog_of, dataset_size, False, pool, price_as_if)
             row["measured_scaling"] = _measured_scaling(row, single)
-        rows.append(row)
+        rows.append({name: stats.finite_or_none(value) for name, value in row.items()})  # no inf, no NaN
     _name_what_differs(rows, list(groups.values()), pool)
     # like the seed's table: by model, then cheapest instance first; failed rows after measured ones
     rows.sort(
@@ -346,8 +347,17 @@ def _flag_disagreeing(row: dict, ok: list[dict], rates: list[float]) -> None:
     row["rates_disagree"] = True
     hosts = sorted({str((r.get("context") or {}).get("host")) for r in ok})
     row["notes"].append(
-        f"RATES DISAGREE: runs range ×{max(rates) / min(rates):.2g} (spread {row['spread']:.0%}, beyond their "
+        f"RATES DISAGREE: runs range ×{_range_ratio(rates)} (spread {row['spread']:.0%}, beyond their "
         f"windows' noise) on host(s) {', '.join(hosts)}: check that they measured one thing"
+    )
+
+
+def _range_ratio(rates: list[float]) -> str:
+    ratio = max(rates) / min(rates)  # 1e300 / 5e-324 is no float: then written from logs
+    return (
+        f"{ratio:.2g}"
+        if math.isfinite(ratio)
+        else stats.format_log_ratio(math.log(max(rates)) - math.log(min(rates)))
     )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 
 SCHEMA = "suite.run"
 SCHEMA_VERSION = 1
@@ -130,15 +131,21 @@ class _Section:
         ):
             raise BadRecord(self._path(name), f"a whole number from {minimum} to {maximum:,} or null", value)
 
-    def number(self, name, positive=False):
-        """A finite number >= 0 (with `positive`, > 0: a rate of nothing is no rate)."""
+    def number(self, name, positive=False, maximum=math.inf):
+        """A finite number >= 0 (with `positive`, > 0: a rate of nothing is no rate), at most `maximum`."""
         value = self._get(name)
         if value is _MISSING or value is None:
             return
-        if not _is_number(value) or not math.isfinite(value) or value < 0 or (positive and value <= 0):
-            raise BadRecord(
-                self._path(name), f"a finite number {'> 0' if positive else '>= 0'} or null", value
-            )
+        if (
+            not _is_number(value)
+            or not math.isfinite(value)
+            or value < 0
+            or (positive and value <= 0)
+            or value > maximum
+        ):
+            what = f"a finite number {'> 0' if positive else '>= 0'}"
+            what += f" and at most {maximum:.4g}" if maximum < math.inf else ""
+            raise BadRecord(self._path(name), what + " or null", value)
 
     def numbers(self, name):
         value = self._get(name)
@@ -210,7 +217,8 @@ def _check_config(config: _Section) -> None:
         config.whole(name, minimum=1)
     for name in ("num_classes", "image_size"):
         config.whole(name, minimum=1)
-    for name in ("accelerators_used", "threads", "steps_per_window", "windows", "warmup_steps"):
+    config.whole("accelerators_used", minimum=1)  # a rate is divided by it
+    for name in ("threads", "steps_per_window", "windows", "warmup_steps"):
         config.whole(name)
     for name in ("workers", "prefetch", "device_index", "node_rank"):
         config.whole(name)
@@ -254,6 +262,8 @@ def _check_fields(record: dict) -> dict:
     metrics = top.section("metrics")
     for name in THROUGHPUT_FIGURES + OTHER_FIGURES:
         metrics.number(name, positive=name in RATES)
+    # times an hour, a rate per second must still be a number (the report works in images per hour)
+    metrics.number("images_per_second", maximum=sys.float_info.max / 3600)
     metrics.numbers("window_time_s")
     metrics.numbers("window_images_per_second")
 
