@@ -158,3 +158,13 @@ def test_a_file_that_grows_past_the_cap_while_read_is_refused(tmp_path):
     with pytest.raises(record_read.NotAFile, match="more than"):
         record_read.read_bytes(str(path), 1024)
     assert record_read.read_bytes(str(path), 4096) == b" " * 2048
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "loop"])
+def test_the_suites_own_caches_are_read_as_regular_files_only(tmp_path, monkeypatch, kind):
+    from suite.measurement import flops
+
+    monkeypatch.setattr(flops, "cache_path", lambda: str(tmp_path / "bad.json"))
+    plant(str(tmp_path), kind)
+    with deadline():
+        assert flops._read_cache() == {}  # a recount, never a hang
