@@ -134,6 +134,12 @@ def finite_or_none(value):
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
+def quotient_text(high: float, low: float) -> str:
+    """high ÷ low of two rates > 0, to 2 significant digits; from logs where the quotient is no float."""
+    quotient = high / low
+    return f"{quotient:.2g}" if math.isfinite(quotient) else format_log_ratio(log_rate(high) - log_rate(low))
+
+
 def format_log_ratio(value: float, digits: int = 3) -> str:
     """A ratio given by its log, written as a number even where it is no float ("1.00e+624")."""
     ratio = from_log(value)

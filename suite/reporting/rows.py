@@ -15,7 +15,6 @@ as extrapolated.
 from __future__ import annotations
 
 import dataclasses
-import math
 import statistics
 from collections import Counter
 
@@ -347,17 +346,8 @@ def _flag_disagreeing(row: dict, ok: list[dict], rates: list[float]) -> None:
     row["rates_disagree"] = True
     hosts = sorted({str((r.get("context") or {}).get("host")) for r in ok})
     row["notes"].append(
-        f"RATES DISAGREE: runs range ×{_range_ratio(rates)} (spread {row['spread']:.0%}, beyond their "
+        f"RATES DISAGREE: runs range ×{stats.quotient_text(max(rates), min(rates))} (spread {row['spread']:.0%}, beyond their "
         f"windows' noise) on host(s) {', '.join(hosts)}: check that they measured one thing"
-    )
-
-
-def _range_ratio(rates: list[float]) -> str:
-    ratio = max(rates) / min(rates)  # 1e300 / 5e-324 is no float: then written from logs
-    return (
-        f"{ratio:.2g}"
-        if math.isfinite(ratio)
-        else stats.format_log_ratio(math.log(max(rates)) - math.log(min(rates)))
     )
 
 

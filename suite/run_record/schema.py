@@ -11,6 +11,7 @@ schema version from newer suites still load.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import sys
@@ -228,8 +229,11 @@ def _check_config(config: _Section) -> None:
     for name in ("tf32", "channels_last", "compile", "hpu_fused", "check_numerics", "pin_memory"):
         config.flag(name)
     config.scalars("model_overrides")
-    for name, value in config.mapping.items():  # any other setting is grouped by and printed: plain
-        if name != "model_overrides" and not _scalar(value):
+    from suite.config import RunConfig
+
+    settings = {f.name for f in dataclasses.fields(RunConfig)} - {"model_overrides"}
+    for name, value in config.mapping.items():  # every setting is grouped by and printed: plain values
+        if name in settings and not _scalar(value):
             raise BadRecord(
                 config._path(name), "a plain value (a short text, a finite number, true/false)", value
             )
