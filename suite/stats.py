@@ -25,6 +25,18 @@ def _scaled(values: list[float]) -> list[float]:
     return [v / top for v in values] if top else list(values)
 
 
+def median(values) -> float:
+    """statistics.median, but the middle two of an even count are averaged as a/2 + b/2 where a + b
+    would overflow (two rates of 1.7e308 have a median; their sum is no float)."""
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    low, high = ordered[middle - 1], ordered[middle]
+    mean = (low + high) / 2
+    return mean if math.isfinite(mean) else low / 2 + high / 2
+
+
 def cv(values: list[float]) -> float | None:
     """Coefficient of variation, stdev ÷ mean; None for fewer than two values or a zero mean."""
     values = _scaled(values)

@@ -150,3 +150,24 @@ def test_spread_figures_of_rates_near_the_largest_float():
 @pytest.mark.parametrize("rate", [TINY, SUBNORMAL, HUGE, LARGEST])
 def test_the_schema_accepts_every_finite_positive_hourly_rate(rate):
     assert run_record.check_record(hourly(rate, "r"))
+
+
+def test_the_median_of_rates_near_the_largest_float_is_a_number():
+    assert stats.median([LARGEST, 1.79e308]) == pytest.approx(1.745e308)
+    assert stats.median([1.0, 3.0]) == 2.0 and stats.median([3.0, 1.0, 2.0]) == 2.0
+
+
+@pytest.mark.parametrize("rate", [TINY, HUGE, LARGEST])
+@pytest.mark.parametrize("fmt", ["md", "csv", "json"])
+def test_a_report_priced_and_extrapolated_from_extreme_rates(tmp_path, capsys, rate, fmt):
+    for i in range(4):  # an even count: the median averages two rates
+        made = record(1.0, f"r{i}", instance="p3.2xlarge", prices="seed-2022")
+        made["device"] = {"name": "Tesla V100-SXM2-16GB", "count": 1}
+        made["metrics"] = {"images_per_hour": rate, "window_images_per_second": [rate / 3600] * 2}
+        write_record(made, str(tmp_path))
+    argv = ["report", str(tmp_path), "--prices", "seed-2022", "--instance", "p3.8xlarge", "--extrapolate"]
+    assert main([*argv, "--format", fmt, "--wide"]) == 0
+    out = capsys.readouterr().out
+    if fmt == "json":
+        strict(out)
+    assert " inf" not in out and "nan," not in out.lower()

@@ -102,7 +102,7 @@ def _median(values: list[float], logs: list[float]) -> float | None:
     if not values:
         return None
     if all(0 < v < math.inf for v in values):
-        return statistics.median(values)
+        return stats.median(values)
     return stats.from_log(statistics.median(logs))
 
 

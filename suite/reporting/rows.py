@@ -15,7 +15,6 @@ as extrapolated.
 from __future__ import annotations
 
 import dataclasses
-import statistics
 from collections import Counter
 
 from suite import stats
@@ -262,7 +261,7 @@ def _blank_row(group: list[dict], runs: _Runs, catalog: Catalog) -> dict:
         "median_ci_coverage": None,
         "rates_disagree": False,
         "measured_images_per_hour": None,
-        "profiled_images_per_hour": statistics.median(images_per_hour(r) for r in traced) if traced else None,
+        "profiled_images_per_hour": stats.median(images_per_hour(r) for r in traced) if traced else None,
         "status": "ok" if ok else ("profiled" if traced and len(traced) == len(group) else _worst(not_ok)),
         "extrapolated_factor": None,
         "measured_scaling": None,
@@ -315,7 +314,7 @@ def _measure(row: dict, ok: list[dict]) -> float:
     """The row's rate: the median of its runs' rates; their range, spread and the median's 95% interval
     beside it, and a mark where the runs disagree beyond their own noise."""
     rates = [images_per_hour(r) for r in ok]
-    rate = statistics.median(rates)
+    rate = stats.median(rates)  # overflow-safe: rates may be any finite number
     row.update(
         images_per_hour_min=min(rates),
         images_per_hour_max=max(rates),
