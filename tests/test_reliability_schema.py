@@ -140,3 +140,16 @@ def test_printable_escapes_every_control_character_and_keeps_what_is_asked():
     assert run_record.printable("a\x00b\x9bc\u2028d") == "a\\x00b\\x9bc\\u2028d"
     assert run_record.printable("line\nnext\t", keep="\n") == "line\nnext\\t"
     assert run_record.printable("ünïcödé ✓") == "ünïcödé ✓"
+
+
+@pytest.mark.parametrize(
+    "partial",
+    [{"numerics": {"reason": "no verdict"}}, {"diagnosis": {"message": "m"}}, {"group": {"id": "g"}}],
+    ids=["numerics", "diagnosis", "group"],
+)
+def test_a_section_without_its_optional_fields_is_reported(tmp_path, capsys, partial):
+    record = good_record("partial")
+    record.update(partial)
+    run_record.write_record(record, str(tmp_path))
+    assert main(["report", str(tmp_path), "--format", "md", "--wide"]) == 0
+    assert "partial" in capsys.readouterr().out

@@ -272,7 +272,7 @@ def _blank_row(group: list[dict], runs: _Runs, catalog: Catalog) -> dict:
         "upper_bound": data_path(first) == "synthetic",
         "pooled": {},
         "verdict": _verdict(group),
-        "numerics": " / ".join(sorted({str(n["verdict"]) for r in group if (n := r.get("numerics"))}))
+        "numerics": " / ".join(sorted({str(n.get("verdict")) for r in group if (n := r.get("numerics"))}))
         or None,
         "errors": sorted({_error_text(r) for r in failed if r.get("status") != "ok" or numerics_failed(r)}),
         "notes": [],
