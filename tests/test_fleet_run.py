@@ -459,3 +459,21 @@ def test_fleet_run_an_unwritable_ledger_is_said_and_the_run_ends_as_it_would(
     err = capsys.readouterr().err
     assert code == 0 and "cost ledger could not be written" in err
     assert records_of(out, "p3.2xlarge")
+
+
+def test_a_fleet_stop_record_that_cannot_be_written_goes_to_the_fallback(
+    monkeypatch, tmp_path, capsys, template_record
+):
+    from suite import run_record
+
+    monkeypatch.setenv(run_record.FALLBACK_ENV, str(tmp_path / "fallback"))
+    fast_clock(monkeypatch)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "p3.2xlarge").write_text("")  # the instance's folder cannot be made: ENOTDIR
+    scenario = {"camp-p3-2xlarge": {"hang": True}}  # stopped at its deadline: a stop record to write
+    code, fake, _, _ = run_fleet(monkeypatch, tmp_path, template_record, scenario, hours=1)
+    err = capsys.readouterr().err
+    assert code == run_record.EXIT_RECORD_NOT_WRITTEN, err
+    assert "Traceback" not in err and str(tmp_path / "fallback") in err
+    (kept,) = [json.loads(p.read_text()) for p in (tmp_path / "fallback").glob("*.json")]
+    assert kept["error"]["type"] == "FleetTimeout" and fake.clusters == {}  # and nothing left running

@@ -152,6 +152,10 @@ def run_command(args) -> int:
         outcomes = sky_driver.run_campaign(plan, paths, out_dir, sky, log=log, keep=args.keep)
     except sky_driver.FleetStopped as error:
         print(f"fleet: stopped: {error}", file=sys.stderr)
+        from suite import run_record
+
+        if isinstance(error.__cause__, run_record.RecordNotWritten):  # kept in the fallback, as any run's
+            return run_record.EXIT_RECORD_NOT_WRITTEN
         return EXIT_FAILED
     failed = {name: outcome for name, outcome in outcomes.items() if not outcome.startswith("recorded")}
     for name, outcome in failed.items():

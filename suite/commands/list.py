@@ -139,10 +139,11 @@ def cached_parameter_counts(workload) -> dict[str, int]:
 
     key = f"{workload!r} torch={torch.__version__}"
     path = _cache_file()
+    from suite.run_record.read import read_text
+
     try:
-        with open(path) as handle:
-            cache = json.load(handle)
-    except (OSError, ValueError):
+        cache = json.loads(read_text(path))  # regular and bounded (read_text): a planted FIFO never blocks
+    except (OSError, ValueError, RecursionError):  # ValueError: not a file, not UTF-8, not JSON
         cache = {}
     if isinstance(cache, dict) and isinstance(cache.get(key), dict):
         return cache[key]

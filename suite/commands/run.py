@@ -143,8 +143,6 @@ def run_against(args, plan) -> int:
 
 def run_per_device(args, plan) -> int:
     """`--per-device N`: N copies at once, each pinned to its own device by the backend."""
-    import json
-
     from suite import run_record
     from suite.orchestration import child, per_device
 
@@ -158,6 +156,13 @@ def run_per_device(args, plan) -> int:
         config,
         [(one.record or child.failure_of(one, config), env, end) for (one, end), env in zip(finished, envs)],
     )
-    path = run_record.write_record(record, out_dir)
-    print(json.dumps(record, indent=2, default=str) if args.json else per_device.render(record, path))
+    # as a single run's: a full or read-only disk sends the record to the fallback folder or stdout
+    saved = run_record.save_record(record, out_dir)
+    if args.json or saved.path is None:
+        sys.stdout.write(run_record.record_json(record))
+    if not args.json:
+        print(per_device.render(record, saved.path or "not written: the JSON above is the record"))
+    if saved.failed:
+        print(saved.warning(out_dir), file=sys.stderr)
+        return run_record.EXIT_RECORD_NOT_WRITTEN
     return 0 if record["status"] == "ok" else 1

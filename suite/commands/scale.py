@@ -109,7 +109,12 @@ def scale_command(args) -> int:
                 return 2
             records[count] = child.failure_of(done, {"world_size": count})
             continue
-        records[count] = run_record.read_record(path)
+        try:
+            records[count] = run_record.read_record(path)
+        except run_record.NotARecord as error:  # replaced or damaged since its run wrote it
+            child.log(f"suite: warning: skipped {run_record.printable(path)}: {error}")
+            records[count] = child.failure_of(done, {"world_size": count})
+            continue
         child.log(f"  {records[count]['status']}, record {os.path.relpath(path)}")
     rows = scale.scaling_rows(records, prices, instances)
     if args.json:

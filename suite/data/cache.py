@@ -129,10 +129,11 @@ def _manifest_field(path: str, manifest: dict, name: str, valid, wanted: str):
 def open_cache(path: str, full_check: bool | None = None) -> Cache:
     """Open and check a cache: the manifest must describe exactly the files beside it (the images'
     checksum in full up to FULL_CHECK_BYTES or when `full_check`, else sampled)."""
+    from suite.run_record.read import NotAFile, read_text
+
     try:
-        with open(os.path.join(path, MANIFEST), encoding="utf-8") as handle:
-            manifest = json.load(handle)
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as error:
+        manifest = json.loads(read_text(os.path.join(path, MANIFEST)))
+    except (NotAFile, ValueError, RecursionError) as error:  # ValueError: bad JSON, UTF-8, or digits
         raise UserError(f"cache {path!r}: cannot read {MANIFEST} ({error})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise UserError(f"{path!r} has a {MANIFEST} but it is not a {FORMAT} manifest")

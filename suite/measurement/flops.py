@@ -35,11 +35,12 @@ def _key(workload) -> str:
 
 
 def _read_cache() -> dict:
+    from suite.run_record.read import read_text
+
     try:
-        with open(cache_path()) as handle:
-            data = json.load(handle)
+        data = json.loads(read_text(cache_path()))  # regular and bounded: a planted FIFO never blocks
         return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # ValueError: not a file, not UTF-8, not JSON
         return {}
 
 

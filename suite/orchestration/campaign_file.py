@@ -34,12 +34,13 @@ class _Reader:
         import yaml
 
         self.path = path
+        from suite.run_record.read import NotAFile, read_text
+
         try:
-            with open(path, encoding="utf-8") as handle:
-                self.loader = yaml.SafeLoader(handle.read())
+            self.loader = yaml.SafeLoader(read_text(path))
             self.root = self.loader.get_single_node()
-        except OSError as error:
-            raise UserError(f"cannot read campaign file {path!r}: {error.strerror or error}") from None
+        except NotAFile as error:
+            raise UserError(f"cannot read campaign file {path!r}: {error}") from None
         except UnicodeDecodeError as error:
             raise UserError(
                 f"campaign file {path} is not UTF-8 text (byte {error.start}): save it as UTF-8"

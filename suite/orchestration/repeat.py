@@ -32,9 +32,10 @@ def run_group(argv: list[str], config: dict, out_dir: str, repeats: int, run=Non
     records = []
     for index in range(1, repeats + 1):
         record = run(argv, config, out_dir)
-        # The child wrote its record already; written again (same run id, same file) with its group.
+        # The child wrote its record already; written again (same run id, same file) with its group. A
+        # folder that cannot take it stops the group, the record kept in the fallback (exit 3).
         record["group"] = {"id": group, "index": index, "of": repeats}
-        run_record.write_record(record, out_dir)
+        run_record.write_record_or_stop(record, out_dir)
         log(f"suite: run {index}/{repeats} of group {group}: {child.describe(record)}")
         records.append(record)
     return records
@@ -85,7 +86,7 @@ def run_interleaved(
             "interleaved_with": groups[1 - side],
             "position": position,
         }
-        run_record.write_record(record, out_dir)
+        run_record.write_record_or_stop(record, out_dir)  # as in run_group: exit 3, the fallback named
         name = ("baseline", "candidate")[side]
         log(
             f"suite: run {position}/{2 * repeats} ({name} {len(records[side]) + 1}/{repeats}): {child.describe(record)}"

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -80,8 +81,12 @@ def recorded_instances(folder: str) -> set[str]:
     for path in run_record.iter_record_paths([folder]):
         try:
             record = run_record.read_record(path)
-        except (run_record.NotARecord, OSError, ValueError):
-            continue  # other files in the folder are not ours to judge
+        except run_record.OtherSuiteRecord:
+            continue
+        except (run_record.NotARecord, OSError) as error:
+            # not ours to judge, but named: a planted FIFO or device is skipped, never waited on
+            print(f"suite: warning: skipped {run_record.printable(path)}: {error}", file=sys.stderr)
+            continue
         instance = (record.get("config") or {}).get("instance")
         if instance and record.get("status") in DONE_STATUSES:
             found.add(instance)

@@ -27,7 +27,7 @@ import socket
 import time
 from dataclasses import dataclass, field
 
-from suite import limits, run_record
+from suite import limits, run_record, stats
 from suite.errors import UserError
 from suite.orchestration import child
 from suite.orchestration.child import describe, throughput
@@ -104,11 +104,12 @@ def load_spec(path: str, options: dict) -> Spec:
     """Parse a sweep file; anything malformed is a UserError naming the key and its line."""
     import yaml
 
+    from suite.run_record.read import NotAFile, read_text
+
     try:
-        with open(path, encoding="utf-8") as handle:
-            root = yaml.compose(handle, Loader=yaml.SafeLoader)
-    except OSError as error:
-        raise UserError(f"cannot read sweep file {path!r}: {error.strerror or error}") from None
+        root = yaml.compose(read_text(path), Loader=yaml.SafeLoader)
+    except NotAFile as error:
+        raise UserError(f"cannot read sweep file {path!r}: {error}") from None
     except UnicodeDecodeError as error:
         raise UserError(
             f"sweep file {path!r} is not UTF-8 text (byte {error.start}: {error.reason})"
@@ -236,15 +237,20 @@ def resolve(points: list[Point]) -> None:
 # -- resume --------------------------------------------------------------------------------------------
 
 
-def existing_records(out_dir: str) -> list[dict]:
+def existing_records(out_dir: str, warn=None) -> list[dict]:
+    """The run records already in the sweep's folder (read as every reader reads them: a FIFO or a link
+    to a device is skipped, never waited on); with `warn`, each file skipped is named with why."""
     found = []
     if not os.path.isdir(out_dir):
         return found
     for path in run_record.iter_record_paths([out_dir]):
         try:
             found.append(run_record.read_record(path))
-        except (run_record.NotARecord, OSError):
-            continue  # other files in the folder are not ours to judge
+        except run_record.OtherSuiteRecord:
+            continue
+        except (run_record.NotARecord, OSError) as error:
+            if warn:  # other files in the folder are not ours to judge, but a person should know
+                warn(f"suite: warning: skipped {run_record.printable(path)}: {error}")
     return found
 
 
@@ -321,7 +327,7 @@ def run_sweep(points: list[Point], out_dir: str, log=print, timeout_s: float | N
     another sweep holds is waited for at the end, then taken from its record, or run here if that sweep
     died without one."""
     os.makedirs(out_dir, exist_ok=True)
-    records = existing_records(out_dir)
+    records = existing_records(out_dir, warn=child.log)
     outcome, held_elsewhere = [], []
     to_run = sum(1 for p in points if find_record(p, records) is None)
     log(f"sweep: {len(points)} points, {len(points) - to_run} already recorded in {out_dir}, {to_run} to run")
@@ -392,10 +398,14 @@ def _stopped_unwritable(head: str, error: Exception, outcome: list, total: int, 
 # -- reading the results -------------------------------------------------------------------------------
 
 
-def format_effect(ratio: float) -> str:
-    if PERCENT_BAND[0] <= ratio <= PERCENT_BAND[1]:
+def format_effect(log_ratio: float) -> str:
+    """An effect given by the log of its ratio (rates may be 5e-324 or 1e300: their ratio is no float)."""
+    ratio = stats.from_log(log_ratio)
+    if ratio is not None and PERCENT_BAND[0] <= ratio <= PERCENT_BAND[1]:
         return f"{(ratio - 1) * 100:+.0f}%"
-    return f"{ratio:.2f}×"
+    if ratio is not None and ratio >= 0.01:
+        return f"{ratio:.2f}×"
+    return f"{stats.format_log_ratio(log_ratio)}×"
 
 
 def knob_effects(grid: dict[str, list[str]], rates: list[tuple[dict, float | None]]) -> list[str]:
@@ -414,11 +424,9 @@ def knob_effects(grid: dict[str, list[str]], rates: list[tuple[dict, float | Non
                     continue
                 other = tuple(sorted({**knobs, name: after}.items()))
                 if by_knobs.get(other):
-                    logs.append(math.log(by_knobs[other] / rate))
-            ratio = math.exp(sum(logs) / len(logs)) if logs else None
-            steps.append(
-                f"{before}→{after}: " + (format_effect(ratio) if ratio else "n/a (no pair completed)")
-            )
+                    logs.append(stats.log_rate(by_knobs[other]) - stats.log_rate(rate))  # no quotient
+            effect = format_effect(math.fsum(logs) / len(logs)) if logs else "n/a (no pair completed)"
+            steps.append(f"{before}→{after}: {effect}")
         lines.append(f"{name} " + ", ".join(steps))
     return lines
 

@@ -10,7 +10,8 @@ def nearest(value: float) -> int:
 
 
 def whole_number(value) -> str:
-    return "—" if value is None else f"{nearest(value):,}"
+    # a figure past the largest float (1.7e308 img/h × 4 accelerators) is no number: shown as none
+    return "—" if value is None or value != value or abs(value) == float("inf") else f"{nearest(value):,}"
 
 
 def _money(value) -> str:

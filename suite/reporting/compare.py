@@ -17,6 +17,7 @@ verdict of its own, never a bare ratio.
 from __future__ import annotations
 
 import glob
+import math
 import os
 
 from suite import stats
@@ -123,18 +124,22 @@ def _usd_per_hour(group: Group, catalog) -> float | None:
 
 def _compare_pair(base: Group, cand: Group, by, min_change, catalog) -> dict:
     rates_base, rates_cand = base.rates(), cand.rates()
+    logs = base.log_rates(), cand.log_rates()  # every ratio in log space: rates may be 5e-324 or 1e300
     metrics = {
-        "images_per_second": decide(rates_base, rates_cand, min_change, METRICS["images_per_second"][1])
+        "images_per_second": decide(
+            rates_base, rates_cand, min_change, METRICS["images_per_second"][1], logs=logs
+        )
     }
     price_base, price_cand = _usd_per_hour(base, catalog), _usd_per_hour(cand, catalog)
     # Images per $ tells something new only when the two sides pay different prices.
     if price_base and price_cand and price_base != price_cand:
-        metrics["images_per_usd"] = decide(
-            [r * stats.SECONDS_PER_HOUR / price_base for r in rates_base],
-            [r * stats.SECONDS_PER_HOUR / price_cand for r in rates_cand],
-            min_change,
-            METRICS["images_per_usd"][1],
+        usd_logs = tuple(
+            [x + stats.LOG_SECONDS_PER_HOUR - math.log(price) for x in side]
+            for side, price in zip(logs, (price_base, price_cand))
         )
+        # a value that is no float is None here; its median is then taken from the logs
+        values = [[stats.from_log(x) or 0.0 for x in side] for side in usd_logs]
+        metrics["images_per_usd"] = decide(*values, min_change, METRICS["images_per_usd"][1], logs=usd_logs)
     notes = []
     if any(m["verdict"] == TOO_FEW for m in metrics.values()):
         notes.append(_too_few_note(base, cand, len(rates_base), len(rates_cand)))

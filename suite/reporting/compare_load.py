@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import statistics
 
+from suite import stats
 from suite.reporting.compare_stats import ALPHA
 
 OTHERS_GAP = 10.0  # percentage points of the machine's CPU time used by other processes
@@ -70,6 +71,8 @@ def busier(base: dict, cand: dict) -> tuple[str | None, str]:
         a, b = base[name], cand[name]
         if a is None or b is None:
             return None
+        if relative and max(a, b) <= 0:
+            return None  # no clock recorded on either side (0 MHz): no relative difference
         difference = (b - a) / max(a, b) if relative else b - a
         return difference if abs(difference) >= threshold else None
 
@@ -89,15 +92,16 @@ def busier(base: dict, cand: dict) -> tuple[str | None, str]:
 def withhold(metric: dict, base: dict, cand: dict) -> str | None:
     """The note that withholds this metric's faster/slower call, or None when the load cannot explain it
     (no material difference, not recorded, or the slower side was the quieter one)."""
-    if metric["ratio"] is None or metric["p_adjusted"] is None or metric["p_adjusted"] >= ALPHA:
+    if metric["log_ratio"] is None or metric["p_adjusted"] is None or metric["p_adjusted"] >= ALPHA:
         return None
     side, why = busier(base, cand)
-    if side is None or metric["ratio"] == 1:
+    if side is None or metric["log_ratio"] == 0:
         return None
-    slower_side = "baseline" if metric["ratio"] > 1 else "candidate"
+    slower_side = "baseline" if metric["log_ratio"] > 0 else "candidate"
     if slower_side != side:
         return None
-    return f"{why} and the {side} ran busier: the load could explain a ×{metric['ratio']:.3g} ratio"
+    ratio = stats.format_log_ratio(metric["log_ratio"])
+    return f"{why} and the {side} ran busier: the load could explain a ×{ratio} ratio"
 
 
 def noise_note(base: dict, cand: dict) -> str | None:

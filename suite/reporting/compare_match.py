@@ -19,7 +19,13 @@ from suite.errors import UserError
 # The one place compare learns what makes two runs the same configuration: the report's row key.
 from suite.reporting.identity import LOADER_FIELDS, row_key, settings
 from suite.reporting.numerics_mark import under_failed_numerics
-from suite.run_record.facts import data_path, images_per_hour, numerics_failed, profiled
+from suite.run_record.facts import (
+    data_path,
+    images_per_hour,
+    log_images_per_hour,
+    numerics_failed,
+    profiled,
+)
 
 # Where `--by FIELD` looks: a RunConfig field is in the record's config; these few are elsewhere or mean
 # more than one value ("*": the whole section). An instance comes with its hardware and its machine, so
@@ -116,6 +122,10 @@ class Group:
 
     def rates(self) -> list[float]:
         return [images_per_hour(r) / stats.SECONDS_PER_HOUR for r in self.samples()]
+
+    def log_rates(self) -> list[float]:
+        """The logs of `rates`, exact where a rate per second is no float (5e-324 img/h is 0.0 img/s)."""
+        return [log_images_per_hour(r) - stats.LOG_SECONDS_PER_HOUR for r in self.samples()]
 
     def not_counted(self) -> dict:
         samples = {id(r) for r in self.samples()}

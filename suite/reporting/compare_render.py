@@ -8,6 +8,8 @@ import json
 
 from suite.reporting.compare import METHOD, METRICS
 from suite.reporting.compare_stats import MIN_RUNS
+from suite.run_record import finite_json, printable
+from suite.stats import format_log_ratio
 
 FORMATS = ("md", "csv", "json")
 
@@ -15,13 +17,16 @@ FORMATS = ("md", "csv", "json")
 def _number(value) -> str:
     if value is None:
         return "—"
+    if abs(value) >= 1e15:  # 1e300 img/s written out in full is 300 digits
+        return f"{value:.3g}"
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.3g}"
 
 
 def _ratio(metric: dict) -> str:
-    if metric["ratio"] is None:
+    if metric.get("log_ratio") is None:
         return "—"
-    return f"{metric['ratio']:.3f} ({metric['ci_low']:.3f} … {metric['ci_high']:.3f})"
+    low, high = (format_log_ratio(x) for x in metric["log_ci"])
+    return f"{format_log_ratio(metric['log_ratio'])} ({low} … {high})"
 
 
 def _p(metric: dict) -> str:
@@ -90,13 +95,17 @@ def render_markdown(result: dict) -> str:
                 f"**{m['verdict']}**",
                 c["load"],
             ]
-            lines.append("| " + " | ".join(str(cell).replace("|", "\\|") for cell in cells) + " |")
+            lines.append("| " + " | ".join(printable(str(cell).replace("|", "\\|")) for cell in cells) + " |")
     if not result["comparisons"]:
         lines.append("| (no configuration is on both sides) | | | | | | | | | |")
-    notes = [f"- {c['configuration']}: {note}" for c in result["comparisons"] for note in c["notes"]]
+    notes = [
+        f"- {printable(c['configuration'])}: {printable(note)}"
+        for c in result["comparisons"]
+        for note in c["notes"]
+    ]
     for side in ("baseline", "candidate"):
         notes += [
-            f"- only in the {side}: {u['configuration']} ({u['runs']} run(s))"
+            f"- only in the {side}: {printable(u['configuration'])} ({u['runs']} run(s))"
             for u in result["unmatched"][side]
         ]
     if notes:
@@ -137,7 +146,9 @@ def render_csv(result: dict) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
-    writer.writerows(table_rows(result))
+    writer.writerows(
+        {k: printable(v) if isinstance(v, str) else v for k, v in row.items()} for row in table_rows(result)
+    )
     return buffer.getvalue()
 
 
@@ -146,4 +157,4 @@ def render(result: dict, fmt: str) -> str:
         return render_markdown(result)
     if fmt == "csv":
         return render_csv(result)
-    return json.dumps(result, indent=2) + "\n"
+    return json.dumps(finite_json(result), indent=2, allow_nan=False) + "\n"  # strict JSON

@@ -20,6 +20,8 @@ import math
 import statistics
 from dataclasses import dataclass
 
+from suite import stats
+
 MIN_RUNS = 3  # a side; below it the verdict is "too few runs"
 ALPHA = 0.05  # two-sided; the interval shown is the matching 95% one
 NO_DIFFERENCE = "no significant difference"
@@ -85,25 +87,48 @@ def welch(baseline: list[float], candidate: list[float], alpha: float = ALPHA) -
     return Welch(difference, difference - half, difference + half, _t_two_sided_p(difference / se, df), df)
 
 
-def verdict(ratio: float, p_value: float, min_change: float, words=("faster", "slower")) -> str:
+def verdict(log_ratio: float, p_value: float, min_change: float, words=("faster", "slower")) -> str:
+    """The call on a ratio given by its log (a ratio of extreme rates may be no float)."""
     if p_value >= ALPHA:
         return NO_DIFFERENCE
-    if abs(ratio - 1) < min_change:
+    if abs(math.expm1(min(log_ratio, 1.0))) < min_change:  # past e, no --min-change could hold it
         return f"no change (< {min_change:.0%})"
-    return words[0] if ratio > 1 else words[1]
+    return words[0] if log_ratio > 0 else words[1]
+
+
+def _median(values: list[float], logs: list[float]) -> float | None:
+    """The median of the values; from their logs where a value is no float (a rate of 5e-324 img/h is
+    0.0 img/s)."""
+    if not values:
+        return None
+    if all(0 < v < math.inf for v in values):
+        return stats.median(values)
+    return stats.from_log(statistics.median(logs))
 
 
 def decide(
-    baseline: list[float], candidate: list[float], min_change: float = 0.0, words=("faster", "slower")
+    baseline: list[float],
+    candidate: list[float],
+    min_change: float = 0.0,
+    words=("faster", "slower"),
+    logs: tuple[list[float], list[float]] | None = None,
 ) -> dict:
     """One metric of one matched pair, tested alone: medians, the ratio with its interval, p and the
-    verdict (`correct` later re-decides it within its family)."""
+    verdict (`correct` later re-decides it within its family). The test and the ratio are computed on
+    the values' logs (`logs`, or taken here), so that no ratio of rates overflows: `log_ratio` always
+    holds it; `ratio` and its interval are None where they are no float."""
+    log_base, log_cand = logs or (
+        [stats.log_rate(x) for x in baseline],
+        [stats.log_rate(x) for x in candidate],
+    )
     result = {
-        "baseline_median": statistics.median(baseline) if baseline else None,
-        "candidate_median": statistics.median(candidate) if candidate else None,
+        "baseline_median": _median(baseline, log_base),
+        "candidate_median": _median(candidate, log_cand),
         "baseline_runs": len(baseline),
         "candidate_runs": len(candidate),
         "ratio": None,
+        "log_ratio": None,
+        "log_ci": None,
         "ci_low": None,
         "ci_high": None,
         "p_value": None,
@@ -112,15 +137,16 @@ def decide(
     }
     if min(len(baseline), len(candidate)) < MIN_RUNS:
         return result
-    test = welch([math.log(x) for x in baseline], [math.log(x) for x in candidate])
-    ratio = math.exp(test.difference)
+    test = welch(log_base, log_cand)
     result.update(
-        ratio=ratio,
-        ci_low=math.exp(test.ci_low),
-        ci_high=math.exp(test.ci_high),
+        ratio=stats.from_log(test.difference),
+        log_ratio=test.difference,
+        log_ci=[test.ci_low, test.ci_high],
+        ci_low=stats.from_log(test.ci_low),
+        ci_high=stats.from_log(test.ci_high),
         p_value=test.p_value,
         p_adjusted=test.p_value,
-        verdict=verdict(ratio, test.p_value, min_change, words),
+        verdict=verdict(test.difference, test.p_value, min_change, words),
     )
     return result
 
@@ -164,5 +190,5 @@ def correct(tests: list[tuple[dict, float, tuple[str, str]]], correction: str = 
     adjust = {"holm": holm, "bh": benjamini_hochberg}.get(method, lambda ps: list(ps))
     for (metric, min_change, words), adjusted in zip(tested, adjust([t[0]["p_value"] for t in tested])):
         metric["p_adjusted"] = adjusted
-        metric["verdict"] = verdict(metric["ratio"], adjusted, min_change, words)
+        metric["verdict"] = verdict(metric["log_ratio"], adjusted, min_change, words)
     return {"method": method, "name": CORRECTION_NAMES[method], "family": len(tested)}

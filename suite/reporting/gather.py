@@ -11,6 +11,7 @@ import sys
 from collections import Counter
 
 from suite import run_record
+from suite.run_record import printable
 from suite.run_record.facts import accelerators_used, other_device
 
 # Records made by a command's own sub-runs (run_record.ORIGIN_ENV), left out of a report unless included:
@@ -54,15 +55,15 @@ def load_records(
         except run_record.OtherSuiteRecord:
             continue  # the suite's own non-run records (batch-size searches) share results folders
         except run_record.NotARecord as error:
-            warn(f"skipped {path}: {error}")
+            warn(f"skipped {printable(path)}: {error}")
             continue
         except (OSError, UnicodeDecodeError) as error:
-            warn(f"skipped {path}: cannot be read ({error})")
+            warn(f"skipped {printable(path)}: cannot be read ({error})")
             continue
         if record.get("kind", "train") != "train":
             continue  # loader-only and other non-training records are not rows of a training table
         if not isinstance(record.get("config"), dict) or not record["config"].get("workload"):
-            warn(f"skipped {path}: a suite.run record without its config (damaged?)")
+            warn(f"skipped {printable(path)}: a suite.run record without its config (damaged?)")
             continue
         if origin(record) not in include:
             if left_out is not None:

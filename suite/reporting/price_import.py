@@ -327,13 +327,14 @@ def import_file(
         as_of = parse_price_date(as_of, "--as-of")
     if fmt not in FORMATS:
         raise UserError(f"unknown import format {fmt!r} (accepted: {', '.join(FORMATS)})")
+    from suite.run_record.read import PRICE_LIST_LIMIT, NotAFile, read_text
+
     try:
-        with open(path, newline="", encoding="utf-8") as handle:
-            text = handle.read()
+        text = read_text(path, PRICE_LIST_LIMIT)
     except UnicodeDecodeError as error:
         raise UserError(f"{path!r} is not UTF-8 text (byte {error.start}: {error.reason})") from None
-    except OSError as error:
-        raise UserError(f"{path!r} cannot be read: {error.strerror or error}") from None
+    except NotAFile as error:
+        raise UserError(f"{path!r}: {error}") from None
     if fmt == "auto":
         fmt = detect_format(path, text[:200])
     if fmt == "ec2instances":
@@ -343,6 +344,8 @@ def import_file(
             raise UserError(f"{path!r} is not valid JSON ({error.msg} at line {error.lineno})") from None
         except RecursionError:  # the parser recurses per level: thousands of [[[[ exhaust the stack
             raise UserError(f"{path!r} is nested too deeply to be a price list") from None
+        except ValueError as error:  # an integer longer than sys.get_int_max_str_digits()
+            raise UserError(f"{path!r} is not a price list ({str(error).split(';')[0]})") from None
         instances, unpriced, malformed = from_ec2instances(data, region, spot_stat, include_cpu_only)
         source = f"ec2instances.info instances.json ({path}), Linux prices, spot = spot_{spot_stat}"
         spot_basis = f"ec2instances.info spot_{spot_stat}"

@@ -243,11 +243,12 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
 
 def _read_yaml(path: str, where: str):
+    from suite.run_record.read import NotAFile, read_text
+
     try:
-        with open(path, encoding="utf-8") as handle:
-            return yaml.load(handle, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
-    except OSError as error:
-        raise UserError(f"{where} cannot be read: {error.strerror or error}") from None
+        return yaml.load(read_text(path), Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except NotAFile as error:
+        raise UserError(f"{where}: {error}") from None
     except UnicodeDecodeError as error:
         raise UserError(f"{where} is not UTF-8 text (byte {error.start}: {error.reason})") from None
     except yaml.YAMLError as error:
@@ -264,12 +265,12 @@ def load_catalog(name_or_path: str | None = None) -> Catalog:
             return parse_catalog(
                 _read_yaml(str(path), f"price catalog {choice!r}"), f"price catalog {choice!r}", str(entry)
             )
-    if os.path.exists(choice) or choice.endswith((".yaml", ".yml")):
+    if os.path.lexists(choice) or choice.endswith((".yaml", ".yml")):
         if os.path.isdir(choice):
             raise UserError(
                 f"price catalog {choice!r} is a folder: give a catalog YAML file or a shipped name"
             )
-        if not os.path.isfile(choice):
+        if not os.path.lexists(choice):  # a FIFO, device or link loop is named by the reader, with why
             raise UserError(
                 f"price catalog file {choice!r} does not exist (shipped catalogs: {', '.join(shipped)})"
             )

@@ -18,6 +18,7 @@ from suite.reporting.cells import (
     VERDICT_COLUMN,
 )
 from suite.reporting.rows import DEFAULT_DATASET_SIZE
+from suite.run_record import printable
 
 FORMATS = ("md", "csv", "json")
 COLUMN_STYLES = ("exact", "seed")
@@ -64,7 +65,7 @@ def _marked_assumed(cell, assumed: set[str]):
 
 
 def _escape(cell) -> str:
-    return str(cell).replace("|", "\\|").replace("\n", " ")
+    return printable(str(cell).replace("|", "\\|"))
 
 
 def render_markdown(
@@ -86,11 +87,11 @@ def render_markdown(
 def traces(rows: list[dict]) -> list[str]:
     """The runs behind each row (by run id), and every warning those runs recorded."""
     lines = ["Runs behind each row:", ""]
-    lines += [f"- #{n}: {', '.join(row['run_ids'])}" for n, row in enumerate(rows, 1)]
+    lines += [f"- #{n}: {printable(', '.join(row['run_ids']))}" for n, row in enumerate(rows, 1)]
     warned = [(n, row) for n, row in enumerate(rows, 1) if row["warnings"]]
     if warned:
         lines += ["", "⚠ Warnings recorded by the runs:", ""]
-        lines += [f"- #{n} {warning}" for n, row in warned for warning in row["warnings"]]
+        lines += [f"- #{n} {printable(warning)}" for n, row in warned for warning in row["warnings"]]
     return lines
 
 
@@ -165,14 +166,13 @@ def render_csv(rows: list[dict]) -> str:
     writer = csv.DictWriter(buffer, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow(
-            {
-                **row,
-                "notes": "; ".join(row["notes"] + row["errors"]),
-                "run_ids": " ".join(row["run_ids"]),
-                "warnings": " | ".join(row["warnings"]),
-            }
-        )
+        row = {
+            **row,
+            "notes": "; ".join(row["notes"] + row["errors"]),
+            "run_ids": " ".join(row["run_ids"]),
+            "warnings": " | ".join(row["warnings"]),
+        }
+        writer.writerow({k: printable(v) if isinstance(v, str) else v for k, v in row.items()})
     return buffer.getvalue()
 
 
@@ -188,6 +188,7 @@ def render_json(rows: list[dict], catalogs, dataset_size: int, extrapolate: bool
                 "rows": rows,
             },
             indent=2,
+            allow_nan=False,  # rows hold no inf or NaN (rows.build_rows): strict JSON or an error here
         )
         + "\n"
     )

@@ -15,7 +15,6 @@ as extrapolated.
 from __future__ import annotations
 
 import dataclasses
-import statistics
 from collections import Counter
 
 from suite import stats
@@ -76,7 +75,7 @@ def build_rows(
         if per_device(group[0]) and twin in one_device:
             single = _row(one_device[twin], catalog_of, dataset_size, False, pool, price_as_if)
             row["measured_scaling"] = _measured_scaling(row, single)
-        rows.append(row)
+        rows.append({name: stats.finite_or_none(value) for name, value in row.items()})  # no inf, no NaN
     _name_what_differs(rows, list(groups.values()), pool)
     # like the seed's table: by model, then cheapest instance first; failed rows after measured ones
     rows.sort(
@@ -262,7 +261,7 @@ def _blank_row(group: list[dict], runs: _Runs, catalog: Catalog) -> dict:
         "median_ci_coverage": None,
         "rates_disagree": False,
         "measured_images_per_hour": None,
-        "profiled_images_per_hour": statistics.median(images_per_hour(r) for r in traced) if traced else None,
+        "profiled_images_per_hour": stats.median(images_per_hour(r) for r in traced) if traced else None,
         "status": "ok" if ok else ("profiled" if traced and len(traced) == len(group) else _worst(not_ok)),
         "extrapolated_factor": None,
         "measured_scaling": None,
@@ -273,7 +272,7 @@ def _blank_row(group: list[dict], runs: _Runs, catalog: Catalog) -> dict:
         "upper_bound": data_path(first) == "synthetic",
         "pooled": {},
         "verdict": _verdict(group),
-        "numerics": " / ".join(sorted({str(n["verdict"]) for r in group if (n := r.get("numerics"))}))
+        "numerics": " / ".join(sorted({str(n.get("verdict")) for r in group if (n := r.get("numerics"))}))
         or None,
         "errors": sorted({_error_text(r) for r in failed if r.get("status") != "ok" or numerics_failed(r)}),
         "notes": [],
@@ -315,7 +314,7 @@ def _measure(row: dict, ok: list[dict]) -> float:
     """The row's rate: the median of its runs' rates; their range, spread and the median's 95% interval
     beside it, and a mark where the runs disagree beyond their own noise."""
     rates = [images_per_hour(r) for r in ok]
-    rate = statistics.median(rates)
+    rate = stats.median(rates)  # overflow-safe: rates may be any finite number
     row.update(
         images_per_hour_min=min(rates),
         images_per_hour_max=max(rates),
@@ -346,7 +345,7 @@ def _flag_disagreeing(row: dict, ok: list[dict], rates: list[float]) -> None:
     row["rates_disagree"] = True
     hosts = sorted({str((r.get("context") or {}).get("host")) for r in ok})
     row["notes"].append(
-        f"RATES DISAGREE: runs range ×{max(rates) / min(rates):.2g} (spread {row['spread']:.0%}, beyond their "
+        f"RATES DISAGREE: runs range ×{stats.quotient_text(max(rates), min(rates))} (spread {row['spread']:.0%}, beyond their "
         f"windows' noise) on host(s) {', '.join(hosts)}: check that they measured one thing"
     )
 

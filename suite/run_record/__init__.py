@@ -19,6 +19,7 @@ from suite.run_record.schema import (
     NotARecord,
     OtherSuiteRecord,
     check_record,
+    printable,
 )
 from suite.run_record.write import (
     EXIT_RECORD_NOT_WRITTEN,
@@ -64,6 +65,7 @@ __all__ = [
     "iter_record_paths",
     "new_record",
     "new_run_id",
+    "printable",
     "read_record",
     "record_json",
     "save_record",

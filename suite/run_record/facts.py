@@ -53,6 +53,17 @@ def images_per_hour(record: dict) -> float | None:
     return None
 
 
+def log_images_per_hour(record: dict) -> float | None:
+    """The log of `images_per_hour`, taken without forming a number that is no float: what ratios and
+    geometric means of rates are computed from (`stats.from_log`)."""
+    metrics = record.get("metrics") or {}
+    if metrics.get("images_per_hour") is not None:
+        return stats.log_rate(float(metrics["images_per_hour"]))
+    if metrics.get("images_per_second") is not None:
+        return stats.log_rate(float(metrics["images_per_second"])) + stats.LOG_SECONDS_PER_HOUR
+    return None
+
+
 def _model_tokens(name: str) -> set[str]:
     return {t for t in re.findall(r"[a-z0-9]+", name.lower()) if not _GENERIC_TOKENS.match(t)}
 

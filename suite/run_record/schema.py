@@ -11,7 +11,10 @@ schema version from newer suites still load.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
+import sys
 
 SCHEMA = "suite.run"
 SCHEMA_VERSION = 1
@@ -40,14 +43,37 @@ class BadRecord(NotARecord):
 
 _MISSING = object()
 
+# Bounds on what a record may hold: every figure it reports is finite, every count one a run could have
+# had (errors.COUNT_CEILING, as the options themselves), every text short and, where it names something
+# (an id, a device, a setting), free of control characters: those go into terminals and markdown tables.
+from suite.errors import COUNT_CEILING  # noqa: E402 - the bounds sit with the checks that use them
+
+NAME_LENGTH = 500  # a run id, a workload, a device, a setting
+MESSAGE_LENGTH = 20_000  # an error message, a warning, a diagnosis
+LARGEST_WHOLE = 2**63  # bytes, seeds: what a C int64 holds
+MAX_DEPTH = 32  # a record is a few levels deep; deeper is not one (and recursion on it could overflow)
+# C0 and C1 controls (a terminal's escape sequences start with ESC or CSI), and the line separators and
+# bidirectional overrides that make text display other than it reads.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text, keep: str = "") -> str:
+    """`text` with every control character written as an escape (ESC as \\x1b), but those in `keep`: what
+    the renderers put in a terminal, a markdown table or a CSV cell from a record or a file name."""
+    return _CONTROL.sub(lambda m: m.group() if m.group() in keep else ascii(m.group())[1:-1], str(text))
+
 
 def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _scalar(value) -> bool:
-    """A setting value the report can group by and print: JSON's scalars."""
-    return value is None or isinstance(value, (str, bool, int, float))
+    """A setting value the report can group by and print: JSON's scalars, finite and bounded."""
+    if isinstance(value, str):
+        return len(value) <= NAME_LENGTH and not _CONTROL.search(value)
+    if _is_number(value):
+        return math.isfinite(value) and abs(value) <= LARGEST_WHOLE
+    return value is None or isinstance(value, bool)
 
 
 class _Section:
@@ -66,28 +92,61 @@ class _Section:
     def _path(self, name) -> str:
         return f"{self.where}.{name}" if self.where else name
 
-    def text(self, name, required=False):
+    def text(self, name, required=False, message=False):
+        """A name (no control characters, at most NAME_LENGTH), or with `message` a longer free text."""
         value = self._get(name)
         if value is _MISSING or value is None:
             if required:
                 raise BadRecord(self._path(name), "a non-empty text", None if value is _MISSING else value)
             return
-        if not isinstance(value, str) or (required and not value.strip()):
-            raise BadRecord(self._path(name), "a text" + (" (non-empty)" if required else " or null"), value)
+        limit = MESSAGE_LENGTH if message else NAME_LENGTH
+        if (
+            not isinstance(value, str)
+            or (required and not value.strip())
+            or len(value) > limit
+            or (not message and _CONTROL.search(value))
+        ):
+            what = "a text" + (" (non-empty)" if required else " or null")
+            what += f" of at most {limit:,} characters" + ("" if message else " without control characters")
+            raise BadRecord(self._path(name), what, value)
 
-    def whole(self, name, minimum=0):
+    def texts(self, name, message=True):
         value = self._get(name)
         if value is _MISSING or value is None:
             return
-        if not _is_number(value) or not math.isfinite(value) or value != int(value) or value < minimum:
-            raise BadRecord(self._path(name), f"a whole number >= {minimum} or null", value)
+        if not isinstance(value, list):
+            raise BadRecord(self._path(name), "a list of texts", value)
+        items = _Section({f"{name}[{i}]": item for i, item in enumerate(value)}, self.where)
+        for key in items.mapping:
+            items.text(key, required=True, message=message)
 
-    def number(self, name):
+    def whole(self, name, minimum=0, maximum=COUNT_CEILING):
         value = self._get(name)
         if value is _MISSING or value is None:
             return
-        if not _is_number(value) or not math.isfinite(value) or value < 0:
-            raise BadRecord(self._path(name), "a finite number >= 0 or null", value)
+        if (
+            not _is_number(value)
+            or not math.isfinite(value)
+            or value != int(value)
+            or not (minimum <= value <= maximum)
+        ):
+            raise BadRecord(self._path(name), f"a whole number from {minimum} to {maximum:,} or null", value)
+
+    def number(self, name, positive=False, maximum=math.inf):
+        """A finite number >= 0 (with `positive`, > 0: a rate of nothing is no rate), at most `maximum`."""
+        value = self._get(name)
+        if value is _MISSING or value is None:
+            return
+        if (
+            not _is_number(value)
+            or not math.isfinite(value)
+            or value < 0
+            or (positive and value <= 0)
+            or value > maximum
+        ):
+            what = f"a finite number {'> 0' if positive else '>= 0'}"
+            what += f" and at most {maximum:.4g}" if maximum < math.inf else ""
+            raise BadRecord(self._path(name), what + " or null", value)
 
     def numbers(self, name):
         value = self._get(name)
@@ -104,16 +163,16 @@ class _Section:
         if value is not _MISSING and value is not None and not isinstance(value, bool):
             raise BadRecord(self._path(name), "true, false or null", value)
 
-    def scalars(self, name):
-        """A mapping of plain values (model overrides): the report prints and groups by them."""
-        value = self._get(name)
-        if value is _MISSING or value is None:
-            return
-        if not isinstance(value, dict):
-            raise BadRecord(self._path(name), "an object of plain values", value)
-        for key, item in value.items():
-            if not _scalar(item) or (isinstance(item, float) and not math.isfinite(item)):
-                raise BadRecord(f"{self._path(name)}.{key}", "a plain value (text, number, true/false)", item)
+    def scalars(self, name=None):
+        """A mapping of plain values (model overrides, a sweep point; with no name, this section itself):
+        the report prints and groups by them."""
+        section = self if name is None else self.section(name)
+        for key, item in section.mapping.items():
+            where = section._path(key)
+            if not isinstance(key, str) or len(key) > NAME_LENGTH or _CONTROL.search(key):
+                raise BadRecord(where, "a name without control characters", key)
+            if not _scalar(item):
+                raise BadRecord(where, "a plain value (a short text, a finite number, true/false)", item)
 
     def section(self, name, required=False) -> _Section:
         return _Section(self._get(name), self._path(name), required)
@@ -130,31 +189,73 @@ THROUGHPUT_FIGURES = (
     "step_time_s",
     "warmup_time_s",
 )
+# The rates themselves: a ratio, a logarithm or a price per image is computed from them, so never 0.
+RATES = ("images_per_second", "images_per_hour")
+# Other figures a report or comparison prints or divides by.
+OTHER_FIGURES = ("images_per_second_mean", "mfu", "energy_per_image_j", "time_to_first_step_s")
+
+
+def _depth(data) -> int:
+    """How deeply `data` nests, counted without recursion (a hostile record could exhaust the stack)."""
+    deepest, stack = 0, [(data, 1)]
+    while stack:
+        value, level = stack.pop()
+        if isinstance(value, (dict, list)):
+            deepest = max(deepest, level)
+            if level > MAX_DEPTH:
+                break
+            stack.extend((item, level + 1) for item in (value.values() if isinstance(value, dict) else value))
+    return deepest
+
+
+def _check_config(config: _Section) -> None:
+    config.text("workload", required=True)
+    for name in ("backend", "precision", "instance", "prices", "data", "hpu_mode", "profile_dir"):
+        config.text(name)
+    for name in ("reference_backend", "hpu_bf16_ops", "hpu_fp32_ops", "rdzv_endpoint"):
+        config.text(name)
+    for name in ("batch_size", "world_size", "nnodes", "nproc", "global_batch_size", "per_device"):
+        config.whole(name, minimum=1)
+    for name in ("num_classes", "image_size"):
+        config.whole(name, minimum=1)
+    config.whole("accelerators_used", minimum=1)  # a rate is divided by it
+    for name in ("threads", "steps_per_window", "windows", "warmup_steps"):
+        config.whole(name)
+    for name in ("workers", "prefetch", "device_index", "node_rank"):
+        config.whole(name)
+    for name in ("seed", "max_memory_bytes"):
+        config.whole(name, maximum=LARGEST_WHOLE)
+    config.number("dist_timeout_s")
+    for name in ("tf32", "channels_last", "compile", "hpu_fused", "check_numerics", "pin_memory"):
+        config.flag(name)
+    config.scalars("model_overrides")
+    from suite.config import RunConfig
+
+    settings = {f.name for f in dataclasses.fields(RunConfig)} - {"model_overrides"}
+    for name, value in config.mapping.items():  # every setting is grouped by and printed: plain values
+        if name in settings and not _scalar(value):
+            raise BadRecord(
+                config._path(name), "a plain value (a short text, a finite number, true/false)", value
+            )
 
 
 def _check_fields(record: dict) -> dict:
     """`record` if every field the suite's readers use has the right type and value, else BadRecord."""
+    if _depth(record) > MAX_DEPTH:
+        raise BadRecord("record", f"nested at most {MAX_DEPTH} levels deep", "deeper")
     top = _Section(record, "", required=True)
     top.text("run_id", required=True)
     if record.get("status") not in STATUSES:
         raise BadRecord("status", f"one of {', '.join(STATUSES)}", record.get("status"))
-    top.text("kind")
-
-    config = top.section("config", required=True)
-    config.text("workload", required=True)
-    for name in ("backend", "precision", "instance", "prices", "data", "hpu_mode", "profile_dir"):
-        config.text(name)
-    for name in ("batch_size", "world_size", "nnodes", "nproc", "global_batch_size"):
-        config.whole(name, minimum=1)
-    for name in ("accelerators_used", "threads", "steps_per_window", "windows", "warmup_steps"):
-        config.whole(name)
-    for name in ("tf32", "channels_last", "compile", "hpu_fused"):
-        config.flag(name)
-    config.scalars("model_overrides")
+    for name in ("kind", "origin", "backend_choice"):
+        top.text(name)
+    _check_config(top.section("config", required=True))
 
     device = top.section("device")
-    device.text("name")
+    for name in ("name", "backend", "execution_mode"):
+        device.text(name)
     device.whole("count")
+    device.whole("threads")
 
     data = top.section("data")
     data.text("source")
@@ -163,21 +264,44 @@ def _check_fields(record: dict) -> dict:
     data.flag("pin_memory")
 
     metrics = top.section("metrics")
-    for name in THROUGHPUT_FIGURES:
-        metrics.number(name)
+    for name in THROUGHPUT_FIGURES + OTHER_FIGURES:
+        metrics.number(name, positive=name in RATES)
+    # times an hour, a rate per second must still be a number (the report works in images per hour)
+    metrics.number("images_per_second", maximum=sys.float_info.max / 3600)
     metrics.numbers("window_time_s")
     metrics.numbers("window_images_per_second")
 
     error = top.section("error")
-    error.text("message")
+    error.text("message", message=True)
     error.text("type")
+    error.text("hint", message=True)
     diagnosis = top.section("diagnosis")
     diagnosis.text("verdict")
-    diagnosis.text("message")
-    for name in ("context", "memory", "telemetry"):
+    diagnosis.text("message", message=True)
+    diagnosis.texts("suggestions")
+    numerics = top.section("numerics")
+    numerics.text("verdict")
+    numerics.text("reason", message=True)
+    workload = top.section("workload")
+    workload.text("name")
+    workload.text("description", message=True)
+    group = top.section("group")
+    for name in ("id", "interleaved_with"):
+        group.text(name)
+    for name in ("index", "of", "position"):
+        group.whole(name)
+    top.section("sweep_point").scalars()
+    top.section("memory").number("peak_memory_bytes")
+    context = top.section("context")
+    for name in ("utc_time", "host", "suite_version", "torch"):
+        context.text(name)
+    load = context.section("load")
+    for name in ("load_average_1m", "load_average_5m", "others_cpu_percent", "cpu_mhz", "cpu_max_mhz"):
+        load.number(name)
+    load.whole("logical_cpus")
+    for name in ("telemetry", "profile"):
         top.section(name)
-    if not isinstance(record.get("warnings", []), list):
-        raise BadRecord("warnings", "a list of texts", record.get("warnings"))
+    top.texts("warnings")
     return record
 
 
