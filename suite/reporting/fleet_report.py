@@ -46,10 +46,11 @@ def read_ledger(folder: str) -> dict:
     path = ledger_path(folder)
     if not os.path.isfile(path):
         return {"schema": LEDGER_SCHEMA, "instances": {}, "controller": None}
+    from suite.run_record.read import NotAFile, read_text
+
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError) as error:
+        data = json.loads(read_text(path))  # bounded: a FIFO or /dev/zero named like a ledger cannot hang it
+    except (NotAFile, ValueError, RecursionError) as error:
         print(f"suite: warning: {path} cannot be read ({error}); costs are left out", file=sys.stderr)
         data = {}
     if not isinstance(data, dict) or data.get("schema") != LEDGER_SCHEMA:

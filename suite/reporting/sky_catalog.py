@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import io
 import os
 import re
 from dataclasses import dataclass
@@ -100,11 +101,16 @@ def catalog_path(cloud: str) -> str | None:
 
 @functools.lru_cache(maxsize=8)
 def _read(path: str, mtime: float) -> tuple[dict, ...]:
-    with open(path, newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        if not set(COLUMNS) <= set(reader.fieldnames or ()):
-            return ()
-        return tuple(reader)
+    from suite.run_record.read import PRICE_LIST_LIMIT, NotAFile, read_text
+
+    try:  # bounded, regular files only: the catalog folder is the user's, like a results folder
+        text = read_text(path, PRICE_LIST_LIMIT)
+    except (NotAFile, UnicodeDecodeError):
+        return ()  # as a damaged catalog: absent, and the suite's own prices are used
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    if not set(COLUMNS) <= set(reader.fieldnames or ()):
+        return ()
+    return tuple(reader)
 
 
 def catalog_rows(cloud: str) -> tuple[str, tuple[dict, ...]] | None:
