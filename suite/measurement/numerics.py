@@ -28,8 +28,6 @@ from __future__ import annotations
 import statistics
 import time
 
-import torch
-
 from suite.errors import UserError
 from suite.measurement import numerics_runs
 

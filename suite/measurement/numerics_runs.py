@@ -76,7 +76,9 @@ class _GradientNorms:
     def rms(self) -> dict[str, torch.Tensor]:
         for handle in self.handles:
             handle.remove()
-        return {name: (self.sums[name] / self.counts[name]).sqrt() for name in self.names if self.counts[name]}
+        return {
+            name: (self.sums[name] / self.counts[name]).sqrt() for name in self.names if self.counts[name]
+        }
 
 
 def run(backend, workload, steps: int, batches: list, order: list[int], noise_seed: int, seed: int) -> dict:
@@ -104,7 +106,8 @@ def run(backend, workload, steps: int, batches: list, order: list[int], noise_se
             scales.append(scaler._scale.detach().clone())
     with torch.no_grad():
         drift = {
-            name: _norm([p.detach() - p0 for p, p0 in zip(params, start[name])]) for name, params in groups.items()
+            name: _norm([p.detach() - p0 for p, p0 in zip(params, start[name])])
+            for name, params in groups.items()
         }
     grad = norms.rms()
     backend.synchronize()
