@@ -152,6 +152,17 @@ def test_a_classifier_must_learn_its_batches_where_the_reference_does(checked):
     assert "the candidate's loss did not fall where the reference's did" in result["reason"]
 
 
+def test_where_fp32_itself_is_chaotic_the_check_says_it_cannot_judge():
+    # At batch 2 the tiny ResNet's last BatchNorm normalises two numbers (a 1×1 map): fp32 runs in two
+    # orders disagree by more than a frozen body would, and a pass would prove nothing.
+    plan = runner.plan_run(tiny_config("resnet18-cifar", precision="fp32", check_numerics=True))
+    plan.config = plan.config.resolved(precision="frozen")
+    result = numerics.check(plan, backend_factory=lambda name, config: BrokenPrecisions(config))
+    assert result["verdict"] == "inconclusive", result["reason"]
+    assert "the check cannot tell a layer group that never trains" in result["reason"]
+    assert "a larger --batch-size, up to 8" in result["reason"]
+
+
 def test_the_summary_names_the_worst_quantity_and_the_checks_cost(checked):
     result = dict(checked("dcgan64", "frozen"), run_s=40.0)
     line = numerics_line(result)
