@@ -128,15 +128,15 @@ def test_the_tolerance_is_three_times_the_noise_of_two_fp32_runs(workload, check
         )  # fmt: skip
 
 
-def test_the_check_trains_the_workloads_own_recipe():
+def test_the_check_trains_the_workloads_own_recipe(checked):
     BrokenPrecisions.lr_seen.clear()
     result = check("dcgan64", "fp32")
     assert result["steps"] == 8 and len(result["losses"]["candidate"]) == 8
-    assert set(BrokenPrecisions.lr_seen) == {ADAMW["lr"]}  # AdamW's rate, as the timed run trains
-    BrokenPrecisions.lr_seen.clear()
-    check("resnet18-cifar", "fp32")
+    # AdamW's rate, as the timed run trains: every step of the three runs (two optimizers each) used it.
+    assert BrokenPrecisions.lr_seen == [ADAMW["lr"]] * 8 * 2 * 3
+    assert result["learning_rate"] == {"generator": ADAMW["lr"], "discriminator": ADAMW["lr"]}
     # SGD's 0.1 is given for 256 images; the check's batch of 8 gets the recipe's linear share.
-    assert set(BrokenPrecisions.lr_seen) == {SGD["lr"] * 8 / 256}
+    assert checked("resnet18-cifar", "bf16")["learning_rate"] == {"model": SGD["lr"] * 8 / 256}
 
 
 def test_fp32_against_fp32_on_the_cpu_is_exact_and_the_check_is_deterministic(checked):

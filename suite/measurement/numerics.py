@@ -195,6 +195,7 @@ def check(plan, backend_factory=None) -> dict:
         ]
     worst = max(rows, key=_share)
     result.update(
+        learning_rate=runs["candidate"]["lr"],
         losses={role: runs[role]["losses"].tolist() for role in runs},
         compared=rows,
         worst=worst["name"],
