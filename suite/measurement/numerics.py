@@ -94,7 +94,8 @@ def quantities(run: dict, passes: int) -> dict[str, float]:
 
 
 def compare(runs: dict, passes: int) -> list[dict]:
-    """One row per quantity: the three values, the candidate's deviation, the noise, the tolerance. A loss
+    """One row per quantity: the three runs' values, the candidate's deviation, the noise (the noise run's
+    deviation) and the tolerance. A loss
     is measured against the reference's loss over the first pass (its scale before training: a loss that
     falls towards 0 would make its own end a meaningless yardstick); drift and grad against themselves."""
     values = {role: quantities(run, passes) for role, run in runs.items()}
@@ -110,7 +111,7 @@ def compare(runs: dict, passes: int) -> list[dict]:
     rows = [
         {
             "name": name,
-            **{role: values[role].get(name, float("nan")) for role in values},
+            "values": {role: values[role].get(name, float("nan")) for role in values},
             "deviation": gap("candidate", name, reference),
             "noise": gap("noise", name, reference),
         }
