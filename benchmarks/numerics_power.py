@@ -71,7 +71,8 @@ def main() -> None:
             type(plan.workload).numerics_steps = steps
             result = numerics.check(plan, backend_factory=lambda name, cfg: FrozenBody(cfg))
             print(
-                f"{args.workload} {overrides or ''} batch {args.batch}, {steps} steps, {precision}: "
+                f"{args.workload}{''.join(f' {k}={v}' for k, v in overrides.items())}, batch {args.batch}, "
+                f"{steps} steps, {precision}: "
                 f"{result['verdict']} ({result['batch']}; {result['time_s']:.1f} s)"
             )
             for row in result["compared"]:
