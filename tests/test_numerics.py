@@ -24,6 +24,7 @@ from suite.reporting.pricing import load_catalog
 from suite.reporting.render import render
 from suite.reporting.rows import build_rows
 from suite.reporting.summary import numerics_line
+from suite.run_record.write import record_json
 
 CUDABackend = backend_class("cuda")
 
@@ -34,9 +35,10 @@ class BrokenPrecisions(CPUBackend):
     frozen   bf16 autocast, but every convolution's weights are put back after each optimizer step (as a
              bf16 weight too coarse to take the update would be): the body never trains, the rest does
     corrupt  fp32 with the sign of every gradient flipped before the update (gradient ascent)
+    poison   fp32 whose fourth optimizer step gets NaN gradients
     """
 
-    precisions = ("fp32", "bf16", "frozen", "corrupt")
+    precisions = ("fp32", "bf16", "frozen", "corrupt", "poison")
     lr_seen: list[float] = []
 
     def autocast(self):
@@ -57,6 +59,12 @@ class BrokenPrecisions(CPUBackend):
                 for parameter in group["params"]:
                     if parameter.grad is not None:
                         parameter.grad.neg_()
+        self.steps = getattr(self, "steps", 0) + 1
+        if self.precision == "poison" and self.steps == 4:
+            for group in optimizer.param_groups:
+                for parameter in group["params"]:
+                    if parameter.grad is not None:
+                        parameter.grad.fill_(float("nan"))
         kept = [w.detach().clone() for w in self.convs] if self.precision == "frozen" else []
         optimizer.step()
         with torch.no_grad():
@@ -150,6 +158,20 @@ def test_a_classifier_must_learn_its_batches_where_the_reference_does(checked):
     result = checked("resnet18-cifar", "corrupt")
     assert result["verdict"] == "fail"
     assert "the candidate's loss did not fall where the reference's did" in result["reason"]
+
+
+def test_a_nan_fails_and_says_from_which_step():
+    # DCGAN steps two optimizers per iteration: the fourth optimizer step is iteration 2's generator step,
+    # so iteration 3's losses are the first computed from NaN weights.
+    result = check("dcgan64", "poison")
+    assert result["verdict"] == "fail"
+    assert "the candidate's loss is not finite from step 3" in result["reason"]
+    assert any(row["deviation"] == float("inf") for row in result["compared"])
+    # The summary reads the same from the check and from the written record (non-finite numbers as null).
+    written = json.loads(record_json({"numerics": result}))["numerics"]
+    for numerics_result in (result, written):
+        assert numerics_line(numerics_result).startswith("fail: worst ")
+        assert "deviation not finite over " in numerics_line(numerics_result)
 
 
 def test_where_fp32_itself_is_chaotic_the_check_says_it_cannot_judge():

@@ -95,9 +95,9 @@ def quantities(run: dict, passes: int) -> dict[str, float]:
 
 def compare(runs: dict, passes: int) -> list[dict]:
     """One row per quantity: the three runs' values, the candidate's deviation, the noise (the noise run's
-    deviation) and the tolerance. A loss
-    is measured against the reference's loss over the first pass (its scale before training: a loss that
-    falls towards 0 would make its own end a meaningless yardstick); drift and grad against themselves."""
+    deviation) and the tolerance. A loss is measured against the reference's loss over the first pass (its
+    scale before training: a loss that falls towards 0 would make its own end a meaningless yardstick);
+    drift and grad against themselves."""
     values = {role: quantities(run, passes) for role, run in runs.items()}
     start = runs["reference"]["losses"][:passes].mean(dim=0).tolist()
 
@@ -177,6 +177,10 @@ def check(plan, backend_factory=None) -> dict:
         for row in rows
         if not row["deviation"] <= row["tolerance"]
     ]
+    for role in ("reference", "candidate"):
+        finite = runs[role]["losses"].isfinite().all(dim=1)
+        if not bool(finite.all()):
+            reasons.append(f"the {role}'s loss is not finite from step {int((~finite).nonzero()[0]) + 1}")
     if workload.loss_must_fall:
         # A classifier learns its few batches: where the reference's loss fell, the candidate's must too.
         falls = {role: bool(run["losses"][-BATCHES:, 0].mean() < run["losses"][:BATCHES, 0].mean())

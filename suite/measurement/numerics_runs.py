@@ -114,7 +114,9 @@ def run(backend, workload, steps: int, batches: list, order: list[int], noise_se
     # The one read of this run: everything to the host together.
     names = list(groups)
     result = {
-        "lr": {name: optimizer.param_groups[0]["lr"] for name, optimizer in training.optimizers.items()},
+        "lr": {
+            name: float(optimizer.param_groups[0]["lr"]) for name, optimizer in training.optimizers.items()
+        },
         "losses": torch.stack([loss.reshape(-1) for loss in losses]).float().cpu(),
         "drift": dict(zip(names, torch.stack([drift[n] for n in names]).cpu().tolist())),
         "grad": dict(zip(list(grad), torch.stack(list(grad.values())).cpu().tolist())) if grad else {},

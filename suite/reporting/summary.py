@@ -105,6 +105,10 @@ def render(record: dict, path: str | None = None) -> str:
     return "\n".join(lines)
 
 
+def _number(value) -> str:
+    return "not finite" if value is None or value != value or abs(value) == float("inf") else f"{value:.3g}"
+
+
 def numerics_line(numerics: dict) -> str:
     """`pass: worst drift generator.norm, deviation 0.00674 within 0.0838 (3 × run-to-run noise; 10
     quantities); 8 steps vs cpu fp32 (TF32 off); check 6.2 s, 22% of the run's 28.5 s`"""
@@ -112,9 +116,12 @@ def numerics_line(numerics: dict) -> str:
         line = f"error: {numerics.get('reason')}"
     else:
         worst = next(row for row in numerics["compared"] if row["name"] == numerics["worst"])
+        # A written record holds a non-finite number as null (suite.run_record.write): read back, it is None.
+        deviation, tolerance = worst["deviation"], worst["tolerance"]
+        inside = deviation is not None and tolerance is not None and deviation <= tolerance
         line = (
-            f"{numerics['verdict']}: worst {worst['name']}, deviation {worst['deviation']:.3g} "
-            f"{'within' if worst['deviation'] <= worst['tolerance'] else 'over'} {worst['tolerance']:.3g} "
+            f"{numerics['verdict']}: worst {worst['name']}, deviation {_number(deviation)} "
+            f"{'within' if inside else 'over'} {_number(tolerance)} "
             f"({numerics['k']:g} × run-to-run noise; {len(numerics['compared'])} quantities); "
             f"{numerics['steps']} steps vs {numerics['reference']}"
         )
