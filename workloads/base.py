@@ -55,7 +55,7 @@ class Workload:
     # each other instead). docs/numerics.md says how the steps were chosen.
     numerics_steps = 8
     loss_must_fall = True
-    # The check's batch: the run's, capped here. Numerics need not the timed batch, and the check's cost
+    # The check's batch: the run's, capped here. The check does not need the timed batch, and its cost
     # grows with it. A classifier's BatchNorm needs several samples per channel: at batch 2 a ResNet's last
     # 1×1 feature map (32 px) normalises two numbers and its gradients explode in fp32 itself.
     numerics_batch = 8
