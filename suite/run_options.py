@@ -137,8 +137,9 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
 
     numerics = p.add_argument_group(
         "numerics",
-        "after the timed windows (no figure changes): the first steps again in fp32 (TF32 off) as the "
-        "reference, twice for the noise floor, and in the asked precision; verdict pass/fail in the record",
+        "after the timed windows (no figure changes): 8 steps of the workload's recipe in fp32 (TF32 off) "
+        "twice, in two batch orders (the run-to-run noise), and in the asked precision; losses, weight drift "
+        "and gradient norms per layer group within 3 x the noise (docs/numerics.md)",
     )
     numerics.add_argument(
         "--check-numerics",

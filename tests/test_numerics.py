@@ -1,16 +1,21 @@
-"""The numerics parity check: bf16 on the CPU passes, a precision that corrupts the gradient fails, the check
-runs after the timed windows without changing a figure, and the report keeps failed rows out of rankings."""
+"""The numerics parity check: on the CPU at tiny widths (the real registry entries), bf16 and fp32 pass and a
+bf16 whose convolutional body never updates fails; the check trains the workload's own recipe, derives its
+tolerance from two fp32 runs, is deterministic, runs after the timed windows without changing a figure, and
+the report keeps failed rows out of rankings."""
 
 from __future__ import annotations
 
 import copy
 import json
+import statistics
 
 import pytest
 import torch
 from conftest import TINY_RUN, tiny_config
 from suite.backends import backend_class
 from suite.backends.cpu import CPUBackend
+from suite.workloads.dcgan import ADAMW
+from suite.workloads.resnet import SGD
 from tiny_workload import make_plan
 
 from suite import cli
@@ -18,30 +23,62 @@ from suite.measurement import numerics, runner
 from suite.reporting.pricing import load_catalog
 from suite.reporting.render import render
 from suite.reporting.rows import build_rows
+from suite.reporting.summary import numerics_line
+from suite.run_record.write import record_json
 
 CUDABackend = backend_class("cuda")
 
 
-class CorruptGradient(CPUBackend):
-    """A precision that is wrong on purpose: it flips the sign of every gradient before the update."""
+class BrokenPrecisions(CPUBackend):
+    """Two precisions that are wrong on purpose, beside the CPU's real fp32 and bf16:
 
-    precisions = ("fp32", "bf16", "corrupt")
+    frozen   bf16 autocast, but every convolution's weights are put back after each optimizer step (as a
+             bf16 weight too coarse to take the update would be): the body never trains, the rest does
+    corrupt  fp32 with the sign of every gradient flipped before the update (gradient ascent)
+    poison   fp32 whose fourth optimizer step gets NaN gradients
+    """
+
+    precisions = ("fp32", "bf16", "frozen", "corrupt", "poison")
+    lr_seen: list[float] = []
+
+    def autocast(self):
+        if self.precision == "frozen":
+            return torch.autocast(device_type="cpu", dtype=torch.bfloat16)
+        return super().autocast()
+
+    def prepare_model(self, module):
+        module = super().prepare_model(module)
+        convs = [m.weight for m in module.modules() if isinstance(m, torch.nn.modules.conv._ConvNd)]
+        self.convs = getattr(self, "convs", []) + convs
+        return module
 
     def step(self, optimizer):
+        BrokenPrecisions.lr_seen.append(optimizer.param_groups[0]["lr"])
         if self.precision == "corrupt":
             for group in optimizer.param_groups:
                 for parameter in group["params"]:
                     if parameter.grad is not None:
                         parameter.grad.neg_()
+        self.steps = getattr(self, "steps", 0) + 1
+        if self.precision == "poison" and self.steps == 4:
+            for group in optimizer.param_groups:
+                for parameter in group["params"]:
+                    if parameter.grad is not None:
+                        parameter.grad.fill_(float("nan"))
+        kept = [w.detach().clone() for w in self.convs] if self.precision == "frozen" else []
         optimizer.step()
+        with torch.no_grad():
+            for weight, before in zip(self.convs, kept):
+                weight.copy_(before)
 
 
 def check(workload: str, precision: str, **fields) -> dict:
+    # Batch 8: the classifiers' check batch (the run's batch, capped at the workload's numerics_batch).
     plan = runner.plan_run(
-        tiny_config(workload, precision="fp32", batch_size=4, check_numerics=True, **fields)
+        tiny_config(workload, precision="fp32", batch_size=8, check_numerics=True, **fields)
     )
     plan.config = plan.config.resolved(precision=precision)
-    return numerics.check(plan, backend_factory=lambda name, config: CorruptGradient(config))
+    return numerics.check(plan, backend_factory=lambda name, config: BrokenPrecisions(config))
 
 
 @pytest.fixture(scope="module")
@@ -52,49 +89,108 @@ def checked():
 
     def get(workload: str, precision: str) -> dict:
         if (workload, precision) not in found:
-            with pytest.MonkeyPatch.context() as patch:
-                # The wrong precision gets bf16's noise floor, so it fails against a real tolerance, not
-                # against ε alone.
-                patch.setitem(numerics.ROUNDING, "corrupt", torch.bfloat16)
-                found[workload, precision] = check(workload, precision)
+            found[workload, precision] = check(workload, precision)
         return found[workload, precision]
 
     return get
 
 
+def rows(result: dict) -> dict[str, dict]:
+    return {row["name"]: row for row in result["compared"]}
+
+
 @pytest.mark.parametrize("workload", ["resnet18-cifar", "dcgan64"])
-def test_bf16_on_the_cpu_passes_and_a_corrupted_gradient_fails(workload, checked):
-    good = checked(workload, "bf16")
-    assert good["verdict"] == "pass", good["reason"]
-    assert all(noise > 0 for noise in good["noise_floor"])  # measured from the rounded fp32 run
-    assert good["tolerance"] == [numerics.K * n + numerics.EPSILON for n in good["noise_floor"]]
-    assert all(0 < dev <= tol for dev, tol in zip(good["max_rel_dev"], good["tolerance"]))
-    bad = checked(workload, "corrupt")
+def test_bf16_and_fp32_pass_and_a_frozen_convolutional_body_fails(workload, checked):
+    for precision in ("bf16", "fp32"):
+        good = checked(workload, precision)
+        assert good["verdict"] == "pass", good["reason"]
+    bad = checked(workload, "frozen")
     assert bad["verdict"] == "fail"
-    assert bad["noise_floor"] == good["noise_floor"]  # the same reference and noise runs
-    assert any(dev > tol for dev, tol in zip(bad["max_rel_dev"], bad["tolerance"]))
-    assert "deviates" in bad["reason"]
+    conv = [row for name, row in rows(bad).items() if name.startswith("drift") and name.endswith(".conv")]
+    assert conv and all(row["deviation"] == 1.0 > row["tolerance"] for row in conv)  # it never moved
+    assert all(f"{row['name']} deviates 1 from the reference" in bad["reason"] for row in conv)
+    if workload == "dcgan64":
+        # Not the drift alone: the model it trains is another one, and its losses show it (by 2 to 4 times
+        # their tolerance; the tiny ResNet's by 9 %, too close to assert across CPUs: docs/numerics.md).
+        losses = [row for name, row in rows(bad).items() if name.startswith("loss")]
+        assert all(row["deviation"] > 2 * row["tolerance"] for row in losses)
 
 
-def test_a_classifier_must_overfit_the_reused_batch(checked):
-    result = checked("resnet18-cifar", "corrupt")
-    candidate = [step[0] for step in result["losses"]["candidate"]]
-    reference = [step[0] for step in result["losses"]["reference"]]
-    assert reference[-1] < reference[0] and candidate[-1] > candidate[0]  # gradient ascent
-    assert "the candidate's loss did not fall on the reused batch" in result["reason"]
-    assert result["steps"] == 6 and len(candidate) == 6
+@pytest.mark.parametrize("workload", ["resnet18-cifar", "dcgan64"])
+def test_the_tolerance_is_three_times_the_noise_of_two_fp32_runs(workload, checked):
+    result = checked(workload, "bf16")
+    compared = result["compared"]
+    kinds = {row["name"].split()[0] for row in compared}
+    assert kinds == {"loss", "drift", "grad"}
+    groups = {row["name"].split()[1] for row in compared if not row["name"].startswith("loss")}
+    assert {group.rsplit(".", 1)[1] for group in groups} >= {"conv", "norm"}  # per layer group
+    assert all(row["noise"] > 0 for row in compared)  # measured: the other order moved every quantity
+    typical = statistics.median(row["noise"] for row in compared)
+    assert all(row["tolerance"] == numerics.K * max(row["noise"], typical) for row in compared)
+    assert numerics.K == 3.0
+    # The same reference and noise runs whatever the candidate: only the candidate's column differs.
+    frozen = rows(checked(workload, "frozen"))
+    for name, row in rows(result).items():
+        assert row["values"]["reference"] == frozen[name]["values"]["reference"]
+        assert row["values"]["noise"] == frozen[name]["values"]["noise"]
+        assert (row["noise"], row["tolerance"]) == (frozen[name]["noise"], frozen[name]["tolerance"])
 
 
-def test_a_gan_runs_fewer_steps_with_a_band_on_each_loss(checked):
-    result = checked("dcgan64", "bf16")
-    assert result["steps"] == 4 and len(result["losses"]["candidate"]) == 4
-    assert len(result["max_rel_dev"]) == len(result["noise_floor"]) == len(result["tolerance"]) == 2  # D, G
-
-
-def test_fp32_against_fp32_on_the_cpu_is_exact():
+def test_the_check_trains_the_workloads_own_recipe(checked):
+    BrokenPrecisions.lr_seen.clear()
     result = check("dcgan64", "fp32")
-    assert result["verdict"] == "pass"
-    assert result["max_rel_dev"] == [0.0, 0.0] and result["noise_floor"] == [0.0, 0.0]
+    assert result["steps"] == 8 and len(result["losses"]["candidate"]) == 8
+    # AdamW's rate, as the timed run trains: every step of the three runs (two optimizers each) used it.
+    assert BrokenPrecisions.lr_seen == [ADAMW["lr"]] * 8 * 2 * 3
+    assert result["learning_rate"] == {"generator": ADAMW["lr"], "discriminator": ADAMW["lr"]}
+    # SGD's 0.1 is given for 256 images; the check's batch of 8 gets the recipe's linear share.
+    assert checked("resnet18-cifar", "bf16")["learning_rate"] == {"model": SGD["lr"] * 8 / 256}
+
+
+def test_fp32_against_fp32_on_the_cpu_is_exact_and_the_check_is_deterministic(checked):
+    result = checked("dcgan64", "fp32")
+    assert all(row["deviation"] == 0.0 for row in result["compared"])
+    again = check("dcgan64", "fp32")
+    assert again["compared"] == result["compared"] and again["losses"] == result["losses"]
+
+
+def test_a_classifier_must_learn_its_batches_where_the_reference_does(checked):
+    result = checked("resnet18-cifar", "corrupt")
+    assert result["verdict"] == "fail"
+    assert "the candidate's loss did not fall where the reference's did" in result["reason"]
+
+
+def test_a_nan_fails_and_says_from_which_step():
+    # DCGAN steps two optimizers per iteration: the fourth optimizer step is iteration 2's generator step,
+    # so iteration 3's losses are the first computed from NaN weights.
+    result = check("dcgan64", "poison")
+    assert result["verdict"] == "fail"
+    assert "the candidate's loss is not finite from step 3" in result["reason"]
+    assert any(row["deviation"] == float("inf") for row in result["compared"])
+    # The summary reads the same from the check and from the written record (non-finite numbers as null).
+    written = json.loads(record_json({"numerics": result}))["numerics"]
+    for numerics_result in (result, written):
+        assert numerics_line(numerics_result).startswith("fail: worst ")
+        assert "deviation not finite over " in numerics_line(numerics_result)
+
+
+def test_where_fp32_itself_is_chaotic_the_check_says_it_cannot_judge():
+    # At batch 2 the tiny ResNet's last BatchNorm normalises two numbers (a 1×1 map): fp32 runs in two
+    # orders disagree by more than a frozen body would, and a pass would prove nothing.
+    plan = runner.plan_run(tiny_config("resnet18-cifar", precision="fp32", check_numerics=True))
+    plan.config = plan.config.resolved(precision="frozen")
+    result = numerics.check(plan, backend_factory=lambda name, config: BrokenPrecisions(config))
+    assert result["verdict"] == "inconclusive", result["reason"]
+    assert "the check cannot tell a layer group that never trains" in result["reason"]
+    assert "a larger --batch-size, up to 8" in result["reason"]
+
+
+def test_the_summary_names_the_worst_quantity_and_the_checks_cost(checked):
+    result = dict(checked("dcgan64", "frozen"), run_s=40.0)
+    line = numerics_line(result)
+    assert line.startswith(f"fail: worst {result['worst']}, deviation ")
+    assert f"check {result['time_s']:.1f} s, {result['time_s'] / 40:.0%} of the run's 40.0 s" in line
+    assert "3 × run-to-run noise" in line and "8 steps vs cpu fp32 (TF32 off)" in line
 
 
 def test_the_check_runs_after_the_windows_and_changes_no_figure(monkeypatch):
@@ -122,11 +218,23 @@ def test_run_check_numerics_from_the_command_line(capsys, tmp_path):
     code = cli.main([*TINY_RUN, "--precision", "bf16", "--check-numerics", "--out", str(tmp_path)])
     out, err = capsys.readouterr()
     assert code == 0, err
-    assert "numerics     pass: deviation " in out and "vs cpu fp32 (TF32 off)" in out
+    assert "numerics     pass: worst " in out and "vs cpu fp32 (TF32 off)" in out
     (path,) = tmp_path.glob("*.json")
     recorded = json.loads(path.read_text())["numerics"]
     assert recorded["verdict"] == "pass" and recorded["reference"] == "cpu fp32 (TF32 off)"
-    assert set(recorded) >= {"reference", "steps", "losses", "max_rel_dev", "noise_floor", "verdict"}
+    assert set(recorded) >= {
+        "reference",
+        "steps",
+        "losses",
+        "compared",
+        "worst",
+        "verdict",
+        "time_s",
+        "run_s",
+    }
+    # The check's cost is in the printed summary, not only in the record.
+    share = recorded["time_s"] / recorded["run_s"]
+    assert f"check {recorded['time_s']:.1f} s, {share:.0%} of the run's {recorded['run_s']:.1f} s" in out
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from suite.backends.cpu import CPUBackend
 from suite.workloads import get_workload
 
 from suite.config import RunConfig
-from suite.measurement import numerics
+from suite.measurement import numerics_runs
 
 
 class OwnDeviceStream(CPUBackend):
@@ -27,7 +27,10 @@ def losses(backend_class) -> torch.Tensor:
         backend="cpu", workload="dcgan64", batch_size=2, precision="fp32", model_overrides=TINY["dcgan64"]
     )
     workload = get_workload("dcgan64").with_overrides(**TINY["dcgan64"])
-    return numerics.trajectory(backend_class(config), workload, steps=3, batch_size=2, seed=0)["losses"]
+    batches = [workload.synthetic_batch(2, "cpu", seed=i) for i in range(2)]
+    return numerics_runs.run(backend_class(config), workload, 3, batches, [0, 1], noise_seed=0, seed=0)[
+        "losses"
+    ]
 
 
 def test_a_dcgan_check_draws_its_noise_from_one_host_stream_wiring():

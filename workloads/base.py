@@ -50,14 +50,23 @@ class Workload:
     default_batch_size: int
     num_classes: int  # labels the data path must deliver (a GAN ignores them)
 
-    # The numerics check (suite.measurement.numerics): steps it compares, and whether the loss must fall
-    # on the reused batch (a classifier overfits it; a GAN's two losses chase each other instead).
-    numerics_steps = 6
+    # The numerics check (suite.measurement.numerics): steps of the workload's own recipe it compares, and
+    # whether the loss must fall over them (a classifier learns its few batches; a GAN's two losses chase
+    # each other instead). docs/numerics.md says how the steps were chosen.
+    numerics_steps = 8
     loss_must_fall = True
-    # The recipe's learning rate times this, in the check only: the ImageNet recipe's 0.1 on one small
-    # reused batch is chaotic from the second step (fp32 against fp32 from other seeds jumps 10×), where
-    # no two precisions could agree; a smaller step compares the same gradients in a calm regime.
-    numerics_lr_scale = 0.01
+    # The check's batch: the run's, capped here. The check does not need the timed batch, and its cost
+    # grows with it. A classifier's BatchNorm needs several samples per channel: at batch 2 a ResNet's last
+    # 1×1 feature map (32 px) normalises two numbers and its gradients explode in fp32 itself.
+    numerics_batch = 8
+    # The batch the recipe's learning rate is given for, where the recipe scales it linearly with the batch
+    # (SGD: Goyal et al. 2017, arXiv:1706.02677, lr 0.1 per 256 images); None: the rate holds at any batch
+    # (Adam's step is normalised per element). The check trains at the rate the recipe gives its batch.
+    recipe_batch = 256  # no annotation: a class constant, not a dataclass field
+
+    def recipe_lr_scale(self, batch_size: int) -> float:
+        """The factor on the optimizer's learning rate the recipe gives a batch of BATCH_SIZE."""
+        return 1.0 if self.recipe_batch is None else batch_size / self.recipe_batch
 
     # -- what subclasses define ----------------------------------------------------------------
     def build_modules(self, device: str | torch.device = "cpu") -> dict[str, torch.nn.Module]:
