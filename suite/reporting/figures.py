@@ -85,7 +85,9 @@ def _whole(value, where: str, field: str, nullable: bool) -> int | None:
         value = int(value.strip())  # a CSV cell
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
         null = " or null (not stated)" if nullable else ""
-        raise UserError(f"{where}: field {field!r} must be a whole number from 1 to {MAX_COUNT:,}{null}, got {value!r}")
+        raise UserError(
+            f"{where}: field {field!r} must be a whole number from 1 to {MAX_COUNT:,}{null}, got {value!r}"
+        )
     return value
 
 
@@ -112,7 +114,9 @@ def _source(value, where: str) -> Source:
             raise UserError(f"{where}: field 'source.{field}' is missing (a figure must cite its source)")
     read = _text(value["read"], where, "source.read")
     if not _DATE.match(read):
-        raise UserError(f"{where}: field 'source.read' must be the date it was read, YYYY-MM-DD, got {read!r}")
+        raise UserError(
+            f"{where}: field 'source.read' must be the date it was read, YYYY-MM-DD, got {read!r}"
+        )
     return Source(
         citation=_text(value["citation"], where, "source.citation"),
         table=_text(value["table"], where, "source.table"),
@@ -128,7 +132,9 @@ def parse_figure(figure_id: str, entry, file_where: str) -> Figure:
         raise UserError(f"{where}: expected a mapping of fields ({', '.join(FIGURE_FIELDS)}), got {entry!r}")
     for field in FIGURE_FIELDS:
         if field not in entry:
-            null = " (write null where the source does not state it)" if field in ("batch", "precision") else ""
+            null = (
+                " (write null where the source does not state it)" if field in ("batch", "precision") else ""
+            )
             raise UserError(f"{where}: field {field!r} is missing{null}")
     unit = _text(entry["unit"], where, "unit")
     if unit not in UNITS:
@@ -170,15 +176,15 @@ def load_shipped() -> list[Figure]:
         with resources.as_file(entry) as path:
             where = f"published figures {name!r}"
             figures += parse_figures(_read_yaml(str(path), where), where)
-    return _unique(figures)
+    return unique(figures)
 
 
 def load_file(path: str) -> list[Figure]:
     where = f"published figures file {path!r}"
-    return _unique(parse_figures(_read_yaml(path, where), where))
+    return unique(parse_figures(_read_yaml(path, where), where))
 
 
-def _unique(figures: list[Figure]) -> list[Figure]:
+def unique(figures: list[Figure]) -> list[Figure]:
     seen: dict[str, str] = {}
     for figure in figures:
         if figure.id in seen:
