@@ -108,6 +108,7 @@ def published_row(figure: Figure, catalog: Catalog, dataset_size: int) -> dict:
         "hypothetical": False,
         "upper_bound": False,
         "pooled": {},
+        "differs_in": {},
         "verdict": None,
         "numerics": None,
         "errors": [],
