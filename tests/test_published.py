@@ -165,7 +165,9 @@ def v100_records(rates, batch=256):
 
 def test_a_published_row_is_never_merged_into_a_measured_row():
     mine = figures.parse_figure("mine", GOOD, "test")
-    measured = build_rows(v100_records([900, 920, 910]), load_catalog("skypilot-2025"), pool=("context.torch",))
+    measured = build_rows(
+        v100_records([900, 920, 910]), load_catalog("skypilot-2025"), pool=("context.torch",)
+    )
     rows = with_published(measured, [mine], load_catalog("skypilot-2025"), 1_200_000)
     assert len(rows) == 2
     kept, published = rows
@@ -225,7 +227,7 @@ def test_csv_and_json_mark_published_rows_with_their_source_and_price(report_inp
     assert measured["published_ratios"] == {"mine": pytest.approx(0.91)}
 
 
-def test_the_plot_labels_a_published_bar(report_inputs, tmp_path, capsys):
+def test_the_plot_labels_a_published_bar():
     pytest.importorskip("matplotlib")
     from suite.reporting import plots
 
