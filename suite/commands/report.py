@@ -79,6 +79,18 @@ def add_parser(subparsers) -> None:
         help="pool runs that differ only in these row-key fields (e.g. torch,cpu_cores_logical); "
         "the row lists the values it pooled",
     )
+    p.add_argument(
+        "--published",
+        action="store_true",
+        help="also show the shipped published figures (see `suite published list`) as rows of their own, "
+        "marked published, priced with today's catalog, and measured ÷ published where a configuration matches",
+    )
+    p.add_argument(
+        "--published-from",
+        metavar="FILE",
+        action="append",
+        help="also show the published figures of this YAML file (from `suite published import`); repeatable",
+    )
     p.add_argument("--plot", metavar="DIR", help="also draw PNG plots into DIR (needs the `plot` extra)")
     p.set_defaults(func=report_command)
 
@@ -117,7 +129,7 @@ def report_command(args) -> int:
             f"--include {','.join(sorted(left_out))} reports them",
             file=sys.stderr,
         )
-    if not loaded:
+    if not loaded and not (args.published or args.published_from):  # published figures alone are a table
         raise UserError(f"no suite run records found in {', '.join(paths)} (make some with `suite run`)")
     records = [record for _, record in loaded]
     catalogs = {catalog.name: catalog}
@@ -164,8 +176,11 @@ def report_command(args) -> int:
         price_as_if=args.price_as_if,
         catalog_for=catalog_for,
     )
+    if args.published or args.published_from:
+        rows = _with_published(rows, args, catalog, dataset_size)
     named = {r["prices_catalog"] for r in rows}
-    shown = [c for c in {catalog_for(r).name: catalog_for(r) for r in records}.values() if c.name in named]
+    used = {catalog_for(r).name: catalog_for(r) for r in records} | {catalog.name: catalog}
+    shown = [c for c in used.values() if c.name in named]
     text = render(
         rows, shown or [catalog], args.format, dataset_size, args.extrapolate, args.columns, args.wide
     )
@@ -186,3 +201,15 @@ def report_command(args) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _with_published(rows: list[dict], args, catalog, dataset_size: int) -> list[dict]:
+    """The published figures asked for, beside the measured rows: priced with the report's catalog (the
+    default one, or --prices), today's prices rather than the source's."""
+    from suite.reporting import figures
+    from suite.reporting.published_rows import with_published
+
+    chosen = figures.load_shipped() if args.published else []
+    for path in args.published_from or []:
+        chosen += figures.load_file(path)
+    return with_published(rows, figures.unique(chosen), catalog, dataset_size)

@@ -3,6 +3,8 @@ profiled run says so where its number would be; an extrapolated or hypothetical 
 
 from __future__ import annotations
 
+from suite.reporting.published_rows import ratio_text
+
 
 def nearest(value: float) -> int:
     """Round half up to a whole image (Python's round() rounds half to even)."""
@@ -46,6 +48,8 @@ def _throughput_cell(row: dict) -> str:
         text += f" (extrapolated ×{row['extrapolated_factor']:g} from {whole_number(row['measured_images_per_hour'])})"
     if row["hypothetical"]:
         text += " (hypothetical: another device)"
+    if row.get("published"):
+        text += " (published)"
     return text + (" ⚠" if row["warnings"] else "")
 
 
@@ -59,13 +63,23 @@ def _spread_cell(row: dict) -> str:
     return "; ".join(parts) or "—"
 
 
+def _stated(value) -> str:
+    # A published figure whose source does not state a batch or a precision says so, not "None".
+    return "not stated" if value is None else value
+
+
+def _model_cell(row: dict) -> str:
+    # A published figure is marked where the eye starts: its model cell.
+    return f"{row['model_run']} [PUBLISHED]" if row.get("published") else row["model_run"]
+
+
 def _device_cell(row: dict) -> str:
     return f"{row['device'] or '?'} ×{row['accelerators_used']}"
 
 
 # Columns by key: (seed's name, exact name with unit, in the narrow default table, cell).
 COLUMNS = [
-    ("model_run", "Model Run", "Model", True, lambda r: r["model_run"]),
+    ("model_run", "Model Run", "Model", True, _model_cell),
     ("instance", "Instance", "Instance", True, lambda r: r["instance"] or "—"),
     ("region", None, "Region", True, lambda r: r.get("region") or "—"),
     ("images_per_hour", "Average Throughput (Imgs/Hr)", "Median throughput (img/h)", True, _throughput_cell),
@@ -81,8 +95,8 @@ COLUMNS = [
     ),
     ("backend", "Backend", "Backend", False, lambda r: r["backend"]),
     ("device", "Device", "Device", True, _device_cell),
-    ("precision", "Precision", "Precision", True, lambda r: r["precision"]),
-    ("batch_size", "Batch", "Batch", True, lambda r: r["batch_size"]),
+    ("precision", "Precision", "Precision", True, lambda r: _stated(r["precision"])),
+    ("batch_size", "Batch", "Batch", True, lambda r: _stated(r["batch_size"])),
     (
         "data",
         "Data",
@@ -107,7 +121,7 @@ COLUMNS = [
     ("epoch_hours", "Epoch (h)", "Epoch (h)", False, lambda r: _float(r["epoch_hours"])),
     ("epoch_usd", "Epoch ($)", "Epoch ($)", False, lambda r: _dollars(r["epoch_usd"])),
     ("spot_epoch_usd", "Spot Epoch ($)", "Spot epoch ($)", False, lambda r: _dollars(r["spot_epoch_usd"])),
-    ("runs", "Runs", "Runs", True, lambda r: r["runs"]),
+    ("runs", "Runs", "Runs", True, lambda r: "published" if r.get("published") else r["runs"]),
     ("spread", "Spread", "Spread", True, _spread_cell),
 ]
 VERDICT_COLUMN = ("Bottleneck", lambda r: r["verdict"] or "—")
@@ -121,6 +135,9 @@ FLEET_COLUMNS = [
 NOTES_COLUMN = ("Notes", lambda r: "; ".join(r["notes"] + r["errors"]) or "")
 LEFT_ALIGNED = {"model_run", "instance", "region", "backend", "device", "precision", "data"}
 
+
+# Only in a report with --published, once a measured row shares a published figure's configuration.
+PUBLISHED_RATIO_COLUMN = ("Measured ÷ published", ratio_text)
 
 SCALING_COLUMN = (
     "Measured scaling",

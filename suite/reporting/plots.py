@@ -97,6 +97,8 @@ def throughput_over_run(records: list[dict], path: str) -> str | None:
 def _caveats(row: dict) -> list[str]:
     """The table's marks, on the plot too."""
     caveats = []
+    if row.get("published"):
+        caveats.append(f"PUBLISHED: {row['published_id']}")
     if row.get("hypothetical"):
         caveats.append(f"hypothetical: ran on {row['device']}")
     if row.get("extrapolated_factor"):
@@ -118,7 +120,8 @@ def images_per_dollar(rows: list[dict], caption: str, path: str) -> str | None:
     positions = list(range(len(priced)))
     on_demand = [r["images_per_usd"] for r in priced]
     spot = [r["spot_images_per_usd"] or 0 for r in priced]
-    # hatched: not a plain measurement of the whole instance (extrapolated, hypothetical, a ceiling)
+    # hatched: not a plain measurement of the whole instance (extrapolated, hypothetical, a ceiling, or a
+    # figure published by others)
     hatch = ["//" if _caveats(r) else "" for r in priced]
     bars = ax.bar([p - width / 2 for p in positions], on_demand, width, label="on-demand", color="#4472c4")
     spot_bars = ax.bar([p + width / 2 for p in positions], spot, width, label="spot", color="#ed7d31")
@@ -130,7 +133,8 @@ def images_per_dollar(rows: list[dict], caption: str, path: str) -> str | None:
                 "no spot\nquote", (bar.get_x() + bar.get_width() / 2, 0), ha="center", va="bottom", fontsize=7
             )
     labels = [
-        f"{r['model_run']}\n{r['instance']}\n{r['backend']} {r['precision']} batch {r['batch_size']}\n{r['data']}"
+        f"{r['model_run']}\n{r['instance']}\n{r['backend'] or 'published'} {r['precision'] or '(precision not stated)'} "
+        f"batch {r['batch_size'] or 'not stated'}\n{r['data']}"
         + "".join(f"\n({caveat})" for caveat in _caveats(r))
         for r in priced
     ]

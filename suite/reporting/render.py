@@ -14,9 +14,11 @@ from suite.reporting.cells import (
     LEFT_ALIGNED,
     NOTES_COLUMN,
     NUMERICS_COLUMN,
+    PUBLISHED_RATIO_COLUMN,
     SCALING_COLUMN,
     VERDICT_COLUMN,
 )
+from suite.reporting.published_rows import sources
 from suite.reporting.rows import DEFAULT_DATASET_SIZE
 from suite.run_record import printable
 
@@ -45,6 +47,8 @@ def _columns(rows: list[dict], style: str = "exact", wide: bool = False, catalog
             else:  # catalogs mixed: only the rows priced from one whose spot is assumed say so
                 cell = _marked_assumed(cell, assumed)
         chosen.append((name, cell, key in LEFT_ALIGNED))
+    if any(r.get("published_ratios") for r in rows):  # a measured row beside its published figure
+        chosen.append((*PUBLISHED_RATIO_COLUMN, False))
     if any(r.get("measured_scaling") is not None for r in rows):  # once a per-device row has its twin
         chosen.append((*SCALING_COLUMN, False))
     if any(r["verdict"] for r in rows):  # only once some record carries a diagnosis
@@ -80,19 +84,43 @@ def render_markdown(
         f"| {n} | " + " | ".join(_escape(cell(row)) for _, cell, _ in columns) + " |"
         for n, row in enumerate(rows, 1)
     ]
-    lines += ["", footer(catalogs, dataset_size), "", *traces(rows)]
+    lines += ["", footer(catalogs, dataset_size), "", *published_footer(rows), *traces(rows)]
     return "\n".join(lines).rstrip("\n")
 
 
 def traces(rows: list[dict]) -> list[str]:
     """The runs behind each row (by run id), and every warning those runs recorded."""
     lines = ["Runs behind each row:", ""]
-    lines += [f"- #{n}: {printable(', '.join(row['run_ids']))}" for n, row in enumerate(rows, 1)]
+    lines += [
+        f"- #{n}: "
+        + (
+            f"published figure {printable(row['published_id'])}"
+            if row.get("published")
+            else printable(", ".join(row["run_ids"]))
+        )
+        for n, row in enumerate(rows, 1)
+    ]
     warned = [(n, row) for n, row in enumerate(rows, 1) if row["warnings"]]
     if warned:
         lines += ["", "⚠ Warnings recorded by the runs:", ""]
         lines += [f"- #{n} {printable(warning)}" for n, row in warned for warning in row["warnings"]]
     return lines
+
+
+def published_footer(rows: list[dict]) -> list[str]:
+    """Where each published row's figure comes from; nothing when the report has none."""
+    listed = sources(rows)
+    if not listed:
+        return []
+    return [
+        "Published figures (marked [PUBLISHED]: measured by their sources, not by the suite; never pooled with "
+        "a measured row; priced with the catalog above where its device and count match an instance; "
+        "Measured ÷ published compares a measured row's median with a figure of the same workload, device, "
+        "precision, batch and device count):",
+        "",
+        *listed,
+        "",
+    ]
 
 
 def _catalog_list(catalogs) -> list:
@@ -157,12 +185,15 @@ CSV_FIELDS = [
     "prices_as_of",
     "prices_as_of_note",
 ]
+# Only in a report with --published.
+PUBLISHED_FIELDS = ["published", "published_id", "published_source", "published_caveat", "published_ratio"]
 FLEET_FIELDS = ["fleet_status", "fleet_hours", "fleet_cost_usd"]  # only in a fleet's report
 
 
 def render_csv(rows: list[dict]) -> str:
     buffer = io.StringIO()
     fields = CSV_FIELDS + (FLEET_FIELDS if any("fleet_status" in r for r in rows) else [])
+    fields += PUBLISHED_FIELDS if any("published" in r for r in rows) else []
     writer = csv.DictWriter(buffer, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in rows:
@@ -171,6 +202,9 @@ def render_csv(rows: list[dict]) -> str:
             "notes": "; ".join(row["notes"] + row["errors"]),
             "run_ids": " ".join(row["run_ids"]),
             "warnings": " | ".join(row["warnings"]),
+            "published_ratio": " ".join(
+                f"{fid}={ratio:.4g}" for fid, ratio in (row.get("published_ratios") or {}).items()
+            ),
         }
         writer.writerow({k: printable(v) if isinstance(v, str) else v for k, v in row.items()})
     return buffer.getvalue()

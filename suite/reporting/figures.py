@@ -1,0 +1,193 @@
+"""Published figures: throughputs others measured and published (an article's table, a vendor's README),
+kept as YAML in suite/reporting/published/ so a report can show them beside the suite's own measurements.
+
+One entry per figure: the model (a registry workload name where one matches), batch and precision (null
+where the source does not state them), the device and how many of them, the throughput and its unit, the
+instance the source ran on (if it names one), its data, the source (citation, address, table, date read)
+and any caveat it states. Every entry goes through `parse_figure`, the shipped files and a user's file
+alike, and a CSV import too (`suite published import`): a malformed entry is refused in one line naming
+the file, the entry and the field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from importlib import resources
+
+from suite import stats
+from suite.errors import UserError
+from suite.reporting.pricing import _read_yaml  # one YAML reader: duplicate keys refused, errors in a line
+
+UNITS = {"images/s": stats.SECONDS_PER_HOUR, "images/hour": 1.0}
+# Far above any single published training figure (a DGX of 8 A100s trains ResNet-50 at ~16,600 img/s):
+# a value above it is a unit mistake, not a throughput.
+MAX_IMAGES_PER_HOUR = 1e11
+MAX_COUNT = 100_000
+FIGURE_FIELDS = ("model", "batch", "precision", "device", "count", "throughput", "unit", "source")
+SOURCE_FIELDS = ("citation", "table", "read")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+@dataclass(frozen=True)
+class Source:
+    citation: str  # author/title/date, or the repository and file
+    table: str  # which table or figure, and which row of it
+    read: str  # the day the figure was read (YYYY-MM-DD)
+    url: str | None = None
+
+    def text(self) -> str:
+        at = f" <{self.url}>" if self.url else ""
+        return f"{self.citation}{at}, {self.table} (read {self.read})"
+
+
+@dataclass(frozen=True)
+class Figure:
+    id: str
+    model: str
+    batch: int | None
+    precision: str | None
+    device: str
+    count: int
+    throughput: float
+    unit: str
+    source: Source
+    model_label: str | None = None
+    instance: str | None = None
+    data: str | None = None
+    caveat: str | None = None
+    file: str | None = None
+
+    @property
+    def images_per_hour(self) -> float:
+        return self.throughput * UNITS[self.unit]
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in dataclasses.asdict(self).items() if k not in ("id", "file")}
+
+
+def _text(value, where: str, field: str, nullable: bool = False) -> str | None:
+    if value is None and nullable:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and field == "precision":
+        value = str(value)
+    if not isinstance(value, str) or not value.strip():
+        wanted = "a non-empty text" + (" or null" if nullable else "")
+        raise UserError(f"{where}: field {field!r} must be {wanted}, got {value!r}")
+    return value.strip()
+
+
+def _whole(value, where: str, field: str, nullable: bool) -> int | None:
+    if value is None and nullable:
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())  # a CSV cell
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
+        null = " or null (not stated)" if nullable else ""
+        raise UserError(
+            f"{where}: field {field!r} must be a whole number from 1 to {MAX_COUNT:,}{null}, got {value!r}"
+        )
+    return value
+
+
+def _throughput(value, unit: str, where: str) -> float:
+    try:
+        number = float(value.replace(",", "")) if isinstance(value, str) else value
+    except ValueError:
+        number = None
+    if isinstance(number, bool) or not isinstance(number, (int, float)) or not number > 0:
+        raise UserError(f"{where}: field 'throughput' must be a number above 0, got {value!r}")
+    if number * UNITS[unit] > MAX_IMAGES_PER_HOUR:  # also refuses infinity
+        raise UserError(
+            f"{where}: field 'throughput' {value!r} {unit} is above {MAX_IMAGES_PER_HOUR:.0e} images/hour "
+            "(a wrong unit?)"
+        )
+    return float(number)
+
+
+def _source(value, where: str) -> Source:
+    if not isinstance(value, dict):
+        raise UserError(f"{where}: field 'source' must be a mapping of {', '.join(SOURCE_FIELDS)} (and url)")
+    for field in SOURCE_FIELDS:
+        if field not in value:
+            raise UserError(f"{where}: field 'source.{field}' is missing (a figure must cite its source)")
+    read = _text(value["read"], where, "source.read")
+    if not _DATE.match(read):
+        raise UserError(
+            f"{where}: field 'source.read' must be the date it was read, YYYY-MM-DD, got {read!r}"
+        )
+    return Source(
+        citation=_text(value["citation"], where, "source.citation"),
+        table=_text(value["table"], where, "source.table"),
+        read=read,
+        url=_text(value.get("url"), where, "source.url", nullable=True),
+    )
+
+
+def parse_figure(figure_id: str, entry, file_where: str) -> Figure:
+    """One entry, checked field by field; the first bad field is refused in one line."""
+    where = f"{file_where}, entry {figure_id!r}"
+    if not isinstance(entry, dict):
+        raise UserError(f"{where}: expected a mapping of fields ({', '.join(FIGURE_FIELDS)}), got {entry!r}")
+    for field in FIGURE_FIELDS:
+        if field not in entry:
+            null = (
+                " (write null where the source does not state it)" if field in ("batch", "precision") else ""
+            )
+            raise UserError(f"{where}: field {field!r} is missing{null}")
+    unit = _text(entry["unit"], where, "unit")
+    if unit not in UNITS:
+        raise UserError(f"{where}: field 'unit' must be one of {', '.join(UNITS)}, got {unit!r}")
+    return Figure(
+        id=str(figure_id),
+        model=_text(entry["model"], where, "model"),
+        batch=_whole(entry["batch"], where, "batch", nullable=True),
+        precision=_text(entry["precision"], where, "precision", nullable=True),
+        device=_text(entry["device"], where, "device"),
+        count=_whole(entry["count"], where, "count", nullable=False),
+        throughput=_throughput(entry["throughput"], unit, where),
+        unit=unit,
+        source=_source(entry["source"], where),
+        model_label=_text(entry.get("model_label"), where, "model_label", nullable=True),
+        instance=_text(entry.get("instance"), where, "instance", nullable=True),
+        data=_text(entry.get("data"), where, "data", nullable=True),
+        caveat=_text(entry.get("caveat"), where, "caveat", nullable=True),
+        file=file_where,
+    )
+
+
+def parse_figures(data, where: str) -> list[Figure]:
+    if not isinstance(data, dict) or not isinstance(data.get("figures"), dict) or not data["figures"]:
+        raise UserError(f"{where}: not a published-figures file (expected 'figures:' mapping ids to entries)")
+    return [parse_figure(str(key), entry, where) for key, entry in data["figures"].items()]
+
+
+def shipped_files() -> list[str]:
+    folder = resources.files("suite.reporting") / "published"
+    return sorted(entry.name for entry in folder.iterdir() if entry.name.endswith(".yaml"))
+
+
+def load_shipped() -> list[Figure]:
+    """Every figure the suite ships, file by file."""
+    figures = []
+    for name in shipped_files():
+        entry = resources.files("suite.reporting") / "published" / name
+        with resources.as_file(entry) as path:
+            where = f"published figures {name!r}"
+            figures += parse_figures(_read_yaml(str(path), where), where)
+    return unique(figures)
+
+
+def load_file(path: str) -> list[Figure]:
+    where = f"published figures file {path!r}"
+    return unique(parse_figures(_read_yaml(path, where), where))
+
+
+def unique(figures: list[Figure]) -> list[Figure]:
+    seen: dict[str, str] = {}
+    for figure in figures:
+        if figure.id in seen:
+            raise UserError(f"{figure.file}, entry {figure.id!r}: the id is also used in {seen[figure.id]}")
+        seen[figure.id] = figure.file
+    return figures

@@ -1,0 +1,210 @@
+"""`suite report --published`: published figures (suite/reporting/figures.py) as rows of their own beside the
+measured ones, priced with the report's catalog where the figure's device and count match an instance, and
+marked published in every format. A published row is built here, from its figure alone: it never passes
+through `identity.row_key`, so it is never pooled with a measured row, whatever `--pool` says.
+
+Where a measured row and a published figure share a configuration (workload, device, precision, batch and
+the number of devices), the measured row says measured ÷ published ("0.93× published").
+"""
+
+from __future__ import annotations
+
+import re
+
+from suite.reporting.figures import Figure
+from suite.reporting.pricing import Catalog
+from suite.run_record.facts import other_device
+
+_MEMORY = re.compile(r"(\d+)\s*gb", re.IGNORECASE)
+
+
+def same_device(a: str | None, b: str | None) -> bool:
+    """One device model, and one memory size where both names state one (an A100 80GB is not a 40GB)."""
+    if not a or not b or other_device(a, b):
+        return False
+    memory_a, memory_b = _MEMORY.findall(a), _MEMORY.findall(b)
+    return not (memory_a and memory_b and memory_a[-1] != memory_b[-1])
+
+
+def _instance_for(figure: Figure, catalog: Catalog):
+    """The catalog's instance with the figure's device, as many of them: the one the source names if the
+    catalog has it, else the cheapest. Returns (instance or None, a note saying which and why)."""
+
+    def fits(instance) -> bool:
+        return instance.accelerator_count == figure.count and same_device(figure.device, instance.accelerator)
+
+    named = catalog.instances.get(figure.instance) if figure.instance else None
+    if named is not None and fits(named):
+        return named, f"priced as {named.name}, the instance the source names ({catalog.name} prices)"
+    candidates = [i for i in catalog.instances.values() if fits(i)]
+    ran_on = f"the source ran on {figure.instance}, " if figure.instance else ""
+    if not candidates:
+        return None, (
+            f"{ran_on}no {figure.count} × {figure.device} instance in the {catalog.name} catalog: no price"
+        )
+    cheapest = min(candidates, key=lambda i: (i.on_demand_usd_per_hour, i.name))
+    return cheapest, (
+        f"{ran_on}priced as {cheapest.name}, the {catalog.name} catalog's cheapest with "
+        f"{figure.count} × {cheapest.accelerator}"
+    )
+
+
+def published_row(figure: Figure, catalog: Catalog, dataset_size: int) -> dict:
+    """A figure as a report row: every field a measured row has, marked published, with its source."""
+    rate = figure.images_per_hour
+    instance, price_note = _instance_for(figure, catalog)
+    as_published = f"{figure.throughput:,.10g} {figure.unit}" + (
+        f" ({figure.model_label})" if figure.model_label else ""
+    )
+    # The source and its caveat are under the table (and in their own CSV/JSON fields): the note stays short.
+    notes = [f"PUBLISHED, not measured by the suite: {as_published}; source under the table"]
+    notes.append(price_note)
+    if figure.batch is None or figure.precision is None:
+        unstated = " and ".join(
+            n for n, v in (("batch", figure.batch), ("precision", figure.precision)) if v is None
+        )
+        notes.append(f"{unstated} not stated by the source: no measured row is compared with it")
+    row = {
+        "model_run": figure.model,
+        "instance": instance.name if instance else figure.instance,
+        "region": instance.region if instance else None,
+        "images_per_hour": rate,
+        "usd_per_hour": None,
+        "images_per_usd": None,
+        "spot_usd_per_hour": None,
+        "spot_images_per_usd": None,
+        "backend": None,
+        "device": figure.device,
+        "device_count": figure.count,
+        "world_size": None,
+        "accelerators_used": figure.count,
+        "instance_accelerators": instance.accelerator_count if instance else None,
+        "precision": figure.precision,
+        "batch_size": figure.batch,
+        "data": figure.data or "not stated",
+        "usd_per_million_images": None,
+        "spot_usd_per_million_images": None,
+        "epoch_hours": dataset_size / rate,
+        "epoch_usd": None,
+        "spot_epoch_usd": None,
+        "runs": 0,
+        "run_ids": [],
+        "runs_not_ok": {},
+        "spread": None,
+        "window_cv_max": None,
+        "warnings": [],
+        "images_per_hour_min": None,
+        "images_per_hour_max": None,
+        "median_ci_low": None,
+        "median_ci_high": None,
+        "median_ci_coverage": None,
+        "rates_disagree": False,
+        "measured_images_per_hour": None,
+        "profiled_images_per_hour": None,
+        "status": "published",
+        "extrapolated_factor": None,
+        "measured_scaling": None,
+        "device_matches_instance": True if instance else None,
+        "hypothetical": False,
+        "upper_bound": False,
+        "pooled": {},
+        "differs_in": {},
+        "verdict": None,
+        "numerics": None,
+        "errors": [],
+        "notes": notes,
+        "prices_catalog": catalog.name,
+        "prices_as_of": catalog.as_of,
+        "prices_as_of_note": catalog.as_of_note,
+        "published": True,
+        "published_id": figure.id,
+        "published_source": figure.source.text(),
+        "published_caveat": figure.caveat,
+        "published_ratios": {},
+    }
+    if instance is not None:
+        _price(row, instance)
+    return row
+
+
+def _price(row: dict, instance) -> None:
+    rate, on_demand, spot = (
+        row["images_per_hour"],
+        instance.on_demand_usd_per_hour,
+        instance.spot_usd_per_hour,
+    )
+    row.update(
+        usd_per_hour=on_demand,
+        images_per_usd=rate / on_demand,
+        usd_per_million_images=on_demand / rate * 1e6,
+        epoch_usd=row["epoch_hours"] * on_demand,
+    )
+    if spot is not None:
+        row.update(
+            spot_usd_per_hour=spot,
+            spot_images_per_usd=rate / spot,
+            spot_usd_per_million_images=spot / rate * 1e6,
+            spot_epoch_usd=row["epoch_hours"] * spot,
+        )
+
+
+def shares_configuration(measured: dict, published: dict) -> bool:
+    """One workload, device (and memory), precision, batch and device count. A figure whose source left
+    the batch or the precision unstated matches nothing: a guess is no comparison."""
+    return (
+        published["batch_size"] is not None
+        and published["precision"] is not None
+        and measured["model_run"] == published["model_run"]
+        and measured["precision"] == published["precision"]
+        and measured["batch_size"] == published["batch_size"]
+        and measured["accelerators_used"] == published["accelerators_used"]
+        and same_device(measured["device"], published["device"])
+    )
+
+
+def with_published(
+    rows: list[dict], figures: list[Figure], catalog: Catalog, dataset_size: int
+) -> list[dict]:
+    """The measured rows, each with its ratio to every published figure of its configuration, and the
+    published rows beside them (sorted in among them by model, like the measured rows)."""
+    published = [published_row(figure, catalog, dataset_size) for figure in figures]
+    for row in rows:
+        row.update(published=False, published_id=None, published_source=None, published_caveat=None)
+        row["published_ratios"] = {}
+        measured = row["measured_images_per_hour"]  # before any extrapolation to a whole instance
+        for figure_row in published:
+            if measured and shares_configuration(row, figure_row):
+                ratio = measured / figure_row["images_per_hour"]
+                row["published_ratios"][figure_row["published_id"]] = ratio
+    order = {id(row): n for n, row in enumerate(rows)}
+    merged = rows + published
+    # by model, measured rows first in their own order, then that model's published rows, by rate
+    first_of = {}
+    for row in rows:
+        first_of.setdefault(str(row["model_run"]), order[id(row)])
+    return sorted(
+        merged,
+        key=lambda r: (
+            first_of.get(str(r["model_run"]), len(rows)),
+            str(r["model_run"]),
+            r["published"],
+            order.get(id(r), 0),
+            -(r["images_per_hour"] or 0),
+        ),
+    )
+
+
+def ratio_text(row: dict) -> str:
+    """The table's cell: measured ÷ each published figure of the row's configuration."""
+    ratios = row.get("published_ratios") or {}
+    return "; ".join(f"{ratio:.2f}× published ({fid})" for fid, ratio in ratios.items()) or "—"
+
+
+def sources(rows: list[dict]) -> list[str]:
+    """The footer's list: each published row's number and source, and its caveat."""
+    return [
+        f"- #{n} ({row['published_id']}): {row['published_source']}"
+        + (f"; caveat: {row['published_caveat']}" if row["published_caveat"] else "")
+        for n, row in enumerate(rows, 1)
+        if row.get("published")
+    ]
