@@ -393,6 +393,44 @@ def test_fleet_run_wiring_ctrl_c_while_launching_still_tears_down(
     capsys.readouterr()
 
 
+def test_fleet_run_wiring_ctrl_c_while_an_instance_collects_takes_it_down_once(
+    monkeypatch, tmp_path, capsys, template_record
+):
+    """The first instance's job has ended and its follower is fetching records when Ctrl-C lands: the abort
+    takes that cluster over and downs it, and the follower must not down it a second time."""
+    import threading
+
+    fake = fake_sky.install(monkeypatch)
+    real_launch, real_down, copier = fake.launch, fake.down, Copier(fake, template_record)
+    collecting, downed = threading.Event(), threading.Event()
+
+    def slow_copy(command):
+        collecting.set()
+        downed.wait(10)  # still fetching while the abort tears its cluster down
+        return copier(command)
+
+    def launch(task, **kwargs):
+        if kwargs["cluster_name"] == "camp-g5-xlarge":
+            assert collecting.wait(10)
+            raise KeyboardInterrupt
+        return real_launch(task, **kwargs)
+
+    def down(cluster_name, purge=False):
+        try:
+            return real_down(cluster_name, purge)
+        finally:
+            downed.set()
+
+    monkeypatch.setattr(sys.modules["sky"], "launch", launch)
+    monkeypatch.setattr(sys.modules["sky"], "down", down)
+    monkeypatch.setattr(sky_driver, "run_tool", slow_copy)
+    assert main(["fleet", "run", campaign_file(tmp_path), "--out", str(tmp_path / "out")]) == 130
+    time.sleep(0.5)  # time for a second down from the follower, were it to come
+    assert sorted(c[1][0] for c in fake.calls if c[0] == "down") == ["camp-g5-xlarge", "camp-p3-2xlarge"]
+    assert fake.clusters == {}
+    capsys.readouterr()
+
+
 def test_fleet_report_from_a_folder_without_a_ledger_says_what_it_knows(tmp_path, capsys, template_record):
     """Records copied from elsewhere: a measured one (its cost unknown) and a stopped one (its record says)."""
     out = tmp_path / "fleet"

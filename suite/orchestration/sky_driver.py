@@ -56,6 +56,7 @@ DONE_STATUSES = ("ok", "diverged", "oom")  # outcomes a second run would only re
 # a 2-hour plan at 2.5 hours (provisioning times vary, so the margin grows with the plan).
 DEADLINE_MARGIN = 0.25
 POLL_S = 1.0  # how often the caps are checked while instances run
+RELEASE_WAIT_S = 120.0  # an abort waits this long at most for followers already taking clusters down
 
 
 class FleetStopped(Exception):
@@ -104,7 +105,8 @@ class Launch:
     started: float | None = None  # clock time of the request: the instance may be billed from here
     ended: float | None = None
     deadline: float = float("inf")
-    phase: str = "requested"  # requested -> collecting -> done; or stopped (by the caps or an abort)
+    # requested -> collecting -> releasing (its follower takes it down) -> done; or stopped (caps or abort)
+    phase: str = "requested"
     stop_reason: str | None = None
     outcome: str | None = None
     fatal: BaseException | None = None  # a Ctrl-C that reached the follower thread
@@ -200,11 +202,21 @@ class Fleet:
         if not launch.managed:
             if self.keep and not outcome.startswith("recorded"):
                 self.log(f"{launch.cluster}: kept (--keep); end it with `sky down -y {launch.cluster}`")
-            else:
+            elif self.take_release(launch):
                 down(self.sky, launch.cluster, self.log)
         launch.outcome = outcome
         launch.phase = "done"
         self.changed.set()
+
+    @staticmethod
+    def take_release(launch: Launch) -> bool:
+        """The follower takes its own cluster down, unless an abort took the launch over while it was
+        collecting: one `down` per cluster, from whichever thread owns it."""
+        with launch.lock:
+            if launch.stop_reason:
+                return False
+            launch.phase = "releasing"
+            return True
 
     def wait_for_job(self, launch: Launch, stream) -> str:
         job, _handle = self.sky.stream_and_get(launch.request_id, output_stream=stream)
@@ -300,6 +312,13 @@ class Fleet:
                 f"{why}: {'keeping' if self.keep else 'tearing down'} {len(live)} launch(es) this run started"
             )
             self.release(live)
+        # A follower already taking its own cluster down finishes before the process may end (followers
+        # are daemon threads: exiting under them could cut a `down` short).
+        deadline = time.monotonic() + RELEASE_WAIT_S  # the real clock: a test's fake one may stand still
+        while any(launch.phase == "releasing" for launch in self.launches) and time.monotonic() < deadline:
+            self.changed.wait(self.poll_s)
+            self.changed.clear()
+        if live:
             for launch in live:
                 launch.ended = launch.ended or self.clock()
                 launch.outcome = f"torn-down ({why})"
