@@ -424,11 +424,13 @@ def plan(data: str, records: str, report: str) -> list[Step]:
             expect="search",
             cpu_note="--max-memory 1GiB stands in for device memory",
         ),
+        # `-o addopts=`: the project's addopts spread tests over cores with pytest-xdist, which a bare GPU
+        # machine may not have; the GPU tests share one device and run in one process anyway.
         Step(
             "pytest-gpu",
             3,
-            ["-m", "pytest", "-m", "gpu", "tests/gpu", "-q", "-p", "no:cacheprovider"],
-            ["-m", "pytest", "-m", "gpu", "tests/gpu", "-q", "-p", "no:cacheprovider"],
+            ["-m", "pytest", "-o", "addopts=", "-m", "gpu", "tests/gpu", "-q", "-p", "no:cacheprovider"],
+            ["-m", "pytest", "-o", "addopts=", "-m", "gpu", "tests/gpu", "-q", "-p", "no:cacheprovider"],
             60,
             records=False,
             cpu_note="every test skips: no CUDA device",

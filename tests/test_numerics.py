@@ -99,7 +99,8 @@ def rows(result: dict) -> dict[str, dict]:
     return {row["name"]: row for row in result["compared"]}
 
 
-@pytest.mark.parametrize("workload", ["resnet18-cifar", "dcgan64"])
+# The classifier's three check runs take seconds (slow); the DCGAN's stay in the quick loop.
+@pytest.mark.parametrize("workload", [pytest.param("resnet18-cifar", marks=pytest.mark.slow), "dcgan64"])
 def test_bf16_and_fp32_pass_and_a_frozen_convolutional_body_fails(workload, checked):
     for precision in ("bf16", "fp32"):
         good = checked(workload, precision)
