@@ -9,7 +9,7 @@ import pytest
 
 from suite.cli import main
 from suite.errors import UserError
-from suite.orchestration import child, sweep
+from suite.orchestration import child, sweep, sweep_table
 from suite.run_options import run_options
 
 
@@ -164,14 +164,14 @@ def test_knob_effects_are_geometric_means_of_paired_ratios():
         ({"precision": "fp32", "batch-size": "32"}, 104.0),
         ({"precision": "bf16", "batch-size": "32"}, 176.8),
     ]
-    lines = sweep.knob_effects(grid, rates)
+    lines = sweep_table.knob_effects(grid, rates)
     assert lines == ["precision fp32→bf16: 1.70×", "batch-size 16→32: +4%"]
 
 
 def test_knob_effects_skip_failed_pairs_and_say_so():
     grid = {"batch-size": ["2", "4", "8"]}
     rates = [({"batch-size": "2"}, 50.0), ({"batch-size": "4"}, 25.0), ({"batch-size": "8"}, None)]
-    assert sweep.knob_effects(grid, rates) == ["batch-size 2→4: 0.50×, 4→8: n/a (no pair completed)"]
+    assert sweep_table.knob_effects(grid, rates) == ["batch-size 2→4: 0.50×, 4→8: n/a (no pair completed)"]
 
 
 def test_table_sorted_by_throughput_with_failures_last():
@@ -193,7 +193,7 @@ def test_table_sorted_by_throughput_with_failures_last():
         (sweep.Point(1, {"batch-size": "4"}, []), rec(None, "oom")),
         (sweep.Point(2, {"batch-size": "8"}, []), rec(30.0)),
     ]
-    text = sweep.render(outcome, grid)
+    text = sweep_table.render(outcome, grid)
     rows = [line.split()[0] for line in text.splitlines()[2:5]]
     assert rows == ["8", "2", "4"]
     assert "oom: too big" in text

@@ -64,7 +64,7 @@ def add_parser(subparsers) -> None:
 def sweep_command(args) -> int:
     from suite import run_record
     from suite.errors import UserError
-    from suite.orchestration import sweep
+    from suite.orchestration import sweep, sweep_table
     from suite.orchestration.child import log
     from suite.run_options import run_options
 
@@ -92,7 +92,7 @@ def sweep_command(args) -> int:
             )
         return 0
     outcome = sweep.run_sweep(points, out_dir, log=log, timeout_s=args.point_timeout)
-    print(sweep.render(outcome, spec.grid))
+    print(sweep_table.render(outcome, spec.grid))
     failed = [record for _, record in outcome if record.get("status") != "ok"]
     if failed:
         print(f"\n{len(failed)} of {len(outcome)} points did not complete; their records say why")
