@@ -3,8 +3,6 @@ profiled run says so where its number would be; an extrapolated or hypothetical 
 
 from __future__ import annotations
 
-from suite.reporting.published_rows import ratio_text
-
 
 def nearest(value: float) -> int:
     """Round half up to a whole image (Python's round() rounds half to even)."""
@@ -137,6 +135,12 @@ LEFT_ALIGNED = {"model_run", "instance", "region", "backend", "device", "precisi
 
 
 # Only in a report with --published, once a measured row shares a published figure's configuration.
+def ratio_text(row: dict) -> str:
+    """The table's cell: measured ÷ each published figure of the row's configuration."""
+    ratios = row.get("published_ratios") or {}
+    return "; ".join(f"{ratio:.2f}× published ({fid})" for fid, ratio in ratios.items()) or "—"
+
+
 PUBLISHED_RATIO_COLUMN = ("Measured ÷ published", ratio_text)
 
 SCALING_COLUMN = (

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from suite.reporting import row_prices
 from suite.reporting.figures import Figure
 from suite.reporting.pricing import Catalog
 from suite.run_record.facts import other_device
@@ -123,29 +124,8 @@ def published_row(figure: Figure, catalog: Catalog, dataset_size: int) -> dict:
         "published_ratios": {},
     }
     if instance is not None:
-        _price(row, instance)
+        row_prices.price(row, instance)
     return row
-
-
-def _price(row: dict, instance) -> None:
-    rate, on_demand, spot = (
-        row["images_per_hour"],
-        instance.on_demand_usd_per_hour,
-        instance.spot_usd_per_hour,
-    )
-    row.update(
-        usd_per_hour=on_demand,
-        images_per_usd=rate / on_demand,
-        usd_per_million_images=on_demand / rate * 1e6,
-        epoch_usd=row["epoch_hours"] * on_demand,
-    )
-    if spot is not None:
-        row.update(
-            spot_usd_per_hour=spot,
-            spot_images_per_usd=rate / spot,
-            spot_usd_per_million_images=spot / rate * 1e6,
-            spot_epoch_usd=row["epoch_hours"] * spot,
-        )
 
 
 def shares_configuration(measured: dict, published: dict) -> bool:
@@ -192,12 +172,6 @@ def with_published(
             -(r["images_per_hour"] or 0),
         ),
     )
-
-
-def ratio_text(row: dict) -> str:
-    """The table's cell: measured ÷ each published figure of the row's configuration."""
-    ratios = row.get("published_ratios") or {}
-    return "; ".join(f"{ratio:.2f}× published ({fid})" for fid, ratio in ratios.items()) or "—"
 
 
 def sources(rows: list[dict]) -> list[str]:

@@ -18,7 +18,7 @@ import dataclasses
 from collections import Counter
 
 from suite import stats
-from suite.reporting.cells import whole_number
+from suite.reporting import row_prices
 from suite.reporting.identity import LOADER_FIELDS, SETTING_FIELDS, row_identity, row_key, settings
 from suite.reporting.numerics_mark import under_failed_numerics
 from suite.reporting.pricing import Catalog
@@ -28,7 +28,6 @@ from suite.run_record.facts import (
     images_per_hour,
     nodes,
     numerics_failed,
-    other_device,
     per_device,
     profiled,
 )
@@ -166,13 +165,13 @@ def _row(
     if not runs.ok:
         return row
     rate = _measure(row, runs.ok)
-    instance = _match_instance(row, catalog, price_as_if)
+    instance = row_prices.match_instance(row, catalog, price_as_if)
     if instance is not None:
-        rate = _scale_to_instance(row, instance, rate, extrapolate)
+        rate = row_prices.scale_to_instance(row, instance, rate, extrapolate)
     row["images_per_hour"] = rate
     row["epoch_hours"] = dataset_size / rate
     if instance is not None:
-        _price(row, instance, nodes(group[0]))
+        row_prices.price(row, instance, nodes(group[0]))
     return row
 
 
@@ -348,87 +347,6 @@ def _flag_disagreeing(row: dict, ok: list[dict], rates: list[float]) -> None:
         f"RATES DISAGREE: runs range ×{stats.quotient_text(max(rates), min(rates))} (spread {row['spread']:.0%}, beyond their "
         f"windows' noise) on host(s) {', '.join(hosts)}: check that they measured one thing"
     )
-
-
-def _match_instance(row: dict, catalog: Catalog, price_as_if: bool):
-    """The catalog's instance that prices the row, or None (no instance named, not in the catalog, or
-    measured on another device than its accelerator and not priced as if)."""
-    instance = catalog.instances.get(row["instance"]) if row["instance"] else None
-    if row["instance"] is None:
-        row["notes"].append("no --instance recorded: no price")
-    elif instance is None:
-        row["notes"].append(f"{row['instance']} is not in the {catalog.name} catalog: no price")
-    else:
-        row["instance_accelerators"] = instance.accelerator_count
-        row["region"] = instance.region
-        matches = not other_device(row["device"], instance.accelerator)
-        row["device_matches_instance"] = matches
-        if not matches and not price_as_if:
-            row["notes"].append(
-                f"measured on {row['device']}, not on the instance's {instance.accelerator}: not priced "
-                "(--price-as-if prices it hypothetically)"
-            )
-            instance = None
-        elif not matches:
-            row["hypothetical"] = True
-            row["notes"].append(
-                f"HYPOTHETICAL: measured on {row['device']}, priced as if on the instance's "
-                f"{instance.accelerator}"
-            )
-    return instance
-
-
-def _scale_to_instance(row: dict, instance, rate: float, extrapolate: bool) -> float:
-    """A run on fewer accelerators than its instance has: marked, and scaled to the whole instance only
-    when asked (and then marked as extrapolated)."""
-    used = row["accelerators_used"]
-    if 0 < used < instance.accelerator_count:
-        if extrapolate and row["device_matches_instance"]:
-            factor = instance.accelerator_count / used
-            rate *= factor
-            row.update(
-                extrapolated_factor=factor,
-                images_per_hour_min=row["images_per_hour_min"] * factor,
-                images_per_hour_max=row["images_per_hour_max"] * factor,
-            )
-            if row["median_ci_low"] is not None:
-                row.update(
-                    median_ci_low=row["median_ci_low"] * factor, median_ci_high=row["median_ci_high"] * factor
-                )
-            row["notes"].append(
-                f"EXTRAPOLATED ×{factor:g} from {used} of {instance.accelerator_count} "
-                f"accelerators (assumes linear scaling; measured {whole_number(row['measured_images_per_hour'])} img/h)"
-            )
-        else:
-            row["notes"].append(
-                f"used {used} of {instance.accelerator_count} accelerators (priced as the whole instance)"
-            )
-    if instance.note:
-        row["notes"].append(instance.note)
-    return rate
-
-
-def _price(row: dict, instance, count: int) -> None:
-    """On-demand and spot prices of the row's rate, for `count` instances (one per node)."""
-    rate = row["images_per_hour"]
-    # A multi-node run rents one instance per node.
-    on_demand = instance.on_demand_usd_per_hour * count
-    spot = instance.spot_usd_per_hour * count if instance.spot_usd_per_hour is not None else None
-    if count > 1:
-        row["notes"].append(f"priced as {count} × {instance.name} (one per node)")
-    row.update(
-        usd_per_hour=on_demand,
-        images_per_usd=rate / on_demand,
-        usd_per_million_images=on_demand / rate * 1e6,
-        epoch_usd=row["epoch_hours"] * on_demand,
-    )
-    if spot is not None:
-        row.update(
-            spot_usd_per_hour=spot,
-            spot_images_per_usd=rate / spot,
-            spot_usd_per_million_images=spot / rate * 1e6,
-            spot_epoch_usd=row["epoch_hours"] * spot,
-        )
 
 
 def _twin_key(record: dict, pool: tuple[str, ...] = ()) -> tuple:
