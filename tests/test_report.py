@@ -251,7 +251,7 @@ def test_report_bad_input_is_one_line_exit_2(tmp_path, capsys):
     assert "no suite run records found" in capsys.readouterr().err
     write_json(tmp_path / "r.json", make_record(1_000))
     for argv, message in [
-        (["--format", "xls"], "unknown --format 'xls' (known: md, csv, json)"),
+        (["--format", "xls"], "unknown --format 'xls' (known: md, csv, json, html)"),
         (["--dataset-size", "many"], "--dataset-size must be a positive integer, got 'many'"),
         (["--prices", "nope"], "unknown price catalog 'nope'"),
         (["--out", str(tmp_path / "no" / "such" / "r.md")], "cannot be written"),

@@ -178,10 +178,10 @@ def report(out_dir: str, prices: str) -> None:
 def report_command(args) -> int:
     from suite.errors import UserError
     from suite.reporting import fleet_report
-    from suite.reporting.render import FORMATS
+    from suite.reporting.render import TABLE_FORMATS
 
-    if args.format not in FORMATS:
-        raise UserError(f"--format {args.format!r} is not one of: {', '.join(FORMATS)}")
+    if args.format not in TABLE_FORMATS:
+        raise UserError(f"--format {args.format!r} is not one of: {', '.join(TABLE_FORMATS)}")
     folder, prices = args.source, args.prices
     if os.path.isfile(args.source):
         from suite.orchestration import campaign, campaign_file

@@ -28,7 +28,11 @@ def add_parser(subparsers) -> None:
         metavar="NAME|FILE",
         help=f"price catalog: a shipped name (default {DEFAULT_CATALOG}) or a YAML file",
     )
-    p.add_argument("--format", default="md", help="md (default), csv or json")
+    p.add_argument(
+        "--format",
+        default="md",
+        help="md (default), csv, json, or html (one self-contained page: sortable table, plots, runs, sources)",
+    )
     p.add_argument(
         "--columns",
         default="exact",
@@ -181,9 +185,14 @@ def report_command(args) -> int:
     named = {r["prices_catalog"] for r in rows}
     used = {catalog_for(r).name: catalog_for(r) for r in records} | {catalog.name: catalog}
     shown = [c for c in used.values() if c.name in named]
-    text = render(
-        rows, shown or [catalog], args.format, dataset_size, args.extrapolate, args.columns, args.wide
-    )
+    if args.format == "html":
+        from suite.reporting.page import render_page
+
+        text = render_page(rows, shown or [catalog], records, dataset_size, args.columns, args.wide)
+    else:
+        text = render(
+            rows, shown or [catalog], args.format, dataset_size, args.extrapolate, args.columns, args.wide
+        )
     if args.plot:
         from suite.reporting import plots
 

@@ -22,7 +22,8 @@ from suite.reporting.published_rows import sources
 from suite.reporting.rows import DEFAULT_DATASET_SIZE
 from suite.run_record import printable
 
-FORMATS = ("md", "csv", "json")
+TABLE_FORMATS = ("md", "csv", "json")  # what render() writes
+FORMATS = (*TABLE_FORMATS, "html")  # `suite report` also writes a page (reporting/page.py)
 COLUMN_STYLES = ("exact", "seed")
 
 
@@ -31,7 +32,7 @@ def _spot_assumed(catalog) -> bool:
     return "assumed" in basis or "not an observed" in basis
 
 
-def _columns(rows: list[dict], style: str = "exact", wide: bool = False, catalogs=()) -> list:
+def table_columns(rows: list[dict], style: str = "exact", wide: bool = False, catalogs=()) -> list:
     """(header, cell, left-aligned) per column. `seed`: the seed's Table 2.1 names (and no region column);
     `exact`: names that say what a cell is, with units. Narrow unless `wide`."""
     listed = _catalog_list(catalogs) if catalogs else []
@@ -75,7 +76,7 @@ def _escape(cell) -> str:
 def render_markdown(
     rows: list[dict], catalogs, dataset_size: int, style: str = "exact", wide: bool = False
 ) -> str:
-    columns = _columns(rows, style, wide, catalogs)
+    columns = table_columns(rows, style, wide, catalogs)
     lines = [
         "| # | " + " | ".join(name for name, _, _ in columns) + " |",
         "|---:|" + "|".join("---" if left else "---:" for _, _, left in columns) + "|",

@@ -1,0 +1,155 @@
+"""Stage 4b of a report, the page: `suite report --format html --out report.html` writes one self-contained
+file a team can paste into a review — the table (sortable by any column), the plots, the runs behind each
+row, their warnings and the price sources.
+
+Self-contained means nothing is fetched when the page is viewed: the style and the small sorting script are
+inline, the plots are PNGs embedded as data URIs. Every text that comes from a record is HTML-escaped (and
+its control characters made visible, as in every other format).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import os
+import tempfile
+
+from suite.errors import UserError
+from suite.reporting.render import footer, published_footer, table_columns, traces
+from suite.run_record import printable
+
+STYLE = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2em; color: #1b1b1b; }
+table { border-collapse: collapse; margin: 1em 0; }
+th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; vertical-align: top; }
+th { background: #f2f2f2; cursor: pointer; user-select: none; }
+th[aria-sort="ascending"]::after { content: " ▲"; }
+th[aria-sort="descending"]::after { content: " ▼"; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tr.published td { font-style: italic; background: #fbf7e9; }
+img { max-width: 100%; border: 1px solid #ddd; margin: 0.5em 0; }
+.note { color: #555; }
+"""
+
+# Click a header to sort by it; again to reverse. Numbers sort as numbers ("1,234" and "0.91×" included),
+# "—" (no value) always last.
+SCRIPT = """
+document.querySelectorAll("table.sortable th").forEach(function (th, column) {
+  th.addEventListener("click", function () {
+    var table = th.closest("table"), body = table.tBodies[0];
+    var ascending = th.getAttribute("aria-sort") !== "ascending";
+    table.querySelectorAll("th").forEach(function (h) { h.removeAttribute("aria-sort"); });
+    th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+    function key(row) {
+      var text = row.cells[column].textContent.trim();
+      var number = parseFloat(text.replace(/,/g, ""));
+      return { none: text === "—" || text === "", number: number, text: text };
+    }
+    Array.from(body.rows).sort(function (a, b) {
+      var x = key(a), y = key(b);
+      if (x.none !== y.none) { return x.none ? 1 : -1; }
+      var order = (!isNaN(x.number) && !isNaN(y.number)) ? x.number - y.number : x.text.localeCompare(y.text);
+      return ascending ? order : -order;
+    }).forEach(function (row) { body.appendChild(row); });
+  });
+});
+"""
+
+
+def _text(value) -> str:
+    return html.escape(printable(str(value)))
+
+
+def _paragraphs(text: str) -> str:
+    """Plain report text (footer, traces) as HTML: blank lines part paragraphs, "- " lines are a list."""
+    blocks, items = [], []
+    for line in text.splitlines() + [""]:
+        if line.startswith("- "):
+            items.append(f"<li>{_text(line[2:])}</li>")
+            continue
+        if items:
+            blocks.append("<ul>" + "".join(items) + "</ul>")
+            items = []
+        if line.strip():
+            blocks.append(f'<p class="note">{_text(line)}</p>')
+    return "\n".join(blocks)
+
+
+NUMBER = ' class="num"'
+
+
+def _table(rows: list[dict], catalogs, style: str, wide: bool) -> str:
+    columns = table_columns(rows, style, wide, catalogs)
+    head = "<th>#</th>" + "".join(f"<th>{_text(name)}</th>" for name, _, _ in columns)
+    body = []
+    for n, row in enumerate(rows, 1):
+        cells = [f'<td class="num">{n}</td>']
+        cells += [f"<td{'' if left else NUMBER}>{_text(cell(row))}</td>" for _, cell, left in columns]
+        marked = ' class="published"' if row.get("published") else ""
+        body.append(f"<tr{marked}>" + "".join(cells) + "</tr>")
+    return (
+        '<table class="sortable" id="rows"><thead><tr>'
+        + head
+        + "</tr></thead><tbody>\n"
+        + "\n".join(body)
+        + "\n</tbody></table>"
+    )
+
+
+def _plots(records: list[dict], rows: list[dict], catalogs) -> tuple[list[str], list[str]]:
+    """The report's plots as embedded <img> tags, and a line for each one not drawn (and why)."""
+    from suite.reporting import plots
+
+    notes: list[str] = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="suite-page-") as folder:
+            paths = plots.draw_all(records, rows, catalogs, folder, notes.append)
+            images = []
+            for path in paths:
+                with open(path, "rb") as handle:  # our own file, just drawn
+                    data = base64.b64encode(handle.read()).decode("ascii")
+                name = os.path.splitext(os.path.basename(path))[0].replace("_", " ")
+                images.append(
+                    f'<figure><img alt="{_text(name)}" src="data:image/png;base64,{data}"></figure>'
+                )
+    except UserError as error:  # matplotlib missing: the page still has everything else
+        return [], [str(error)]
+    return images, notes
+
+
+def render_page(
+    rows: list[dict],
+    catalogs,
+    records: list[dict],
+    dataset_size: int,
+    style: str = "exact",
+    wide: bool = False,
+) -> str:
+    images, not_drawn = _plots(records, rows, catalogs)
+    measured = sum(1 for row in rows if not row.get("published"))
+    published = len(rows) - measured
+    summary = f"{len(records)} run(s) in {measured} measured row(s)" + (
+        f" and {published} published figure(s)" if published else ""
+    )
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        "<title>suite report</title>",
+        f"<style>{STYLE}</style>",
+        "</head><body>",
+        "<h1>Training throughput and cost</h1>",
+        f'<p class="note">{_text(summary)}. Click a column\'s header to sort by it.</p>',
+        _table(rows, catalogs, style, wide),
+        "<h2>Prices and method</h2>",
+        _paragraphs(footer(catalogs, dataset_size)),
+        _paragraphs("\n".join(published_footer(rows))),
+        "<h2>Plots</h2>",
+        *(images or ['<p class="note">No plot.</p>']),
+        *(f'<p class="note">{_text(line)}</p>' for line in not_drawn),
+        "<h2>Runs and warnings</h2>",
+        _paragraphs("\n".join(traces(rows))),
+        f"<script>{SCRIPT}</script>",
+        "</body></html>",
+    ]
+    return "\n".join(part for part in parts if part) + "\n"

@@ -1,0 +1,102 @@
+"""`suite report --format html`: one self-contained page (table, plots, runs, warnings, price sources), read
+as a string here and as a browser sees it (headless Chromium) where one is installed."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+
+import pytest
+from test_report import make_record
+
+from suite.cli import main
+
+
+@pytest.fixture
+def folder(tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    ok = make_record(5_830_000, run="a")
+    ok["warnings"] = ["window <2> was slow & noisy"]  # text from a record: escaped on the page
+    records = {
+        "a": ok,
+        "b": make_record(1_000_000, instance="p3.8xlarge", used=1, run="b"),
+        "c": make_record(None, status="oom", run="c", batch=9999),
+    }
+    for name, record in records.items():
+        (results / f"{name}.json").write_text(json.dumps(record))
+    return results
+
+
+def page(folder, tmp_path, *extra) -> str:
+    out = tmp_path / "report.html"
+    assert (
+        main(["report", str(folder), "--prices", "seed-2022", "--format", "html", "--out", str(out), *extra])
+        == 0
+    )
+    return out.read_text(encoding="utf-8")
+
+
+def test_the_page_holds_the_table_runs_warnings_and_price_sources_and_fetches_nothing(folder, tmp_path):
+    text = page(folder, tmp_path)
+    body = text.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    assert body.count("<tr") == 3  # one row per configuration, the failed one included
+    assert "5,830,000" in body and "FAILED (out of memory)" in body
+    assert "run-a" in text and "run-b" in text and "Runs behind each row" in text
+    assert "window &lt;2&gt; was slow &amp; noisy" in text and "<2>" not in text
+    assert "Prices: seed-2022 (USD/hour), as of 2022-02" in text and "source: the seed DCGAN" in text
+    # Nothing is fetched when the page is viewed: no external script, style, image or frame.
+    assert not re.search(r"""<(script|link|img|iframe)[^>]+(src|href)=["']?(https?:|//)""", text)
+    assert 'class="sortable"' in text and "<script>" in text
+
+
+def test_plots_are_embedded_in_the_page(folder, tmp_path):
+    pytest.importorskip("matplotlib")
+    text = page(folder, tmp_path)
+    images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', text)
+    assert len(images) == 2 and all(len(data) > 10_000 for data in images)
+
+
+def test_published_figures_are_marked_on_the_page(folder, tmp_path):
+    text = page(folder, tmp_path, "--published")
+    assert '<tr class="published">' in text and "[PUBLISHED]" in text
+    assert "Published figures" in text  # their sources, under the table
+
+
+def test_a_bad_format_names_the_accepted_ones(folder, capsys):
+    assert main(["report", str(folder), "--format", "htm"]) == 2
+    assert "md, csv, json, html" in capsys.readouterr().err
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+# Headless, and quiet on a closed network: no background connections, a fresh profile.
+BROWSER_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.mark.slow  # starts a browser
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (Debian: apt-get install chromium)")
+def test_a_browser_renders_the_page_with_its_table_and_plots(folder, tmp_path):
+    text = page(folder, tmp_path)
+    url = (tmp_path / "report.html").as_uri()
+    browse = [CHROMIUM, *BROWSER_FLAGS, f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run([*browse, "--dump-dom", url], capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    seen = dom.stdout
+    assert "Training throughput and cost" in seen and "5,830,000" in seen and "Runs behind each row" in seen
+    assert seen.count("<tr") == text.count("<tr")  # the browser parsed every row
+    shot = tmp_path / "page.png"
+    drawn = subprocess.run(
+        [*browse, "--window-size=1400,1000", f"--screenshot={shot}", url], capture_output=True, timeout=120
+    )
+    assert drawn.returncode == 0 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
