@@ -25,6 +25,7 @@ th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; vertical-align: top; }
 th { background: #f2f2f2; cursor: pointer; user-select: none; }
 th[aria-sort="ascending"]::after { content: " ▲"; }
 th[aria-sort="descending"]::after { content: " ▼"; }
+td:last-child { min-width: 40em; }  /* the notes: long prose, read as lines rather than a column */
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.published td { font-style: italic; background: #fbf7e9; }
 img { max-width: 100%; border: 1px solid #ddd; margin: 0.5em 0; }
