@@ -37,9 +37,15 @@ _KINDS = (
     (stat.S_ISLNK, "a symlink"),
     (stat.S_ISCHR, "a character device"),
     (stat.S_ISBLK, "a block device"),
-    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
     (stat.S_ISSOCK, "a socket"),
 )
+
+
+def file_kind(mode: int) -> str | None:
+    """What a non-regular file is, in words ("a FIFO (named pipe)"), from its st_mode; None if not known.
+    The writer (here) and the bounded reader (run_record/read.py) both name what they refuse with it."""
+    return next((kind for test, kind in _KINDS if test(mode)), None)
 
 
 class NotRegularFile(OSError):
@@ -55,7 +61,7 @@ def what_is_there(path: str) -> str | None:
         return None
     if stat.S_ISREG(mode):
         return None
-    return next((kind for test, kind in _KINDS if test(mode)), "not a regular file")
+    return file_kind(mode) or "not a regular file"
 
 
 def check_replaceable(path: str) -> None:

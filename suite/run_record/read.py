@@ -13,6 +13,7 @@ import json
 import os
 import stat
 
+from suite import atomic
 from suite.errors import UserError
 from suite.run_record.schema import NotARecord, check_record
 
@@ -22,14 +23,6 @@ RECORD_LIMIT = 16 * 1024 * 1024
 USER_FILE_LIMIT = 16 * 1024 * 1024
 # A price list to import (ec2instances.info's instances.json is tens of MiB).
 PRICE_LIST_LIMIT = 512 * 1024 * 1024
-
-_KINDS = (
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
 
 
 class NotAFile(ValueError):
@@ -49,11 +42,9 @@ def read_bytes(path: str, limit: int) -> bytes:
         raise NotAFile(f"cannot be opened: {error.strerror or error}") from None
     try:
         mode = os.fstat(fd)
-        for test, kind in _KINDS:
-            if test(mode.st_mode):
-                raise NotAFile(f"{kind}, not a regular file")
         if not stat.S_ISREG(mode.st_mode):
-            raise NotAFile("not a regular file")
+            kind = atomic.file_kind(mode.st_mode)
+            raise NotAFile(f"{kind}, not a regular file" if kind else "not a regular file")
         if mode.st_size > limit:
             raise NotAFile(f"{mode.st_size:,} bytes, more than the {_mib(limit)} a file may hold here")
         os.set_blocking(fd, True)
