@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import statistics
+import sys
 
 import pytest
 import torch
-from conftest import TINY_RUN, tiny_config
+from conftest import ROOT, TINY_RUN, tiny_config
 from suite.backends import backend_class
-from suite.backends.cpu import CPUBackend
 from suite.workloads.dcgan import ADAMW
 from suite.workloads.resnet import SGD
 from tiny_workload import make_plan
@@ -26,31 +27,23 @@ from suite.reporting.rows import build_rows
 from suite.reporting.summary import numerics_line
 from suite.run_record.write import record_json
 
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+from numerics_power import FrozenBody  # noqa: E402 - the benchmark's frozen body is the one tested here
+
 CUDABackend = backend_class("cuda")
 
 
-class BrokenPrecisions(CPUBackend):
-    """Two precisions that are wrong on purpose, beside the CPU's real fp32 and bf16:
+class BrokenPrecisions(FrozenBody):
+    """Two more precisions that are wrong on purpose, beside the CPU's real fp32 and bf16 and the
+    benchmark's `frozen` (bf16 autocast whose convolutions' weights are put back after each optimizer step:
+    the body never trains, the rest does):
 
-    frozen   bf16 autocast, but every convolution's weights are put back after each optimizer step (as a
-             bf16 weight too coarse to take the update would be): the body never trains, the rest does
     corrupt  fp32 with the sign of every gradient flipped before the update (gradient ascent)
     poison   fp32 whose fourth optimizer step gets NaN gradients
     """
 
-    precisions = ("fp32", "bf16", "frozen", "corrupt", "poison")
+    precisions = (*FrozenBody.precisions, "corrupt", "poison")
     lr_seen: list[float] = []
-
-    def autocast(self):
-        if self.precision == "frozen":
-            return torch.autocast(device_type="cpu", dtype=torch.bfloat16)
-        return super().autocast()
-
-    def prepare_model(self, module):
-        module = super().prepare_model(module)
-        convs = [m.weight for m in module.modules() if isinstance(m, torch.nn.modules.conv._ConvNd)]
-        self.convs = getattr(self, "convs", []) + convs
-        return module
 
     def step(self, optimizer):
         BrokenPrecisions.lr_seen.append(optimizer.param_groups[0]["lr"])
@@ -65,11 +58,7 @@ class BrokenPrecisions(CPUBackend):
                 for parameter in group["params"]:
                     if parameter.grad is not None:
                         parameter.grad.fill_(float("nan"))
-        kept = [w.detach().clone() for w in self.convs] if self.precision == "frozen" else []
-        optimizer.step()
-        with torch.no_grad():
-            for weight, before in zip(self.convs, kept):
-                weight.copy_(before)
+        super().step(optimizer)  # frozen: the convolutions' weights are put back
 
 
 def check(workload: str, precision: str, **fields) -> dict:
