@@ -9,7 +9,17 @@ import importlib
 
 from suite.errors import UserError, one_of
 
-from .declared import Option, auto_order, declaration, device_options, gauges, owners, setting_fields
+from . import probe
+from .declared import (
+    DECLARED,
+    Option,
+    auto_order,
+    declaration,
+    device_options,
+    gauges,
+    owners,
+    setting_fields,
+)
 
 _REGISTRY: dict = {}
 
@@ -30,16 +40,13 @@ def register_backend(cls):
 
 def _load() -> None:
     # Importing the modules registers them; they import vendor SDKs only when used.
-    from .declared import DECLARED
-
     for entry in DECLARED:
         importlib.import_module(f"{__name__}.{entry.module}")
 
 
 def backend_names() -> list[str]:
-    """Sorted: registration order depends on which module happened to be imported first."""
-    _load()
-    return sorted(_REGISTRY)
+    """Sorted, as declared (backends/declared.py): nothing is imported."""
+    return sorted(entry.name for entry in DECLARED)
 
 
 def backend_class(name: str):
@@ -49,23 +56,28 @@ def backend_class(name: str):
     return _REGISTRY[name]
 
 
+def is_available(name: str) -> tuple[bool, str]:
+    """(available, why): from files where they settle it (probe.py: no torch imported), else the backend's
+    own check."""
+    return probe.settled(name) or backend_class(name).is_available()
+
+
 def availability() -> dict[str, tuple[bool, str]]:
-    _load()
-    return {name: _REGISTRY[name].is_available() for name in backend_names()}
+    return {name: is_available(name) for name in backend_names()}
 
 
 def resolve_backend_name(name: str) -> tuple[str, str]:
     """Return (backend name, why). `auto` picks the first available in `auto_order()`."""
     if name != "auto":
-        cls = backend_class(name)
-        ok, reason = cls.is_available()
+        backend_class(name)  # an unknown name is refused with the names there are
+        ok, reason = is_available(name)
         if not ok:
             raise UserError(f"backend {name!r} is not available: {reason}")
         return name, "asked for"
     skipped = []
     order = auto_order()
     for candidate in order:
-        ok, reason = backend_class(candidate).is_available()
+        ok, reason = is_available(candidate)
         if ok:
             why = "first available of " + ", ".join(order)
             if skipped:
@@ -101,6 +113,7 @@ __all__ = [
     "check_options",
     "device_options",
     "gauges",
+    "is_available",
     "register_backend",
     "resolve_backend_name",
     "setting_fields",

@@ -22,7 +22,7 @@ import torch
 
 from suite.errors import UserError, non_negative_int
 
-from . import register_backend
+from . import probe, register_backend
 from .base import Backend, ddp_without_buffer_broadcast, one_device_each
 
 
@@ -116,6 +116,9 @@ class CUDABackend(Backend):
     # -- discovery -----------------------------------------------------------------------------
     @classmethod
     def is_available(cls) -> tuple[bool, str]:
+        absent = probe.cuda_absent()
+        if absent:
+            return False, absent
         if torch.version.cuda is None and getattr(torch.version, "hip", None) is None:
             return False, (
                 f"this torch build ({torch.__version__}) has no CUDA support: install a CUDA build "

@@ -25,11 +25,10 @@ import torch
 from suite import import_probe
 from suite.errors import UserError
 
-from . import habana_releases, peaks, register_backend
+from . import habana_releases, peaks, probe, register_backend
 from .base import Backend, Schedule, ddp_without_buffer_broadcast, one_device_each
 from .hpu_install import (
     BRIDGE_PROBE,
-    INSTALL_HINT,
     active_mode,
     default_mode,
     device_generation,
@@ -43,9 +42,6 @@ MODES = ("lazy", "eager", "compile")
 LAZY_ENV = habana_releases.LAZY_ENV
 PLUGIN_DIST = habana_releases.PLUGIN_DIST
 plugin_version = habana_releases.plugin_version
-# Gaudi device nodes: /dev/hl<N> (habanalabs driver; "habanalabs: create two char devices per ASIC", hlX and
-# hl_controlDX) or /dev/accel/accel<N> since the driver moved to the kernel's accel subsystem.
-DEVICE_NODE_GLOBS = ("/dev/hl[0-9]*", "/dev/accel/accel[0-9]*")
 
 
 def _checked_file(option: str, path: str | None) -> str | None:
@@ -67,14 +63,9 @@ class HPUBackend(Backend):
 
     @classmethod
     def is_available(cls) -> tuple[bool, str]:
-        # find_spec looks without importing: importing habana_frameworks fixes the execution mode.
-        if importlib.util.find_spec("habana_frameworks") is None:
-            return False, f"Habana software not installed (no habana_frameworks module): {INSTALL_HINT}"
-        if not any(glob.glob(pattern) for pattern in DEVICE_NODE_GLOBS):
-            return False, (
-                "habana_frameworks is installed but no Gaudi device is visible (no /dev/hl* or "
-                "/dev/accel/accel*): run on a Gaudi instance, or pass the devices into the container"
-            )
+        absent = probe.habana_absent()
+        if absent:
+            return False, absent
         # A half-installed SDK has the package and the device node but no working bridge: ask a fresh
         # process to import it and count devices (nothing is imported here).
         ok, why = import_probe.check(BRIDGE_PROBE)
@@ -348,7 +339,7 @@ class HPUBackend(Backend):
         visible = os.environ.get("HABANA_VISIBLE_MODULES")
         ids = [d.strip() for d in visible.split(",") if d.strip()] if visible else None
         if ids is None:
-            nodes = max(len(glob.glob(pattern)) for pattern in DEVICE_NODE_GLOBS)
+            nodes = max(len(glob.glob(pattern)) for pattern in probe.DEVICE_NODE_GLOBS)
             ids = [str(i) for i in range(nodes)]
         return one_device_each("HABANA_VISIBLE_MODULES", ids, copies, "Gaudi module(s)")
 

@@ -57,7 +57,7 @@ def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, argv, message):
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
 def test_an_unavailable_backend_says_why(capsys, tmp_path):
-    for backend, why in (("cuda", "no CUDA GPU"), ("hpu", "Habana software not installed")):
+    for backend, why in (("cuda", "nvidia-smi"), ("hpu", "Habana software not installed")):
         code, out, err = run_cli(capsys, "run", "--backend", backend, "--out", str(tmp_path))
         assert code == 2 and err.startswith(f"suite: error: backend '{backend}' is not available: ")
         assert why in err and err.count("\n") == 1
@@ -152,6 +152,20 @@ def test_help_does_not_import_torch():
         timeout=60,
     )
     assert proc.stdout.strip() == "False"
+
+
+def test_a_cached_listing_imports_no_torch_where_files_settle_every_backend(capsys, monkeypatch, tmp_path):
+    from suite.backends import probe
+
+    if probe.cuda_absent() is None or probe.habana_absent() is None:
+        pytest.skip("a GPU driver or Habana's software is here: torch must be asked")
+    monkeypatch.setenv("SUITE_CACHE_DIR", str(tmp_path))
+    assert run_cli(capsys, "list")[0] == 0  # counts the parameters once, into the cache
+    listing = "import sys; from suite import cli; cli.main(['list']); print('torch' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", listing], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "dcgan128-safe" in proc.stdout and "195,063,296" in proc.stdout  # the counts, from the cache
+    assert proc.stdout.splitlines()[-1] == "False"
 
 
 def test_threads_sets_torch_threads_and_is_recorded(capsys, tmp_path):

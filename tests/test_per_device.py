@@ -56,11 +56,11 @@ def test_cuda_pin_wiring_one_visible_gpu_each(fake_gpu, monkeypatch):
 
 
 def test_hpu_pin_wiring_one_module_each(monkeypatch, tmp_path):
-    from suite.backends import hpu
+    from suite.backends import hpu, probe
 
     for i in range(8):
         (tmp_path / f"hl{i}").touch()  # stand-in device nodes, counted without importing the bridge
-    monkeypatch.setattr(hpu, "DEVICE_NODE_GLOBS", (str(tmp_path / "hl[0-9]*"),))
+    monkeypatch.setattr(probe, "DEVICE_NODE_GLOBS", (str(tmp_path / "hl[0-9]*"),))
     monkeypatch.delenv("HABANA_VISIBLE_MODULES", raising=False)
     gaudi = hpu.HPUBackend(RunConfig(backend="hpu", hpu_mode="eager"))
     assert gaudi.pin_envs(8) == [{"HABANA_VISIBLE_MODULES": str(i)} for i in range(8)]

@@ -277,7 +277,7 @@ def test_user_code_that_exits_or_cannot_train_is_a_planning_refusal(tmp_path, ca
 
 
 def test_a_named_tuple_with_logits_still_trains_on_its_logits(tmp_path, capsys):
-    from suite.workloads.resnet import logits
+    from suite.workloads.classifier import logits
 
     assert (
         main(
@@ -299,7 +299,7 @@ def test_a_named_tuple_with_logits_still_trains_on_its_logits(tmp_path, capsys):
 
 
 def test_list_shows_the_rest_and_names_each_broken_plugin_with_its_error(monkeypatch, capsys):
-    from suite.workloads import named
+    from suite.workloads import installed
 
     plugins = {
         "good-plugin": "user_models:small_cnn",
@@ -308,7 +308,7 @@ def test_list_shows_the_rest_and_names_each_broken_plugin_with_its_error(monkeyp
         "raising-plugin": "user_models:raises",
         "not-a-module-plugin": "user_models:wrong_type",
     }
-    monkeypatch.setattr(named, "entry_points", lambda: plugins)  # what importlib.metadata would list
+    monkeypatch.setattr(installed, "entry_points", lambda: plugins)  # what importlib.metadata would list
     assert main(["list"]) == 0
     out, err = capsys.readouterr()
     assert "good-plugin" in out and "dcgan64" in out and "resnet50" in out

@@ -162,9 +162,9 @@ def test_a_file_that_grows_past_the_cap_while_read_is_refused(tmp_path):
 
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero", "loop"])
 def test_the_suites_own_caches_are_read_as_regular_files_only(tmp_path, monkeypatch, kind):
-    from suite.measurement import flops
+    from suite.measurement import counts_cache, flops
 
-    monkeypatch.setattr(flops, "cache_path", lambda: str(tmp_path / "bad.json"))
+    monkeypatch.setattr(counts_cache, "cache_path", lambda kind: str(tmp_path / "bad.json"))
     plant(str(tmp_path), kind)
     with deadline():
-        assert flops._read_cache() == {}  # a recount, never a hang
+        assert counts_cache.read(flops.CACHE_KIND) == {}  # a recount, never a hang

@@ -18,7 +18,7 @@ from suite.cli import main
 @pytest.fixture
 def half_installed_habana(monkeypatch, tmp_path):
     """habana_frameworks present, a device node present, but the bridge's shared library missing."""
-    from suite.backends import hpu
+    from suite.backends import probe
 
     package = tmp_path / "sdk" / "habana_frameworks"
     (package / "torch").mkdir(parents=True)
@@ -28,7 +28,7 @@ def half_installed_habana(monkeypatch, tmp_path):
     )
     monkeypatch.syspath_prepend(str(tmp_path / "sdk"))
     (tmp_path / "hl0").touch()  # a device node, as the driver makes it
-    monkeypatch.setattr(hpu, "DEVICE_NODE_GLOBS", (str(tmp_path / "hl[0-9]*"),))
+    monkeypatch.setattr(probe, "DEVICE_NODE_GLOBS", (str(tmp_path / "hl[0-9]*"),))
     yield
     for name in [n for n in sys.modules if n.split(".")[0] == "habana_frameworks"]:
         del sys.modules[name]

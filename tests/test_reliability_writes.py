@@ -244,12 +244,12 @@ def test_stale_temporaries_are_cleaned_and_never_read(tmp_path):
 def test_plots_and_the_flops_cache_go_through_the_atomic_writer():
     import inspect
 
-    from suite.measurement import flops
+    from suite.measurement import counts_cache
     from suite.reporting import plots
 
     # savefig straight onto the target would truncate an existing plot on a full disk
     assert "atomic_path" in inspect.getsource(plots) and ".savefig(path" not in inspect.getsource(plots)
-    assert "atomic.write_atomic" in inspect.getsource(flops._write_cache)
+    assert "atomic.write_atomic" in inspect.getsource(counts_cache.write)
 
 
 # -- 12: run ids are plain names, and only the launcher's children take one ------------------------------

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import torch
 from suite.workloads.base import Workload
-from suite.workloads.resnet import ClassifierTraining  # the same cross-entropy step as the ResNets
+from suite.workloads.classifier import ClassifierTraining  # the same cross-entropy step as the ResNets
 from torch import nn
 
 from suite.config import RunConfig

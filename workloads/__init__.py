@@ -44,9 +44,9 @@ def workload_names() -> list[str]:
 
 def installed_workload_names() -> dict[str, str]:
     """Workloads installed packages add (entry-point group `suite.workloads`): name -> module:callable."""
-    from .named import entry_points
+    from . import installed
 
-    return {name: path for name, path in entry_points().items() if name not in _REGISTRY}
+    return {name: path for name, path in installed.entry_points().items() if name not in _REGISTRY}
 
 
 def get_workload(name: str, num_classes: int | None = None, image_size: int | None = None) -> Workload:

@@ -1,45 +1,26 @@
-"""The Workload interface: what to build, how one training step goes, and what one step consumes.
+"""The Workload interface: what to build, and what one step consumes.
 
-A workload builds its modules and optimizers *through* the backend and defines one `train_step`
-that uses only `backend.autocast/backward/step/end_step`. The step returns its loss as a detached
-tensor and never calls `.item()`: reading a value would synchronise host and device every step.
+A workload's definition (this class and its fields) imports no torch, so listing and planning stay quick;
+`build_modules` and `build` import the models and the training step (workloads/training.py) when called.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-
-import torch
+from typing import TYPE_CHECKING
 
 from suite.errors import UserError
+
+if TYPE_CHECKING:  # a workload's definition imports no torch: `suite list` reads it without torch
+    import torch
+
+    from .training import Training
 
 
 def count_parameters(module: torch.nn.Module) -> int:
     """The seed's count: trainable elements only (BatchNorm running statistics are buffers)."""
     return sum(p.numel() for p in module.parameters() if p.requires_grad)
-
-
-class Training:
-    """A built workload: its modules and optimizers on one backend, and its training step."""
-
-    def __init__(self, backend, modules: dict[str, torch.nn.Module], optimizers: dict):
-        self.backend = backend
-        self.modules = modules
-        self.optimizers = optimizers
-        # None: a step's random draws come from the device's own generator (fast, no copy). The numerics
-        # check sets a seeded host generator, so that runs on different devices draw the same numbers.
-        self.host_generator: torch.Generator | None = None
-
-    def randn(self, *shape: int, device) -> torch.Tensor:
-        """Normal noise for a step, on DEVICE: from the device's generator, or the host's stream if set."""
-        if self.host_generator is None:
-            return torch.randn(*shape, device=device)
-        return torch.randn(*shape, generator=self.host_generator).to(device)
-
-    def train_step(self, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
-        """One iteration. Returns the loss(es) as a detached tensor: no `.item()` here."""
-        raise NotImplementedError
 
 
 @dataclass(frozen=True)
@@ -127,6 +108,8 @@ class Workload:
 
     def synthetic_batch(self, batch_size: int, device, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
         """One batch shaped like real data, normalised to [-1, 1] as the real-data path does."""
+        import torch
+
         generator = torch.Generator().manual_seed(seed)
         images = torch.rand(self.input_shape(batch_size), generator=generator) * 2 - 1
         labels = torch.randint(0, max(self.num_classes, 1), (batch_size,), generator=generator)

@@ -26,15 +26,10 @@ from torch import nn
 
 from suite.errors import UserError
 
+from . import installed
 from .base import Workload, count_parameters
-from .resnet import (
-    EXPECTED_OUTPUT,
-    ClassifierTraining,
-    describe_output,
-    logits,
-)  # the registry's step, one copy
+from .classifier import EXPECTED_OUTPUT, ClassifierTraining, describe_output, logits  # the registry's step
 
-ENTRY_POINT_GROUP = "suite.workloads"
 DEFAULT_IMAGE_SIZE = 224  # the ImageNet crop most classifiers are built for
 DEFAULT_NUM_CLASSES = 1000
 DEFAULT_BATCH_SIZE = 64
@@ -176,13 +171,6 @@ def _call_factory(path: str, **offered):
     return made
 
 
-def entry_points() -> dict[str, str]:
-    """Installed packages' workloads: name -> `module:callable` (read from metadata, nothing imported)."""
-    from importlib.metadata import entry_points as installed
-
-    return {ep.name: ep.value for ep in installed(group=ENTRY_POINT_GROUP)}
-
-
 def read_model_list(path: str) -> list[str]:
     """`--model-list FILE`: one workload name per line (as timm's benchmark.py takes), # for comments."""
     try:
@@ -263,7 +251,7 @@ def resolve(name: str, num_classes: int | None, image_size: int | None) -> Workl
         cfg = _timm_cfg(model)
         default_size = int(cfg.input_size[-1]) if cfg is not None and cfg.input_size else DEFAULT_IMAGE_SIZE
         return _checked(name, "timm", model, num_classes, image_size, default_size)
-    points = entry_points()
+    points = installed.entry_points()
     if name in points:
         return _from_factory(name, points[name], num_classes, image_size)
     if ":" in name:

@@ -4,17 +4,17 @@
 `torchvision:NAME` / `timm:NAME` workloads.
 
 Plain `suite list` stays quick: parameter counts are kept in the suite's cache (keyed by the workload's
-full definition and the torch version), so a listing after the first imports neither torchvision nor any
-model code, only torch itself.
+full definition and the torch version), and a backend is asked whether it is available from files where
+they settle it (backends/probe.py), so a listing after the first imports no torch on a machine without a
+GPU or a Gaudi.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 
 LIBRARIES = ("torchvision", "timm")
+CACHE_KIND = "parameters"  # parameters.json in the suite's cache folder (suite/measurement/counts_cache.py)
 
 
 def add_parser(subparsers) -> None:
@@ -127,34 +127,14 @@ def list_workloads() -> int:
     return 0
 
 
-def _cache_file() -> str:
-    from suite.measurement.flops import cache_path  # the suite's cache folder (SUITE_CACHE_DIR)
-
-    return os.path.join(os.path.dirname(cache_path()), "parameters.json")
-
-
 def cached_parameter_counts(workload) -> dict[str, int]:
     """The workload's parameter counts, from the cache when its definition and torch are unchanged."""
-    import torch
+    from suite.measurement import counts_cache
 
-    key = f"{workload!r} torch={torch.__version__}"
-    path = _cache_file()
-    from suite.run_record.read import read_text
-
-    try:
-        cache = json.loads(read_text(path))  # regular and bounded (read_text): a planted FIFO never blocks
-    except (OSError, ValueError, RecursionError):  # ValueError: not a file, not UTF-8, not JSON
-        cache = {}
-    if isinstance(cache, dict) and isinstance(cache.get(key), dict):
-        return cache[key]
+    key = counts_cache.key(workload)
+    cached = counts_cache.read(CACHE_KIND).get(key)
+    if isinstance(cached, dict):
+        return cached
     counts = workload.parameter_counts()
-    cache = cache if isinstance(cache, dict) else {}
-    cache[key] = counts
-    try:
-        from suite import atomic
-
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        atomic.write_atomic(path, json.dumps(cache, indent=1))
-    except OSError:
-        pass  # a read-only home only costs a recount next time
+    counts_cache.write(CACHE_KIND, key, counts)
     return counts

@@ -12,47 +12,13 @@ MFU = flops_per_image × images_per_second ÷ the device's datasheet peak. Blank
 
 from __future__ import annotations
 
-import json
-import os
-
 import torch
 
-from suite import atomic
+from . import counts_cache
 
 COUNT_BATCH = 2  # BatchNorm needs more than one value per channel in training mode
+CACHE_KIND = "flops"  # flops.json in the cache folder (counts_cache.py)
 _MEMO: dict[str, float] = {}
-
-
-def cache_path() -> str:
-    root = os.environ.get("SUITE_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "suite"
-    )
-    return os.path.join(root, "flops.json")
-
-
-def _key(workload) -> str:
-    return f"{workload!r} torch={torch.__version__}"
-
-
-def _read_cache() -> dict:
-    from suite.run_record.read import read_text
-
-    try:
-        data = json.loads(read_text(cache_path()))  # regular and bounded: a planted FIFO never blocks
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError, RecursionError):  # ValueError: not a file, not UTF-8, not JSON
-        return {}
-
-
-def _write_cache(key: str, value: float) -> None:
-    path = cache_path()
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        data = _read_cache()
-        data[key] = value
-        atomic.write_atomic(path, json.dumps(data, indent=1))
-    except OSError:
-        pass  # a read-only home only costs a recount next time
 
 
 def count_flops_per_image(workload) -> float:
@@ -77,14 +43,14 @@ def count_flops_per_image(workload) -> float:
 
 def flops_per_image(workload) -> float:
     """FLOPs one training image costs, counted once and cached."""
-    key = _key(workload)
+    key = counts_cache.key(workload)
     if key not in _MEMO:
-        cached = _read_cache().get(key)
+        cached = counts_cache.read(CACHE_KIND).get(key)
         if isinstance(cached, (int, float)) and cached > 0:
             _MEMO[key] = float(cached)
         else:
             _MEMO[key] = count_flops_per_image(workload)
-            _write_cache(key, _MEMO[key])
+            counts_cache.write(CACHE_KIND, key, _MEMO[key])
     return _MEMO[key]
 
 

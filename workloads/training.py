@@ -1,0 +1,31 @@
+"""A built workload: its modules and optimizers on one backend, and one training step.
+
+A workload's `train_step` uses only `backend.autocast/backward/step/end_step`. It returns its loss as a
+detached tensor and never calls `.item()`: reading a value would synchronise host and device every step.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+class Training:
+    """A built workload: its modules and optimizers on one backend, and its training step."""
+
+    def __init__(self, backend, modules: dict[str, torch.nn.Module], optimizers: dict):
+        self.backend = backend
+        self.modules = modules
+        self.optimizers = optimizers
+        # None: a step's random draws come from the device's own generator (fast, no copy). The numerics
+        # check sets a seeded host generator, so that runs on different devices draw the same numbers.
+        self.host_generator: torch.Generator | None = None
+
+    def randn(self, *shape: int, device) -> torch.Tensor:
+        """Normal noise for a step, on DEVICE: from the device's generator, or the host's stream if set."""
+        if self.host_generator is None:
+            return torch.randn(*shape, device=device)
+        return torch.randn(*shape, generator=self.host_generator).to(device)
+
+    def train_step(self, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        """One iteration. Returns the loss(es) as a detached tensor: no `.item()` here."""
+        raise NotImplementedError
