@@ -88,7 +88,7 @@ def rows(result: dict) -> dict[str, dict]:
     return {row["name"]: row for row in result["compared"]}
 
 
-# The classifier's three check runs take seconds (slow); the DCGAN's stay in the quick loop.
+# A classifier's three check runs take seconds (slow); the DCGAN's stay in the quick loop.
 @pytest.mark.parametrize("workload", [pytest.param("resnet18-cifar", marks=pytest.mark.slow), "dcgan64"])
 def test_bf16_and_fp32_pass_and_a_frozen_convolutional_body_fails(workload, checked):
     for precision in ("bf16", "fp32"):
@@ -106,7 +106,7 @@ def test_bf16_and_fp32_pass_and_a_frozen_convolutional_body_fails(workload, chec
         assert all(row["deviation"] > 2 * row["tolerance"] for row in losses)
 
 
-@pytest.mark.parametrize("workload", ["resnet18-cifar", "dcgan64"])
+@pytest.mark.parametrize("workload", [pytest.param("resnet18-cifar", marks=pytest.mark.slow), "dcgan64"])
 def test_the_tolerance_is_three_times_the_noise_of_two_fp32_runs(workload, checked):
     result = checked(workload, "bf16")
     compared = result["compared"]
@@ -133,6 +133,10 @@ def test_the_check_trains_the_workloads_own_recipe(checked):
     # AdamW's rate, as the timed run trains: every step of the three runs (two optimizers each) used it.
     assert BrokenPrecisions.lr_seen == [ADAMW["lr"]] * 8 * 2 * 3
     assert result["learning_rate"] == {"generator": ADAMW["lr"], "discriminator": ADAMW["lr"]}
+
+
+@pytest.mark.slow  # a classifier's check runs
+def test_a_classifiers_check_trains_at_the_recipes_share_of_the_rate(checked):
     # SGD's 0.1 is given for 256 images; the check's batch of 8 gets the recipe's linear share.
     assert checked("resnet18-cifar", "bf16")["learning_rate"] == {"model": SGD["lr"] * 8 / 256}
 
@@ -144,6 +148,7 @@ def test_fp32_against_fp32_on_the_cpu_is_exact_and_the_check_is_deterministic(ch
     assert again["compared"] == result["compared"] and again["losses"] == result["losses"]
 
 
+@pytest.mark.slow  # a classifier's check runs
 def test_a_classifier_must_learn_its_batches_where_the_reference_does(checked):
     result = checked("resnet18-cifar", "corrupt")
     assert result["verdict"] == "fail"

@@ -87,6 +87,8 @@ class Telemetry:
             if not self._open.wait(timeout=0.5):
                 continue
             with self._lock:
+                if self._stop.is_set():  # close() woke the wait: no sample after the last window
+                    return
                 if not self._open.is_set():  # the window closed while we waited for the lock
                     continue
                 row = {"t_s": self._now()}
@@ -128,8 +130,8 @@ class Telemetry:
 
     def close(self) -> dict:
         """Stop sampling and return the record's telemetry section."""
-        self._open.clear()
         self._stop.set()
+        self._open.set()  # wakes the loop's wait at once (it sees the stop first), not up to 0.5 s later
         self._thread.join(timeout=5)
         for sampler in self.samplers:
             try:

@@ -7,6 +7,7 @@ baseline with a candidate by the same `row_key`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 from suite.backends import declared
 from suite.run_record.facts import accelerators_used, data_path
@@ -136,6 +137,7 @@ RESULT_SECTIONS = (
 )
 
 
+@functools.cache  # a report reads it for every field of every record
 def _config_defaults() -> dict:
     from suite.config import RunConfig
 
