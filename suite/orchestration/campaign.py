@@ -351,7 +351,7 @@ def from_inline(
     bucket: str | None,
     name: str | None,
 ) -> dict:
-    """`--instances p3.2xlarge,dl1.24xlarge --workload dcgan64 --set batch-size=64` as settings."""
+    """`--instances p3.2xlarge,g5.xlarge --workload dcgan64 --set batch-size=64` as settings."""
     settings: dict = {"workload": workload, "spot": spot, "options": {}}
     for text in options:
         option, sep, value = text.partition("=")
