@@ -71,6 +71,9 @@ def test_fleet_plan_still_accepts_a_sound_plan(tmp_path, capsys):
     code, out, err = plan_file(
         tmp_path,
         capsys,
-        campaign(instances="\n  - {type: dl1.24xlarge, options: {nproc: 8}, region: us-east-1, cloud: aws}"),
+        campaign(
+            instances="\n  - {type: dl1.24xlarge, options: {nproc: 8}, region: us-east-1, cloud: aws, "
+            "host_image: ami-0123456789abcdef0}"
+        ),
     )
     assert code == 0, err

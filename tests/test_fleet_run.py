@@ -59,7 +59,9 @@ def campaign_file(tmp_path, bucket=True, spot=True, hours=0.5, max_cost_usd=None
             hours=hours,
             budget=f"max_cost_usd: {max_cost_usd}" if max_cost_usd else "",
             records="records: {bucket: s3://bkt/camp}" if bucket else "",
-            spot="  - {type: dl1.24xlarge, spot: true}" if spot else "",
+            spot="  - {type: dl1.24xlarge, spot: true, host_image: {us-east-1: ami-0123456789abcdef0}}"
+            if spot
+            else "",
         )
     )
     return str(path)

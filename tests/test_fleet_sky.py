@@ -43,7 +43,7 @@ options: {{batch-size: 32, windows: 3}}
 instances:
   - m5.xlarge
   - {{type: p3.2xlarge, region: us-east-1}}
-  - {{type: dl1.24xlarge, options: {{nproc: 8}}}}
+  - {{type: dl1.24xlarge, options: {{nproc: 8}}, host_image: {{us-east-1: ami-0123456789abcdef0, us-west-2: ami-0123abcd}}}}
   - n1-standard-8+1xT4
 """
 
@@ -64,8 +64,12 @@ for path in sys.argv[1:]:
     task.validate_run()
     (resources,) = list(task.resources)
     loaded.append({"name": task.name, "instance_type": resources.instance_type,
-                   "accelerators": resources.accelerators,
+                   # With a cloud named (the Gaudi task: aws), reading accelerators downloads SkyPilot's catalog.
+                   "accelerators": None if resources.cloud else resources.accelerators,
                    "use_spot": resources.use_spot, "image_id": resources.image_id,
+                   "docker_image": resources.extract_docker_image(),
+                   "cloud": type(resources.cloud).__name__ if resources.cloud else None,
+                   "docker_run_options": resources.cluster_config_overrides.get("docker", {}).get("run_options"),
                    "run": task.run, "setup": task.setup,
                    "mounts": sorted(list(task.file_mounts or {}) + list(task.storage_mounts or {}))})
 print(json.dumps(loaded))
@@ -122,8 +126,13 @@ def test_generated_tasks_load_with_skypilots_own_parser(tmp_path, capsys, spot):
         assert task["use_spot"] is spot
         if instance != "n1-standard-8":
             assert f"--instance {instance}" in task["run"]
-    images = loaded["dl1.24xlarge"]["image_id"]  # SkyPilot keeps image ids per region (None: any)
-    assert images and all(image.startswith("docker:vault.habana.ai/") for image in images.values())
+    # Gaudi: SkyPilot reads the host AMI per region and Habana's container apart (sky/resources.py), on AWS.
+    gaudi = loaded["dl1.24xlarge"]
+    assert gaudi["image_id"] == {"us-east-1": "ami-0123456789abcdef0", "us-west-2": "ami-0123abcd"}
+    assert gaudi["docker_image"].startswith("vault.habana.ai/gaudi-docker/") and gaudi["cloud"] == "AWS"
+    assert "--runtime=habana" in gaudi["docker_run_options"]
+    for instance in ("m5.xlarge", "p3.2xlarge", "n1-standard-8"):
+        assert loaded[instance]["image_id"] is None and loaded[instance]["docker_image"] is None
     assert "--no-deps" in loaded["dl1.24xlarge"]["setup"] and "--nproc 8" in loaded["dl1.24xlarge"]["run"]
     assert "'.[cuda]'" in loaded["p3.2xlarge"]["setup"]
     assert "--backend cpu" in loaded["m5.xlarge"]["run"]

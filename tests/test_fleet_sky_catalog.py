@@ -155,10 +155,13 @@ def plan_out(tmp_path, capsys, *argv):
 
 
 def test_spot_is_priced_from_skypilots_catalog_with_its_range_regions_and_source(sky_home, tmp_path, capsys):
-    out = plan_out(
-        tmp_path, capsys, "--instances", "p3.2xlarge,dl1.24xlarge,n1-standard-8+1xT4", "--spot",
-        "--bucket", "s3://b/c", "--hours", "1",
-    )  # fmt: skip
+    campaign = tmp_path / "spot.yaml"
+    campaign.write_text(
+        "workload: dcgan64\nhours: 1\nspot: true\nrecords: {bucket: s3://b/c}\ninstances:\n  - p3.2xlarge\n"
+        "  - {type: dl1.24xlarge, host_image: {us-east-1: ami-0123456789abcdef0, us-west-2: ami-0123456789abcdef1}}\n"
+        "  - n1-standard-8+1xT4\n"
+    )
+    out = plan_out(tmp_path, capsys, str(campaign))
     lines = {line.split()[0]: line for line in out.splitlines() if line.strip()}
     # The cheapest zone (what SkyPilot's optimizer asks for) is the estimate; the range is shown.
     assert "0.371–0.510" in lines["p3.2xlarge"] and "us-east-1, eu-west-1" in lines["p3.2xlarge"]

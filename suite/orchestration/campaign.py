@@ -32,6 +32,13 @@ PLAIN_FIELDS = {
     "git": re.compile(r"^(https://|ssh://|git@)[A-Za-z0-9._~:/@+-]{3,300}$"),
 }
 BUCKET_PATTERN = re.compile(r"^[a-z][a-z0-9]*://[a-z0-9][a-z0-9._-]{0,62}(/[A-Za-z0-9._/-]*)?$")
+# An EC2 image id: "ami-" and 8 or 17 hex digits.
+AMI_PATTERN = re.compile(r"^ami-([0-9a-f]{8}|[0-9a-f]{17})$")
+# How to find a Gaudi host image in a region (AWS's and Marketplace images whose name mentions Habana).
+FIND_HABANA_AMI = (
+    "aws ec2 describe-images --region REGION --owners amazon aws-marketplace "
+    "--filters 'Name=name,Values=*Habana*' --query 'Images[].[ImageId,Name,CreationDate]' --output text"
+)
 # SkyPilot cluster names: a letter first, then letters, digits and '-' (kept short for cloud limits).
 NAME_PATTERN = re.compile(r"^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$")
 
@@ -52,6 +59,7 @@ class Target:
     region: str | None = None
     backend: str | None = None  # None: from the catalog's accelerator (see sky_tasks.backend_for)
     options: dict[str, str] = field(default_factory=dict)  # merged: campaign options, then its own
+    host_image: dict[str, str] | None = None  # {region: AMI id}: the VM image under a Gaudi container
     provider: str = "aws"  # the price catalog's cloud for this row
     price: object = None  # campaign_prices.Price: where the rates came from, the regions that offer it
 
@@ -114,6 +122,35 @@ def check_plain(key: str, value: str, where: str) -> str:
     return value
 
 
+def check_host_image(value, region: str | None, where: str) -> dict[str, str]:
+    """`host_image`: an AMI id (with the instance's `region`) or {REGION: AMI id}, as {region: AMI id}.
+    An AMI id names an image in one region only, so every id comes with its region."""
+    if isinstance(value, str):
+        if region is None:
+            raise UserError(
+                f"host_image {value!r} ({where}) is an AMI id, which holds in one region only: give the "
+                "instance's region (region: us-east-1) or write host_image as {REGION: AMI id, ...}"
+            )
+        value = {region: value}
+    if not isinstance(value, dict) or not value:
+        raise UserError(
+            f"host_image ({where}) must be an AMI id (ami-...) or {{REGION: AMI id, ...}}, got {value!r}"
+        )
+    images = {}
+    for key, ami in value.items():
+        check_plain("region", str(key), where)
+        if not isinstance(ami, str) or not AMI_PATTERN.match(ami.strip()):
+            raise UserError(
+                f"host_image for {key} ({where}) must be an AMI id (ami- and 8 or 17 hex digits), got {ami!r}"
+            )
+        images[str(key)] = ami.strip()
+    if region is not None and region not in images:
+        raise UserError(
+            f"host_image ({where}) has no AMI for the instance's region {region} (it has {', '.join(images)})"
+        )
+    return images
+
+
 def check_workload(name: str, where: str) -> None:
     """A registry name (or an installed one); torchvision:/timm:/module:factory are resolved on the machine."""
     if ":" in name:
@@ -144,6 +181,26 @@ def check_target(target: Target, where: str) -> None:
             raise UserError(
                 f"{target.instance_type} has {target.accelerator if target.accelerator_count else 'no accelerator'}: "
                 f"backend {target.backend!r} cannot run there ({where}; use {native} or cpu)"
+            )
+    backend = sky_tasks.backend_for(target)
+    if backend == "hpu" and target.host_image is None:
+        # SkyPilot would start Habana's container on its default AWS image, which has no Habana driver nor
+        # container runtime (docs/fleet.md, "Gaudi host image"): the run could not start.
+        raise UserError(
+            f"{target.instance_type} ({where}) runs on Gaudi and needs 'host_image' in its campaign-file entry: "
+            "an AMI with Habana's driver, Docker and the habana runtime (habanalabs-container-runtime), per region "
+            f"({{type: {target.instance_type}, host_image: {{us-east-1: ami-...}}}}); find one with: "
+            f"{FIND_HABANA_AMI} (see docs/fleet.md)"
+        )
+    if target.host_image is not None:
+        if backend != "hpu":
+            raise UserError(
+                f"host_image ({where}) is for Gaudi instances; {target.instance_type} runs the {backend} backend "
+                "on SkyPilot's own image"
+            )
+        if target.cloud not in (None, "aws"):
+            raise UserError(
+                f"host_image ({where}) is an AWS AMI, but the instance names cloud {target.cloud!r}"
             )
     nproc = target.options.get("nproc")
     if nproc is not None and target.accelerator_count and (target.backend or "") != "cpu":
@@ -212,6 +269,9 @@ def build(settings: dict) -> Campaign:
         for key in ("cloud", "region"):
             if entry.get(key) is not None:
                 check_plain(key, entry[key], at)
+        host_image = entry.get("host_image")
+        if host_image is not None:
+            host_image = check_host_image(host_image, entry.get("region"), at)
         hours = check_amount("hours", entry.get("hours", default_hours), at, MAX_HOURS)
         spot = entry.get("spot", settings.get("spot", False))
         price = campaign_prices.price(instance, catalog, entry.get("region"), at)
@@ -237,6 +297,7 @@ def build(settings: dict) -> Campaign:
                 region=entry.get("region"),
                 backend=entry.get("backend"),
                 options={**settings.get("options", {}), **entry.get("options", {})},
+                host_image=host_image,
                 provider=instance.provider,
                 price=price,
             )
@@ -290,7 +351,7 @@ def from_inline(
     bucket: str | None,
     name: str | None,
 ) -> dict:
-    """`--instances p3.2xlarge,dl1.24xlarge --workload dcgan64 --set batch-size=64` as settings."""
+    """`--instances p3.2xlarge,g5.xlarge --workload dcgan64 --set batch-size=64` as settings."""
     settings: dict = {"workload": workload, "spot": spot, "options": {}}
     for text in options:
         option, sep, value = text.partition("=")

@@ -13,7 +13,8 @@ The format (see suite/orchestration/campaign.py and docs/fleet.md):
     records: {bucket: s3://my-bucket/dcgan-cost}              # needed for spot instances
     instances:
       - p3.2xlarge
-      - {type: dl1.24xlarge, spot: true, options: {nproc: 8}}
+      - {type: dl1.24xlarge, spot: true, options: {nproc: 8},
+         host_image: {us-east-1: ami-...}}      # Gaudi: a host AMI with Habana's driver (docs/fleet.md)
 
 `load` returns plain settings; `campaign.build` prices and checks them.
 """
@@ -24,7 +25,7 @@ from suite.errors import UserError
 from suite.orchestration.campaign import check_bucket, check_option
 
 TOP_KEYS = ("name", "workload", "options", "hours", "spot", "max_cost_usd", "prices", "source", "records")
-INSTANCE_KEYS = ("type", "spot", "hours", "cloud", "region", "backend", "options")
+INSTANCE_KEYS = ("type", "spot", "hours", "cloud", "region", "backend", "options", "host_image")
 
 
 class _Reader:
@@ -191,6 +192,9 @@ def _instance(reader: _Reader, node) -> dict:
             entry[key] = _number(reader, key, value_node)
         elif key == "options":
             entry[key] = _options(reader, key, value_node)
+        elif key == "host_image":
+            # An AMI id, or {REGION: AMI id}: checked with the instance's region in campaign.build.
+            entry[key] = reader.value(value_node)
         else:
             entry[key] = _text(reader, key, value_node)
     return entry

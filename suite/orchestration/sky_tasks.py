@@ -8,6 +8,10 @@ Each task is plain data in SkyPilot's task format (https://docs.skypilot.co/en/l
 - workdir: this checkout (synced to ~/sky_workdir), or {url, ref} of a git repository.
 - setup: install the suite; on Gaudi inside Habana's container image, with `--no-deps` so Habana's torch
   build stays (pip would otherwise replace its `2.x.0a0+git...` pre-release with a stock torch).
+- Gaudi: SkyPilot starts that container on the VM image `image_id` names besides it. Left alone, SkyPilot
+  picks its own AWS image (sky/clouds/aws.py, AWS._get_default_ami: the NVIDIA one for any accelerator),
+  which has no Habana driver nor `habana` Docker runtime, so `--runtime=habana` could not start. The
+  campaign therefore names the host AMI per region (`host_image`), and the task pins the cloud to AWS.
 - run: one `suite run` command line, with `--instance` so the report prices it.
 - records: written to a bucket mounted with file_mounts (it outlives the cluster), or to a folder that
   `fleet run` copies home with rsync through the SSH config SkyPilot writes for each cluster.
@@ -30,7 +34,8 @@ ACCELERATOR_BACKENDS = (("nvidia", "cuda"), ("gaudi", "hpu"), ("none", "cpu"))
 
 # Habana's PyTorch container (https://docs.habana.ai/en/latest/shared/Pull_Prebuilt_Containers.html) and
 # the `docker run` options Habana documents for it; SkyPilot passes them through `config.docker.run_options`
-# (https://docs.skypilot.co/en/latest/reference/config.html). The version is a default to override.
+# (sky/provision/docker_utils.py, docker_start_cmds). The container's release must match the Habana
+# driver on the host image (`host_image`); 1.21.0 is a default.
 HABANA_IMAGE = "vault.habana.ai/gaudi-docker/1.21.0/ubuntu22.04/habanalabs/pytorch-installer-2.6.0:latest"
 HABANA_RUN_OPTIONS = ["--runtime=habana", "-e HABANA_VISIBLE_DEVICES=all", "--cap-add=sys_nice", "--ipc=host"]
 
@@ -40,7 +45,7 @@ BACKEND_SETUP = {
     # --no-deps: the container's torch is Habana's own build; only the suite's light deps are added.
     "hpu": {
         "install": "pip install --no-deps -e . && pip install pyyaml tabulate psutil habana-pyhlml",
-        "image_id": f"docker:{HABANA_IMAGE}",
+        "container": HABANA_IMAGE,
         "run_options": HABANA_RUN_OPTIONS,
     },
     "cpu": {"install": "pip install -e ."},
@@ -149,8 +154,11 @@ def task(campaign, target) -> dict:
     if target.spot:
         # Managed jobs relaunch a preempted spot instance; a failing benchmark is not retried forever.
         resources["job_recovery"] = {"strategy": "EAGER_NEXT_REGION", "max_restarts_on_errors": 1}
-    if "image_id" in recipe:
-        resources["image_id"] = recipe["image_id"]
+    if "container" in recipe:
+        # SkyPilot 0.14.1 reads image_id {REGION: AMI, docker: IMAGE} as "this container on that VM image"
+        # (sky/resources.py, Resources.__init__); an AMI needs the cloud named (the regions are its keys).
+        resources["infra"] = f"aws/{target.region}" if target.region else "aws"
+        resources["image_id"] = {**target.host_image, "docker": recipe["container"]}
     spec: dict = {
         "name": cluster_name(campaign, target),
         "workdir": {"url": campaign.git, "ref": campaign.ref or "main"} if campaign.git else local_checkout(),

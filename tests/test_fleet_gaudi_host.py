@@ -1,0 +1,107 @@
+"""A Gaudi instance's task: Habana's container on a host AMI the campaign names (`host_image`).
+
+SkyPilot left alone starts the container on its own AWS image, which carries no Habana driver and no
+`habana` Docker runtime (docs/fleet.md, "Gaudi host image"), so `fleet plan` refuses a Gaudi instance
+without a host AMI, and puts the one it is given next to the container in the task's `image_id`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from suite.cli import main
+from suite.orchestration import campaign, campaign_file, sky_tasks
+
+AMI_EAST = "ami-0123456789abcdef0"  # made-up ids of the right shape: nothing here reaches AWS
+AMI_WEST = "ami-0123abcd"
+
+
+def plan_file(tmp_path, capsys, instances: str, extra: str = ""):
+    path = tmp_path / "gaudi.yaml"
+    path.write_text(f"workload: dcgan64\nhours: 0.5\n{extra}instances:\n{instances}")
+    code = main(["fleet", "plan", str(path), "--out", str(tmp_path / "out")])
+    out, err = capsys.readouterr()
+    return code, out, err, str(path)
+
+
+def gaudi_task(tmp_path, entry: str) -> dict:
+    path = tmp_path / "one.yaml"
+    path.write_text(f"workload: dcgan64\ninstances:\n  - {entry}\n")
+    plan_ = campaign.build(campaign_file.load(str(path)))
+    return sky_tasks.task(plan_, plan_.targets[0])
+
+
+def test_a_gaudi_instance_without_a_host_image_is_refused_naming_the_key_and_how_to_find_one(
+    tmp_path, capsys
+):
+    code, out, err, path = plan_file(tmp_path, capsys, "  - p3.2xlarge\n  - dl1.24xlarge\n")
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert err.startswith("suite: error: dl1.24xlarge") and f"{path}, line 5" in err
+    assert "'host_image'" in err and "aws ec2 describe-images" in err and "Name=name,Values=*Habana*" in err
+    assert not (tmp_path / "out" / "tasks").exists()  # nothing written, the p3 task neither
+
+
+def test_inline_gaudi_plan_is_refused_the_same_way(tmp_path, capsys):
+    code = main(
+        ["fleet", "plan", "--instances", "dl1.24xlarge", "--workload", "dcgan64", "--out", str(tmp_path)]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and "needs 'host_image' in its campaign-file entry" in err and "(command line)" in err
+
+
+def test_the_container_runs_on_the_host_ami_of_each_region(tmp_path):
+    spec = gaudi_task(
+        tmp_path, f"{{type: dl1.24xlarge, host_image: {{us-east-1: {AMI_EAST}, us-west-2: {AMI_WEST}}}}}"
+    )
+    resources = spec["resources"]
+    # SkyPilot 0.14.1 reads {REGION: AMI, docker: IMAGE} as the container on that VM image, and an AMI needs
+    # the cloud named; the run options reach `docker run` on the host.
+    assert resources["image_id"] == {
+        "us-east-1": AMI_EAST,
+        "us-west-2": AMI_WEST,
+        "docker": sky_tasks.HABANA_IMAGE,
+    }
+    assert resources["infra"] == "aws"
+    assert spec["config"]["docker"]["run_options"] == sky_tasks.HABANA_RUN_OPTIONS
+    assert "--backend hpu" in spec["run"] and "--no-deps" in spec["setup"]
+
+
+def test_an_ami_id_with_the_instance_region_pins_the_region(tmp_path):
+    spec = gaudi_task(tmp_path, f"{{type: dl1.24xlarge, region: us-west-2, host_image: {AMI_WEST}}}")
+    assert spec["resources"]["image_id"] == {"us-west-2": AMI_WEST, "docker": sky_tasks.HABANA_IMAGE}
+    assert spec["resources"]["infra"] == "aws/us-west-2"
+
+
+def test_gaudi_run_on_its_cpus_needs_no_host_image(tmp_path):
+    spec = gaudi_task(tmp_path, "{type: dl1.24xlarge, backend: cpu}")
+    assert "image_id" not in spec["resources"] and "config" not in spec and "--backend cpu" in spec["run"]
+
+
+@pytest.mark.parametrize(
+    "entry, message",
+    [
+        (f"{{type: dl1.24xlarge, host_image: {AMI_EAST}}}", "is an AMI id, which holds in one region only"),
+        ("{type: dl1.24xlarge, host_image: {us-east-1: ami-xyz}}", "must be an AMI id (ami- and 8 or 17 hex"),
+        ("{type: dl1.24xlarge, host_image: {us-east-1: 'ami-0123abcd; reboot'}}", "must be an AMI id"),
+        ("{type: dl1.24xlarge, host_image: {'us-east-1; reboot': ami-0123abcd}}", "is not a plain region"),
+        (
+            "{type: dl1.24xlarge, host_image: [ami-0123abcd]}",
+            "must be an AMI id (ami-...) or {REGION: AMI id",
+        ),
+        (
+            f"{{type: dl1.24xlarge, region: us-west-2, host_image: {{us-east-1: {AMI_EAST}}}}}",
+            "has no AMI for the instance's region us-west-2",
+        ),
+        (f"{{type: p3.2xlarge, host_image: {{us-east-1: {AMI_EAST}}}}}", "host_image (" + "{path}"),
+        (
+            f"{{type: dl1.24xlarge, cloud: gcp, host_image: {{us-east-1: {AMI_EAST}}}}}",
+            "is an AWS AMI, but the instance names cloud 'gcp'",
+        ),
+    ],
+)
+def test_bad_host_images_are_refused_with_one_line(tmp_path, capsys, entry, message):
+    code, out, err, path = plan_file(tmp_path, capsys, f"  - {entry}\n")
+    assert code == 2 and out == "", err
+    assert message.replace("{path}", path) in err and f"{path}, line 4" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
