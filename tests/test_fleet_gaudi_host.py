@@ -38,7 +38,8 @@ def test_a_gaudi_instance_without_a_host_image_is_refused_naming_the_key_and_how
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert err.startswith("suite: error: dl1.24xlarge") and f"{path}, line 5" in err
-    assert "'host_image'" in err and "aws ec2 describe-images" in err and "Name=name,Values=*Habana*" in err
+    assert "host_image: {us-east-1: ami-...}" in err and "--host-image REGION=AMI" in err
+    assert "aws ec2 describe-images" in err and "Name=name,Values=*Habana*" in err
     assert not (tmp_path / "out" / "tasks").exists()  # nothing written, the p3 task neither
 
 
@@ -47,7 +48,36 @@ def test_inline_gaudi_plan_is_refused_the_same_way(tmp_path, capsys):
         ["fleet", "plan", "--instances", "dl1.24xlarge", "--workload", "dcgan64", "--out", str(tmp_path)]
     )
     err = capsys.readouterr().err
-    assert code == 2 and "needs 'host_image' in its campaign-file entry" in err and "(command line)" in err
+    assert code == 2 and "needs a host image" in err and "(command line)" in err
+
+
+def test_inline_host_image_goes_to_the_gaudi_instances_only(tmp_path, capsys):
+    argv = ["fleet", "plan", "--instances", "p3.2xlarge,dl1.24xlarge,g4dn.xlarge", "--out", str(tmp_path)]
+    assert main([*argv, "--host-image", f"us-east-1={AMI_EAST}"]) == 0, capsys.readouterr().err
+    tasks = {path.name: path.read_text() for path in (tmp_path / "tasks").iterdir()}
+    gaudi = [text for name, text in tasks.items() if "dl1" in name]
+    assert (
+        len(tasks) == 3
+        and len(gaudi) == 1
+        and AMI_EAST in gaudi[0]
+        and "docker: vault.habana.ai/" in gaudi[0]
+    )
+    assert sum(AMI_EAST in text for text in tasks.values()) == 1  # the GPUs keep SkyPilot's own image
+    assert main([*argv, "--host-image", "us-east-1"]) == 2
+    assert "--host-image takes REGION=AMI" in capsys.readouterr().err
+    assert main([*argv, "--host-image", "us-east-1=ami-nothex0"]) == 2
+    assert "host_image for us-east-1 (--host-image) must be an AMI id" in capsys.readouterr().err
+
+
+def test_a_campaign_wide_host_image_serves_gaudi_entries_that_name_none(tmp_path):
+    path = tmp_path / "wide.yaml"
+    path.write_text(
+        f"workload: dcgan64\nhost_image: {{us-east-1: {AMI_EAST}}}\ninstances:\n  - p3.2xlarge\n"
+        f"  - dl1.24xlarge\n"
+    )
+    plan_ = campaign.build(campaign_file.load(str(path)))
+    images = {target.instance_type: target.host_image for target in plan_.targets}
+    assert images == {"p3.2xlarge": None, "dl1.24xlarge": {"us-east-1": AMI_EAST}}
 
 
 def test_the_container_runs_on_the_host_ami_of_each_region(tmp_path):

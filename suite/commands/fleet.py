@@ -74,6 +74,15 @@ def add_campaign_options(p) -> None:
     p.add_argument("--prices", metavar="NAME|FILE", help="with --instances: the price catalog")
     p.add_argument("--bucket", metavar="URL", help="with --instances: s3:// or gs:// bucket for records")
     p.add_argument("--name", help="with --instances: the campaign's name (cluster names start with it)")
+    p.add_argument(
+        "--host-image",
+        dest="host_images",
+        action="append",
+        default=[],
+        metavar="REGION=AMI",
+        help="with --instances: the host AMI of the Gaudi instances in REGION, with Habana's driver and "
+        "container runtime (repeat per region; docs/fleet.md, 'Gaudi host image')",
+    )
     p.add_argument("--tasks", metavar="DIR", help="where the SkyPilot task files go (default: OUT/tasks)")
     p.add_argument("--out", default=None, metavar="DIR", help=f"campaign folder (default {DEFAULT_OUT}/NAME)")
 
@@ -86,7 +95,7 @@ def load_campaign(args):
         raise UserError("give a campaign file or --instances, not both")
     if args.file:
         inline = {"--set": args.options, "--hours": args.hours, "--spot": args.spot, "--prices": args.prices,
-                  "--bucket": args.bucket, "--name": args.name}  # fmt: skip
+                  "--bucket": args.bucket, "--name": args.name, "--host-image": args.host_images}  # fmt: skip
         given = [option for option, value in inline.items() if value not in (None, False, [])]
         if given:
             raise UserError(f"{', '.join(given)} go with --instances; a campaign file sets these itself")
@@ -104,6 +113,7 @@ def load_campaign(args):
             args.prices,
             args.bucket,
             args.name,
+            args.host_images,
         )
     return campaign.build(settings)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from suite.errors import UserError, positive_int
 
@@ -187,9 +187,10 @@ def check_target(target: Target, where: str) -> None:
         # SkyPilot would start Habana's container on its default AWS image, which has no Habana driver nor
         # container runtime (docs/fleet.md, "Gaudi host image"): the run could not start.
         raise UserError(
-            f"{target.instance_type} ({where}) runs on Gaudi and needs 'host_image' in its campaign-file entry: "
-            "an AMI with Habana's driver, Docker and the habana runtime (habanalabs-container-runtime), per region "
-            f"({{type: {target.instance_type}, host_image: {{us-east-1: ami-...}}}}); find one with: "
+            f"{target.instance_type} ({where}) runs on Gaudi and needs a host image: an AMI with Habana's "
+            "driver, Docker and the habana runtime (habanalabs-container-runtime), per region; give "
+            "--host-image REGION=AMI, or host_image: {us-east-1: ami-...} in the campaign file (for all its "
+            "Gaudi instances, or in one instance's entry); find one with: "
             f"{FIND_HABANA_AMI} (see docs/fleet.md)"
         )
     if target.host_image is not None:
@@ -232,7 +233,7 @@ def check_launchable(instance, where: str) -> None:
 
 def build(settings: dict) -> Campaign:
     """Check every instance against the price catalog and the budget cap; return the priced campaign."""
-    from suite.orchestration import campaign_prices
+    from suite.orchestration import campaign_prices, sky_tasks
     from suite.reporting.pricing import load_catalog
 
     source = settings.get("source_file") or "command line"
@@ -302,6 +303,12 @@ def build(settings: dict) -> Campaign:
                 price=price,
             )
         )
+        if targets[-1].host_image is None and settings.get("host_image") is not None:
+            # The campaign's host image is its Gaudi instances' (the others run on SkyPilot's own image).
+            if sky_tasks.backend_for(targets[-1]) == "hpu":
+                given = f"{source}, host_image" if settings.get("source_file") else "--host-image"
+                image = check_host_image(settings["host_image"], targets[-1].region, given)
+                targets[-1] = replace(targets[-1], host_image=image)
         check_target(targets[-1], at)
     campaign = Campaign(
         name=name,
@@ -350,8 +357,10 @@ def from_inline(
     prices: str | None,
     bucket: str | None,
     name: str | None,
+    host_images: list[str] = (),
 ) -> dict:
-    """`--instances p3.2xlarge,g5.xlarge --workload dcgan64 --set batch-size=64` as settings."""
+    """`--instances p3.2xlarge,g5.xlarge --workload dcgan64 --set batch-size=64` as settings;
+    `--host-image REGION=AMI` (repeatable) is the Gaudi instances' host image."""
     settings: dict = {"workload": workload, "spot": spot, "options": {}}
     for text in options:
         option, sep, value = text.partition("=")
@@ -366,6 +375,15 @@ def from_inline(
     if bucket:
         check_bucket(bucket, "--bucket")
         settings["bucket"] = bucket.rstrip("/")
+    if host_images:
+        settings["host_image"] = {}
+        for text in host_images:
+            region, sep, ami = text.partition("=")
+            if not sep or not region.strip() or not ami.strip():
+                raise UserError(
+                    f"--host-image takes REGION=AMI (e.g. us-east-1=ami-0123456789abcdef0), got {text!r}"
+                )
+            settings["host_image"][region.strip()] = ami.strip()
     settings["instances"] = [{"type": t.strip()} for t in ",".join(instances).split(",") if t.strip()]
     if not settings["instances"]:
         raise UserError("no instances: give a campaign file or --instances TYPE[,TYPE...]")

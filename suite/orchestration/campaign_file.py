@@ -24,7 +24,9 @@ from __future__ import annotations
 from suite.errors import UserError
 from suite.orchestration.campaign import check_bucket, check_option
 
-TOP_KEYS = ("name", "workload", "options", "hours", "spot", "max_cost_usd", "prices", "source", "records")
+TOP_KEYS = (
+    "name", "workload", "options", "hours", "spot", "max_cost_usd", "prices", "source", "records", "host_image",
+)  # fmt: skip
 INSTANCE_KEYS = ("type", "spot", "hours", "cloud", "region", "backend", "options", "host_image")
 
 
@@ -143,6 +145,8 @@ def load(path: str) -> dict:
             settings[key] = _text(reader, key, node)
         elif key == "source":
             settings.update(_source(reader, node))
+        elif key == "host_image":  # the Gaudi instances' host AMI, unless one names its own
+            settings[key] = reader.value(node)
         elif key == "records":
             records = reader.mapping(node, "'records'", ("bucket",))
             if "bucket" in records:
