@@ -35,6 +35,7 @@ def false_verdicts(result: dict) -> int:
     )
 
 
+@pytest.mark.slow  # 80 comparisons of 20 configurations each: seconds
 def test_seeded_null_of_20_configurations_gives_at_most_one_verdict_in_nearly_every_seed():
     seeds = range(40)
     corrected = [false_verdicts(compare.compare(*null_sides(seed))) for seed in seeds]

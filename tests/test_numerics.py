@@ -169,6 +169,7 @@ def test_a_nan_fails_and_says_from_which_step():
         assert "deviation not finite over " in numerics_line(numerics_result)
 
 
+@pytest.mark.slow  # a classifier's check runs
 def test_where_fp32_itself_is_chaotic_the_check_says_it_cannot_judge():
     # At batch 2 the tiny ResNet's last BatchNorm normalises two numbers (a 1×1 map): fp32 runs in two
     # orders disagree by more than a frozen body would, and a pass would prove nothing.
