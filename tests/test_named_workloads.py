@@ -237,18 +237,6 @@ def test_list_timm_models(capsys):
     assert code == 0 and "timm:test_vit\n" in out and "timm:test_resnet" not in out
 
 
-@pytest.mark.slow  # two fresh Pythons: whether torchvision gets imported is import-time behaviour
-def test_plain_list_does_not_import_torchvision(tmp_path):
-    env = child_env()
-    env["SUITE_CACHE_DIR"] = str(tmp_path / "cache")
-    probe = "import sys; from suite import cli; cli.main(['list']); print('torchvision' in sys.modules)"
-    first = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
-    again = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
-    assert "resnet50 " in again.stdout and "25,557,032" in again.stdout  # counts from the cache
-    assert first.stdout.strip().endswith("True")  # the first listing counts, building torchvision's models
-    assert again.stdout.strip().endswith("False")
-
-
 # -- sweeps and reports --------------------------------------------------------------------------------
 
 
