@@ -164,7 +164,9 @@ def test_a_cached_listing_imports_no_torch_where_files_settle_every_backend(caps
     listing = "import sys; from suite import cli; cli.main(['list']); print('torch' in sys.modules)"
     proc = subprocess.run([sys.executable, "-c", listing], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert "195,063,296" in proc.stdout and "25,557,032" in proc.stdout  # DCGAN's and ResNet's, from the cache
+    assert (
+        "195,063,296" in proc.stdout and "25,557,032" in proc.stdout
+    )  # DCGAN's and ResNet's, from the cache
     assert proc.stdout.splitlines()[-1] == "False"
 
 
