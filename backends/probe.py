@@ -18,9 +18,10 @@ import sys
 from .hpu_install import INSTALL_HINT
 
 # Torch reaches an NVIDIA GPU through the driver's user-space library (a CUDA build dlopens it when CUDA is
-# first used) and an AMD GPU (a ROCm build, which this backend also drives) through the kernel's /dev/kfd.
+# first used) and an AMD GPU (a ROCm build, which this backend also drives) through the kernel's /dev/kfd, or
+# under WSL2 through /dev/dxg (which has no /dev/kfd): where either node is, only torch can tell.
 CUDA_DRIVER_LIBRARY = "libcuda.so.1"
-ROCM_DEVICE_NODE = "/dev/kfd"
+ROCM_DEVICE_NODES = ("/dev/kfd", "/dev/dxg")
 # Gaudi device nodes: /dev/hl<N> (habanalabs driver; "habanalabs: create two char devices per ASIC", hlX and
 # hl_controlDX) or /dev/accel/accel<N> since the driver moved to the kernel's accel subsystem.
 DEVICE_NODE_GLOBS = ("/dev/hl[0-9]*", "/dev/accel/accel[0-9]*")
@@ -29,14 +30,14 @@ DEVICE_NODE_GLOBS = ("/dev/hl[0-9]*", "/dev/accel/accel[0-9]*")
 def cuda_absent() -> str | None:
     """Why no GPU can be used here, or None when one may be (then only torch can tell). Linux only:
     elsewhere the driver's files have other names, and torch is asked."""
-    if not sys.platform.startswith("linux") or os.path.exists(ROCM_DEVICE_NODE):
+    if not sys.platform.startswith("linux") or any(os.path.exists(node) for node in ROCM_DEVICE_NODES):
         return None
     try:
         ctypes.CDLL(CUDA_DRIVER_LIBRARY)  # loading initialises nothing: CUDA starts at its first call
     except OSError:
         return (
             f"no GPU driver on this machine ({CUDA_DRIVER_LIBRARY} does not load and there is no "
-            f"{ROCM_DEVICE_NODE}): check `nvidia-smi` and the driver, or run on a GPU instance"
+            f"{' or '.join(ROCM_DEVICE_NODES)}): check `nvidia-smi` and the driver, or run on a GPU instance"
         )
     return None
 

@@ -184,12 +184,12 @@ def test_without_the_driver_library_no_gpu_is_settled_from_files(monkeypatch, tm
     from suite.backends import is_available
 
     monkeypatch.setattr(probe, "CUDA_DRIVER_LIBRARY", "libsuite-no-such-driver.so.1")
-    monkeypatch.setattr(probe, "ROCM_DEVICE_NODE", str(tmp_path / "kfd"))
+    monkeypatch.setattr(probe, "ROCM_DEVICE_NODES", (str(tmp_path / "kfd"), str(tmp_path / "dxg")))
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # torch is never asked
     ok, reason = is_available("cuda")
     assert not ok and "libsuite-no-such-driver.so.1 does not load" in reason and "nvidia-smi" in reason
     assert CUDABackend.is_available() == (ok, reason)  # the backend's own check starts with the same files
-    (tmp_path / "kfd").touch()  # a ROCm device node: only torch can tell
+    (tmp_path / "dxg").touch()  # a ROCm device node (WSL2's): only torch can tell
     assert probe.cuda_absent() is None
 
 

@@ -126,7 +126,7 @@ def test_gaudi_run_on_its_cpus_needs_no_host_image(tmp_path):
         (f"{{type: p3.2xlarge, host_image: {{us-east-1: {AMI_EAST}}}}}", "host_image (" + "{path}"),
         (
             f"{{type: dl1.24xlarge, cloud: gcp, host_image: {{us-east-1: {AMI_EAST}}}}}",
-            "is an AWS AMI, but the instance names cloud 'gcp'",
+            "runs on Gaudi on 'gcp'",
         ),
     ],
 )
@@ -135,3 +135,62 @@ def test_bad_host_images_are_refused_with_one_line(tmp_path, capsys, entry, mess
     assert code == 2 and out == "", err
     assert message.replace("{path}", path) in err and f"{path}, line 4" in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_gaudi_task_is_priced_in_its_host_images_regions_only(tmp_path, monkeypatch, capsys):
+    from test_fleet_sky_catalog import AWS_HEADER, write_sky_catalog
+
+    # SkyPilot keeps a task with an AMI to the regions its image_id names (sky/resources.py): the estimate
+    # and the budget use those regions' prices, not the cheapest anywhere.
+    monkeypatch.delenv("SKY_RUNTIME_DIR")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    rows = [
+        "dl1.24xlarge,Gaudi HL-205,8.0,96.0,768.0,,13.10904,4.17,us-east-1,use1-az1",
+        "dl1.24xlarge,Gaudi HL-205,8.0,96.0,768.0,,13.10904,9.19,us-west-2,usw2-az1",
+    ]
+    write_sky_catalog(tmp_path / "home", "aws", AWS_HEADER, rows)
+    argv = [
+        "fleet",
+        "plan",
+        "--instances",
+        "dl1.24xlarge",
+        "--spot",
+        "--bucket",
+        "s3://b/c",
+        "--out",
+        str(tmp_path),
+    ]
+    assert main([*argv, "--host-image", f"us-west-2={AMI_WEST}"]) == 0
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if line.startswith("dl1.24xlarge"))
+    assert "9.190" in line and "4.170" not in line and "us-west-2" in line and "us-east-1" not in line
+    assert main([*argv, "--host-image", f"eu-central-1={AMI_WEST}"]) == 2
+    err = capsys.readouterr().err
+    assert "not offered in its host image's regions (eu-central-1)" in err and "us-east-1" in err
+
+
+def test_a_campaign_wide_host_image_is_checked_even_where_no_instance_needs_it(tmp_path, capsys):
+    argv = ["fleet", "plan", "--instances", "p3.2xlarge", "--out", str(tmp_path)]
+    assert main([*argv, "--host-image", "us-east-1=garbage"]) == 2
+    assert "must be an AMI id" in capsys.readouterr().err
+    assert (
+        main([*argv, "--host-image", f"us-east-1={AMI_EAST}", "--host-image", f"us-east-1={AMI_WEST}"]) == 2
+    )
+    assert "names region 'us-east-1' twice" in capsys.readouterr().err
+
+
+def test_a_gaudi_row_of_another_cloud_is_refused_in_one_line(tmp_path, capsys):
+    prices = tmp_path / "ibm.yaml"
+    prices.write_text(
+        "name: ibm-gaudi\nsource: a test's own row\nas_of: 2026-11-26\ninstances:\n"
+        "  gx3d-160x1792x8gaudi3: {provider: ibm, region: us-east, accelerator: Intel Gaudi 3 128GB,\n"
+        "    accelerator_count: 8, accelerator_memory_gib: 128, vcpus: 160, ram_gib: 1792,\n"
+        "    on_demand_usd_per_hour: 60.0, spot_usd_per_hour: null}\n"
+    )
+    for extra in ([], ["--host-image", f"us-east-1={AMI_EAST}"]):
+        code = main(
+            ["fleet", "plan", "--instances", "gx3d-160x1792x8gaudi3", "--prices", str(prices), *extra,
+             "--out", str(tmp_path / "out")]
+        )  # fmt: skip
+        err = capsys.readouterr().err
+        assert code == 2 and "launches Gaudi on AWS only" in err and err.count("\n") == 1, err

@@ -126,3 +126,14 @@ def test_listing_order_does_not_depend_on_which_module_was_imported_first():
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
     ).stdout.strip()
     assert out == "dcgan64,dcgan64-safe,dcgan128-safe,dcgan128,resnet50,resnet50-inat,resnet18-cifar"
+
+
+def test_the_training_steps_still_import_from_the_modules_they_moved_out_of():
+    # A person's own Workload may subclass Training as docs/models.md describes, from before the steps moved
+    # to modules of their own (training.py, classifier.py, dcgan_nets.py).
+    from suite.workloads.base import Training
+    from suite.workloads.dcgan import DCGANTraining, generator
+    from suite.workloads.resnet import ClassifierTraining, logits
+
+    assert issubclass(ClassifierTraining, Training) and issubclass(DCGANTraining, Training)
+    assert callable(generator) and callable(logits)

@@ -18,6 +18,16 @@ if TYPE_CHECKING:  # a workload's definition imports no torch: `suite list` read
     from .training import Training
 
 
+def __getattr__(name: str):
+    # `Training` lived here before the step moved to training.py (which imports torch): a user's workload that
+    # imports it from here still works, and a listing still imports no torch.
+    if name == "Training":
+        from .training import Training
+
+        return Training
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def count_parameters(module: torch.nn.Module) -> int:
     """The seed's count: trainable elements only (BatchNorm running statistics are buffers)."""
     return sum(p.numel() for p in module.parameters() if p.requires_grad)

@@ -16,6 +16,16 @@ from .base import Workload
 ADAMW = {"lr": 2e-4, "betas": (0.5, 0.999), "eps": 1e-8, "weight_decay": 0.05}
 
 
+def __getattr__(name: str):
+    # The networks and the step lived here before they moved to dcgan_nets.py (which imports torch): code
+    # that imports them from here still works.
+    if name in ("generator", "discriminator", "init_weights", "DCGANTraining"):
+        from . import dcgan_nets
+
+        return getattr(dcgan_nets, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 @dataclass(frozen=True)
 class DCGAN(Workload):
     nz: int = 100

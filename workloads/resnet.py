@@ -12,6 +12,16 @@ from .base import Workload
 SGD = {"lr": 0.1, "momentum": 0.9, "weight_decay": 1e-4}
 
 
+def __getattr__(name: str):
+    # The classifier's step lived here before it moved to classifier.py (which imports torch): code that
+    # imports it from here still works.
+    if name in ("ClassifierTraining", "logits", "describe_output", "EXPECTED_OUTPUT"):
+        from . import classifier
+
+        return getattr(classifier, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 @dataclass(frozen=True)
 class ResNet(Workload):
     arch: str = "resnet50"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from suite.errors import UserError, positive_int
 
@@ -183,6 +183,11 @@ def check_target(target: Target, where: str) -> None:
                 f"backend {target.backend!r} cannot run there ({where}; use {native} or cpu)"
             )
     backend = sky_tasks.backend_for(target)
+    if backend == "hpu" and (target.cloud or target.provider) != "aws":
+        raise UserError(
+            f"{target.instance_type} ({where}) runs on Gaudi on {target.cloud or target.provider!r}: the fleet's "
+            "Gaudi task runs Habana's container on an AWS host image, so it launches Gaudi on AWS only"
+        )
     if backend == "hpu" and target.host_image is None:
         # SkyPilot would start Habana's container on its default AWS image, which has no Habana driver nor
         # container runtime (docs/fleet.md, "Gaudi host image"): the run could not start.
@@ -199,9 +204,10 @@ def check_target(target: Target, where: str) -> None:
                 f"host_image ({where}) is for Gaudi instances; {target.instance_type} runs the {backend} backend "
                 "on SkyPilot's own image"
             )
-        if target.cloud not in (None, "aws"):
+        if (target.cloud or target.provider) != "aws":
             raise UserError(
-                f"host_image ({where}) is an AWS AMI, but the instance names cloud {target.cloud!r}"
+                f"host_image ({where}) is an AWS AMI, but {target.instance_type} runs on "
+                f"{target.cloud or target.provider!r}: a Gaudi task runs Habana's container on an AWS host image"
             )
     nproc = target.options.get("nproc")
     if nproc is not None and target.accelerator_count and (target.backend or "") != "cpu":
@@ -255,6 +261,10 @@ def build(settings: dict) -> Campaign:
     for key in ("git", "ref"):
         if settings.get(key) is not None:
             check_plain(key, settings[key], source)
+    campaign_image = settings.get("host_image")
+    campaign_image_where = f"{source}, host_image" if settings.get("source_file") else "--host-image"
+    if campaign_image is not None:  # checked whether or not an instance needs it
+        campaign_image = check_host_image(campaign_image, None, campaign_image_where)
     targets, seen = [], set()
     for entry in settings["instances"]:
         instance_type = entry["type"]
@@ -270,12 +280,20 @@ def build(settings: dict) -> Campaign:
         for key in ("cloud", "region"):
             if entry.get(key) is not None:
                 check_plain(key, entry[key], at)
-        host_image = entry.get("host_image")
+        backend = sky_tasks.backend_of(
+            entry.get("backend"), instance.accelerator, instance.accelerator_count, instance_type
+        )
+        host_image, given = entry.get("host_image"), at
+        if host_image is None and campaign_image is not None and backend == "hpu":
+            # The campaign's host image is its Gaudi instances' (the others run on SkyPilot's own image).
+            host_image, given = campaign_image, campaign_image_where
         if host_image is not None:
-            host_image = check_host_image(host_image, entry.get("region"), at)
+            host_image = check_host_image(host_image, entry.get("region"), given)
         hours = check_amount("hours", entry.get("hours", default_hours), at, MAX_HOURS)
         spot = entry.get("spot", settings.get("spot", False))
-        price = campaign_prices.price(instance, catalog, entry.get("region"), at)
+        # SkyPilot launches a task with a host image only in the regions the image names: priced there.
+        region = entry.get("region") or (tuple(host_image) if host_image else None)
+        price = campaign_prices.price(instance, catalog, region, at)
         rate = price.spot if spot else price.on_demand
         if rate is None:
             sky = price.source.startswith("SkyPilot catalog")
@@ -303,12 +321,6 @@ def build(settings: dict) -> Campaign:
                 price=price,
             )
         )
-        if targets[-1].host_image is None and settings.get("host_image") is not None:
-            # The campaign's host image is its Gaudi instances' (the others run on SkyPilot's own image).
-            if sky_tasks.backend_for(targets[-1]) == "hpu":
-                given = f"{source}, host_image" if settings.get("source_file") else "--host-image"
-                image = check_host_image(settings["host_image"], targets[-1].region, given)
-                targets[-1] = replace(targets[-1], host_image=image)
         check_target(targets[-1], at)
     campaign = Campaign(
         name=name,
@@ -382,6 +394,10 @@ def from_inline(
             if not sep or not region.strip() or not ami.strip():
                 raise UserError(
                     f"--host-image takes REGION=AMI (e.g. us-east-1=ami-0123456789abcdef0), got {text!r}"
+                )
+            if region.strip() in settings["host_image"]:
+                raise UserError(
+                    f"--host-image names region {region.strip()!r} twice: give one AMI per region"
                 )
             settings["host_image"][region.strip()] = ami.strip()
     settings["instances"] = [{"type": t.strip()} for t in ",".join(instances).split(",") if t.strip()]

@@ -46,12 +46,18 @@ class Controller:
         return self.hours * self.usd_per_hour if self.usd_per_hour else 0.0
 
 
-def price(instance, catalog, region: str | None, where: str) -> Price:
-    """The instance's prices: SkyPilot's catalog if it lists the instance, else the suite's catalog."""
+def price(instance, catalog, region: str | tuple[str, ...] | None, where: str) -> Price:
+    """The instance's prices: SkyPilot's catalog if it lists the instance, else the suite's catalog. REGION:
+    the one it must run in, or the regions it may (a Gaudi task's host image's), or None: any."""
     quote = sky_catalog.quote(instance, region)
     if quote is None and region and (anywhere := sky_catalog.quote(instance)) is not None:
+        asked = (
+            f"region {region!r}"
+            if isinstance(region, str)
+            else f"its host image's regions ({', '.join(region)})"
+        )
         raise UserError(
-            f"{instance.name} is not offered in region {region!r} by SkyPilot's catalog ({where}; offered in: "
+            f"{instance.name} is not offered in {asked} by SkyPilot's catalog ({where}; offered in: "
             f"{', '.join(anywhere.regions)})"
         )
     if quote is not None:

@@ -60,14 +60,19 @@ SYNC_COMMANDS = {"s3": ["aws", "s3", "sync"], "gs": ["gsutil", "-m", "rsync", "-
 
 
 def backend_for(target) -> str:
-    if target.backend:
-        return target.backend
-    accelerator = target.accelerator.lower() if target.accelerator_count else "none"
-    for needle, backend in ACCELERATOR_BACKENDS:
-        if needle in accelerator:
-            return backend
+    return backend_of(target.backend, target.accelerator, target.accelerator_count, target.instance_type)
+
+
+def backend_of(backend: str | None, accelerator: str, accelerator_count: int, instance_type: str) -> str:
+    """The suite backend for an instance: the one it names, else the one its catalog accelerator needs."""
+    if backend:
+        return backend
+    text = accelerator.lower() if accelerator_count else "none"
+    for needle, found in ACCELERATOR_BACKENDS:
+        if needle in text:
+            return found
     raise UserError(
-        f"no suite backend drives {target.accelerator} ({target.instance_type}): give the instance a "
+        f"no suite backend drives {accelerator} ({instance_type}): give the instance a "
         f"'backend:' ({', '.join(BACKEND_SETUP)}) or leave it out of the campaign"
     )
 

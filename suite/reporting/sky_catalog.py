@@ -156,11 +156,13 @@ class Quote:
         return len(self.regions)
 
 
-def _per_zone(rows, instance_type: str, accelerator: tuple[str, int] | None, region: str | None):
-    """{(region, zone): (price, spot price)} for the VM, plus its attached GPUs (GCP prices them apart)."""
+def _per_zone(rows, instance_type: str, accelerator: tuple[str, int] | None, region):
+    """{(region, zone): (price, spot price)} for the VM, plus its attached GPUs (GCP prices them apart).
+    REGION: one region, several, or None (all)."""
+    regions = None if region is None else {region} if isinstance(region, str) else set(region)
     vm = {}
     for row in rows:
-        if row["InstanceType"] == instance_type and (region is None or row["Region"] == region):
+        if row["InstanceType"] == instance_type and (regions is None or row["Region"] in regions):
             vm[(row["Region"], row.get("AvailabilityZone") or row["Region"])] = (
                 _price(row["Price"]),
                 _price(row["SpotPrice"]),
@@ -202,9 +204,9 @@ def file_date(path: str) -> str:
     return stamp.strftime("%Y-%m-%d")
 
 
-def quote(instance, region: str | None = None) -> Quote | None:
+def quote(instance, region: str | tuple[str, ...] | None = None) -> Quote | None:
     """SkyPilot's prices for this price-catalog row, or None when its cloud's catalog is not on the machine
-    or does not list it (in that region)."""
+    or does not list it (in that region, or any of those regions)."""
     found = catalog_rows(instance.provider)
     if found is None:
         return None
