@@ -194,3 +194,21 @@ def test_a_gaudi_row_of_another_cloud_is_refused_in_one_line(tmp_path, capsys):
         )  # fmt: skip
         err = capsys.readouterr().err
         assert code == 2 and "launches Gaudi on AWS only" in err and err.count("\n") == 1, err
+
+
+def test_the_habana_container_can_be_the_release_of_the_amis_driver(tmp_path, capsys):
+    older = "vault.habana.ai/gaudi-docker/1.18.0/ubuntu22.04/habanalabs/pytorch-installer-2.4.0:latest"
+    argv = ["fleet", "plan", "--instances", "dl1.24xlarge", "--host-image", f"us-east-1={AMI_EAST}"]
+    assert main([*argv, "--habana-image", older, "--out", str(tmp_path / "a")]) == 0, capsys.readouterr().err
+    [task] = (tmp_path / "a" / "tasks").iterdir()
+    assert f"docker: {older}" in task.read_text() and sky_tasks.HABANA_IMAGE not in task.read_text()
+    assert main([*argv, "--habana-image", "not an image; reboot", "--out", str(tmp_path / "b")]) == 2
+    err = capsys.readouterr().err
+    assert "--habana-image: 'not an image; reboot' is not a container image reference" in err
+    path = tmp_path / "older.yaml"
+    path.write_text(
+        f"workload: dcgan64\nhabana_image: {older}\nhost_image: {{us-east-1: {AMI_EAST}}}\n"
+        "instances:\n  - dl1.24xlarge\n"
+    )
+    plan_ = campaign.build(campaign_file.load(str(path)))
+    assert sky_tasks.task(plan_, plan_.targets[0])["resources"]["image_id"]["docker"] == older

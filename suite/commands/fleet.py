@@ -83,6 +83,12 @@ def add_campaign_options(p) -> None:
         help="with --instances: the host AMI of the Gaudi instances in REGION, with Habana's driver and "
         "container runtime (repeat per region; docs/fleet.md, 'Gaudi host image')",
     )
+    p.add_argument(
+        "--habana-image",
+        metavar="IMAGE",
+        help="with --instances: the Gaudi tasks' Habana PyTorch container, of the release the host AMI's "
+        "driver runs (default: Habana's 1.21.0 image)",
+    )
     p.add_argument("--tasks", metavar="DIR", help="where the SkyPilot task files go (default: OUT/tasks)")
     p.add_argument("--out", default=None, metavar="DIR", help=f"campaign folder (default {DEFAULT_OUT}/NAME)")
 
@@ -95,7 +101,8 @@ def load_campaign(args):
         raise UserError("give a campaign file or --instances, not both")
     if args.file:
         inline = {"--set": args.options, "--hours": args.hours, "--spot": args.spot, "--prices": args.prices,
-                  "--bucket": args.bucket, "--name": args.name, "--host-image": args.host_images}  # fmt: skip
+                  "--bucket": args.bucket, "--name": args.name, "--host-image": args.host_images,
+                  "--habana-image": args.habana_image}  # fmt: skip
         given = [option for option, value in inline.items() if value not in (None, False, [])]
         if given:
             raise UserError(f"{', '.join(given)} go with --instances; a campaign file sets these itself")
@@ -114,6 +121,7 @@ def load_campaign(args):
             args.bucket,
             args.name,
             args.host_images,
+            args.habana_image,
         )
     return campaign.build(settings)
 

@@ -32,6 +32,10 @@ PLAIN_FIELDS = {
     "git": re.compile(r"^(https://|ssh://|git@)[A-Za-z0-9._~:/@+-]{3,300}$"),
 }
 BUCKET_PATTERN = re.compile(r"^[a-z][a-z0-9]*://[a-z0-9][a-z0-9._-]{0,62}(/[A-Za-z0-9._/-]*)?$")
+# A container image reference (registry/path:tag, or @sha256:digest), as `docker pull` takes it.
+IMAGE_PATTERN = re.compile(
+    r"^[a-z0-9][a-z0-9._-]*(/[a-z0-9][a-z0-9._-]*)+(:[A-Za-z0-9._-]{1,128})?(@sha256:[0-9a-f]{64})?$"
+)
 # An EC2 image id: "ami-" and 8 or 17 hex digits.
 AMI_PATTERN = re.compile(r"^ami-([0-9a-f]{8}|[0-9a-f]{17})$")
 # How to find a Gaudi host image in a region (AWS's and Marketplace images whose name mentions Habana).
@@ -81,6 +85,7 @@ class Campaign:
     bucket: str | None = None  # records go to this bucket (None: rsync from the cluster)
     source: str = "command line"
     controller: object = None  # campaign_prices.Controller: the managed-jobs controller spot instances need
+    habana_image: str | None = None  # the Gaudi tasks' container (None: sky_tasks.HABANA_IMAGE)
 
     @property
     def cost_usd(self) -> float:
@@ -261,6 +266,13 @@ def build(settings: dict) -> Campaign:
     for key in ("git", "ref"):
         if settings.get(key) is not None:
             check_plain(key, settings[key], source)
+    habana_image = settings.get("habana_image")
+    if habana_image is not None and not (isinstance(habana_image, str) and IMAGE_PATTERN.match(habana_image)):
+        given = f"{source}, habana_image" if settings.get("source_file") else "--habana-image"
+        raise UserError(
+            f"{given}: {habana_image!r} is not a container image reference (e.g. "
+            "vault.habana.ai/gaudi-docker/1.21.0/ubuntu22.04/habanalabs/pytorch-installer-2.6.0:latest)"
+        )
     campaign_image = settings.get("host_image")
     campaign_image_where = f"{source}, host_image" if settings.get("source_file") else "--host-image"
     if campaign_image is not None:  # checked whether or not an instance needs it
@@ -334,6 +346,7 @@ def build(settings: dict) -> Campaign:
         bucket=settings.get("bucket"),
         source=source,
         controller=campaign_prices.controller(targets, catalog),
+        habana_image=habana_image,
     )
     spot_without_bucket = [t.instance_type for t in targets if t.spot and not campaign.bucket]
     if spot_without_bucket:
@@ -370,6 +383,7 @@ def from_inline(
     bucket: str | None,
     name: str | None,
     host_images: list[str] = (),
+    habana_image: str | None = None,
 ) -> dict:
     """`--instances p3.2xlarge,g5.xlarge --workload dcgan64 --set batch-size=64` as settings;
     `--host-image REGION=AMI` (repeatable) is the Gaudi instances' host image."""
@@ -381,7 +395,10 @@ def from_inline(
             raise UserError(f"--set takes OPTION=VALUE (e.g. batch-size=64), got {text!r}")
         check_option(option, "--set")
         settings["options"][option] = value.strip()
-    for key, value in (("hours", hours), ("max_cost_usd", max_cost_usd), ("prices", prices), ("name", name)):
+    for key, value in (
+        ("hours", hours), ("max_cost_usd", max_cost_usd), ("prices", prices), ("name", name),
+        ("habana_image", habana_image),
+    ):  # fmt: skip
         if value is not None:
             settings[key] = value
     if bucket:

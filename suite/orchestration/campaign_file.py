@@ -26,6 +26,7 @@ from suite.orchestration.campaign import check_bucket, check_option
 
 TOP_KEYS = (
     "name", "workload", "options", "hours", "spot", "max_cost_usd", "prices", "source", "records", "host_image",
+    "habana_image",
 )  # fmt: skip
 INSTANCE_KEYS = ("type", "spot", "hours", "cloud", "region", "backend", "options", "host_image")
 
@@ -141,7 +142,7 @@ def load(path: str) -> dict:
             settings[key] = _flag(reader, key, node)
         elif key == "options":
             settings[key] = _options(reader, key, node)
-        elif key in ("name", "workload", "prices"):
+        elif key in ("name", "workload", "prices", "habana_image"):
             settings[key] = _text(reader, key, node)
         elif key == "source":
             settings.update(_source(reader, node))

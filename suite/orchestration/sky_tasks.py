@@ -163,7 +163,8 @@ def task(campaign, target) -> dict:
         # SkyPilot 0.14.1 reads image_id {REGION: AMI, docker: IMAGE} as "this container on that VM image"
         # (sky/resources.py, Resources.__init__); an AMI needs the cloud named (the regions are its keys).
         resources["infra"] = f"aws/{target.region}" if target.region else "aws"
-        resources["image_id"] = {**target.host_image, "docker": recipe["container"]}
+        container = campaign.habana_image or recipe["container"]  # its release must match the AMI's driver
+        resources["image_id"] = {**target.host_image, "docker": container}
     spec: dict = {
         "name": cluster_name(campaign, target),
         "workdir": {"url": campaign.git, "ref": campaign.ref or "main"} if campaign.git else local_checkout(),
