@@ -203,17 +203,11 @@ def check_target(target: Target, where: str) -> None:
             "Gaudi instances, or in one instance's entry); find one with: "
             f"{FIND_HABANA_AMI} (see docs/fleet.md)"
         )
-    if target.host_image is not None:
-        if backend != "hpu":
-            raise UserError(
-                f"host_image ({where}) is for Gaudi instances; {target.instance_type} runs the {backend} backend "
-                "on SkyPilot's own image"
-            )
-        if (target.cloud or target.provider) != "aws":
-            raise UserError(
-                f"host_image ({where}) is an AWS AMI, but {target.instance_type} runs on "
-                f"{target.cloud or target.provider!r}: a Gaudi task runs Habana's container on an AWS host image"
-            )
+    if target.host_image is not None and backend != "hpu":
+        raise UserError(
+            f"host_image ({where}) is for Gaudi instances; {target.instance_type} runs the {backend} backend "
+            "on SkyPilot's own image"
+        )
     nproc = target.options.get("nproc")
     if nproc is not None and target.accelerator_count and (target.backend or "") != "cpu":
         count = positive_int("nproc", nproc)
