@@ -124,7 +124,9 @@ def _drop_unowned_handoffs() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from suite import optional_modules
+    from suite import context, optional_modules
+
+    context.start_load_sample()  # the record's host-load sample spans start-up, not a sleep before the run
 
     optional_modules.quarantine_broken()  # before anything imports torch (which imports pynvml)
     _drop_unowned_handoffs()

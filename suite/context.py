@@ -87,7 +87,11 @@ def utc_now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-LOAD_SAMPLE_S = 0.1  # the CPU-time sample: ~10 clock ticks a CPU at Linux's usual 100 Hz
+LOAD_SAMPLE_S = 0.1  # the shortest CPU-time sample: ~10 clock ticks a CPU at Linux's usual 100 Hz
+
+# The reading that starts the next CPU-time sample: (all CPUs' times, this process's times, monotonic
+# seconds). Set when the process starts (start_load_sample) and by each host_load().
+_sample_start: tuple | None = None
 
 
 def _busy(times) -> float:
@@ -95,28 +99,56 @@ def _busy(times) -> float:
     return sum(times) - times.idle - getattr(times, "iowait", 0.0)
 
 
+def _own(times) -> float:
+    """CPU seconds of this process and of the children it has reaped (a sweep's points, DataLoader
+    workers): work this process caused is not other processes' load."""
+    children = getattr(times, "children_user", 0.0) + getattr(times, "children_system", 0.0)
+    return times.user + times.system + children
+
+
+def _reading() -> tuple:
+    return psutil.cpu_times(), psutil.Process().cpu_times(), time.monotonic()
+
+
+def start_load_sample() -> None:
+    """Start the CPU-time sample that the first host_load() ends, unless one is running: called as a
+    command starts, so the sample spans the process's start-up (importing torch, building the model)
+    rather than a sleep before the run."""
+    global _sample_start
+    if _sample_start is None:
+        try:
+            _sample_start = _reading()
+        except (OSError, psutil.Error):
+            pass
+
+
 def host_load(sample_s: float = LOAD_SAMPLE_S) -> dict:
     """The host's load as a run starts, for the record (as pyperf keeps the load average and CPU clock
     with every run): the 1- and 5-minute load averages, the share of all CPUs' time that OTHER processes
-    used over a short sample, and the CPU clock where the system exposes it. None where unreadable.
-    The share is a snapshot (±1 tick in ~10 a CPU); the load averages span minutes."""
-    load = {"logical_cpus": psutil.cpu_count(logical=True), "sample_s": sample_s}
+    used, and the CPU clock where the system exposes it. None where unreadable.
+    The share's sample spans the time since the process started it (start_load_sample) or since its
+    previous reading, at least `sample_s` (the remainder is slept): ±1 tick in ~10 a CPU at the shortest.
+    The load averages span minutes."""
+    global _sample_start
+    load = {"logical_cpus": psutil.cpu_count(logical=True)}
     try:
         load["load_average_1m"], load["load_average_5m"], _ = os.getloadavg()
     except (OSError, AttributeError):  # not on every OS
         load["load_average_1m"] = load["load_average_5m"] = None
     try:
-        me = psutil.Process()
-        machine_before, mine_before, start = psutil.cpu_times(), me.cpu_times(), time.monotonic()
-        time.sleep(sample_s)
-        machine_after, mine_after = psutil.cpu_times(), me.cpu_times()
-        wall = time.monotonic() - start
+        machine_before, mine_before, start = _sample_start or _reading()
+        time.sleep(max(0.0, sample_s - (time.monotonic() - start)))
+        machine_after, mine_after, end = _sample_start = _reading()
+        wall = end - start
         total = wall * (load["logical_cpus"] or 1)
-        mine = (mine_after.user + mine_after.system) - (mine_before.user + mine_before.system)
-        others = max(0.0, _busy(machine_after) - _busy(machine_before) - mine)
+        others = max(
+            0.0, _busy(machine_after) - _busy(machine_before) - (_own(mine_after) - _own(mine_before))
+        )
         load["others_cpu_percent"] = round(min(100.0, 100 * others / total), 1)
+        load["sample_s"] = round(wall, 3)
     except (OSError, psutil.Error):
         load["others_cpu_percent"] = None
+        load["sample_s"] = None
     try:
         frequency = psutil.cpu_freq()
     except (OSError, NotImplementedError, AttributeError):
@@ -127,6 +159,8 @@ def host_load(sample_s: float = LOAD_SAMPLE_S) -> dict:
 
 
 def collect() -> dict:
+    # The modules' own versions, not their installed metadata's: a CUDA wheel's metadata says 2.14.1
+    # where torch.__version__ says 2.14.1+cu130.
     import torch
     import torchvision
 

@@ -4,6 +4,8 @@ and withholds a faster/slower call that the load difference could explain."""
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import pytest
 from conftest import TINY_RUN
 from test_compare import side
@@ -34,6 +36,38 @@ def test_every_run_records_the_hosts_load_and_it_does_not_split_rows():
     a, b = side([100], "a")[0][1], side([100], "b")[0][1]
     a["context"]["load"], b["context"]["load"] = {"others_cpu_percent": 0.0}, {"others_cpu_percent": 80.0}
     assert identity.row_key(a) == identity.row_key(b)
+
+
+Machine = namedtuple("Machine", "user system idle iowait")
+Own = namedtuple("Own", "user system children_user children_system")
+
+
+def test_the_load_sample_spans_start_up_and_leaves_out_this_process_and_its_reaped_children(monkeypatch):
+    readings = iter(
+        [
+            (Machine(10.0, 5.0, 100.0, 1.0), Own(1.0, 0.5, 0.0, 0.0), 50.0),  # as the command starts
+            # 2 s later on 2 CPUs: 3 busy CPU seconds, 1.5 of them this process's and its reaped children's
+            (Machine(12.0, 6.0, 101.0, 1.0), Own(1.8, 0.6, 0.4, 0.2), 52.0),
+        ]
+    )
+    slept = []
+    monkeypatch.setattr(context, "_sample_start", None)
+    monkeypatch.setattr(context, "_reading", lambda: next(readings))
+    monkeypatch.setattr(context.time, "monotonic", lambda: 52.0)
+    monkeypatch.setattr(context.time, "sleep", slept.append)
+    monkeypatch.setattr(context.psutil, "cpu_count", lambda logical=True: 2)
+    context.start_load_sample()
+    context.start_load_sample()  # a second start (a nested command) keeps the first: no reading is taken
+    load = context.host_load()
+    assert slept == [0.0]  # start-up already took longer than the shortest sample
+    assert load["sample_s"] == 2.0 and load["others_cpu_percent"] == 37.5  # (3 - 1.5) / (2 s x 2 CPUs)
+    assert context._sample_start[2] == 52.0  # the next run's sample starts where this one ended
+
+
+def test_a_run_without_a_started_sample_samples_for_the_shortest_time(monkeypatch):
+    monkeypatch.setattr(context, "_sample_start", None)
+    load = context.host_load(sample_s=0.02)
+    assert load["sample_s"] >= 0.02 and 0 <= load["others_cpu_percent"] <= 100
 
 
 def test_a_speed_up_the_busier_baseline_could_explain_is_withheld():
