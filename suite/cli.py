@@ -23,7 +23,10 @@ EXIT_USER_ERROR = 2
 EXIT_INTERRUPTED = 130
 
 
-def build_parser() -> Parser:
+def build_parser(argv: list[str] | None = None) -> Parser:
+    """The command line's parser. Given the arguments, it declares only the named command's options:
+    declaring every command's costs more than the parse (argparse builds a help formatter for each
+    option it checks), and a test or a sweep runs the command line hundreds of times."""
     parser = Parser(
         prog="suite",
         description="Benchmark deep-learning training on CPU, CUDA and Gaudi: "
@@ -33,9 +36,10 @@ def build_parser() -> Parser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     import suite.commands as commands
 
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"suite.commands.{info.name}")
-        module.add_parser(subparsers)
+    modules = {info.name.replace("_", "-"): info.name for info in pkgutil.iter_modules(commands.__path__)}
+    named = modules.get(argv[0]) if argv else None
+    for module in [named] if named else sorted(modules.values()):  # no command named: all, to list them
+        importlib.import_module(f"suite.commands.{module}").add_parser(subparsers)
     return parser
 
 
@@ -133,8 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     previous = _stop_on_sigterm()
     try:
         preset_device_environment(sys.argv[1:] if argv is None else argv)
-        parser = build_parser()
-        args = parser.parse_args(join_dash_values(sys.argv[1:] if argv is None else list(argv)))
+        argv = join_dash_values(sys.argv[1:] if argv is None else list(argv))
+        parser = build_parser(argv)
+        args = parser.parse_args(argv)
         if not getattr(args, "func", None):
             parser.print_help()
             return EXIT_USER_ERROR

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
 
 from suite.cli import build_parser, main
@@ -17,6 +19,22 @@ def test_help_texts_show_defaults_and_no_doubled_percent(capsys):
     assert "95%%" not in help_of("batch-size", capsys)
     text = " ".join(help_of("run", capsys).split())
     assert "(default: cpu 2, cuda 3, hpu 10)" in text and "(default 5)" in text
+
+
+def declared_commands(parser) -> set[str]:
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return set(commands.choices)
+
+
+def test_the_parser_declares_the_named_command_alone_and_every_command_otherwise(capsys):
+    assert declared_commands(build_parser(["run", "--batch-size", "2"])) == {"run"}
+    assert declared_commands(build_parser(["fleet", "plan"])) == {"fleet"}
+    every = declared_commands(build_parser())
+    assert {"run", "fleet", "batch-size", "report", "sweep"} <= every
+    for argv in (["--help"], ["batch_size"], []):  # no command named: all of them, to list them
+        assert declared_commands(build_parser(argv)) == every
+    assert main(["batch_size"]) == 2
+    assert "(choose from 'batch-size', 'compare'," in capsys.readouterr().err
 
 
 def test_nproc_per_node_is_torchruns_name_for_nproc():

@@ -36,9 +36,9 @@ def cli_with_torch_imported_after_start(monkeypatch):
     """main() as a fresh `suite` process runs it: the parser's imports are where torch is first imported."""
     build_parser = cli.build_parser
 
-    def importing_torch():
+    def importing_torch(argv=None):
         habana_fakes.import_torch()
-        return build_parser()
+        return build_parser(argv)
 
     monkeypatch.setattr(cli, "build_parser", importing_torch)
 

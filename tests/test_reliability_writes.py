@@ -141,7 +141,7 @@ def test_commands_that_write_as_they_go_stop_with_the_fallback_named(tmp_path, m
 def test_the_cli_exits_3_when_a_record_is_not_written(monkeypatch, capsys):
     from suite import cli
 
-    def fails():
+    def fails(argv=None):
         raise run_record.RecordNotWritten(
             "the record could not be written to 'x'; it was written to y instead"
         )

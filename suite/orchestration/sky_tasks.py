@@ -129,7 +129,7 @@ def check_run_argv(argv: list[str], where: str) -> None:
     from suite.cli import build_parser
 
     try:
-        build_parser().parse_args(["run", *argv])
+        build_parser(["run"]).parse_args(["run", *argv])
     except UserError as error:
         raise UserError(f"{where}: the run command would be refused: {error}") from None
 
