@@ -28,6 +28,7 @@ Every call is appended to `calls` as (name, args, kwargs); every cluster up and 
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import itertools
 import os
@@ -113,16 +114,24 @@ def _real_exceptions():
     return exceptions
 
 
-REAL = _real_exceptions()
-exceptions = types.SimpleNamespace(**{name: getattr(REAL or _Mirror, name) for name in EXCEPTION_NAMES})
-ClusterDoesNotExist = exceptions.ClusterDoesNotExist
-ResourcesUnavailableError = exceptions.ResourcesUnavailableError
-RequestCancelled = exceptions.RequestCancelled
+@functools.cache
+def sky_exceptions() -> types.SimpleNamespace:
+    """SkyPilot's exception classes (the installed ones, else the mirror), looked up at first use: importing
+    sky takes ~2 s, which a test process that runs no fleet test need not pay."""
+    real = _real_exceptions()
+    return types.SimpleNamespace(**{name: getattr(real or _Mirror, name) for name in EXCEPTION_NAMES})
+
+
+def __getattr__(name: str):
+    """fake_sky.ResourcesUnavailableError and the other exception names, as SkyPilot's module has them."""
+    if name in EXCEPTION_NAMES:
+        return getattr(sky_exceptions(), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def api_server_down() -> Exception:
     """What the real client raises at any call when no API server answers and none may be started."""
-    return exceptions.ApiServerConnectionError("http://127.0.0.1:46580")
+    return sky_exceptions().ApiServerConnectionError("http://127.0.0.1:46580")
 
 
 def upload_failed() -> Exception:
@@ -131,7 +140,7 @@ def upload_failed() -> Exception:
 
 
 def submit_failed() -> Exception:
-    return exceptions.CommandError(
+    return sky_exceptions().CommandError(
         255, "job submit", "Failed to submit job to the cluster.", "ssh: connection reset"
     )
 
@@ -243,7 +252,9 @@ class FakeSky:
             if request_id not in self.requests:
                 raise RuntimeError(f"Failed to get request {request_id}: 404")
             if request_id in self.cancelled:
-                raise RequestCancelled(f"request ({request_id}) is cancelled by another process.")
+                raise sky_exceptions().RequestCancelled(
+                    f"request ({request_id}) is cancelled by another process."
+                )
             entry = self.requests[request_id]
         if entry["error"] is not None:
             raise entry["error"]
@@ -260,7 +271,7 @@ class FakeSky:
             with self._lock:
                 cluster = self.clusters.get(cluster_name)
             if cluster is None:
-                raise ClusterDoesNotExist(f"Cluster {cluster_name!r} does not exist.")
+                raise sky_exceptions().ClusterDoesNotExist(f"Cluster {cluster_name!r} does not exist.")
             if time.monotonic() >= cluster["ends"]:
                 return plan.get("exit_code", 0)
             time.sleep(self.POLL_S)
@@ -281,7 +292,8 @@ class FakeSky:
         with self._lock:
             if cluster_name not in self.clusters:
                 return self._request(
-                    "down", error=ClusterDoesNotExist(f"Cluster {cluster_name!r} does not exist.")
+                    "down",
+                    error=sky_exceptions().ClusterDoesNotExist(f"Cluster {cluster_name!r} does not exist."),
                 )
             self._remove(cluster_name, "down")
         return self._request("down")
@@ -347,7 +359,7 @@ class FakeSky:
         module.jobs = types.SimpleNamespace(
             launch=self.jobs_launch, tail_logs=self.jobs_tail_logs, cancel=self.jobs_cancel
         )
-        module.exceptions = exceptions
+        module.exceptions = sky_exceptions()
         return module
 
     def names(self) -> list[str]:
