@@ -8,6 +8,13 @@ import os
 
 import pytest
 
+# pytest-xdist runs one worker per core, and torch in each worker (and in every run a test starts) would
+# use every core: OpenMP threads then spin waiting on peers the other worker has descheduled, and a test
+# that takes 7 s alone took 45 s beside the GPU-matrix dry run. One compute thread per worker and per
+# child run; a test that asks for threads (--threads) still gets them. Set before anything imports torch.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 # The repository's root: child `suite` processes run from here.
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
