@@ -48,18 +48,22 @@ def preset_device_environment(argv: list[str]) -> None:
     torch (build_parser does). From torch 2.5, `import torch` loads out-of-tree backends (Habana's bridge)
     and the bridge fixes its execution mode there. The release table is loaded from its file: importing the
     suite.backends package would import torch first."""
-    package = importlib.util.find_spec("suite.backends")
-    if package is None or not package.submodule_search_locations:
-        return
-    for root in package.submodule_search_locations:
-        path = os.path.join(root, "habana_releases.py")
-        if os.path.isfile(path):
-            spec = importlib.util.spec_from_file_location("_suite_habana_releases_preimport", path)
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[spec.name] = module  # dataclasses look their module up there
-            spec.loader.exec_module(module)
-            module.preset_mode(argv)
+    name = "_suite_habana_releases_preimport"
+    module = sys.modules.get(name)  # loaded by an earlier command line in this process
+    if module is None:
+        package = importlib.util.find_spec("suite.backends")
+        roots = package.submodule_search_locations if package else None
+        path = next(
+            (p for p in (os.path.join(r, "habana_releases.py") for r in roots or ()) if os.path.isfile(p)),
+            None,
+        )
+        if path is None:
             return
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up there
+        spec.loader.exec_module(module)
+    module.preset_mode(argv)
 
 
 # A value that starts with '-' after an option (`--size -5`, `--batch-size -2`) reads to argparse as another

@@ -48,6 +48,7 @@ def real_runs(paths):
     return run(cache, workers=0), run(jpeg, workers=1)
 
 
+@pytest.mark.slow  # the two real runs train for seconds (each with its bottleneck probe)
 def test_cache_and_jpeg_runs_complete_and_their_records_differ_only_where_they_should(real_runs):
     from_cache, from_jpeg = real_runs
     assert from_cache["status"] == "ok" and from_jpeg["status"] == "ok"
@@ -154,6 +155,7 @@ def test_loader_command_bad_values_exit_2(paths, capsys):
     assert "has no loader to measure" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_real_data_run_records_where_its_bottleneck_is(real_runs):
     for record in real_runs:
         diagnosis = record["diagnosis"]
