@@ -62,7 +62,11 @@ def preset_device_environment(argv: list[str]) -> None:
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module  # dataclasses look their module up there
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]  # not half a module for the next command line
+            raise
     module.preset_mode(argv)
 
 

@@ -18,18 +18,25 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
+_EXIT_STATUS: list[int] = []
+
+
 def pytest_configure(config):
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        # Registered first, so it runs last: after every other exit handler, a worker whose results are
-        # all with pytest ends without tearing down torch's modules one by one (1 to 2 s that the whole
-        # run waits for).
+    if hasattr(config, "workerinput"):  # an xdist worker itself (its variables also reach its children)
+        # A worker whose results are all with pytest ends without tearing down torch's modules one by one
+        # (1 to 2 s that the whole run waits for), after the exit handlers registered since it started
+        # (torch's, multiprocessing's), with the status pytest gave it.
         atexit.register(_exit_without_interpreter_teardown)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    _EXIT_STATUS.append(int(exitstatus))
 
 
 def _exit_without_interpreter_teardown() -> None:
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(0)
+    os._exit(_EXIT_STATUS[-1] if _EXIT_STATUS else 1)
 
 
 # The repository's root: child `suite` processes run from here.
@@ -54,13 +61,15 @@ def only_record(folder) -> dict:
 
 def suite_env(tmp_path=None, **extra) -> dict[str, str]:
     """This process's environment for a child `suite`, less the suite's own variables (a run id, an injected
-    fault; the cache folder is kept) and torchrun's rank variables, which would make it part of another run;
+    fault; the cache folder is kept), torchrun's rank variables, which would make it part of another run, and
+    pytest-xdist's;
     with TMP_PATH, a cache folder of its own. EXTRA is added."""
     env = {
         key: value
         for key, value in os.environ.items()
         if (key == "SUITE_CACHE_DIR" or not key.startswith("SUITE_"))
         and key not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")
+        and not key.startswith("PYTEST_XDIST_")  # a child pytest is not this session's worker
     }
     if tmp_path is not None:
         env["SUITE_CACHE_DIR"] = str(tmp_path / "cache")

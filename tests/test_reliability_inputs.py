@@ -173,6 +173,9 @@ def test_a_duplicate_instance_key_is_refused(tmp_path):
     path.write_text(catalog_text(extra=twice.replace("3.06", "0.01")))
     with pytest.raises(UserError, match="key 'p3.2xlarge' appears twice"):
         load_catalog(str(path))
+    path.write_text("instances: {p3.2xlarge: {on_demand_usd_per_hour: 3}, p3.2xlarge: {}}\n")
+    with pytest.raises(UserError, match=r"key 'p3.2xlarge' appears twice \(line 1\)"):  # one flow mapping
+        load_catalog(str(path))
 
 
 @pytest.mark.parametrize("value", ["inf", "Infinity", "nan", "-1", "0", "1e400"])

@@ -234,16 +234,15 @@ class _UniqueKeyLoader(_SafeLoader):
         seen = {}
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
+            line = key_node.start_mark.line + 1
             try:
-                first = seen.setdefault(key, key_node.start_mark.line + 1)
+                first = seen.get(key)
+                seen[key] = line
             except TypeError:
                 continue  # an unhashable key: the base loader gives its own error
-            if first != key_node.start_mark.line + 1:
-                raise yaml.constructor.ConstructorError(
-                    None,
-                    None,
-                    f"key {key!r} appears twice (lines {first} and {key_node.start_mark.line + 1})",
-                )
+            if first is not None:  # on another line, or twice in one flow mapping ({a: 1, a: 2})
+                where = f"lines {first} and {line}" if first != line else f"line {line}"
+                raise yaml.constructor.ConstructorError(None, None, f"key {key!r} appears twice ({where})")
         return super().construct_mapping(node, deep=deep)
 
 

@@ -100,15 +100,19 @@ class _Mirror:
         pass
 
 
+# Whatever imports sky in this process finds it offline and starts no API server: set as this module is
+# imported, so every test after it sees the same environment.
+for _key, _value in (
+    ("SKYPILOT_DISABLE_LOCAL_API_SERVER", "1"),
+    ("SKYPILOT_DISABLE_USAGE_COLLECTION", "1"),
+    ("AWS_EC2_METADATA_DISABLED", "true"),
+):
+    os.environ.setdefault(_key, _value)
+
+
 def _real_exceptions():
     if importlib.util.find_spec("sky") is None:
         return None
-    for key, value in (
-        ("SKYPILOT_DISABLE_LOCAL_API_SERVER", "1"),
-        ("SKYPILOT_DISABLE_USAGE_COLLECTION", "1"),
-        ("AWS_EC2_METADATA_DISABLED", "true"),
-    ):
-        os.environ.setdefault(key, value)
     from sky import exceptions  # only the exception module's import; it starts nothing
 
     return exceptions
