@@ -90,8 +90,12 @@ def utc_now() -> str:
 LOAD_SAMPLE_S = 0.1  # the shortest CPU-time sample: ~10 clock ticks a CPU at Linux's usual 100 Hz
 
 # The reading that starts the next CPU-time sample: (all CPUs' times, this process's times, monotonic
-# seconds). Set when the process starts (start_load_sample) and by each host_load().
+# seconds, pid). Set when the command starts (start_load_sample) and by each host_load().
 _sample_start: tuple | None = None
+
+# Set by the parent of processes started together as one run (`--per-device` copies), as torchrun sets
+# WORLD_SIZE for its ranks: each would count its siblings' start-up as other processes' load.
+SIBLINGS_VARIABLE = "SUITE_SIBLINGS"
 
 
 def _busy(times) -> float:
@@ -107,15 +111,26 @@ def _own(times) -> float:
 
 
 def _reading() -> tuple:
-    return psutil.cpu_times(), psutil.Process().cpu_times(), time.monotonic()
+    return psutil.cpu_times(), psutil.Process().cpu_times(), time.monotonic(), os.getpid()
+
+
+def _started_with_siblings() -> bool:
+    for name in ("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", SIBLINGS_VARIABLE):
+        try:
+            if int(os.environ.get(name) or 1) > 1:
+                return True
+        except ValueError:
+            continue
+    return False
 
 
 def start_load_sample() -> None:
     """Start the CPU-time sample that the first host_load() ends, unless one is running: called as a
     command starts, so the sample spans the process's start-up (importing torch, building the model)
-    rather than a sleep before the run."""
+    rather than a sleep before the run. Not in a rank or a copy started beside its siblings: their
+    start-up is not other processes' load, and there the sample is the short one as the run starts."""
     global _sample_start
-    if _sample_start is None:
+    if _sample_start is None and not _started_with_siblings():
         try:
             _sample_start = _reading()
         except (OSError, psutil.Error):
@@ -126,9 +141,9 @@ def host_load(sample_s: float = LOAD_SAMPLE_S) -> dict:
     """The host's load as a run starts, for the record (as pyperf keeps the load average and CPU clock
     with every run): the 1- and 5-minute load averages, the share of all CPUs' time that OTHER processes
     used, and the CPU clock where the system exposes it. None where unreadable.
-    The share's sample spans the time since the process started it (start_load_sample) or since its
-    previous reading, at least `sample_s` (the remainder is slept): ±1 tick in ~10 a CPU at the shortest.
-    The load averages span minutes."""
+    The share's sample spans the command's start-up (start_load_sample) or, for a process's later runs,
+    the time since its previous reading; at least `sample_s`, the remainder slept (±1 tick in ~10 a CPU
+    at the shortest). The load averages span minutes."""
     global _sample_start
     load = {"logical_cpus": psutil.cpu_count(logical=True)}
     try:
@@ -136,9 +151,10 @@ def host_load(sample_s: float = LOAD_SAMPLE_S) -> dict:
     except (OSError, AttributeError):  # not on every OS
         load["load_average_1m"] = load["load_average_5m"] = None
     try:
-        machine_before, mine_before, start = _sample_start or _reading()
+        started = _sample_start if _sample_start and _sample_start[3] == os.getpid() else None  # not a fork's
+        machine_before, mine_before, start, _ = started or _reading()
         time.sleep(max(0.0, sample_s - (time.monotonic() - start)))
-        machine_after, mine_after, end = _sample_start = _reading()
+        machine_after, mine_after, end, _ = _sample_start = _reading()
         wall = end - start
         total = wall * (load["logical_cpus"] or 1)
         others = max(

@@ -4,6 +4,8 @@ and withholds a faster/slower call that the load difference could explain."""
 
 from __future__ import annotations
 
+import os
+import types
 from collections import namedtuple
 
 import pytest
@@ -43,25 +45,39 @@ Own = namedtuple("Own", "user system children_user children_system")
 
 
 def test_the_load_sample_spans_start_up_and_leaves_out_this_process_and_its_reaped_children(monkeypatch):
+    pid = os.getpid()
     readings = iter(
         [
-            (Machine(10.0, 5.0, 100.0, 1.0), Own(1.0, 0.5, 0.0, 0.0), 50.0),  # as the command starts
+            (Machine(10.0, 5.0, 100.0, 1.0), Own(1.0, 0.5, 0.0, 0.0), 50.0, pid),  # as the command starts
             # 2 s later on 2 CPUs: 3 busy CPU seconds, 1.5 of them this process's and its reaped children's
-            (Machine(12.0, 6.0, 101.0, 1.0), Own(1.8, 0.6, 0.4, 0.2), 52.0),
+            (Machine(12.0, 6.0, 101.0, 1.0), Own(1.8, 0.6, 0.4, 0.2), 52.0, pid),
         ]
     )
     slept = []
     monkeypatch.setattr(context, "_sample_start", None)
     monkeypatch.setattr(context, "_reading", lambda: next(readings))
-    monkeypatch.setattr(context.time, "monotonic", lambda: 52.0)
-    monkeypatch.setattr(context.time, "sleep", slept.append)
+    monkeypatch.setattr(context, "time", types.SimpleNamespace(monotonic=lambda: 52.0, sleep=slept.append))
     monkeypatch.setattr(context.psutil, "cpu_count", lambda logical=True: 2)
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
     context.start_load_sample()
     context.start_load_sample()  # a second start (a nested command) keeps the first: no reading is taken
     load = context.host_load()
     assert slept == [0.0]  # start-up already took longer than the shortest sample
     assert load["sample_s"] == 2.0 and load["others_cpu_percent"] == 37.5  # (3 - 1.5) / (2 s x 2 CPUs)
     assert context._sample_start[2] == 52.0  # the next run's sample starts where this one ended
+
+
+@pytest.mark.parametrize("variable", ["WORLD_SIZE", context.SIBLINGS_VARIABLE])
+def test_a_rank_or_copy_started_beside_its_siblings_takes_the_short_sample_as_its_run_starts(
+    monkeypatch, variable
+):
+    monkeypatch.setattr(context, "_sample_start", None)
+    monkeypatch.setenv(variable, "2")
+    context.start_load_sample()  # the siblings' start-up would read as other processes' load
+    assert context._sample_start is None
+    monkeypatch.setenv(variable, "1")
+    context.start_load_sample()
+    assert context._sample_start is not None
 
 
 def test_a_run_without_a_started_sample_samples_for_the_shortest_time(monkeypatch):

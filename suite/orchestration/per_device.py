@@ -57,7 +57,8 @@ def run_copies(
         def one(index: int):
             # The copies' own records stay out of the results folder: alone, each would read as a
             # one-device run, which it was not (it shared the host with the others).
-            child = spawn(argv, os.path.join(scratch, str(index)), timeout_s, **envs[index])
+            siblings = {context.SIBLINGS_VARIABLE: str(len(envs))}  # its host-load sample is its own run's
+            child = spawn(argv, os.path.join(scratch, str(index)), timeout_s, **envs[index], **siblings)
             return child, time.time()
 
         with ThreadPoolExecutor(max_workers=len(envs)) as pool:
