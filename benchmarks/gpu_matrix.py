@@ -268,6 +268,9 @@ def main(argv=None) -> int:
         os.path.join(work, "data"), os.path.join(work, "records"), os.path.join(work, "suite-report.md")
     )
     write_json(os.path.join(work, "plan.json"), [s.__dict__ for s in steps])
+    # The dry run's suite steps fork from one interpreter that has imported torch (~4 s a step saved);
+    # the GPU run starts each step as a fresh interpreter, as a person would.
+    starter = WarmStarter() if args.dry_run else None
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     started = time.monotonic()
@@ -276,9 +279,8 @@ def main(argv=None) -> int:
         f"PYTHONPATH={ROOT}; work {work}"
     )
     print_plan(steps, parts, args.dry_run, log)
-    # The dry run's suite steps fork from one interpreter that has imported torch (~4 s a step saved);
-    # the GPU run starts each step as a fresh interpreter, as a person would.
-    starter = WarmStarter() if args.dry_run else None
+    if starter and not starter.usable:
+        log(f"dry run: every step in a fresh interpreter: {starter.why}")
     status = 0
     for part in parts:
         try:

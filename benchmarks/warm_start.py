@@ -21,23 +21,33 @@ import sys
 import threading
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
 class WarmStarter:
     def __init__(self):
+        """Import what every step imports. Where that fails, or leaves a thread running (fork copies only
+        the calling thread, and its locks would stay held in every step), each step is a fresh interpreter
+        after all (`usable` False, `why` says why)."""
+        self.usable, self.why = False, ""
         sys.path.insert(0, ROOT)  # the checkout's suite, as the steps' PYTHONPATH gives it to them
-        import torch._dynamo  # noqa: F401 - what every step imports; nothing here runs a torch op
-        import torchvision  # noqa: F401
+        try:
+            from suite import optional_modules
 
-        import suite.cli  # noqa: F401
+            optional_modules.quarantine_broken()  # as `suite` does before torch is imported
+            import torch._dynamo  # noqa: F401 - nothing here runs a torch op
+            import torchvision  # noqa: F401
 
+            import suite.cli  # noqa: F401
+        except Exception as error:  # noqa: BLE001 - any import failure: fresh interpreters
+            self.why = f"importing torch here failed ({type(error).__name__}: {error})"
+            return
         try:
             import timm  # noqa: F401 - the timm steps'
         except ImportError:
             pass
-        # fork copies only the calling thread: an import that left a thread running would leave its locks
-        # held in every step, so then each step is a fresh interpreter after all
         self.usable = threading.active_count() == 1
+        self.why = "" if self.usable else "an import left a thread running"
 
     def handles(self, argv: list[str]) -> bool:
         """A suite command or a script; pytest (the GPU tests' step) keeps a fresh interpreter: it loads
@@ -49,18 +59,33 @@ class WarmStarter:
         )
 
     def start(self, argv: list[str], log, env: dict) -> Forked:
-        """Start ARGV (as for subprocess: this python, then -m MODULE or a script) with output to `log`."""
-        process = multiprocessing.get_context("fork").Process(
-            target=_step, args=(argv[1:], log.fileno(), env), name=" ".join(argv[1:4])
-        )
-        process.start()
+        """Start ARGV (as for subprocess: this python, then -m suite or a script) with output to `log`.
+        Returns once the step has its own session and signal handlers: SIGINT and SIGTERM wait until
+        then, so the matrix's stop always finds a process group to stop."""
+        ready_read, ready_write = os.pipe()
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        try:
+            process = multiprocessing.get_context("fork").Process(
+                target=_step, args=(argv[1:], log.fileno(), env, ready_write), name=" ".join(argv[1:4])
+            )
+            try:
+                process.start()
+            finally:
+                os.close(ready_write)  # the step has its own copy
+            os.read(ready_read, 1)  # b"" if the step died first: then there is nothing to wait for
+        finally:
+            os.close(ready_read)
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a stop that came meanwhile lands now
         return Forked(process)
 
 
-def _step(args: list[str], log_fd: int, env: dict) -> None:
+def _step(args: list[str], log_fd: int, env: dict, ready_fd: int) -> None:
     os.setsid()  # its own process group, as start_new_session gives a fresh process
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the matrix's handlers
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    os.write(ready_fd, b"1")
+    os.close(ready_fd)
     os.chdir(ROOT)
     os.environ.clear()
     os.environ.update(env)
