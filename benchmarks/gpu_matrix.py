@@ -84,12 +84,13 @@ def run_step(step, argv, work: str, deadline: float, env: dict, starter=None) ->
     result = {"argv": argv, "log": os.path.relpath(log_path, work)}
     with open(log_path, "w") as log:
         log.write("$ " + " ".join(argv) + "\n")
-        if starter and starter.handles(argv):
+        forked = starter is not None and starter.handles(argv)
+        if forked:
             log.write("(forked from an interpreter that has imported torch: benchmarks/warm_start.py)\n")
-            log.flush()
+        log.flush()
+        if forked:
             child = starter.start(argv, log, env)
         else:
-            log.flush()
             child = subprocess.Popen(
                 argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
             )

@@ -6,6 +6,7 @@ Ctrl-C exits 130 with a short message.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import os
@@ -46,28 +47,30 @@ def build_parser(argv: list[str] | None = None) -> Parser:
 def preset_device_environment(argv: list[str]) -> None:
     """Environment a device fixes at `import torch`, set from the command line before anything imports
     torch (build_parser does). From torch 2.5, `import torch` loads out-of-tree backends (Habana's bridge)
-    and the bridge fixes its execution mode there. The release table is loaded from its file: importing the
-    suite.backends package would import torch first."""
-    name = "_suite_habana_releases_preimport"
-    module = sys.modules.get(name)  # loaded by an earlier command line in this process
-    if module is None:
-        package = importlib.util.find_spec("suite.backends")
-        roots = package.submodule_search_locations if package else None
-        path = next(
-            (p for p in (os.path.join(r, "habana_releases.py") for r in roots or ()) if os.path.isfile(p)),
-            None,
-        )
-        if path is None:
-            return
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up there
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            del sys.modules[name]  # not half a module for the next command line
-            raise
-    module.preset_mode(argv)
+    and the bridge fixes its execution mode there."""
+    table = _habana_release_table()
+    if table is not None:
+        table.preset_mode(argv)
+
+
+@functools.cache  # once a process, not at every command line
+def _habana_release_table():
+    """backends/habana_releases.py, loaded from its file: importing the suite.backends package would import
+    torch first. None where the file is not there."""
+    package = importlib.util.find_spec("suite.backends")
+    for root in (package.submodule_search_locations or ()) if package else ():
+        path = os.path.join(root, "habana_releases.py")
+        if os.path.isfile(path):
+            spec = importlib.util.spec_from_file_location("_suite_habana_releases_preimport", path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = module  # dataclasses look their module up there
+            try:
+                spec.loader.exec_module(module)
+            except BaseException:
+                del sys.modules[spec.name]  # not half a module (a failed load is not cached either)
+                raise
+            return module
+    return None
 
 
 # A value that starts with '-' after an option (`--size -5`, `--batch-size -2`) reads to argparse as another
@@ -144,10 +147,11 @@ def main(argv: list[str] | None = None) -> int:
     _drop_unowned_handoffs()
     previous = _stop_on_sigterm()
     try:
-        preset_device_environment(sys.argv[1:] if argv is None else argv)
-        argv = join_dash_values(sys.argv[1:] if argv is None else list(argv))
-        parser = build_parser(argv)
-        args = parser.parse_args(argv)
+        given = sys.argv[1:] if argv is None else list(argv)
+        preset_device_environment(given)
+        arguments = join_dash_values(given)
+        parser = build_parser(arguments)
+        args = parser.parse_args(arguments)
         if not getattr(args, "func", None):
             parser.print_help()
             return EXIT_USER_ERROR

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+from typing import NamedTuple
 
 import psutil
 
@@ -89,9 +90,17 @@ def utc_now() -> str:
 
 LOAD_SAMPLE_S = 0.1  # the shortest CPU-time sample: ~10 clock ticks a CPU at Linux's usual 100 Hz
 
-# The reading that starts the next CPU-time sample: (all CPUs' times, this process's times, monotonic
-# seconds, pid). Set when the command starts (start_load_sample) and by each host_load().
-_sample_start: tuple | None = None
+
+class _Reading(NamedTuple):
+    machine: tuple  # all CPUs' times (psutil.cpu_times)
+    own: tuple  # this process's (psutil.Process().cpu_times)
+    at: float  # monotonic seconds
+    pid: int  # whose reading: a fork's sample is its own
+
+
+# The reading that starts the next CPU-time sample: set when the command starts (start_load_sample) and by
+# each host_load().
+_sample_start: _Reading | None = None
 
 # Set by the parent of processes started together as one run (`--per-device` copies), as torchrun sets
 # WORLD_SIZE for its ranks: each would count its siblings' start-up as other processes' load.
@@ -110,8 +119,8 @@ def _own(times) -> float:
     return times.user + times.system + children
 
 
-def _reading() -> tuple:
-    return psutil.cpu_times(), psutil.Process().cpu_times(), time.monotonic(), os.getpid()
+def _reading() -> _Reading:
+    return _Reading(psutil.cpu_times(), psutil.Process().cpu_times(), time.monotonic(), os.getpid())
 
 
 def _started_with_siblings() -> bool:
@@ -151,15 +160,12 @@ def host_load(sample_s: float = LOAD_SAMPLE_S) -> dict:
     except (OSError, AttributeError):  # not on every OS
         load["load_average_1m"] = load["load_average_5m"] = None
     try:
-        started = _sample_start if _sample_start and _sample_start[3] == os.getpid() else None  # not a fork's
-        machine_before, mine_before, start, _ = started or _reading()
-        time.sleep(max(0.0, sample_s - (time.monotonic() - start)))
-        machine_after, mine_after, end, _ = _sample_start = _reading()
-        wall = end - start
+        before = _sample_start if _sample_start and _sample_start.pid == os.getpid() else _reading()
+        time.sleep(max(0.0, sample_s - (time.monotonic() - before.at)))
+        after = _sample_start = _reading()
+        wall = after.at - before.at
         total = wall * (load["logical_cpus"] or 1)
-        others = max(
-            0.0, _busy(machine_after) - _busy(machine_before) - (_own(mine_after) - _own(mine_before))
-        )
+        others = max(0.0, _busy(after.machine) - _busy(before.machine) - (_own(after.own) - _own(before.own)))
         load["others_cpu_percent"] = round(min(100.0, 100 * others / total), 1)
         load["sample_s"] = round(wall, 3)
     except (OSError, psutil.Error):

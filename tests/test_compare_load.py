@@ -48,9 +48,9 @@ def test_the_load_sample_spans_start_up_and_leaves_out_this_process_and_its_reap
     pid = os.getpid()
     readings = iter(
         [
-            (Machine(10.0, 5.0, 100.0, 1.0), Own(1.0, 0.5, 0.0, 0.0), 50.0, pid),  # as the command starts
+            context._Reading(Machine(10.0, 5.0, 100.0, 1.0), Own(1.0, 0.5, 0.0, 0.0), 50.0, pid),  # at start
             # 2 s later on 2 CPUs: 3 busy CPU seconds, 1.5 of them this process's and its reaped children's
-            (Machine(12.0, 6.0, 101.0, 1.0), Own(1.8, 0.6, 0.4, 0.2), 52.0, pid),
+            context._Reading(Machine(12.0, 6.0, 101.0, 1.0), Own(1.8, 0.6, 0.4, 0.2), 52.0, pid),
         ]
     )
     slept = []
@@ -64,7 +64,7 @@ def test_the_load_sample_spans_start_up_and_leaves_out_this_process_and_its_reap
     load = context.host_load()
     assert slept == [0.0]  # start-up already took longer than the shortest sample
     assert load["sample_s"] == 2.0 and load["others_cpu_percent"] == 37.5  # (3 - 1.5) / (2 s x 2 CPUs)
-    assert context._sample_start[2] == 52.0  # the next run's sample starts where this one ended
+    assert context._sample_start.at == 52.0  # the next run's sample starts where this one ended
 
 
 @pytest.mark.parametrize("variable", ["WORLD_SIZE", context.SIBLINGS_VARIABLE])
