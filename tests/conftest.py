@@ -63,7 +63,8 @@ def suite_env(tmp_path=None, **extra) -> dict[str, str]:
     """This process's environment for a child `suite`, less the suite's own variables (a run id, an injected
     fault; the cache folder is kept), torchrun's rank variables, which would make it part of another run, and
     pytest-xdist's;
-    with TMP_PATH, a cache folder of its own. EXTRA is added."""
+    with TMP_PATH, a cache folder and a temporary folder of its own (torchrun leaves a folder in the temporary
+    folder at each start, which would pile up outside pytest's rotated ones). EXTRA is added."""
     env = {
         key: value
         for key, value in os.environ.items()
@@ -73,6 +74,8 @@ def suite_env(tmp_path=None, **extra) -> dict[str, str]:
     }
     if tmp_path is not None:
         env["SUITE_CACHE_DIR"] = str(tmp_path / "cache")
+        (tmp_path / "tmp").mkdir(parents=True, exist_ok=True)
+        env["TMPDIR"] = str(tmp_path / "tmp")
     env.update(extra)
     return env
 

@@ -27,18 +27,20 @@ TINY_RUN_2_STEPS = changed(TINY_RUN, steps=2)
 RUN_TIMEOUT_S = 300
 
 
-def clean_env(**extra):
+def clean_env(tmp_path, **extra):
+    """The child's environment, its cache and temporary folders under TMP_PATH/env (beside, not among, the
+    records a test reads)."""
     path = [ROOT]
     if any(k.startswith("SUITE_FAULT") for k in extra):  # tests/faults/sitecustomize.py injects it
         path.append(os.path.join(ROOT, "tests", "faults"))
-    return suite_env(PYTHONPATH=os.pathsep.join(path), **extra)
+    return suite_env(tmp_path / "env", PYTHONPATH=os.pathsep.join(path), **extra)
 
 
 def suite_run(args, out, **env):
     return subprocess.run(
         [sys.executable, "-m", "suite", *TINY_RUN_2_STEPS, "--out", str(out), *args],
         cwd=ROOT,
-        env=clean_env(**env),
+        env=clean_env(out, **env),
         capture_output=True,
         text=True,
         timeout=RUN_TIMEOUT_S,
@@ -330,7 +332,7 @@ def test_torchrun_runs_the_suite_module_directly(tmp_path):
         "--json",
     ]
     done = subprocess.run(
-        command, cwd=ROOT, env=clean_env(), capture_output=True, text=True, timeout=RUN_TIMEOUT_S
+        command, cwd=ROOT, env=clean_env(tmp_path), capture_output=True, text=True, timeout=RUN_TIMEOUT_S
     )
     assert done.returncode == 0, done.stderr[-2000:]
     record = only_record(tmp_path)  # rank 0 wrote the one record
@@ -346,7 +348,7 @@ def test_two_nodes_on_loopback(tmp_path):
     node1 = subprocess.Popen(
         [*command, "--node-rank", "1"],
         cwd=ROOT,
-        env=clean_env(),
+        env=clean_env(tmp_path),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -355,7 +357,7 @@ def test_two_nodes_on_loopback(tmp_path):
         node0 = subprocess.run(
             [*command, "--node-rank", "0"],
             cwd=ROOT,
-            env=clean_env(),
+            env=clean_env(tmp_path),
             capture_output=True,
             text=True,
             timeout=RUN_TIMEOUT_S,

@@ -104,7 +104,12 @@ def test_scale_cpu_1_and_2_processes_prints_the_efficiency_table(tmp_path):
         str(tmp_path),
     ]
     done = subprocess.run(
-        command, cwd=ROOT, env=suite_env(PYTHONPATH=ROOT), capture_output=True, text=True, timeout=600
+        command,
+        cwd=ROOT,
+        env=suite_env(tmp_path / "env", PYTHONPATH=ROOT),
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.splitlines()
