@@ -11,6 +11,9 @@ The writer replaces a regular file or makes a new one, nothing else: a target th
 (`/dev/full`), a FIFO, a socket, a folder or a symlink is refused, since the rename would put a regular
 file in its place (as root, it would replace the device node itself).
 
+The file gets the permissions a plain open() would give it: a new one 0666 less the umask (not mkstemp's
+0600, which would hide a results folder from the rest of a team), a replaced one the permission bits it had.
+
 rename() is atomic within one file system (POSIX rename(2)); fsync of the file before it, and of the
 folder after it, make the new name survive a power cut as well as a crash.
 """
@@ -21,16 +24,16 @@ import contextlib
 import errno
 import os
 import re
+import secrets
 import stat
-import tempfile
 import time
 
 TMP_PREFIX = ".tmp-"
 TMP_MARKER = ".suite-atomic-"  # what makes a temporary recognisably this writer's own
 STALE_AFTER_S = 3600.0
-_RANDOM = (
-    "[a-z0-9_]{8}"  # what tempfile.mkstemp puts between prefix and suffix (tempfile._RandomNameSequence)
-)
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789_"  # tempfile's, so old temporaries still match
+_RANDOM = "[a-z0-9_]{8}"
+_NAME_TRIES = 100
 
 _KINDS = (
     (stat.S_ISDIR, "a folder"),
@@ -121,6 +124,26 @@ def _fsync_folder(folder: str) -> None:
         os.close(fd)
 
 
+def _new_temporary(folder: str, base: str) -> str:
+    """Make an empty temporary for target BASE in FOLDER and return its path. Created with mode 0666, so the
+    kernel applies the umask as for any new file; where the target exists, its permission bits are copied."""
+    suffix = os.path.splitext(base)[1]
+    for _ in range(_NAME_TRIES):
+        random = "".join(secrets.choice(_ALPHABET) for _ in range(8))
+        tmp = os.path.join(folder, _temporary_prefix(base) + random + suffix)
+        try:
+            fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+        except FileExistsError:
+            continue
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                os.chmod(fd, stat.S_IMODE(os.stat(os.path.join(folder, base)).st_mode))
+        finally:
+            os.close(fd)
+        return tmp
+    raise FileExistsError(errno.EEXIST, f"no free temporary name after {_NAME_TRIES} tries", folder)
+
+
 @contextlib.contextmanager
 def atomic_path(path: str):
     """Yield a temporary path to write `path` through (for writers that want a name, e.g. savefig,
@@ -129,8 +152,7 @@ def atomic_path(path: str):
     folder = os.path.dirname(os.path.abspath(path))
     base = os.path.basename(path)
     remove_stale_temporaries(folder, base)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=_temporary_prefix(base), suffix=os.path.splitext(base)[1])
-    os.close(fd)
+    tmp = _new_temporary(folder, base)
     try:
         yield tmp
         with open(tmp, "rb+") as handle:

@@ -10,6 +10,7 @@ import json
 import os
 import resource
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -239,6 +240,21 @@ def test_stale_temporaries_are_cleaned_and_never_read(tmp_path):
     assert [os.path.basename(p) for p in run_record.iter_record_paths([str(tmp_path)])] == []
     run_record.write_record(record("r1"), str(tmp_path))
     assert sorted(os.listdir(tmp_path)) == [".tmp-r1.json.suite-atomic-ijklmnop.json", "r1.json"]
+
+
+def test_a_new_file_has_the_umask_mode_and_a_replaced_one_keeps_its_own(tmp_path):
+    before = os.umask(0o027)
+    try:
+        atomic.write_atomic(str(tmp_path / "new.json"), "{}")
+    finally:
+        os.umask(before)
+    assert stat.S_IMODE(os.stat(tmp_path / "new.json").st_mode) == 0o640  # 0666 less the umask, as open()
+    kept = tmp_path / "kept.json"
+    kept.write_text("old")
+    os.chmod(kept, 0o604)
+    atomic.write_atomic(str(kept), "new")
+    assert kept.read_text() == "new" and stat.S_IMODE(os.stat(kept).st_mode) == 0o604
+    assert sorted(os.listdir(tmp_path)) == ["kept.json", "new.json"]  # no temporary left
 
 
 def test_plots_and_the_flops_cache_go_through_the_atomic_writer():
