@@ -31,8 +31,10 @@ import time
 TMP_PREFIX = ".tmp-"
 TMP_MARKER = ".suite-atomic-"  # what makes a temporary recognisably this writer's own
 STALE_AFTER_S = 3600.0
-_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789_"  # tempfile's, so old temporaries still match
-_RANDOM = "[a-z0-9_]{8}"
+# The random part of a temporary's name: tempfile's alphabet and length, so older temporaries still match.
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789_"
+_RANDOM_LENGTH = 8
+_RANDOM = f"[{re.escape(_ALPHABET)}]{{{_RANDOM_LENGTH}}}"
 _NAME_TRIES = 100
 
 _KINDS = (
@@ -129,7 +131,7 @@ def _new_temporary(folder: str, base: str) -> str:
     kernel applies the umask as for any new file; where the target exists, its permission bits are copied."""
     suffix = os.path.splitext(base)[1]
     for _ in range(_NAME_TRIES):
-        random = "".join(secrets.choice(_ALPHABET) for _ in range(8))
+        random = "".join(secrets.choice(_ALPHABET) for _ in range(_RANDOM_LENGTH))
         tmp = os.path.join(folder, _temporary_prefix(base) + random + suffix)
         try:
             fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
