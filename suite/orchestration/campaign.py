@@ -236,6 +236,14 @@ def check_launchable(instance, where: str) -> None:
 # -- building and pricing ------------------------------------------------------------------------------
 
 
+def _given_at(settings: dict, key: str) -> str:
+    """Where campaign-wide setting KEY was given, for an error: the campaign file and the key, or the
+    inline option that sets it."""
+    if settings.get("source_file"):
+        return f"{settings['source_file']}, {key}"
+    return "--" + key.replace("_", "-")
+
+
 def build(settings: dict) -> Campaign:
     """Check every instance against the price catalog and the budget cap; return the priced campaign."""
     from suite.orchestration import campaign_prices, sky_tasks
@@ -262,13 +270,12 @@ def build(settings: dict) -> Campaign:
             check_plain(key, settings[key], source)
     habana_image = settings.get("habana_image")
     if habana_image is not None and not (isinstance(habana_image, str) and IMAGE_PATTERN.match(habana_image)):
-        given = f"{source}, habana_image" if settings.get("source_file") else "--habana-image"
         raise UserError(
-            f"{given}: {habana_image!r} is not a container image reference (e.g. "
+            f"{_given_at(settings, 'habana_image')}: {habana_image!r} is not a container image reference (e.g. "
             "vault.habana.ai/gaudi-docker/1.21.0/ubuntu22.04/habanalabs/pytorch-installer-2.6.0:latest)"
         )
     campaign_image = settings.get("host_image")
-    campaign_image_where = f"{source}, host_image" if settings.get("source_file") else "--host-image"
+    campaign_image_where = _given_at(settings, "host_image")
     if campaign_image is not None:  # checked whether or not an instance needs it
         campaign_image = check_host_image(campaign_image, None, campaign_image_where)
     targets, seen = [], set()
