@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import os
 import platform
+import re
 import socket
 import subprocess
 import sys
@@ -15,18 +16,41 @@ import psutil
 
 import suite
 
+# Written by `benchmarks/stamp_commit.sh` into a checkout that is copied to a machine without its .git (a
+# lent GPU machine gets the working tree only): the commit it was copied from, and "+dirty" if it had changes.
+COMMIT_STAMP = ".suite-commit"
+_STAMP = re.compile(r"[0-9a-f]{40}(\+dirty)?")
 
-def git_commit() -> str | None:
-    """The suite checkout's commit, if it is one (None for an installed wheel)."""
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def git_commit(checkout: str = CHECKOUT) -> str | None:
+    """The suite checkout's commit: git's answer, else the stamp a copied tree carries (None for an
+    installed wheel, or a copy with neither)."""
     try:
         out = subprocess.run(
-            ["git", "-C", here, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False
+            ["git", "-C", checkout, "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
         )
+        commit = out.stdout.strip()
+        if out.returncode == 0 and commit:
+            return commit
     except (OSError, subprocess.SubprocessError):
+        pass
+    return _stamped_commit(os.path.join(checkout, COMMIT_STAMP))
+
+
+def _stamped_commit(path: str) -> str | None:
+    try:
+        with open(path, encoding="ascii", errors="replace") as handle:
+            stamp = handle.read(64).strip()
+    except OSError:
         return None
-    commit = out.stdout.strip()
-    return commit if out.returncode == 0 and commit else None
+    return stamp if _STAMP.fullmatch(stamp) else None
 
 
 RUN_ID_VARIABLES = ("SUITE_RUN_ID", "SUITE_RUN_ID_OWNER")
