@@ -1,4 +1,5 @@
-"""`suite diagnose` end to end on the CPU: a slow JPEG loader is input-bound, synthetic data compute-bound."""
+"""`suite diagnose` end to end on the CPU: a slow JPEG loader is input-bound; without a data source (its
+verdict known before measuring) the command is refused at once."""
 
 from __future__ import annotations
 
@@ -68,14 +69,36 @@ def test_slow_jpeg_loader_with_one_worker_is_input_bound(tmp_path, slow_jpegs):
     assert set(diagnosis["records"].values()) <= runs and len(runs) == 3
 
 
-@pytest.mark.slow  # trains in a child process
-def test_synthetic_data_is_compute_bound(tmp_path):
-    done = suite("diagnose", "--data", "synthetic", *TINY, "--out", str(tmp_path))
-    assert done.returncode == 0, done.stderr
-    assert "verdict: compute-bound" in done.stdout
-    record = diagnosed_record(tmp_path)
-    assert record["diagnosis"]["verdict"] == "compute-bound"
-    assert record["diagnosis"]["loader_images_per_second"] is None
+@pytest.mark.parametrize(
+    "data", [[], ["--data", "synthetic"], ["--set", "data=synthetic"]], ids=["none", "synthetic", "set"]
+)
+def test_diagnose_without_a_data_source_is_refused_at_once_naming_data(tmp_path, capsys, monkeypatch, data):
+    """Synthetic data has no loader: its verdict (compute-bound) is known before anything runs, so the
+    command refuses before planning or measuring anything (it used to measure for minutes first)."""
+    from suite.cli import main
+    from suite.orchestration import child, sweep
+
+    def never(*_args, **_kwargs):
+        raise AssertionError("nothing may be planned or measured")
+
+    monkeypatch.setattr(sweep, "resolve", never)
+    monkeypatch.setattr(child, "plan", never)
+    code = main(["diagnose", "--backend", "cpu", *data, "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("suite: error:") and err.count("\n") == 1, err
+    assert "needs --data FOLDER" in err and "`suite diagnose --data photos`" in err
+    assert "`suite data synth --out photos --count 2048`" in err
+    assert not list(tmp_path.iterdir())  # no record
+
+
+@pytest.mark.slow  # a fresh Python: the refusal comes before torch is imported
+def test_diagnose_without_data_exits_2_in_well_under_a_minute():
+    import time
+
+    started = time.monotonic()
+    done = suite("diagnose", "--backend", "cpu", timeout=60)
+    assert done.returncode == 2 and "--data" in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    assert time.monotonic() - started < 30
 
 
 def test_diagnose_bad_data_path_exits_2(tmp_path, capsys):
@@ -89,7 +112,8 @@ def test_diagnose_bad_data_path_exits_2(tmp_path, capsys):
 def test_diagnose_option_also_given_with_set_exits_2_naming_both(tmp_path, capsys):
     from suite.cli import main
 
-    argv = ["diagnose", "--workload", "dcgan64", "--set", "workload=resnet18", "--out", str(tmp_path)]
+    argv = ["diagnose", "--data", "photos", "--workload", "dcgan64", "--set", "workload=resnet18"]
+    argv += ["--out", str(tmp_path)]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "'workload' (--workload) and 'workload' (--set); give it once" in err and "Traceback" not in err

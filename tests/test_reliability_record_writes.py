@@ -139,11 +139,30 @@ def test_a_repeat_whose_folder_turns_read_only_stops_with_the_fallback(tmp_path,
     assert kept_in_out == ["r0.json"] and [r["run_id"] for r in fallback_records(tmp_path)] == ["r1"]
 
 
-def test_diagnose_on_a_full_disk_keeps_its_verdict_in_the_fallback(tmp_path, full_disk, monkeypatch, capsys):
-    fake_runs(monkeypatch)
-    code = main(["diagnose", *CPU_RUN, "--out", full_disk])
-    assert_stopped_with_the_fallback_named(code, capsys, tmp_path, full_disk)
-    assert fallback_records(tmp_path)[0]["diagnosis"]
+def test_diagnose_on_a_full_disk_keeps_its_verdict_in_the_fallback(tmp_path, monkeypatch, capsys):
+    from test_data_imagefolder import make_folder
+
+    from suite.measurement import loader_only
+
+    photos = make_folder(tmp_path / "photos", count=4)
+    monkeypatch.setenv(run_record.FALLBACK_ENV, str(tmp_path / "fallback"))
+    with tmpfs(tmp_path / "disk", size="256k") as disk:
+        out = os.path.join(disk, "results")
+        os.makedirs(out)
+        monkeypatch.setattr(loader_only, "measure_setting", lambda plan, **kw: ok_record("loader-only"))
+        made = fake_runs(monkeypatch)
+        run = child.run
+
+        def run_then_fill(*args, **kwargs):  # the loader's record was kept; the disk fills meanwhile
+            fill(disk)
+            return run(*args, **kwargs)
+
+        monkeypatch.setattr(child, "run", run_then_fill)
+        code = main(["diagnose", *CPU_RUN, "--data", photos, "--out", out])
+        assert_stopped_with_the_fallback_named(code, capsys, tmp_path, out)
+        assert os.listdir(out) == ["loader-only.json"] and len(made) == 2
+    (kept,) = fallback_records(tmp_path)
+    assert kept["diagnosis"] and kept["run_id"] == "r1"
 
 
 def test_batch_size_on_a_full_disk_keeps_its_search_in_the_fallback(tmp_path, full_disk, monkeypatch, capsys):

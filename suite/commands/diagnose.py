@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 from suite import option_types
 
@@ -19,8 +20,8 @@ def add_parser(subparsers) -> None:
     )
     p.add_argument(
         "--data",
-        default="synthetic",
-        help="as for `suite run`: an image folder, a prepared cache, or synthetic",
+        help="required: the image folder or prepared cache whose loader is judged, as for `suite run` "
+        "(synthetic data has no loader: its verdict would be known before measuring)",
     )
     p.add_argument("--backend", help="as for `suite run` (default auto)")
     p.add_argument("--workload", help="as for `suite run` (default dcgan64)")
@@ -44,11 +45,30 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=diagnose_command)
 
 
+def refuse_without_data(args) -> None:
+    """Synthetic data has no loader and no copy: its verdict (compute-bound) is known before anything is
+    measured, so a diagnosis without a data source is refused at once rather than after minutes of runs."""
+    from suite.errors import UserError
+
+    data = args.data
+    for item in args.fixed:  # `--set data=PATH` names it too
+        name, sep, value = item.partition("=")
+        if sep and name.strip().replace("_", "-") == "data":
+            data = value.strip()
+    if data is None or data.strip() in ("", "synthetic"):
+        why = "it judges a data loader against the model" if data is None else "synthetic data has no loader"
+        raise UserError(
+            f"suite diagnose needs --data FOLDER ({why}: without one the verdict, compute-bound, is known "
+            "before anything runs): give an image folder or a prepared cache, e.g. "
+            "`suite data synth --out photos --count 2048` then `suite diagnose --data photos`"
+        )
+
+
 def diagnose_command(args) -> int:
+    refuse_without_data(args)  # before torch is imported or anything is measured
     from suite import run_record
     from suite.config import RunConfig
     from suite.measurement import diagnose
-    from suite.measurement.loader_only import measure_setting
     from suite.orchestration import child, sweep
     from suite.run_options import run_options
 
@@ -67,25 +87,8 @@ def diagnose_command(args) -> int:
     config = point.config
     out_dir = run_record.check_out_dir(args.out)
 
-    loader = compute = None
     plan = child.plan(RunConfig(**config))  # the backend's capabilities shape the advice
-    if config["data"] != "synthetic":
-        child.log("1/3 loader only (no model) ...")
-        loader = measure_setting(
-            plan,
-            batches=config["steps_per_window"],
-            windows=config["windows"],
-            warmup=config["warmup_steps"],
-            to_device=False,
-        )
-        run_record.write_record_or_stop(loader, out_dir)
-        child.log("2/3 compute only (synthetic data) ...")
-        compute_point = sweep.Point(
-            0, {"data": "synthetic"}, [*point.argv, "--data", "synthetic"], {**config, "data": "synthetic"}
-        )
-        compute = sweep.run_point(compute_point, out_dir, origin="diagnose")
-    child.log(("3/3 " if loader else "") + "end to end ...")
-    end_to_end = sweep.run_point(point, out_dir, origin="diagnose")
+    loader, compute, end_to_end = _measure_three(plan, point, out_dir)
 
     failed = [
         (name, record)
@@ -116,3 +119,40 @@ def diagnose_command(args) -> int:
     print(diagnose.render(found))
     print(f"record: {path}")
     return 0
+
+
+def _measure_three(plan, point, out_dir: str) -> tuple[dict, dict, dict]:
+    """The loader alone (in this process), the model on synthetic data and the real run (fresh `suite run`s),
+    each said as it starts and ends, with the time the rest should take."""
+    from suite import run_record
+    from suite.data import progress
+    from suite.measurement.loader_only import measure_setting
+    from suite.orchestration import child, sweep
+
+    config = point.config
+    started = time.monotonic()
+    child.log("1/3 loader only (no model), in this process ...")
+    loader = measure_setting(
+        plan,
+        batches=config["steps_per_window"],
+        windows=config["windows"],
+        warmup=config["warmup_steps"],
+        to_device=False,
+    )
+    run_record.write_record_or_stop(loader, out_dir)
+    child.log(f"1/3 loader only: {child.describe(loader)} ({progress.seconds(time.monotonic() - started)})")
+    child.log("2/3 compute only (synthetic data), a fresh `suite run` ...")
+    started = time.monotonic()
+    compute_point = sweep.Point(
+        0, {"data": "synthetic"}, [*point.argv, "--data", "synthetic"], {**config, "data": "synthetic"}
+    )
+    compute = sweep.run_point(compute_point, out_dir, origin="diagnose")
+    took = time.monotonic() - started
+    child.log(f"2/3 compute only: {child.describe(compute)} ({progress.seconds(took)})")
+    # The end-to-end run has the compute-only run's schedule and start-up; a slower loader stretches it.
+    child.log(
+        f"3/3 end to end, a fresh `suite run` ... ({progress.about(took)} left, as long as the compute-only "
+        "run took; longer where the loader is the slower)"
+    )
+    end_to_end = sweep.run_point(point, out_dir, origin="diagnose")
+    return loader, compute, end_to_end

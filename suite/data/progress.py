@@ -1,9 +1,32 @@
-"""One progress line on stderr, rewritten in place at a terminal, a few plain lines otherwise."""
+"""One progress line on stderr, rewritten in place at a terminal, a few plain lines otherwise; and the
+words long commands say how long something took or is left with (`seconds`, `about`)."""
 
 from __future__ import annotations
 
 import sys
 import time
+
+
+def seconds(value: float) -> str:
+    """A duration as a person reads it: `42 s`, `3 min 20 s`, `1 h 05 min`."""
+    value = max(0.0, float(value))
+    if value < 60:
+        return f"{value:.0f} s" if value >= 10 else f"{value:.1f} s"
+    if value < 3600:
+        minutes, rest = divmod(round(value), 60)
+        return f"{minutes} min {rest:02d} s"
+    hours, rest = divmod(round(value / 60), 60)
+    return f"{hours} h {rest:02d} min"
+
+
+def about(value: float) -> str:
+    """A rough time left: `about 40 s`, `about 3 min`, `about 1.5 h` (an estimate claims no more digits)."""
+    value = max(0.0, float(value))
+    if value < 60:
+        return f"about {max(1, round(value, -1) if value >= 10 else round(value)):.0f} s"
+    if value < 3600:
+        return f"about {value / 60:.0f} min"
+    return f"about {value / 3600:.1f} h"
 
 
 class Progress:
