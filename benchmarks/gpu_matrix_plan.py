@@ -1,32 +1,89 @@
-"""The GPU matrix's plan: every `suite` command line (and the two non-suite loops) it runs, per part, with a
-time estimate, and what its dry run on the CPU runs in its place.
+"""The GPU matrix's plan: every `suite` command line (and the two non-suite loops) it runs, in which part,
+with a time estimate, and what its dry run on the CPU runs in its place.
 
 Each step is written once, as its GPU command line beside its CPU stand-in: the same command at tiny sizes
 (batch 2, tiny widths, one step), a nearest CPU equivalent with the reason, or a skip with the reason. The
 plan is data; `gpu_matrix.py` runs it.
 
-Time estimates (seconds on one H100 SXM; nothing here has yet run on one, so these are derived, not
-measured): START_S for a fresh process (Python, torch and torchvision imports, CUDA context, model build,
-cuDNN autotuning in the first steps: an assumption), plus steps × batch × FLOPs per image ÷ an assumed
-effective rate per precision (a fraction of the datasheet peak of backends/peaks.py: 989 TFLOP/s dense
-fp16/bf16, 494.5 TF32, 67 fp32). FLOPs per image were counted with suite/measurement/flops.py (one
-training step, torch 2.x, on the CPU): dcgan64 2.48e9, dcgan64-safe 1.16e10, dcgan128 1.56e10, resnet50
-2.43e10. A part stops at its budget anyway, keeping what it measured, so an estimate that is too low costs
-steps, not results.
+Parts, for a lease of 15 minutes (one start, at most 10 minutes a command):
+    quick   what fills the README's cuda row, most valuable first: planned for <= 6 minutes on an H100
+    more    the rest of the row's detail (TF32, bare fp32, channels-last, the larger DCGANs, numerics):
+            <= 4 minutes, for a second command sent at once
+    extra   everything else, for a longer lease: the larger DCGANs at every precision, torch.compile, a timm
+            model, the prepared cache and loader workers, the batch-size search
+Every part ends with `suite report` of every record in the work folder.
+
+Time estimates (seconds on the GPU found; nothing here has yet run on one, so they are derived, not
+measured, and the matrix replaces the start-up figure by what it measures as it goes): START_S for a
+fresh process (Python, torch and torchvision imports, CUDA context, model build, cuDNN autotuning in
+warm-up), plus the timed windows: the CUDA schedule grows a window to at least MIN_WINDOW_S (decided in
+warm-up), so a run's windows take at least WINDOWS × MIN_WINDOW_S, or steps × batch × FLOPs per image ÷ an
+effective rate where that is longer. The rate is a fraction of the GPU's datasheet peak (backends/peaks.py;
+the H100 SXM's where the GPU is not in the table): 30 % for fp16/bf16, 30 % of half that for TF32, 50 % for
+fp32. FLOPs per image were counted with suite/measurement/flops.py (one training step, torch 2.x, on the
+CPU): dcgan64 2.48e9, dcgan64-safe 1.16e10, dcgan128 1.56e10, resnet50 2.43e10.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import sys
 from dataclasses import dataclass, field
 
-START_S = 20.0
-FLOPS_PER_IMAGE = {"dcgan64": 2.48e9, "dcgan64-safe": 1.16e10, "dcgan128": 1.56e10, "resnet50": 2.43e10}
-# Assumed effective FLOP/s: 30% of the dense tensor-core peak for fp16/bf16/TF32, 50% of the fp32 peak.
-RATE = {"amp": 0.3 * 989e12, "bf16": 0.3 * 989e12, "tf32": 0.3 * 494.5e12, "fp32": 0.5 * 67e12}
-CUDA_STEPS = 3 + 10 * 5  # the CUDA backend's default schedule: 3 warm-up steps, 5 windows of 10
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from suite.backends import peaks  # noqa: E402 - the checkout's, as the steps import it
+
+PARTS = ("quick", "more", "extra")
+# A fresh process on the GPU before its first timed step: an assumption until the matrix measures it
+# (its preflight, then each run's wall time less its timed windows).
+START_S = 10.0
+MIN_WINDOW_S = 1.0  # the CUDA schedule's shortest timed window (backends/cuda.py)
+WINDOWS = 5  # the CUDA schedule's timed windows
+CUDA_STEPS = 3 + 10 * WINDOWS  # the CUDA schedule's fewest steps: 3 warm-up, 5 windows of at least 10
 DEFAULT_BATCH = 256  # every workload of the matrix trains at its default batch of 256 on the GPU
-INSTANCE = "p5.48xlarge"  # 8 × H100 80GB; a run uses 1 of 8, and the report says so
+FLOPS_PER_IMAGE = {"dcgan64": 2.48e9, "dcgan64-safe": 1.16e10, "dcgan128": 1.56e10, "resnet50": 2.43e10}
+ESTIMATE_GPU = "NVIDIA H100 80GB HBM3"  # whose peaks estimate a GPU the table does not know
+DEFAULT_GPU = "NVIDIA H100 80GB HBM3"  # what the dry run plans for without --as-gpu
+
+# The GPU as torch names it -> the cloud instance it is priced as: one of the instance's GPUs ran, and the
+# report says so on every row ("used 1 of 8 accelerators (priced as the whole instance)"). The first match
+# wins; form factors no cloud instance has (H100 PCIe and NVL, H200 NVL) are unpriced.
+INSTANCES = (
+    (r"H200\s+NVL", None),
+    (r"\bH200\b", "p5en.48xlarge"),  # 8 x H200 141GB
+    (r"H100\s+(PCIe|NVL)", None),
+    (r"\bH100\b", "p5.48xlarge"),  # 8 x H100 80GB (SXM)
+    (r"A100.*80GB", "p4de.24xlarge"),  # 8 x A100 80GB
+    (r"\bA100\b", "p4d.24xlarge"),  # 8 x A100 40GB
+    (r"\bL40S\b", "g6e.xlarge"),
+    (r"\bL4\b", "g6.xlarge"),
+    (r"\bA10G\b", "g5.xlarge"),
+    (r"\bT4\b", "g4dn.xlarge"),
+    (r"\bV100\b", "p3.2xlarge"),
+)
+
+
+def instance_for(gpu_name: str) -> str | None:
+    """The instance a run on GPU_NAME is priced as, or None: no instance has that GPU."""
+    for pattern, instance in INSTANCES:
+        if re.search(pattern, gpu_name, flags=re.IGNORECASE):
+            return instance
+    return None
+
+
+def rates(gpu_name: str) -> dict:
+    """Assumed effective FLOP/s per precision on GPU_NAME (see the module's docstring)."""
+    peak = peaks.lookup(gpu_name) or peaks.lookup(ESTIMATE_GPU)
+    half = peak.bf16_tflops or peak.fp16_tflops
+    return {
+        "amp": 0.3 * peak.fp16_tflops * 1e12,
+        "bf16": 0.3 * half * 1e12,
+        "tf32": 0.3 * half / 2 * 1e12,
+        "fp32": 0.5 * peak.fp32_tflops * 1e12,
+    }
+
 
 # The dry run's sizes: the tests' tiny widths of the same registry entries (same layers and code paths).
 TINY = {
@@ -41,58 +98,316 @@ TINY_RUN = ["--batch-size", "2", "--warmup", "1", "--steps", "1", "--windows", "
 @dataclass(frozen=True)
 class Step:
     name: str  # also its folder and file names: letters, digits, '-'
-    part: int
+    part: str
     gpu: list[str]  # the command on the GPU machine (after `python`)
     cpu: list[str] | None  # the dry run's command, or None: skipped
-    estimate_s: float  # on the GPU
-    expect: str = (
-        "ok"  # ok | oom (must leave an `oom` record) | search (exit 0; its tries may run out of memory)
-    )
+    compute_s: float  # its GPU seconds beyond a fresh process's start (START_S, or what was measured)
+    fresh_processes: int = 1  # fresh interpreters it starts, each paying the start
+    expect: str = "ok"  # ok | oom (must leave an `oom` record) | search (exit 0; tries may run out of memory)
     records: bool = True  # leaves suite records in its folder
     cpu_note: str = ""  # why the dry run differs (mapped or skipped)
     bench: bool = False  # writes a bare-loop / peer JSON (--json FILE is appended)
+    needs_module: str = ""  # an optional package it imports: skipped, with the reason, where it is missing
+    needs_step: str = ""  # a step whose output it uses (the image folder): skipped where that is not ok
     tags: dict = field(default_factory=dict)
+
+    def estimate_s(self, start_s: float = START_S) -> float:
+        return round(self.fresh_processes * start_s + self.compute_s)
 
 
 def suite(*args: str) -> list[str]:
     return ["-m", "suite", *args]
 
 
-def run_estimate(workload: str, precision: str, steps: int = CUDA_STEPS, extra_s: float = 0.0) -> float:
-    compute = steps * DEFAULT_BATCH * FLOPS_PER_IMAGE[workload] / RATE[precision]
-    return round(START_S + compute + extra_s)
+class Planner:
+    """The steps for one GPU (its name chooses the instance and the rates) and one work folder."""
+
+    def __init__(self, gpu_name: str, data: str, records: str, report: str, instance: str | None = None):
+        self.gpu_name = gpu_name
+        self.instance = instance
+        self.rates = rates(gpu_name)
+        self.data, self.records, self.report = data, records, report
+
+    def priced(self) -> list[str]:
+        return ["--instance", self.instance] if self.instance else []
+
+    def timed_s(self, workload: str, precision: str, steps: int = CUDA_STEPS) -> float:
+        """The timed windows and warm-up: the FLOP estimate, never under the windows' floor."""
+        compute = steps * DEFAULT_BATCH * FLOPS_PER_IMAGE[workload] / self.rates[precision]
+        return max(compute, WINDOWS * MIN_WINDOW_S)
+
+    def gpu_run(self, workload: str, *options: str) -> list[str]:
+        return suite("run", "--backend", "cuda", "--workload", workload, *self.priced(), *options)
+
+    def cpu_run(self, workload: str, *options: str) -> list[str]:
+        model = [a for k, v in TINY.get(workload, {}).items() for a in ("--model-override", f"{k}={v}")]
+        return suite(
+            "run", "--backend", "cpu", "--workload", workload, *TINY_RUN, *model, *self.priced(), *options
+        )
+
+    def precision(self, part: str, workload: str, case: str) -> Step:
+        gpu, cpu, note, key = PRECISION_CASES[case]
+        return Step(
+            f"{workload}-{case}",
+            part,
+            self.gpu_run(workload, *gpu),
+            self.cpu_run(workload, *cpu) if cpu else None,
+            self.timed_s(workload, key),
+            cpu_note=note,
+        )
+
+    def bare(self, part: str, workload: str, precision: str) -> Step:
+        bare = ["benchmarks/bare_loop.py", "--workload", workload]
+        model = [a for k, v in TINY.get(workload, {}).items() for a in ("--model-override", f"{k}={v}")]
+        cpu_precision = "bf16" if precision == "amp" else precision
+        return Step(
+            f"bare-{workload}-{precision}",
+            part,
+            [*bare, "--backend", "cuda", "--precision", precision],
+            [*bare, "--backend", "cpu", "--precision", cpu_precision, *TINY_RUN, *model],
+            self.timed_s(workload, precision),
+            records=False,
+            bench=True,
+            cpu_note="amp is CUDA's: the CPU pairs bf16 with the suite's bf16 step"
+            if precision == "amp"
+            else "",
+        )
+
+    def report_step(self) -> Step:
+        command = suite("report", self.records, "--format", "md", "--out", self.report)
+        return Step(
+            "report",
+            "every",
+            command,
+            [*command, "--price-as-if"],
+            3,
+            fresh_processes=0,  # `suite report` imports no torch: about a second
+            records=False,
+            cpu_note=f"--price-as-if: a CPU run named {self.instance} is priced only as hypothetical",
+        )
+
+    def quick(self) -> list[Step]:
+        """The README's cuda row, most valuable first: whatever the budget cuts comes last."""
+        photos = f"{self.data}/photos"
+        return [
+            Step(
+                "nvidia-smi",
+                "quick",
+                ["-c", "import subprocess,sys; sys.exit(subprocess.call(['nvidia-smi','-q']))"],
+                None,
+                2,
+                fresh_processes=0,
+                records=False,
+                cpu_note="no NVIDIA driver here; the GPU run keeps `nvidia-smi -q`",
+            ),
+            Step("env", "quick", suite("env"), suite("env"), 0, records=False),
+            self.precision("quick", "dcgan64", "amp"),
+            self.precision("quick", "resnet50", "amp"),
+            self.bare("quick", "dcgan64", "amp"),
+            self.bare("quick", "resnet50", "amp"),
+            self.precision("quick", "dcgan64", "bf16"),
+            self.precision("quick", "resnet50", "bf16"),
+            self.precision("quick", "dcgan64", "fp32"),
+            self.precision("quick", "resnet50", "fp32"),
+            Step(
+                "peer-timm-resnet50-amp",
+                "quick",
+                ["benchmarks/timm_peer.py", "--device", "cuda", "--precision", "amp", "--batch-size", "256"],
+                [
+                    "benchmarks/timm_peer.py",
+                    *("--device", "cpu", "--precision", "bfloat16", "--batch-size", "2", "--img-size", "32"),
+                    *("--num-warm-iter", "1", "--num-bench-iter", "1", "--threads", "1"),
+                ],
+                # timm's method: 10 warm-up and 40 timed steps
+                50 * DEFAULT_BATCH * FLOPS_PER_IMAGE["resnet50"] / self.rates["amp"],
+                records=False,
+                bench=True,
+                needs_module="timm",
+                cpu_note="bfloat16 (timm's whole-model bf16) for amp, which is fp16 on the GPU",
+            ),
+            Step(
+                "oom-resnet50-b4096",
+                "quick",
+                self.gpu_run("resnet50", "--precision", "fp32", "--batch-size", "4096", "--windows", "1"),
+                self.cpu_run("dcgan64", "--batch-size", "64", "--max-memory", "1MiB"),
+                5,
+                expect="oom",
+                cpu_note="--max-memory 1MiB stands in for device memory",
+            ),
+            Step(
+                "after-oom-resnet50",
+                "quick",
+                self.gpu_run("resnet50", "--precision", "bf16", "--windows", "2"),
+                self.cpu_run("resnet50", "--precision", "bf16"),
+                self.timed_s("resnet50", "bf16") * 2 / WINDOWS,
+            ),
+            Step(
+                "data-synth",
+                "quick",
+                suite(
+                    "data", "synth", "--out", photos, "--count", "1024", "--size", "96x96", "--classes", "4"
+                ),
+                suite("data", "synth", "--out", photos, "--count", "24", "--size", "72x72", "--classes", "2"),
+                3,
+                records=False,
+            ),
+            Step(
+                "diagnose-folder",
+                "quick",
+                suite(
+                    *("diagnose", "--data", photos, "--backend", "cuda", "--workload", "dcgan64"),
+                    *("--precision", "amp", "--workers", "8"),
+                    *(("--set", f"instance={self.instance}") if self.instance else ()),
+                ),
+                suite(
+                    *("diagnose", "--data", photos, "--backend", "cpu", "--workload", "dcgan64"),
+                    *("--precision", "bf16", "--batch-size", "2", "--workers", "1", *tiny_sets("dcgan64")),
+                ),
+                # a parent and three child runs: synthetic, loader only, the folder
+                3 * self.timed_s("dcgan64", "amp") + 10,
+                fresh_processes=3,
+                needs_step="data-synth",
+                cpu_note="bf16 for amp; 1 worker",
+            ),
+            # `-o addopts=`: the project's addopts spread tests over cores with pytest-xdist, which a bare
+            # GPU machine may not have; the GPU tests share one device and run in one process anyway.
+            Step(
+                "pytest-gpu",
+                "quick",
+                ["-m", "pytest", "-o", "addopts=", "-m", "gpu", "tests/gpu", "-q", "-p", "no:cacheprovider"],
+                ["-m", "pytest", "-o", "addopts=", "-m", "gpu", "tests/gpu", "-q", "-p", "no:cacheprovider"],
+                30,
+                records=False,
+                cpu_note="every test skips: no CUDA device",
+            ),
+        ]
+
+    def more(self) -> list[Step]:
+        return [
+            self.precision("more", "dcgan64", "tf32"),
+            self.precision("more", "resnet50", "tf32"),
+            self.bare("more", "dcgan64", "fp32"),
+            self.bare("more", "resnet50", "fp32"),
+            Step(
+                "resnet50-channels-last",
+                "more",
+                self.gpu_run("resnet50", "--precision", "amp", "--channels-last"),
+                None,
+                self.timed_s("resnet50", "amp"),
+                cpu_note="--channels-last is a CUDA option (the CPU backend refuses it)",
+            ),
+            self.precision("more", "dcgan64-safe", "amp"),
+            self.precision("more", "dcgan128", "amp"),
+            Step(
+                "numerics-dcgan64-bf16",
+                "more",
+                self.gpu_run("dcgan64", "--precision", "bf16", "--windows", "2", "--check-numerics"),
+                self.cpu_run("dcgan64", "--precision", "bf16", "--check-numerics"),
+                self.timed_s("dcgan64", "bf16") + 10,
+            ),
+        ]
+
+    def extra(self) -> list[Step]:
+        photos, cache = f"{self.data}/photos", f"{self.data}/cache64"
+        steps = [Step("list", "extra", suite("list"), suite("list"), 0, records=False)]
+        for workload in ("dcgan64-safe", "dcgan128"):
+            steps += [self.precision("extra", workload, case) for case in ("bf16", "fp32", "tf32")]
+        steps += [
+            Step(
+                "numerics-dcgan64-bf16-vs-cpu",
+                "extra",
+                self.gpu_run(
+                    *("dcgan64", "--precision", "bf16", "--windows", "2", "--check-numerics"),
+                    *("--reference-backend", "cpu"),
+                ),
+                self.cpu_run(
+                    "dcgan64", "--precision", "bf16", "--check-numerics", "--reference-backend", "cpu"
+                ),
+                self.timed_s("dcgan64", "bf16") + 30,
+                cpu_note="the reference backend is the run's own here",
+            ),
+            Step(
+                "resnet50-compile",
+                "extra",
+                self.gpu_run("resnet50", "--precision", "amp", "--compile"),
+                None,
+                self.timed_s("resnet50", "amp") + 90,
+                cpu_note="--compile is a CUDA option (the CPU backend refuses it)",
+            ),
+            Step(
+                "timm-convnext-tiny",
+                "extra",
+                self.gpu_run("timm:convnext_tiny", "--precision", "bf16", "--batch-size", "128"),
+                suite(
+                    *("run", "--backend", "cpu", "--workload", "timm:convnext_tiny", *TINY_RUN),
+                    *("--image-size", "32", "--precision", "bf16", *self.priced()),
+                ),
+                25,
+                needs_module="timm",
+            ),
+            Step(
+                "data-prepare",
+                "extra",
+                suite("data", "prepare", photos, "--size", "64", "--out", cache),
+                suite("data", "prepare", photos, "--size", "64", "--out", cache, "--workers", "1"),
+                5,
+                records=False,
+                needs_step="data-synth",
+            ),
+            Step(
+                "dcgan64-cache",
+                "extra",
+                self.gpu_run("dcgan64", "--precision", "amp", "--data", cache),
+                self.cpu_run("dcgan64", "--precision", "bf16", "--data", cache),
+                self.timed_s("dcgan64", "amp"),
+                needs_step="data-prepare",
+                cpu_note="bf16 for amp (CUDA's)",
+            ),
+        ]
+        for gpu_workers, cpu_workers in ((4, 1), (8, 2), (16, 4)):
+            steps.append(
+                Step(
+                    f"dcgan64-folder-w{gpu_workers}",
+                    "extra",
+                    self.gpu_run(
+                        "dcgan64", "--precision", "amp", "--data", photos, "--workers", str(gpu_workers)
+                    ),
+                    self.cpu_run(
+                        "dcgan64", "--precision", "bf16", "--data", photos, "--workers", str(cpu_workers)
+                    ),
+                    self.timed_s("dcgan64", "amp") + 10,
+                    needs_step="data-synth",
+                    cpu_note=f"{cpu_workers} workers on 2 cores for {gpu_workers}; bf16 for amp",
+                )
+            )
+        steps.append(
+            Step(
+                "batch-size-resnet50",
+                "extra",
+                suite(
+                    *("batch-size", "--backend", "cuda", "--workload", "resnet50", "--precision", "bf16"),
+                    *("--start", "128", "--max-batch", "4096", "--granularity", "128"),
+                    *("--set", "warmup=2", "--set", "steps=3", "--set", "windows=1", "--try-timeout", "90"),
+                ),
+                suite(
+                    *("batch-size", "--backend", "cpu", "--workload", "resnet50", "--precision", "bf16"),
+                    *("--start", "2", "--max-batch", "8", "--max-memory", "1GiB", "--try-timeout", "60"),
+                    *tiny_sets("resnet50"),
+                ),
+                9 * 5,
+                fresh_processes=10,  # the search and its tries
+                expect="search",
+                cpu_note="--max-memory 1GiB stands in for device memory",
+            )
+        )
+        return steps
+
+    def steps(self) -> list[Step]:
+        """Every step, parts in order, and the report last."""
+        return [*self.quick(), *self.more(), *self.extra(), self.report_step()]
 
 
-def tiny(workload: str) -> list[str]:
-    return [a for k, v in TINY.get(workload, {}).items() for a in ("--model-override", f"{k}={v}")]
-
-
-def tiny_sets(workload: str) -> list[str]:
-    """TINY_RUN and the tiny widths as the `--set name=value` pairs of commands that start runs."""
-    pairs = list(zip(TINY_RUN[::2], TINY_RUN[1::2])) + list(zip(tiny(workload)[::2], tiny(workload)[1::2]))
-    return [a for flag, value in pairs if flag != "--batch-size" for a in ("--set", f"{flag[2:]}={value}")]
-
-
-def gpu_run(workload: str, *options: str) -> list[str]:
-    return suite("run", "--backend", "cuda", "--workload", workload, "--instance", INSTANCE, *options)
-
-
-def cpu_run(workload: str, *options: str) -> list[str]:
-    return suite(
-        "run",
-        "--backend",
-        "cpu",
-        "--workload",
-        workload,
-        *TINY_RUN,
-        *tiny(workload),
-        "--instance",
-        INSTANCE,
-        *options,
-    )
-
-
-PRECISION_CASES = {  # name: (GPU options, CPU stand-in options or None, why the CPU differs, estimate key)
+PRECISION_CASES = {  # name: (GPU options, CPU stand-in options or None, why the CPU differs, rate key)
     "amp": (
         ["--precision", "amp"],
         None,
@@ -110,334 +425,17 @@ PRECISION_CASES = {  # name: (GPU options, CPU stand-in options or None, why the
 }
 
 
-def precision_steps(part: int, workload: str) -> list[Step]:
-    return [
-        Step(
-            f"{workload}-{case}",
-            part,
-            gpu_run(workload, *gpu),
-            cpu_run(workload, *cpu) if cpu else None,
-            run_estimate(workload, key),
-            cpu_note=note,
-        )
-        for case, (gpu, cpu, note, key) in PRECISION_CASES.items()
-    ]
+def tiny_sets(workload: str) -> list[str]:
+    """TINY_RUN and the tiny widths as the `--set name=value` pairs of commands that start runs."""
+    model = [a for k, v in TINY.get(workload, {}).items() for a in ("--model-override", f"{k}={v}")]
+    pairs = list(zip(TINY_RUN[::2], TINY_RUN[1::2])) + list(zip(model[::2], model[1::2]))
+    return [a for flag, value in pairs if flag != "--batch-size" for a in ("--set", f"{flag[2:]}={value}")]
 
 
-def bare_steps(part: int, workload: str) -> list[Step]:
-    bare = ["benchmarks/bare_loop.py", "--workload", workload]
-    return [
-        Step(
-            f"bare-{workload}-amp",
-            part,
-            [*bare, "--backend", "cuda", "--precision", "amp"],
-            [*bare, "--backend", "cpu", "--precision", "bf16", *TINY_RUN, *tiny(workload)],
-            run_estimate(workload, "amp"),
-            records=False,
-            bench=True,
-            cpu_note="amp is CUDA's: the CPU pairs bf16 with the suite's bf16 step",
-        ),
-        Step(
-            f"bare-{workload}-fp32",
-            part,
-            [*bare, "--backend", "cuda", "--precision", "fp32"],
-            [*bare, "--backend", "cpu", "--precision", "fp32", *TINY_RUN, *tiny(workload)],
-            run_estimate(workload, "fp32"),
-            records=False,
-            bench=True,
-        ),
-    ]
-
-
-def report_step(part: int, records: str, out: str) -> Step:
-    command = suite("report", records, "--format", "md", "--out", out)
-    return Step(
-        f"report-part{part}",
-        part,
-        command,
-        [*command, "--price-as-if"],
-        10,
-        records=False,
-        cpu_note="--price-as-if: a CPU run named p5.48xlarge is priced only as hypothetical",
-    )
-
-
-def setup_steps() -> list[Step]:
-    return [
-        Step("env", 1, suite("env"), suite("env"), 10, records=False),
-        Step(
-            "nvidia-smi",
-            1,
-            ["-c", "import subprocess,sys; sys.exit(subprocess.call(['nvidia-smi','-q']))"],
-            None,
-            3,
-            records=False,
-            cpu_note="no NVIDIA driver here; the GPU run keeps `nvidia-smi -q`",
-        ),
-        Step("list", 1, suite("list"), suite("list"), 8, records=False),
-    ]
-
-
-def data_steps(part: int, data: str) -> list[Step]:
-    photos, cache = f"{data}/photos", f"{data}/cache64"
-    steps = [
-        Step(
-            "data-synth",
-            part,
-            suite("data", "synth", "--out", photos, "--count", "4096", "--size", "96x96", "--classes", "4"),
-            suite("data", "synth", "--out", photos, "--count", "24", "--size", "72x72", "--classes", "2"),
-            25,
-            records=False,
-        ),
-        Step(
-            "data-prepare",
-            part,
-            suite("data", "prepare", photos, "--size", "64", "--out", cache),
-            suite("data", "prepare", photos, "--size", "64", "--out", cache, "--workers", "1"),
-            15,
-            records=False,
-        ),
-        Step(
-            "dcgan64-cache",
-            part,
-            gpu_run("dcgan64", "--precision", "amp", "--data", cache),
-            cpu_run("dcgan64", "--precision", "bf16", "--data", cache),
-            run_estimate("dcgan64", "amp"),
-            cpu_note="bf16 for amp (CUDA's)",
-        ),
-    ]
-    for gpu_workers, cpu_workers in ((4, 1), (8, 2), (16, 4)):
-        steps.append(
-            Step(
-                f"dcgan64-folder-w{gpu_workers}",
-                part,
-                gpu_run("dcgan64", "--precision", "amp", "--data", photos, "--workers", str(gpu_workers)),
-                cpu_run("dcgan64", "--precision", "bf16", "--data", photos, "--workers", str(cpu_workers)),
-                run_estimate("dcgan64", "amp", extra_s=10),
-                cpu_note=f"{cpu_workers} workers on 2 cores for {gpu_workers}; bf16 for amp",
-            )
-        )
-    steps.append(
-        Step(
-            "diagnose-folder",
-            part,
-            suite(
-                "diagnose",
-                "--data",
-                photos,
-                "--backend",
-                "cuda",
-                "--workload",
-                "dcgan64",
-                "--precision",
-                "amp",
-                "--workers",
-                "8",
-                "--set",
-                f"instance={INSTANCE}",
-            ),
-            suite(
-                "diagnose",
-                "--data",
-                photos,
-                "--backend",
-                "cpu",
-                "--workload",
-                "dcgan64",
-                "--precision",
-                "bf16",
-                "--batch-size",
-                "2",
-                "--workers",
-                "1",
-                *tiny_sets("dcgan64"),
-            ),
-            3 * run_estimate("dcgan64", "amp"),
-            cpu_note="bf16 for amp; 1 worker",
-        )
-    )
-    return steps
-
-
-def plan(data: str, records: str, report: str) -> list[Step]:
-    """Every step of the three parts. DATA: the folder for the images the data steps make; RECORDS: the
-    folder of every step's records; REPORT: the markdown file `suite report` writes."""
-    part1 = [*setup_steps()]
-    for workload in ("dcgan64", "dcgan64-safe", "dcgan128"):
-        part1 += precision_steps(1, workload)
-    part1 += bare_steps(1, "dcgan64")
-    part1 += [
-        Step(
-            "numerics-dcgan64-bf16",
-            1,
-            gpu_run("dcgan64", "--precision", "bf16", "--windows", "2", "--check-numerics"),
-            cpu_run("dcgan64", "--precision", "bf16", "--check-numerics"),
-            run_estimate("dcgan64", "bf16", extra_s=10),
-        ),
-        Step(
-            "numerics-dcgan64-bf16-vs-cpu",
-            1,
-            gpu_run(
-                "dcgan64",
-                "--precision",
-                "bf16",
-                "--windows",
-                "2",
-                "--check-numerics",
-                "--reference-backend",
-                "cpu",
-            ),
-            cpu_run("dcgan64", "--precision", "bf16", "--check-numerics", "--reference-backend", "cpu"),
-            run_estimate("dcgan64", "bf16", extra_s=30),
-            cpu_note="the reference backend is the run's own here",
-        ),
-        report_step(1, records, report),
-    ]
-    part2 = precision_steps(2, "resnet50") + [
-        Step(
-            "resnet50-channels-last",
-            2,
-            gpu_run("resnet50", "--precision", "amp", "--channels-last"),
-            None,
-            run_estimate("resnet50", "amp"),
-            cpu_note="--channels-last is a CUDA option (the CPU backend refuses it)",
-        ),
-        Step(
-            "resnet50-compile",
-            2,
-            gpu_run("resnet50", "--precision", "amp", "--compile"),
-            None,
-            run_estimate("resnet50", "amp", extra_s=90),
-            cpu_note="--compile is a CUDA option (the CPU backend refuses it)",
-        ),
-        Step(
-            "timm-convnext-tiny",
-            2,
-            gpu_run("timm:convnext_tiny", "--precision", "bf16", "--batch-size", "128"),
-            suite(
-                "run",
-                "--backend",
-                "cpu",
-                "--workload",
-                "timm:convnext_tiny",
-                *TINY_RUN,
-                "--image-size",
-                "32",
-                "--precision",
-                "bf16",
-                "--instance",
-                INSTANCE,
-            ),
-            45,
-        ),
-        *bare_steps(2, "resnet50"),
-        Step(
-            "peer-timm-resnet50-amp",
-            2,
-            ["benchmarks/timm_peer.py", "--device", "cuda", "--precision", "amp", "--batch-size", "256"],
-            [
-                "benchmarks/timm_peer.py",
-                "--device",
-                "cpu",
-                "--precision",
-                "bfloat16",
-                "--batch-size",
-                "2",
-                "--img-size",
-                "32",
-                "--num-warm-iter",
-                "1",
-                "--num-bench-iter",
-                "1",
-                "--threads",
-                "1",
-            ],
-            run_estimate("resnet50", "amp"),
-            records=False,
-            bench=True,
-            cpu_note="bfloat16 (timm's whole-model bf16) for amp, which is fp16 on the GPU",
-        ),
-        Step(
-            "oom-resnet50-b4096",
-            2,
-            gpu_run("resnet50", "--precision", "fp32", "--batch-size", "4096", "--windows", "1"),
-            cpu_run("dcgan64", "--batch-size", "64", "--max-memory", "1MiB"),
-            30,
-            expect="oom",
-            cpu_note="--max-memory 1MiB stands in for device memory",
-        ),
-        Step(
-            "after-oom-resnet50",
-            2,
-            gpu_run("resnet50", "--precision", "bf16", "--windows", "2"),
-            cpu_run("resnet50", "--precision", "bf16"),
-            run_estimate("resnet50", "bf16"),
-        ),
-        report_step(2, records, report),
-    ]
-    part3 = data_steps(3, data) + [
-        Step(
-            "batch-size-resnet50",
-            3,
-            suite(
-                "batch-size",
-                "--backend",
-                "cuda",
-                "--workload",
-                "resnet50",
-                "--precision",
-                "bf16",
-                "--start",
-                "128",
-                "--max-batch",
-                "4096",
-                "--granularity",
-                "128",
-                "--set",
-                "warmup=2",
-                "--set",
-                "steps=3",
-                "--set",
-                "windows=1",
-                "--try-timeout",
-                "90",
-            ),
-            suite(
-                "batch-size",
-                "--backend",
-                "cpu",
-                "--workload",
-                "resnet50",
-                "--precision",
-                "bf16",
-                "--start",
-                "2",
-                "--max-batch",
-                "8",
-                "--max-memory",
-                "1GiB",
-                "--try-timeout",
-                "60",
-                *tiny_sets("resnet50"),
-            ),
-            9 * (START_S + 5),
-            expect="search",
-            cpu_note="--max-memory 1GiB stands in for device memory",
-        ),
-        # `-o addopts=`: the project's addopts spread tests over cores with pytest-xdist, which a bare GPU
-        # machine may not have; the GPU tests share one device and run in one process anyway.
-        Step(
-            "pytest-gpu",
-            3,
-            ["-m", "pytest", "-o", "addopts=", "-m", "gpu", "tests/gpu", "-q", "-p", "no:cacheprovider"],
-            ["-m", "pytest", "-o", "addopts=", "-m", "gpu", "tests/gpu", "-q", "-p", "no:cacheprovider"],
-            60,
-            records=False,
-            cpu_note="every test skips: no CUDA device",
-        ),
-        report_step(3, records, report),
-    ]
-    return part1 + part2 + part3
+def plan(data: str, records: str, report: str, gpu_name: str = DEFAULT_GPU) -> list[Step]:
+    """Every step for GPU_NAME, priced as its instance. DATA: the folder for the images the data steps
+    make; RECORDS: the folder of every step's records; REPORT: the markdown file `suite report` writes."""
+    return Planner(gpu_name, data, records, report, instance_for(gpu_name)).steps()
 
 
 def command(step: Step, dry: bool) -> list[str] | None:

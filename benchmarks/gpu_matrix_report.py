@@ -8,6 +8,14 @@ import json
 import os
 
 
+def _json_or_none(path: str):
+    try:
+        with open(path) as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return None
+
+
 def _json_files(folder: str):
     for path in sorted(glob.glob(os.path.join(folder, "**", "*.json"), recursive=True)):
         try:
@@ -51,21 +59,32 @@ def _suite_rate(records: list[dict], workload: str, precision: str, batch: int, 
 NVIDIA_DLE = "NVIDIA DeepLearningExamples ResNet-50 v1.5 (PyTorch): no published H100 figure; A100 80GB, 1 GPU: 2470 img/s mixed precision, 938 img/s TF32"
 
 
-def write(work: str, steps, dry: bool, path: str) -> None:
+def write(work: str, steps, dry: bool, path: str, context: dict) -> None:
+    """CONTEXT: the GPU planned for, the instance runs are priced as (or None), the checkout's commit."""
+    preflight = _json_or_none(os.path.join(work, "preflight.json")) or {}
     lines = [
         f"# GPU matrix report ({'dry run on the CPU: tiny sizes, not a measurement' if dry else 'CUDA'})",
         "",
+        f"- GPU: {context['gpu']}{' (planned for; the dry run ran on the CPU)' if dry else ''}; priced as "
+        f"{context['instance'] or 'nothing (no instance has this GPU, or no shipped catalog has it)'}",
+        f"- commit: {context['commit'] or 'unknown'}; torch {preflight.get('torch', 'unknown')}",
+        f"- start-up: a fresh interpreter's torch import{'' if dry else ' and CUDA start'} took "
+        f"{preflight.get('wall_s', '?')} s; each run's start-up (wall time less its timed windows) is in the "
+        "table",
+        "",
     ]
-    lines += ["| part | step | status | wall s | GPU estimate s | note |", "|---|---|---|---|---|---|"]
+    lines += [
+        "| part | step | status | wall s | estimate s | start-up s | note |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for step in steps:
-        try:
-            with open(os.path.join(work, "steps", f"{step.name}.json")) as handle:
-                done = json.load(handle)
-        except (OSError, ValueError):
-            done = {"status": "not-run"}
+        # "not asked": no command in this work folder has asked for the step yet
+        done = _json_or_none(os.path.join(work, "steps", f"{step.name}.json")) or {"status": "not asked"}
         note = done.get("reason") or done.get("cpu_note") or ""
+        estimate = done.get("estimate_s", step.estimate_s())
         lines.append(
-            f"| {step.part} | {step.name} | {done['status']} | {done.get('wall_s', '')} | {step.estimate_s:.0f} | {note} |"
+            f"| {step.part} | {step.name} | {done['status']} | {done.get('wall_s', '')} | {estimate:.0f} | "
+            f"{done.get('start_s', '')} | {note} |"
         )
 
     records = run_records(os.path.join(work, "records"))
@@ -113,7 +132,8 @@ def write(work: str, steps, dry: bool, path: str) -> None:
     suite_report = os.path.join(work, "suite-report.md")
     if os.path.exists(suite_report):
         with open(suite_report) as handle:
-            lines += ["## suite report (every record so far; 1 GPU of p5.48xlarge's 8)", "", handle.read()]
+            priced = f"1 GPU of {context['instance']}" if context["instance"] else "not priced"
+            lines += [f"## suite report (every record so far; {priced})", "", handle.read()]
     with open(path + ".tmp", "w") as handle:
         handle.write("\n".join(lines) + "\n")
     os.replace(path + ".tmp", path)

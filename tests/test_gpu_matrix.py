@@ -3,12 +3,16 @@ report, so that the command meant for a GPU machine is known to work before one 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import tarfile
 import time
+import venv
 
 import pytest
 from conftest import ROOT, suite_env
@@ -17,56 +21,113 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 import gpu_matrix_plan  # noqa: E402
 
+from suite.reporting.pricing import find_instance  # noqa: E402
 
-def test_plan_is_three_parts_within_their_budget_and_every_step_has_a_cpu_stand_in_or_a_reason():
+SCRIPT = os.path.join(ROOT, "benchmarks", "gpu_matrix.sh")
+HAS_TIMM = importlib.util.find_spec("timm") is not None
+
+
+def total(steps, part: str) -> float:
+    return sum(s.estimate_s() for s in steps if s.part in (part, "every"))
+
+
+def test_the_quick_part_fits_a_lease_and_every_step_has_a_cpu_stand_in_or_a_reason():
     steps = gpu_matrix_plan.plan("/d", "/r", "/r.md")
     names = [s.name for s in steps]
-    assert len(names) == len(set(names))
-    for part in (1, 2, 3):
-        assert sum(s.estimate_s for s in steps if s.part == part) < 530
+    assert len(names) == len(set(names)) and names[-1] == "report"
+    assert total(steps, "quick") <= 360 and total(steps, "more") <= 240  # H100 seconds, the report included
     for step in steps:
+        assert step.part in (*gpu_matrix_plan.PARTS, "every")
         assert step.cpu is not None or step.cpu_note, step.name
-        assert (
-            "cuda" in " ".join(step.gpu)
-            or step.gpu[:2] in (["-m", "suite"], ["-m", "pytest"])
-            or step.name == "nvidia-smi"
-        )
-    wanted = {
+        assert step.needs_step in ("", *names)
+    quick = [s.name for s in steps if s.part == "quick"]
+    # the README's cuda row: both workloads at the three precisions, their bare loops, the peer, the OOM
+    for name in ("dcgan64-amp", "resnet50-amp", "dcgan64-bf16", "resnet50-fp32", "bare-dcgan64-amp"):
+        assert name in quick
+    assert quick.index("resnet50-amp") < quick.index("dcgan64-fp32") < quick.index("pytest-gpu")
+    every = {
         f"{w}-{p}"
         for w in ("dcgan64", "dcgan64-safe", "dcgan128", "resnet50")
-        for p in ("amp", "bf16", "fp32", "tf32")
+        for p in ("bf16", "fp32", "tf32")
     }
-    assert wanted <= set(names)
+    assert every <= set(names)
+
+
+@pytest.mark.parametrize(
+    "gpu, instance",
+    [
+        ("NVIDIA H100 80GB HBM3", "p5.48xlarge"),
+        ("NVIDIA H200", "p5en.48xlarge"),
+        ("NVIDIA A100-SXM4-80GB", "p4de.24xlarge"),
+        ("NVIDIA A100-SXM4-40GB", "p4d.24xlarge"),
+        ("NVIDIA L40S", "g6e.xlarge"),
+        ("NVIDIA L4", "g6.xlarge"),
+        ("Tesla T4", "g4dn.xlarge"),
+        ("NVIDIA H100 PCIe", None),
+        ("NVIDIA H200 NVL", None),
+        ("NVIDIA GeForce RTX 4090", None),
+    ],
+)
+def test_the_gpu_found_chooses_the_instance_runs_are_priced_as(gpu, instance):
+    assert gpu_matrix_plan.instance_for(gpu) == instance
+    steps = gpu_matrix_plan.plan("/d", "/r", "/r.md", gpu)
+    runs = [s.gpu for s in steps if s.gpu[:4] == ["-m", "suite", "run", "--backend"]]
+    assert runs and all(
+        (["--instance", instance] == r[7:9]) if instance else "--instance" not in r for r in runs
+    )
+
+
+def test_every_instance_the_matrix_prices_as_is_in_a_shipped_catalog_with_its_gpu():
+    for pattern, instance in gpu_matrix_plan.INSTANCES:
+        if instance:
+            found, _ = find_instance(instance)
+            assert re.search(pattern, found.accelerator, flags=re.IGNORECASE), (instance, found.accelerator)
+
+
+def run_matrix(out, *args, home, timeout=600, **env):
+    return subprocess.run(
+        [SCRIPT, str(out), *args],
+        cwd=ROOT,
+        env=suite_env(home, **{"PYTHON": sys.executable, **env}),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def step_result(out, name):
+    with open(os.path.join(out, "work", "steps", f"{name}.json")) as handle:
+        return json.load(handle)
 
 
 @pytest.fixture(scope="module")
 def dry_run(tmp_path_factory):
+    """Every part, planned for an H200; then `--only` one step into the same folders."""
     out = tmp_path_factory.mktemp("gpu-matrix")
     home = tmp_path_factory.mktemp("gpu-matrix-env")  # the cache and temporary folders, beside the output
     started = time.monotonic()
-    done = subprocess.run(
-        [os.path.join(ROOT, "benchmarks", "gpu_matrix.sh"), str(out), "--dry-run"],
-        cwd=ROOT,
-        env=suite_env(home, PYTHON=sys.executable),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    return out, done, time.monotonic() - started
+    whole = run_matrix(out, "--dry-run", "--part", "all", "--as-gpu", "NVIDIA H200", home=home)
+    wall_s = time.monotonic() - started
+    first = step_result(out, "dcgan64-fp32") if whole.returncode == 0 else None
+    with open(os.path.join(out, "report.md")) as handle:
+        report_before = handle.read()
+    only = run_matrix(out, "--dry-run", "--only", "dcgan64-fp32", "--as-gpu", "NVIDIA H200", home=home)
+    return out, whole, only, first, report_before, wall_s
 
 
 @pytest.mark.slow
-def test_dry_run_leaves_a_record_for_every_planned_step_and_a_report(dry_run):
-    out, done, wall_s = dry_run
+@pytest.mark.timm  # runs without timm too, skipping its steps; again with it, running them
+def test_dry_run_leaves_a_record_for_every_planned_step_and_a_report_priced_for_the_gpu(dry_run):
+    out, done, _, _, report, wall_s = dry_run
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    steps = gpu_matrix_plan.plan("", "", "")
-    for step in steps:
-        with open(os.path.join(out, "work", "steps", f"{step.name}.json")) as handle:
-            result = json.load(handle)
-        if step.cpu is None:
+    for step in gpu_matrix_plan.plan("", "", "", "NVIDIA H200"):
+        result = step_result(out, step.name)
+        if step.cpu is None or (step.needs_module == "timm" and not HAS_TIMM):
             assert result["status"] == "skipped" and result["reason"], step.name
+            assert step.cpu is None or "needs the Python package 'timm'" in result["reason"]
             continue
         assert result["status"] == "ok", (step.name, result)
+        assert result["instance"] == "p5en.48xlarge" and result["commit"], step.name
         if step.records:
             expected = (
                 {"oom"} if step.expect == "oom" else {"ok", "oom"} if step.expect == "search" else {"ok"}
@@ -75,57 +136,114 @@ def test_dry_run_leaves_a_record_for_every_planned_step_and_a_report(dry_run):
                 step.name,
                 result,
             )
-    assert sorted(os.listdir(out)) == [
-        "part1.tar.gz",
-        "part2.tar.gz",
-        "part3.tar.gz",
-        "report.md",
-        "summary.log",
-        "work",
-    ]
-    with tarfile.open(os.path.join(out, "part2.tar.gz")) as tar:
-        assert "part2/steps/oom-resnet50-b4096.json" in tar.getnames()
-    report = open(os.path.join(out, "report.md")).read()
+    assert sorted(os.listdir(out)) == ["matrix.tar.gz", "report.md", "summary.log", "work"]
     assert (
         "suite ÷ bare" in report
         and "| dcgan64 | fp32 | 2 |" in report
         and "no suite run to pair" not in report
     )
-    assert "timm (huggingface/pytorch-image-models" in report
-    assert "## suite report" in report and "p5.48xlarge" in report
+    assert ("timm (huggingface/pytorch-image-models" in report) is HAS_TIMM
+    assert "## suite report (every record so far; 1 GPU of p5en.48xlarge)" in report
+    suite_report = report.split("## suite report")[1]
+    assert "p5en.48xlarge" in suite_report and "p5.48xlarge" not in suite_report
+    with open(os.path.join(out, "summary.log")) as handle:
+        log = handle.read()
+    assert "priced as p5en.48xlarge" in log and "total estimate" in log
     # suite commands and scripts were forked from one warm interpreter; pytest started fresh
-    logs = os.path.join(out, "work", "logs")
     for name, forked in (("dcgan64-fp32", True), ("bare-dcgan64-fp32", True), ("pytest-gpu", False)):
-        with open(os.path.join(logs, f"{name}.log")) as log:
+        with open(os.path.join(out, "work", "logs", f"{name}.log")) as log:
             assert ("forked from an interpreter that has imported torch" in log.read()) is forked, name
     print(f"dry run: {wall_s:.0f} s")
 
 
 @pytest.mark.slow
-def test_budget_stops_a_part_cleanly_and_still_packs_it(tmp_path):
-    done = subprocess.run(
-        [
-            sys.executable,
-            os.path.join(ROOT, "benchmarks", "gpu_matrix.py"),
-            str(tmp_path),
-            "--dry-run",
-            "--part",
-            "1",
-            "--budget",
-            "21",  # 6 s for steps after the 15 s kept for packing: the first steps, not the part
-        ],
+@pytest.mark.timm
+def test_only_reruns_the_named_step_and_the_report_keeps_the_earlier_commands_steps(dry_run):
+    out, _, only, first, _, _ = dry_run
+    assert only.returncode == 0, only.stdout[-3000:] + only.stderr[-3000:]
+    again = step_result(out, "dcgan64-fp32")
+    assert again["command"] == "only" and first["command"] == "all" and again["argv"] == first["argv"]
+    assert step_result(out, "resnet50-bf16")["command"] == "all"  # the earlier command's, kept
+    assert "[quick] resnet50-bf16" not in only.stdout and "[quick] dcgan64-fp32: ok" in only.stdout
+    with open(os.path.join(out, "report.md")) as handle:
+        report = handle.read()
+    assert "| quick | resnet50-bf16 | ok |" in report and "| quick | dcgan64-fp32 | ok |" in report
+    with tarfile.open(os.path.join(out, "matrix.tar.gz")) as tar:
+        names = tar.getnames()
+    assert "matrix/steps/resnet50-bf16.json" in names and "matrix/steps/dcgan64-fp32.json" in names
+
+
+@pytest.mark.slow
+def test_budget_stops_the_command_cleanly_and_still_packs_and_reports(tmp_path):
+    done = run_matrix(tmp_path, "--dry-run", "--budget", "45", home=tmp_path, timeout=300)
+    assert done.returncode == 1, done.stdout
+    statuses = {
+        n[:-5]: step_result(tmp_path, n[:-5])["status"] for n in os.listdir(tmp_path / "work" / "steps")
+    }
+    assert "not-run" in statuses.values() and "ok" in statuses.values() and statuses["report"] == "ok"
+    assert (tmp_path / "matrix.tar.gz").exists() and (tmp_path / "report.md").exists()
+
+
+@pytest.mark.slow
+def test_a_command_killed_from_outside_has_left_what_it_measured(tmp_path):
+    child = subprocess.Popen(
+        [SCRIPT, str(tmp_path), "--dry-run"],
         cwd=ROOT,
-        env=suite_env(tmp_path),
+        env=suite_env(tmp_path, PYTHON=sys.executable),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        for line in child.stdout:  # the first finished run, seen in the output
+            if line.startswith("[quick] dcgan64-bf16: ok"):
+                break
+        os.killpg(child.pid, signal.SIGKILL)
+    finally:
+        child.wait(timeout=60)
+    with tarfile.open(tmp_path / "matrix.tar.gz") as tar:
+        assert "matrix/steps/dcgan64-bf16.json" in tar.getnames()
+    assert "| quick | dcgan64-bf16 | ok |" in (tmp_path / "report.md").read_text()
+
+
+@pytest.mark.slow
+def test_a_python_without_torch_is_refused_in_one_line_before_anything_runs(tmp_path):
+    bare = tmp_path / "bare"
+    venv.create(bare, with_pip=False)
+    done = run_matrix(tmp_path / "out", "--dry-run", home=tmp_path, PYTHON=str(bare / "bin" / "python"))
+    assert done.returncode == 2 and done.stdout == ""
+    assert (
+        done.stderr.count("\n") == 1 and f"PYTHON={bare}/bin/python" in done.stderr and "torch" in done.stderr
+    )
+    assert os.listdir(tmp_path / "out" / "work" / "steps") == []
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--only", "dcgan64-fp33"], "unknown step dcgan64-fp33; steps: nvidia-smi, env"),
+        (["--only", ","], "unknown step (none given)"),
+        (["--as-gpu", "NVIDIA H200"], "--as-gpu is for --dry-run or --plan"),
+        (["--part", "2"], "invalid choice: '2'"),
+        (["--budget", "10"], "--budget 10: must be at least 25 seconds"),
+    ],
+)
+def test_bad_options_are_refused_in_one_line(tmp_path, args, says):
+    done = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "benchmarks", "gpu_matrix.py"), str(tmp_path), *args],
         capture_output=True,
         text=True,
-        timeout=300,
     )
-    assert done.returncode == 1, done.stdout
-    statuses = [
-        json.load(open(os.path.join(tmp_path, "work", "steps", f))).get("status")
-        for f in os.listdir(os.path.join(tmp_path, "work", "steps"))
-    ]
-    assert "not-run" in statuses and "ok" in statuses
-    assert os.path.exists(os.path.join(tmp_path, "part1.tar.gz")) and os.path.exists(
-        os.path.join(tmp_path, "report.md")
-    )
+    assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_plan_alone_prints_the_estimates_for_the_gpu_named(tmp_path, capsys):
+    import gpu_matrix
+
+    assert gpu_matrix.main([str(tmp_path), "--plan", "--as-gpu", "NVIDIA H200"]) == 0
+    printed = capsys.readouterr().out
+    assert "NVIDIA H200: priced as p5en.48xlarge" in printed
+    assert "--instance p5en.48xlarge" in printed and "report: python -m suite report" in printed
+    estimate = float(printed.split("total estimate ")[1].split(" s")[0])
+    assert estimate == total(gpu_matrix_plan.plan("", "", "", "NVIDIA H200"), "quick") <= 360
