@@ -77,6 +77,12 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         help=f"folder for the result record (default {DEFAULT_OUT}/)",
     )
     p.add_argument("--json", action="store_true", help="print the record on stdout instead of a summary")
+    p.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress on stderr (at a terminal one line rewritten in place; otherwise plain lines: the "
+        "start, warm-up done, each window's rate, the record's path); errors and warnings still show",
+    )
 
     data = p.add_argument_group("data path")
     data.add_argument(

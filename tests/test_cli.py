@@ -217,9 +217,15 @@ def test_progress_shows_warmup_and_each_window_on_one_line():
     assert "\n" not in text and text.endswith("\r\033[K")  # rewritten in place, cleared at the end
 
 
-def test_no_progress_when_stdout_is_not_a_terminal(capsys, tmp_path):
+def test_off_a_terminal_progress_is_plain_lines_on_stderr_and_quiet_silences_it(capsys, tmp_path):
     code, out, err = run_cli(capsys, *TINY_RUN, "--out", str(tmp_path))
-    assert code == 0 and "warm-up step" not in err and "window 1/1" not in err
+    assert code == 0 and "\r" not in err and "warm-up step 1/1" not in err  # no line rewritten in place
+    lines = err.splitlines()
+    assert lines[0].startswith("suite: dcgan64 on cpu") and "1 timed window(s) of 1 step(s)" in lines[0]
+    assert "suite: warm-up done: 1 step," in err and "suite: window 1/1: " in err
+    assert lines[-1].startswith(f"suite: record written to {tmp_path}")
+    code, out, err = run_cli(capsys, *TINY_RUN, "--quiet", "--out", str(tmp_path))
+    assert code == 0 and err == ""
 
 
 def test_run_options_are_typed_where_they_are_parsed():

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import sys
+import time
 
 from suite import run_options
+from suite.data import progress
 
 
 def add_parser(subparsers) -> None:
@@ -18,19 +20,79 @@ def add_parser(subparsers) -> None:
 
 
 def progress_printer(stream):
-    """Progress on stderr, one line rewritten in place; only for a person at a terminal."""
+    """Progress at a terminal: one line on stderr, rewritten in place."""
 
     def show(event, **info):
         if event == "warmup":
             text = f"warm-up step {info['step']}/{info['of']}"
-        else:
+        elif event == "window":
             text = f"window {info['window']}/{info['of']}: {info['images_per_second']:,.1f} img/s"
+        else:
+            return
         stream.write(f"\r\033[K  {text}")
         if event == "window" and info["window"] == info["of"]:
             stream.write("\r\033[K")
         stream.flush()
 
     return show
+
+
+def since_start() -> float:
+    """Seconds since this Python started the suite (where time to first step counts from)."""
+    from suite import context
+
+    return time.time() - context.interpreter_start_time()
+
+
+def line_printer(stream, clock=time.monotonic, every_s: float = 1.0, since=since_start):
+    """Progress off a terminal (a log, a pipe, CI): plain lines, no carriage returns. Warm-up done, and each
+    window's rate with about how long the windows have left; a window ending within EVERY_S of the last
+    line is not said (the first and the last always are), so a run of many short windows stays readable."""
+    marks = {"windows_from": clock(), "said": None}
+
+    def say(text: str) -> None:
+        marks["said"] = clock()
+        stream.write(f"suite: {text}\n")
+        stream.flush()
+
+    def show(event, **info):
+        now = clock()
+        if event == "warmup" and info["step"] == info["of"]:
+            marks["windows_from"] = now
+            steps = f"{info['of']} step{'s' if info['of'] != 1 else ''}"
+            say(f"warm-up done: {steps}, {since():.1f} s since the suite started")
+        elif event == "window":
+            done, total = info["window"], info["of"]
+            if done not in (1, total) and now - (marks["said"] or marks["windows_from"]) < every_s:
+                return
+            left = (now - marks["windows_from"]) / done * (total - done)
+            rest = f" ({progress.about(left)} of windows left)" if done < total else ""
+            say(f"window {done}/{total}: {info['images_per_second']:,.1f} img/s{rest}")
+
+    return show
+
+
+def start_line(plan) -> str:
+    """What is about to run, in one line."""
+    from suite.reporting import summary
+
+    config = plan.config
+    steps = f"{config.steps_per_window} step(s)" if config.steps_per_window else "steps chosen after warm-up"
+    return (
+        f"suite: {plan.workload.name} on {plan.backend.name} ({summary.short_choice(plan.backend_choice)}), "
+        f"batch {config.batch_size}, {config.precision}: {config.warmup_steps} warm-up step(s), then "
+        f"{config.windows} timed window(s) of {steps}"
+    )
+
+
+def progress_for(args, rank) -> tuple[object, bool]:
+    """The progress callback of this run, and whether it speaks at all: rank 0 alone, unless --quiet;
+    rewritten in place at a terminal, plain lines on stderr otherwise."""
+    if args.quiet or rank.rank != 0:
+        return (lambda *a, **k: None), False
+    if sys.stderr.isatty():
+        return progress_printer(sys.stderr), True
+    return line_printer(sys.stderr), True
 
 
 def run_command(args) -> int:
@@ -59,14 +121,10 @@ def run_command(args) -> int:
     rank = distributed.rank_info()
     out_dir = run_record.check_out_dir(args.out)
     # Only rank 0 speaks and writes; the other ranks report to it (or, failing, to the launcher).
-    interactive = not args.json and sys.stdout.isatty() and rank.rank == 0
-    if interactive:
-        print(
-            f"suite: {plan.workload.name} on {plan.backend.name} ({summary.short_choice(plan.backend_choice)}), "
-            f"batch {plan.config.batch_size}, {plan.config.precision}",
-            file=sys.stderr,
-        )
-    record = execute(plan, progress=progress_printer(sys.stderr) if interactive else lambda *a, **k: None)
+    show, speaks = progress_for(args, rank)
+    if speaks:
+        print(start_line(plan), file=sys.stderr, flush=True)
+    record = execute(plan, progress=show)
     mismatch = device_mismatch_warning(record)
     if mismatch:
         record["warnings"].append(mismatch)
@@ -77,6 +135,8 @@ def run_command(args) -> int:
         if failed and distributed.launcher_run_id():
             return 1  # the launcher parent writes the record, naming the rank that failed first
     saved = run_record.save_record(record, out_dir)  # a bad disk loses no measurement: see run_record.Saved
+    if speaks and saved.path and not sys.stderr.isatty():
+        print(f"suite: record written to {saved.path}", file=sys.stderr, flush=True)
     summary.show(record, saved.path, as_json=args.json)
     if not args.json and record.get("profile"):
         from suite.measurement import profiling

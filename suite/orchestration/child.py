@@ -77,8 +77,10 @@ class Child:
 
 
 def spawn(argv: list[str], out_dir: str, timeout_s: float | None = None, **env) -> Child:
-    """`suite run ARGV --json --out OUT_DIR` in a fresh process. KeyboardInterrupt stops the child too."""
-    command = [sys.executable, "-m", "suite", "run", *argv, "--json", "--out", out_dir]
+    """`suite run ARGV --json --quiet --out OUT_DIR` in a fresh process (its stderr is kept for a failure's
+    last words, not shown: the command that starts it says its own progress). KeyboardInterrupt stops the
+    child too."""
+    command = [sys.executable, "-m", "suite", "run", *argv, "--json", "--quiet", "--out", out_dir]
     child = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=context.child_env(**env)
     )
