@@ -16,7 +16,14 @@ options of `suite run`, declared once, typed), input_checks and limits (refusing
 before anything runs), sizes, stats (throughput arithmetic) and optional_modules.
 """
 
-import os as _os
+import time as _time
+
+# When this interpreter first imported the suite: the start of a run's time to first step, taken before
+# anything else the package does. A process's creation time (psutil) is not it: a shell line that ends in
+# `exec suite run` passes its pid, and all it did before (an install, a sleep), to this interpreter.
+IMPORTED_AT = _time.time()
+
+import os as _os  # noqa: E402 - after the clock is read
 
 __version__ = "0.1.0"
 

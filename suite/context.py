@@ -67,6 +67,19 @@ def owner_token(pid: int | None = None) -> str:
     return f"{pid}@{psutil.Process(pid).create_time():.2f}"
 
 
+def interpreter_start_time() -> float:
+    """Wall-clock time this Python started the suite, where a run's time to first step counts from: the
+    later of the suite package's first import in this interpreter (`suite.IMPORTED_AT`) and the process's
+    creation (psutil; later in a process forked from one that imported the suite long before). The
+    creation time alone would count what a shell did before `exec suite run` under the same pid (a
+    `sleep`, an install); Python's own start-up before the import (tens of ms) is not counted."""
+    try:
+        created = psutil.Process().create_time()
+    except (OSError, psutil.Error):
+        created = 0.0
+    return max(created, suite.IMPORTED_AT)
+
+
 def handed_by_an_ancestor(env) -> bool:
     """ENV's owner token names a living ancestor of this process, by pid and start time."""
     pid, _, started = str(env.get(OWNER_VARIABLE, "")).partition("@")

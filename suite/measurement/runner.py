@@ -102,8 +102,9 @@ def plan_run(config: RunConfig) -> Plan:
 
 
 def process_start_time() -> float:
-    """Wall-clock time this process started (for time-to-first-step)."""
-    return psutil.Process().create_time()
+    """Wall-clock time this Python started the suite (for time-to-first-step): never what a shell did
+    before `exec suite run` under the same pid (suite.context.interpreter_start_time)."""
+    return context.interpreter_start_time()
 
 
 def _noop(*_args, **_kwargs) -> None:
