@@ -2,21 +2,32 @@
 version (the `habana-torch-plugin` wheel, e.g. 1.19.0.561 -> row "1.19").
 
 The hpu backend reads every release difference from here: which value of PT_HPU_LAZY_MODE means lazy or
-eager, which mode a release starts in when the variable is unset, whether `import torch` already loads the
+eager, which mode a release starts in when the variable is unset (where a versioned source says; elsewhere
+the backend asks the bridge after importing it), whether `import torch` already loads the
 bridge (torch's device-backend autoload), the torch.compile backend, the names of the autocast op-list
-variables, whether legacy HMP exists, and which Gaudi generations the release supports. A release the table
-does not know is read as the nearest known row, with a warning that goes into the record.
+variables, whether legacy HMP exists, and which Gaudi generations the release supports (and so the last
+release for a card it no longer supports). A release the table does not know is read as the nearest known
+row, with a warning that goes into the record.
 
 This module imports neither torch nor habana_frameworks: the command line uses it to set the mode before
 torch is imported (torch's autoload may import the bridge, which fixes the mode, during `import torch`).
 
-Sources (the same list is printed in docs/gaudi-releases.md):
-  [bridge-1.19]  github.com/HabanaAI/gaudi-pytorch-bridge, tag v1.19.0:
+Sources (the same list is printed in docs/gaudi-releases.md; Habana's documents read 2026-11-26):
+  [bridge-1.18]  github.com/HabanaAI/gaudi-pytorch-bridge commit f90046f4e6ef ("Publish 1.18.0"):
+                 python_packages/habana_frameworks/torch/utils/internal.py (is_lazy: unset means "1", lazy),
+                 python_packages/setup.py (entry point group "torch.backends"; the torch of 1.18, 2.4.0, has
+                 no backend autoload, so nothing calls it).
+  [bridge-1.19]  the same repository, tag v1.19.0 (commit 5a56187e9868):
                  python_packages/habana_frameworks/torch/utils/internal.py (is_lazy: unset means "1", lazy;
                  anything but "0" is lazy; read once and cached), habana_frameworks/autoload/__init__.py
                  (autoload skipped when PT_HPU_AUTOLOAD=0, or when PT_HPU_LAZY_MODE, unset meaning "1", is
-                 "1"), python_packages/setup.py (entry point group "torch.backends").
-  [bridge-later] the same autoload/__init__.py in later bridges: unset PT_HPU_LAZY_MODE means "0" (eager).
+                 "1"), python_packages/setup.py (entry point group "torch.backends"),
+                 tests/pytest_working/test_utils.py (get_device_name(): "GAUDI", "GAUDI2", "GAUDI3").
+                 No later Habana bridge source could be read (the public snapshot ends at 1.19.0).
+  [fork]         github.com/ankurneog/gaudi-pytorch-bridge commit ea38cefafa91: a personal fork, not Habana's
+                 repository. Its autoload/__init__.py and utils/internal.py read an unset PT_HPU_LAZY_MODE as
+                 "0" (eager); its .devops/build_profiles/profiles.json builds against torch 2.6.0, which Habana
+                 ships with both 1.20 and 1.21. Which release it is cannot be told, so it pins no row.
   [torch-2.5]    torch/__init__.py `_import_device_backends` (RFC pytorch/pytorch#122468, first in torch 2.5):
                  loads every "torch.backends" entry point during `import torch` unless
                  TORCH_DEVICE_BACKEND_AUTOLOAD=0.
@@ -26,12 +37,21 @@ Sources (the same list is printed in docs/gaudi-releases.md):
                  (its README documents --hmp --hmp-bf16=...), and from 1.13.0 nothing imports hmp;
                  1.12.0-1.14.0 compile with backend="aot_hpu_training_backend", 1.15.0 on with "hpu_backend";
                  op lists are LOWER_LIST/FP32_LIST up to 1.12.0 and PT_HPU_AUTOCAST_LOWER_PRECISION_OPS_LIST/
-                 PT_HPU_AUTOCAST_FP32_OPS_LIST from 1.13.0; README columns "Validated on Gaudi" up to 1.22.0,
-                 dropped in 1.23.0.
+                 PT_HPU_AUTOCAST_FP32_OPS_LIST from 1.13.0.
+                 PyTorch/computer_vision/classification/torchvision/README.md "Supported Configurations" at the
+                 commits "Model-References content for X": 1.20.0 ee998910a87c (Gaudi, Gaudi 2, Gaudi 3 on
+                 1.20.0, PyTorch 2.6.0), 1.21.0 da5f246c18f4 (the same on 1.21.0, 2.6.0), 1.22.0 2be604412c5a
+                 (Gaudi 2, Gaudi 3 on 1.22.0, 2.7.1; Gaudi last on 1.21.0), 1.23.0 06bfc5eaa56c (2026-01-08:
+                 Gaudi 2, Gaudi 3 on 1.23.0, 2.9.0; Gaudi last on 1.21.0).
   [matrix-X]     docs.habana.ai/en/latest/Support_Matrix/Support_Matrix_vX.html: the PyTorch version of each
-                 release and the generations it supports (Gaudi 3 first listed in 1.16.0).
-  [flags]        docs.habana.ai Runtime Flags: PT_HPU_LAZY_MODE default 0 (eager + torch.compile) in recent
-                 releases, lazy mode a legacy fallback.
+                 release and the generations it supports (Gaudi 3 first listed in 1.16.0; first-generation
+                 Gaudi last listed in 1.21.0: v1.22.0 names Gaudi 2 and Gaudi 3 only). [matrix-1.23.0] is
+                 the current Support_Matrix.html, which is 1.23.0's (Gaudi 2, Gaudi 3, PyTorch 2.9).
+  [flags]        Runtime Flags, PT_HPU_LAZY_MODE: default 1 (lazy) on docs.habana.ai/en/v1.19.0/PyTorch/
+                 Reference/Runtime_Flags.html; default 0 (eager + torch.compile) on the current, unversioned
+                 /en/latest/ page, whose Theory of Operations calls lazy mode "a legacy fallback that is no
+                 longer developed". No versioned page of 1.20 to 1.23 was found, so the release that switched
+                 the default is not known: those rows leave it to the bridge (default_mode None).
 """
 
 from __future__ import annotations
@@ -54,7 +74,9 @@ class Release:
     torch: str | None  # the PyTorch version Habana ships with it; None where not checked
     lazy_value: str  # PT_HPU_LAZY_MODE for lazy mode
     eager_value: str  # PT_HPU_LAZY_MODE for eager mode
-    default_mode: str  # "lazy" or "eager": what runs when PT_HPU_LAZY_MODE is unset
+    # "lazy" or "eager": what runs when PT_HPU_LAZY_MODE is unset; None where no versioned source says (the
+    # backend then leaves the variable unset and asks the bridge which mode it chose).
+    default_mode: str | None
     autoload: bool  # the bridge registers a torch.backends entry point and torch (>= 2.5) calls it
     compile_backend: str | None  # torch.compile backend name, None where Habana has none
     bf16_ops_env: str  # autocast op lists (lower precision, fp32), read once at the bridge's import
@@ -69,8 +91,9 @@ class Release:
         """PT_HPU_LAZY_MODE for a suite mode (compile runs in eager mode)."""
         return self.lazy_value if mode == "lazy" else self.eager_value
 
-    def mode_of_value(self, value: str | None) -> str:
-        """The mode the bridge will run in when PT_HPU_LAZY_MODE is `value` (None: unset)."""
+    def mode_of_value(self, value: str | None) -> str | None:
+        """The mode the bridge will run in when PT_HPU_LAZY_MODE is `value` (None: unset). None where the
+        variable is unset and the release's default is not known."""
         if value is None:
             return self.default_mode
         if self.eager_value == "2":
@@ -79,22 +102,27 @@ class Release:
         # [bridge-1.19] is_lazy(): anything but "0" is lazy.
         return "eager" if value.strip() == "0" else "lazy"
 
-    def autoload_imports_bridge(self, env) -> bool:
-        """Whether `import torch` imports habana_frameworks.torch in an environment `env`."""
+    def autoload_imports_bridge(self, env) -> bool | None:
+        """Whether `import torch` imports habana_frameworks.torch in an environment `env` (None: it depends
+        on the release's default mode, which is not known)."""
         if not self.autoload or env.get(TORCH_AUTOLOAD_ENV, "1") != "1":
             return False
         switch = env.get(AUTOLOAD_ENV, "-1")
         if switch in ("0", "1"):
             return switch == "1"
-        # Skipped for lazy mode, whose unset value is the release's default ([bridge-1.19], [bridge-later]).
-        unset = self.lazy_value if self.default_mode == "lazy" else self.eager_value
-        return env.get(LAZY_ENV, unset) != "1"
+        # Skipped for lazy mode, whose unset value is the release's default ([bridge-1.19]).
+        value = env.get(LAZY_ENV)
+        if value is None:
+            return None if self.default_mode is None else self.default_mode != "lazy"
+        return value != "1"
 
 
 _OLD_LISTS = ("LOWER_LIST", "FP32_LIST")
 _NEW_LISTS = ("PT_HPU_AUTOCAST_LOWER_PRECISION_OPS_LIST", "PT_HPU_AUTOCAST_FP32_OPS_LIST")
 _ALL = (GAUDI1, GAUDI2)
 _WITH_G3 = (GAUDI1, GAUDI2, GAUDI3)
+_NO_G1 = (GAUDI2, GAUDI3)  # first-generation Gaudi dropped in 1.22 ([matrix-1.22.0], [mr-1.22.0])
+GENERATION_NAMES = {GAUDI1: "first-generation Gaudi", GAUDI2: "Gaudi 2", GAUDI3: "Gaudi 3"}
 
 
 def _row(version, torch, eager, default, autoload, compile_backend, lists, hmp, generations, sources):
@@ -115,15 +143,19 @@ RELEASES: tuple[Release, ...] = (
     _row("1.15", "2.2.0", "0", "lazy", False, "hpu_backend", _NEW_LISTS, False, _ALL, "mr-1.15.0, matrix-1.15.0"),
     _row("1.16", "2.2.2", "0", "lazy", False, "hpu_backend", _NEW_LISTS, False, _WITH_G3, "matrix-1.16.0"),
     _row("1.17", "2.3.1", "0", "lazy", False, "hpu_backend", _NEW_LISTS, False, _WITH_G3, "matrix-1.17.0"),
-    _row("1.18", "2.4.0", "0", "lazy", False, "hpu_backend", _NEW_LISTS, False, _WITH_G3, "matrix-1.18.0"),
+    _row("1.18", "2.4.0", "0", "lazy", False, "hpu_backend", _NEW_LISTS, False, _WITH_G3,
+         "bridge-1.18, matrix-1.18.0"),
     _row("1.19", "2.5.1", "0", "lazy", True, "hpu_backend", _NEW_LISTS, False, _WITH_G3,
-         "bridge-1.19, torch-2.5, mr-1.19.0, matrix-1.19.0"),
-    _row("1.20", None, "0", "lazy", True, "hpu_backend", _NEW_LISTS, False, _WITH_G3,
-         "mr-1.20.0 (default mode as 1.19: not checked in its source)"),
-    _row("1.21", "2.6.0", "0", "eager", True, "hpu_backend", _NEW_LISTS, False, _WITH_G3,
-         "flags, bridge-later, matrix-1.21.0"),
-    _row("1.22", None, "0", "eager", True, "hpu_backend", _NEW_LISTS, False, _WITH_G3,
-         "flags, bridge-later, mr-1.22.0"),
+         "bridge-1.19, torch-2.5, mr-1.19.0, matrix-1.19.0, flags"),
+    # From 1.20 the default mode is not checked ([flags]: v1.19.0 says lazy, the current page eager), and
+    # torch autoload is assumed as in 1.19 (no later Habana bridge source was read).
+    _row("1.20", "2.6.0", "0", None, True, "hpu_backend", _NEW_LISTS, False, _WITH_G3, "mr-1.20.0, flags"),
+    _row("1.21", "2.6.0", "0", None, True, "hpu_backend", _NEW_LISTS, False, _WITH_G3,
+         "mr-1.21.0, matrix-1.21.0, flags"),
+    _row("1.22", "2.7.1", "0", None, True, "hpu_backend", _NEW_LISTS, False, _NO_G1,
+         "mr-1.22.0, matrix-1.22.0, flags"),
+    _row("1.23", "2.9.0", "0", None, True, "hpu_backend", _NEW_LISTS, False, _NO_G1,
+         "mr-1.23.0, matrix-1.23.0, flags"),
 )
 # fmt: on
 _BY_VERSION = {release.version: release for release in RELEASES}
@@ -178,6 +210,28 @@ def installed() -> tuple[Release, str | None]:
     return lookup(plugin_version())
 
 
+def last_release_for(generation: str) -> Release | None:
+    """The newest row that supports `generation` (None: no row does)."""
+    return next((r for r in reversed(RELEASES) if generation in r.generations), None)
+
+
+def unsupported_card(release: Release, generation: str) -> str | None:
+    """Why `generation` cannot run on `release` (one line naming the last release that supports it), or
+    None where it can."""
+    if generation in release.generations:
+        return None
+    name = GENERATION_NAMES.get(generation, generation)
+    supported = ", ".join(GENERATION_NAMES[g] for g in release.generations)
+    last = last_release_for(generation)
+    fix = (
+        f"the last release that supports it is {last.version} (PyTorch {last.torch or 'version not checked'}): "
+        f"use Habana's {last.version} software and container (docs/gaudi-releases.md)"
+        if last
+        else "no release in the table supports it"
+    )
+    return f"{name} is not supported by Habana {release.version} (it supports {supported}): {fix}"
+
+
 MODE_OPTION = "--hpu-mode"
 
 
@@ -225,6 +279,7 @@ def _option_value(argv: list[str], option: str) -> str | None:
 def markdown_table() -> str:
     """The table as docs/gaudi-releases.md prints it (a test keeps the two the same)."""
     names = {GAUDI1: "Gaudi", GAUDI2: "Gaudi 2", GAUDI3: "Gaudi 3"}
+    unset = {"lazy": "lazy", "eager": "eager", None: "not checked: the bridge is asked"}
     lines = [
         "| Release | PyTorch | lazy / eager value | Unset means | torch autoload | torch.compile backend "
         "| Autocast op-list variables | HMP | Generations | Sources |",
@@ -232,7 +287,7 @@ def markdown_table() -> str:
     ]
     for r in RELEASES:
         lines.append(
-            f"| {r.version} | {r.torch or 'not checked'} | `{r.lazy_value}` / `{r.eager_value}` | {r.default_mode} "
+            f"| {r.version} | {r.torch or 'not checked'} | `{r.lazy_value}` / `{r.eager_value}` | {unset[r.default_mode]} "
             f"| {'yes' if r.autoload else 'no'} | {f'`{r.compile_backend}`' if r.compile_backend else 'none'} "
             f"| `{r.bf16_ops_env}`, `{r.fp32_ops_env}` | {'yes' if r.hmp else 'no'} "
             f"| {', '.join(names[g] for g in r.generations)} | {r.sources} |"

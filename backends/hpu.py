@@ -8,7 +8,8 @@ are read once, too (bridge v1.19.0: habana_frameworks/torch/__init__.py, torch/u
 variables before torch is imported (habana_releases.preset_mode), `setup()` sets them otherwise, and after
 the import the backend asks the bridge which mode really runs and refuses a run in another mode than asked.
 `is_available()` and `__init__` import nothing: they only look for files. Every release difference comes
-from the table in habana_releases.py.
+from the table in habana_releases.py. Where the table does not know a release's default mode and no mode is
+asked, the variable is left unset and the mode is the one the bridge reports after its import.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from .base import Backend, Schedule, ddp_without_buffer_broadcast, one_device_ea
 from .hpu_install import (
     BRIDGE_PROBE,
     active_mode,
+    bridge_default_mode,
+    card_refusal,
     default_mode,
     device_generation,
     hmp_refusal,
@@ -66,6 +69,11 @@ class HPUBackend(Backend):
         absent = probe.habana_absent()
         if absent:
             return False, absent
+        # A card the installed release no longer supports (a DL1's first-generation Gaudi from 1.22): said
+        # from the PCI ids in sysfs, before the bridge is asked (it may not drive the card at all).
+        refusal = card_refusal(habana_releases.installed()[0])
+        if refusal:
+            return False, refusal
         # A half-installed SDK has the package and the device node but no working bridge: ask a fresh
         # process to import it and count devices (nothing is imported here).
         ok, why = import_probe.check(BRIDGE_PROBE)
@@ -98,7 +106,8 @@ class HPUBackend(Backend):
         # torch's autoload (torch >= 2.5) may already have imported the bridge in some mode: refuse now,
         # before anything is built, rather than run another mode under this one's name.
         self._refuse_other_active_mode()
-        # The record stores the mode that ran, not only the one typed.
+        # The record stores the mode that ran, not only the one typed (None: the bridge's own default,
+        # known after its import in setup()).
         self.config = config.resolved(hpu_mode=self.mode)
         self.device = torch.device(self.device_type)
         self._htcore = self._hthpu = self._hmp = None
@@ -110,7 +119,8 @@ class HPUBackend(Backend):
 
     # -- life cycle ----------------------------------------------------------------------------
     def _environment(self) -> dict[str, str]:
-        env = {LAZY_ENV: self.release.mode_value(self.mode)}
+        # No mode yet: the release's default is not known, and the bridge is left to choose it.
+        env = {LAZY_ENV: self.release.mode_value(self.mode)} if self.mode else {}
         if self.bf16_ops and self.precision == "bf16":
             env[self.release.bf16_ops_env] = self.bf16_ops
         if self.fp32_ops and self.precision == "bf16":
@@ -120,10 +130,18 @@ class HPUBackend(Backend):
     def _bridge_mode_wanted(self) -> str:
         return "lazy" if self.mode == "lazy" else "eager"
 
+    def _adopt_bridge_default(self) -> None:
+        """No mode asked and the release's default unknown: run the mode the imported bridge chose."""
+        self.mode, self.mode_source = bridge_default_mode(self.release)
+        self.config = self.config.resolved(hpu_mode=self.mode)
+
     def _refuse_other_active_mode(self) -> None:
         """A bridge already imported (by torch's autoload, or by the caller) runs the mode it was imported
         in; that mode cannot change in this process."""
         if "habana_frameworks.torch" not in sys.modules:
+            return
+        if self.mode is None:
+            self._adopt_bridge_default()
             return
         running, how = active_mode(self.release)
         if running != self._bridge_mode_wanted():
@@ -156,6 +174,8 @@ class HPUBackend(Backend):
             if refusal is None:
                 raise
             raise UserError(refusal) from None
+        if self.mode is None:
+            self._adopt_bridge_default()
         # What runs is what the bridge decided at its import, whatever was asked: check it.
         running, self._verified_by = active_mode(self.release)
         if running != self._bridge_mode_wanted():
@@ -167,6 +187,11 @@ class HPUBackend(Backend):
                 "habana_frameworks is installed but torch.hpu.is_available() is False: "
                 "check `hl-smi` and that the devices are passed into the container"
             )
+        # The bridge's own device type; is_available() saw the PCI ids already, where sysfs shows them.
+        generation = self.generation()
+        refusal = generation and habana_releases.unsupported_card(self.release, generation)
+        if refusal:
+            raise UserError(refusal)
         if os.environ.get("WORLD_SIZE", "1") != "1" or "OMPI_COMM_WORLD_SIZE" in os.environ:
             self.init_distributed()
         if self.precision == "hmp":

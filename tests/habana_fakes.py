@@ -3,7 +3,8 @@
 A release is installed as the real wheel installs it: the package on sys.path and a
 `habana_torch_plugin-<version>.dist-info` beside it, whose version the backend and the fakes both read, and
 whose entry_points.txt registers the bridge's torch autoload where that release has it. Releases without
-legacy HMP get no hpex/hmp folder. `import_torch()` runs torch's own autoload step (the part of
+legacy HMP get no hpex/hmp folder. The card is put on a fake PCI bus (sysfs `vendor` / `device` files, as
+the kernel writes them), a generation the release supports unless a test asks for another. `import_torch()` runs torch's own autoload step (the part of
 `import torch` that loads "torch.backends" entry points, torch >= 2.5), since torch itself is imported
 already in the test process.
 """
@@ -17,13 +18,22 @@ import sys
 import pytest
 import torch
 from packaging.version import Version
-from suite.backends import habana_releases, hpu, probe
+from suite.backends import habana_releases, hpu, hpu_install, probe
 
 FAKES = pathlib.Path(__file__).parent / "fakes"
 FAKE_PACKAGES = ("habana_frameworks", "habana_dataloader", "pyhlml")
 # Four releases with different facts: "2" is eager and HMP exists (1.10); "0" is eager, new op-list names
-# and aot compile (1.13); torch autoload, lazy by default (1.19); eager by default (1.22).
+# and aot compile (1.13); torch autoload, lazy by default (1.19); default mode not in the table (the fake
+# bridge is eager by default, as Habana's current Runtime Flags page says) and no first-generation Gaudi
+# (1.22).
 PROFILES = ("1.10", "1.13", "1.19", "1.22")
+# The PCI device id of each generation's card (hpu_install.PCI_GENERATIONS: Habana's driver).
+PCI_DEVICE_IDS = {
+    habana_releases.GAUDI1: "0x1000",
+    habana_releases.GAUDI2: "0x1020",
+    habana_releases.GAUDI3: "0x1060",
+}
+_card: dict = {}  # where install() put the card: the fake package and the fake PCI device
 ENV_VARS = (
     hpu.LAZY_ENV,
     "LOWER_LIST",
@@ -68,12 +78,17 @@ def install(
     medialoaders: bool = True,
     torch_version: str | None = None,
     built_for: str | None = None,
+    bridge_default: str | None = None,
+    generation: str | None = None,
 ) -> habana_releases.Release:
     """The fakes as Habana `version` on sys.path, a clean environment, a stand-in device node. The hpex/hmp
     folder is there where the release ships it, unless `hmp` says otherwise (an install that differs);
     `medialoaders=False` leaves out habana_frameworks.medialoaders (Gaudi2's MediaPipe loader).
     The bridge is built for `built_for` (its required_version.txt) and runs with `torch_version`; both default
-    to Habana's fork of the installed torch's version ("X.Y.Za0+git0000000")."""
+    to Habana's fork of the installed torch's version ("X.Y.Za0+git0000000").
+    `bridge_default` ("lazy" or "eager") is the mode the bridge runs with PT_HPU_LAZY_MODE unset: the
+    release's own where the table knows it, else eager (Habana's current Runtime Flags page) unless given.
+    `generation` is the card: by default the oldest generation the release supports."""
     release, warning = habana_releases.lookup(version)
     assert warning is None, warning
     with_hmp = release.hmp if hmp is None else hmp
@@ -90,6 +105,15 @@ def install(
     fork = f"{Version(str(torch.__version__)).base_version}a0+git0000000"  # as Habana names its builds
     (root / "habana_frameworks" / "torch" / "required_version.txt").write_text(built_for or fork)
     (root / "habana_frameworks" / "torch_version.txt").write_text(torch_version or fork)
+    default = bridge_default or release.default_mode or "eager"
+    unset = release.lazy_value if default == "lazy" else release.eager_value
+    (root / "habana_frameworks" / "unset_lazy_mode.txt").write_text(unset)
+    pci_device = tmp_path / "pci" / "0000:10:00.0"
+    pci_device.mkdir(parents=True)
+    (pci_device / "vendor").write_text(hpu_install.HABANA_PCI_VENDOR + "\n")
+    monkeypatch.setattr(hpu_install, "PCI_DEVICES", str(tmp_path / "pci"))
+    _card.update(package=root / "habana_frameworks", pci_device=pci_device)
+    _put_card(generation or release.generations[0])
     dist_info = root / f"habana_torch_plugin-{version}.0.dist-info"
     dist_info.mkdir()
     (dist_info / "METADATA").write_text(
@@ -120,9 +144,16 @@ def import_torch() -> None:
         torch._import_device_backends()
 
 
+def _put_card(name: str) -> None:
+    (_card["package"] / "card.txt").write_text(name)
+    (_card["pci_device"] / "device").write_text(PCI_DEVICE_IDS[name] + "\n")
+
+
 def set_generation(name: str) -> None:
+    """Swap the card of the installed fakes (on the PCI bus and as the bridge reports it)."""
     import habana_frameworks  # the package only: its torch part fixes the mode when imported
 
+    _put_card(name)
     habana_frameworks.GENERATION = name
 
 

@@ -85,7 +85,7 @@ def test_wiring_autoload_imports_the_bridge_only_where_the_release_has_it(releas
 
 @pytest.mark.parametrize("switch", ["PT_HPU_AUTOLOAD", "TORCH_DEVICE_BACKEND_AUTOLOAD"])
 def test_wiring_autoload_switches_are_honoured(monkeypatch, tmp_path, switch):
-    habana_fakes.install(monkeypatch, tmp_path, "1.22")  # eager by default: autoload on
+    habana_fakes.install(monkeypatch, tmp_path, "1.22")  # the fake bridge is eager by default: autoload on
     monkeypatch.setenv(switch, "0")
     habana_fakes.import_torch()
     import sys
@@ -102,12 +102,24 @@ def test_wiring_autoload_switches_are_honoured(monkeypatch, tmp_path, switch):
 
 @habana_fakes.needs_torch_autoload
 def test_wiring_library_use_after_an_eager_autoload_is_refused(monkeypatch, tmp_path):
-    # A program that imported torch (and so, by autoload, the bridge in 1.22's default eager mode) before
+    # A program that imported torch (and so, by autoload, the bridge in its default eager mode) before
     # asking the suite for a lazy run: refused while planning, never run eager under the name lazy.
     habana_fakes.install(monkeypatch, tmp_path, "1.22")
     habana_fakes.import_torch()
     with pytest.raises(UserError, match="already imported in eager mode"):
         runner.plan_run(RunConfig(backend="hpu", hpu_mode="lazy", workload="dcgan64"))
+    habana_fakes.drop_fake_modules()
+
+
+@habana_fakes.needs_torch_autoload
+def test_wiring_unknown_default_after_an_autoload_is_the_bridges_from_the_plan_on(monkeypatch, tmp_path):
+    # 1.22's default is not in the table; the bridge, autoloaded by `import torch`, already chose eager: the
+    # plan runs that (eager + torch.compile), and the record's configuration says so from the start.
+    habana_fakes.install(monkeypatch, tmp_path, "1.22")
+    habana_fakes.import_torch()
+    plan = runner.plan_run(RunConfig(backend="hpu", workload="dcgan64"))
+    assert plan.config.hpu_mode == "compile"
+    assert "as the bridge reports it" in plan.backend.device_info()["execution_mode_source"]
     habana_fakes.drop_fake_modules()
 
 
@@ -173,7 +185,7 @@ def test_wiring_cli_op_lists_reach_an_autoloaded_bridge(monkeypatch, tmp_path, c
 @habana_fakes.needs_torch_autoload
 def test_wiring_op_lists_too_late_for_an_imported_bridge_are_refused(monkeypatch, tmp_path):
     habana_fakes.install(monkeypatch, tmp_path, "1.22")
-    habana_fakes.import_torch()  # eager by default: autoloaded without the op list
+    habana_fakes.import_torch()  # the fake bridge is eager by default: autoloaded without the op list
     ops = tmp_path / "bf16.txt"
     ops.write_text("conv2d\n")
     backend = hpu.HPUBackend(RunConfig(backend="hpu", hpu_mode="eager", hpu_bf16_ops=str(ops)))

@@ -4,6 +4,7 @@ nothing below runs on one). Each test names the Habana source file and release i
 from __future__ import annotations
 
 import re
+import sys
 
 import habana_fakes
 import pytest
@@ -209,6 +210,44 @@ def test_wiring_mediapipe_path_does_not_apply_aeons_transform_checks(install, im
     habana_fakes.set_generation("gaudi")
     aeon = habana_dataloader.HabanaDataLoader(imagenet_eval_folder, batch_size=2, pin_memory=True)
     assert aeon.dataloader.fallback_activated
+
+
+# -- Cards a release no longer supports: Support Matrix v1.22.0 lists Gaudi 2 and Gaudi 3 only (v1.21.0 also
+# first-generation Gaudi); the card's generation comes from its PCI id (Habana's driver, habanalabs_drv.c).
+def test_wiring_dl1_on_1_22_run_stops_in_one_line_naming_1_21(install, capsys):
+    from suite.cli import main
+
+    install("1.22", generation="gaudi")  # a DL1's HL-205 on the PCI bus, Habana 1.22 installed
+    assert main(["run", "--backend", "hpu"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(
+        "suite: error: backend 'hpu' is not available: first-generation Gaudi is not supported"
+    )
+    assert "Habana 1.22" in err and "last release that supports it is 1.21 (PyTorch 2.6.0)" in err
+    assert "habana_frameworks.torch" not in sys.modules  # said before the bridge is imported or probed
+
+
+@pytest.mark.parametrize("version, generation", [("1.21", "gaudi"), ("1.22", "gaudi2"), ("1.23", "gaudi3")])
+def test_wiring_supported_cards_are_not_refused(install, version, generation):
+    from suite.backends import hpu_install
+
+    release = install(version, generation=generation)
+    assert hpu_install.card_generations() == {generation}
+    assert hpu_install.card_refusal(release) is None
+
+
+def test_wiring_setup_refuses_a_dl1_that_only_the_bridge_reports(install, monkeypatch, tmp_path):
+    # No PCI ids readable (sysfs hidden): the bridge's own device type, after its import, says it instead.
+    from suite.backends import hpu_install
+
+    install("1.23", generation="gaudi")
+    monkeypatch.setattr(hpu_install, "PCI_DEVICES", str(tmp_path / "no-sysfs"))
+    backend = hpu.HPUBackend(RunConfig(backend="hpu", hpu_mode="eager"))
+    with pytest.raises(
+        UserError, match=r"^first-generation Gaudi is not supported by Habana 1\.23 .*is 1\.21 "
+    ):
+        backend.setup()
 
 
 # -- Import-time refusals: bridge v1.19.0 python_packages/habana_frameworks/torch/__init__.py asserts that

@@ -12,13 +12,16 @@ from suite.backends import habana_releases, hpu
 from suite.config import RunConfig
 
 
-@pytest.mark.parametrize("version, row", [("1.19.0.561", "1.19"), ("1.10.0", "1.10"), ("1.21.1-16", "1.21")])
+@pytest.mark.parametrize(
+    "version, row",
+    [("1.19.0.561", "1.19"), ("1.10.0", "1.10"), ("1.21.1-16", "1.21"), ("1.22.0", "1.22"), ("1.23", "1.23")],
+)
 def test_known_release_has_its_row_and_no_warning(version, row):
     release, warning = habana_releases.lookup(version)
     assert (release.version, warning) == (row, None)
 
 
-@pytest.mark.parametrize("version, nearest", [("1.9.0", "1.10"), ("1.30.0", "1.22"), ("2.0.0", "1.22")])
+@pytest.mark.parametrize("version, nearest", [("1.9.0", "1.10"), ("1.30.0", "1.23"), ("2.0.0", "1.23")])
 def test_unknown_release_gets_the_nearest_row_and_a_warning(version, nearest):
     release, warning = habana_releases.lookup(version)
     assert release.version == nearest
@@ -31,10 +34,61 @@ def test_wiring_unknown_release_warning_lands_in_the_record(monkeypatch, tmp_pat
     backend = hpu.HPUBackend(RunConfig(backend="hpu", hpu_mode="lazy"))
     info = backend.device_info()
     assert (
-        info["habana_release"] == "1.22"
+        info["habana_release"] == "1.23"
         and "1.25.0.100 is not in the release table" in info["release_warning"]
     )
     habana_fakes.drop_fake_modules()
+
+
+def test_release_1_23_is_its_own_row():
+    # Model-References 06bfc5ea ("content for 1.23.0", 2026-01-08), torchvision README: PyTorch 2.9.0.
+    release, warning = habana_releases.lookup("1.23")
+    assert (release.version, release.torch, warning) == ("1.23", "2.9.0", None)
+    assert habana_releases.lookup("1.23.0.695") == (release, None)
+
+
+@pytest.mark.parametrize(
+    "version, torch_version",
+    # Model-References torchvision README "Supported Configurations" at ee998910, da5f246c, 2be60441, 06bfc5ea.
+    [("1.20", "2.6.0"), ("1.21", "2.6.0"), ("1.22", "2.7.1"), ("1.23", "2.9.0")],
+)
+def test_pytorch_of_each_recent_release(version, torch_version):
+    assert habana_releases.lookup(version)[0].torch == torch_version
+
+
+def test_no_first_generation_gaudi_from_1_22():
+    # Support Matrix v1.21.0 lists first-gen Gaudi, v1.22.0 Gaudi 2 and Gaudi 3 only; the torchvision README
+    # of 1.22.0 and 1.23.0 names 1.21.0 as the last release validated on Gaudi.
+    by_version = {r.version: r.generations for r in habana_releases.RELEASES}
+    assert habana_releases.GAUDI1 in by_version["1.21"]
+    assert [v for v, g in by_version.items() if habana_releases.GAUDI1 not in g] == ["1.22", "1.23"]
+    assert habana_releases.last_release_for(habana_releases.GAUDI1).version == "1.21"
+    refusal = habana_releases.unsupported_card(habana_releases.lookup("1.22")[0], habana_releases.GAUDI1)
+    assert (
+        "not supported by Habana 1.22" in refusal
+        and "last release that supports it is 1.21 (PyTorch 2.6.0)" in refusal
+    )
+    assert habana_releases.unsupported_card(habana_releases.lookup("1.21")[0], habana_releases.GAUDI1) is None
+
+
+def test_default_mode_is_claimed_only_where_a_versioned_source_says():
+    # Lazy up to 1.19 (bridge v1.19.0 is_lazy(); Runtime Flags v1.19.0: default 1). The current, unversioned
+    # Runtime Flags page says 0, but no source pins the release that switched: from 1.20 the bridge decides.
+    defaults = {r.version: r.default_mode for r in habana_releases.RELEASES}
+    assert defaults["1.19"] == "lazy"
+    assert [v for v, d in defaults.items() if d is None] == ["1.20", "1.21", "1.22", "1.23"]
+    release = habana_releases.lookup("1.23")[0]
+    assert release.mode_of_value(None) is None and release.mode_of_value("0") == "eager"
+    assert release.autoload_imports_bridge({}) is None  # depends on that unknown default
+    assert release.autoload_imports_bridge({"PT_HPU_LAZY_MODE": "1"}) is False
+
+
+def test_the_personal_fork_is_named_as_such():
+    doc = (pathlib.Path(ROOT) / "docs" / "gaudi-releases.md").read_text()
+    source = pathlib.Path(habana_releases.__file__).read_text()
+    for text in (doc, source):
+        assert "bridge-later" not in text
+        assert "ankurneog/gaudi-pytorch-bridge" in text and "personal fork" in text
 
 
 def test_docs_print_the_table_the_code_uses():

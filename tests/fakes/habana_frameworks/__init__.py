@@ -4,7 +4,8 @@ behaves as the release it is installed as.
 The release is the version in a `habana_torch_plugin-X.dist-info` next to this package (tests write it, as
 the real wheel's installer does), looked up in suite.backends.habana_releases: the same table the backend
 uses, so a test parametrised over releases exercises each release's mode values, default mode, autoload,
-op-list names and HMP. Every call a test may check is appended to CALLS as (event, details). Tests put the
+op-list names and HMP. Where the table does not know a release's default mode, the install says which
+default this bridge has (the backend must then find it out from the bridge, as on a real one). Every call a test may check is appended to CALLS as (event, details). Tests put the
 fakes on sys.path only inside the test and drop these modules from sys.modules afterwards.
 """
 
@@ -31,8 +32,26 @@ else:
 
     TORCH_VERSION = torch.__version__
 # The card's generation ("gaudi", "gaudi2", "gaudi3"), as utils.experimental._get_device_type() reports it.
-# Here, not there: importing that module would import habana_frameworks.torch and fix the mode.
-GENERATION = "gaudi"
+# Here, not there: importing that module would import habana_frameworks.torch and fix the mode. The card is
+# the one tests/habana_fakes.install put on the fake PCI bus (card.txt); tests change it with set_generation.
+_HERE = os.path.dirname(__file__)
+
+
+def _installed(name: str, default: str) -> str:
+    path = os.path.join(_HERE, name)
+    if not os.path.isfile(path):
+        return default
+    with open(path) as handle:
+        return handle.read().strip()
+
+
+GENERATION = _installed("card.txt", "gaudi")
+# What PT_HPU_LAZY_MODE means when unset: the literal of the bridge's os.getenv("PT_HPU_LAZY_MODE", ...) in
+# utils/internal.py and autoload/__init__.py, "1" in bridge v1.19.0. The release's default where the table
+# knows it; elsewhere the install says which bridge it plays (unset_lazy_mode.txt).
+UNSET_LAZY_MODE = _installed(
+    "unset_lazy_mode.txt", RELEASE.lazy_value if RELEASE.default_mode != "eager" else RELEASE.eager_value
+)
 
 
 def record(event: str, **details) -> None:

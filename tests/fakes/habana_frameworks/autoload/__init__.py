@@ -1,9 +1,9 @@
-"""Fake of the bridge's torch autoload entry point (habana_frameworks/autoload/__init__.py, v1.19.0 and later):
+"""Fake of the bridge's torch autoload entry point (habana_frameworks/autoload/__init__.py, v1.19.0):
 torch >= 2.5 calls `__autoload` from its "torch.backends" entry point during `import torch`."""
 
 import os
 
-from habana_frameworks import RELEASE
+from habana_frameworks import UNSET_LAZY_MODE
 
 is_loaded = False
 
@@ -14,9 +14,8 @@ def is_autoload_enabled():
         return True
     if autoload_env == "0":
         return False
-    # Skipped for lazy mode; an unset PT_HPU_LAZY_MODE is "1" in 1.19 and "0" in later bridges.
-    unset = RELEASE.lazy_value if RELEASE.default_mode == "lazy" else RELEASE.eager_value
-    return os.getenv("PT_HPU_LAZY_MODE", unset) != "1"
+    # Skipped for lazy mode; an unset PT_HPU_LAZY_MODE is "1" in 1.19 (what it is later: UNSET_LAZY_MODE).
+    return os.getenv("PT_HPU_LAZY_MODE", UNSET_LAZY_MODE) != "1"
 
 
 def __autoload():

@@ -3,13 +3,12 @@ decides at decoration time (at import) whether a function does anything."""
 
 import os
 
-from habana_frameworks import RELEASE
+from habana_frameworks import RELEASE, UNSET_LAZY_MODE
 
 
 def is_lazy():
     if is_lazy._is_lazy is None:
-        unset = RELEASE.lazy_value if RELEASE.default_mode == "lazy" else RELEASE.eager_value
-        is_lazy._is_lazy = RELEASE.mode_of_value(os.getenv("PT_HPU_LAZY_MODE", unset)) == "lazy"
+        is_lazy._is_lazy = RELEASE.mode_of_value(os.getenv("PT_HPU_LAZY_MODE", UNSET_LAZY_MODE)) == "lazy"
     return is_lazy._is_lazy
 
 
