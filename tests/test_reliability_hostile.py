@@ -497,12 +497,19 @@ def _points(count: int):
     ]
 
 
-def _recording_run_point(ran: list, delay_s: float = 0.05):
-    """Stands in for the child `suite run`: writes the point's record as the child would, after a while."""
+def _recording_run_point(ran: list, contested=None):
+    """Stands in for the child `suite run`: writes the point's record as the child would. With CONTESTED
+    (claim path -> an event set when another sweep is refused that point), it holds the point until
+    another sweep has been refused it: the race the claim settles then happens at every point, on a fast
+    machine or a busy one, instead of when a sleep happens to be long enough."""
 
     def run_point(point, out_dir, timeout_s=None, origin="sweep"):
+        from suite.orchestration import sweep
+
         ran.append(point.index)
-        time.sleep(delay_s)  # long enough for the other sweep to reach the same point
+        if contested is not None:
+            claim = sweep.claim_path(out_dir, point)
+            assert contested(claim).wait(30), f"no other sweep reached point {point.index} while it ran"
         record = run_record.new_record(
             f"p{point.index}-{len(ran)}", {"utc_time": "2026-01-01T00:00:00Z"}, point.config
         )
@@ -520,7 +527,22 @@ def test_concurrent_sweeps_into_one_folder_run_each_point_once(tmp_path, monkeyp
     from suite.orchestration import sweep
 
     ran: list[int] = []
-    monkeypatch.setattr(sweep, "run_point", _recording_run_point(ran))
+    events, lock = {}, threading.Lock()
+
+    def contested(path) -> threading.Event:
+        with lock:
+            return events.setdefault(path, threading.Event())
+
+    real_try_claim = sweep.try_claim
+
+    def try_claim(path, wait=False):  # a refusal is another sweep reaching a point that is being run
+        fd = real_try_claim(path, wait)
+        if fd is None:
+            contested(path).set()
+        return fd
+
+    monkeypatch.setattr(sweep, "try_claim", try_claim)
+    monkeypatch.setattr(sweep, "run_point", _recording_run_point(ran, contested))
     outcomes = [None] * sweeps
 
     def one(index):
@@ -561,6 +583,6 @@ def test_a_point_claimed_by_a_sweep_that_died_is_run_by_the_next(tmp_path, monke
     process.join()
     assert os.path.exists(path)  # the dead claimer's file is still there ...
     ran: list[int] = []
-    monkeypatch.setattr(sweep, "run_point", _recording_run_point(ran, delay_s=0))
+    monkeypatch.setattr(sweep, "run_point", _recording_run_point(ran))
     (pair,) = sweep.run_sweep([point], str(tmp_path), log=lambda line: None)
     assert ran == [0] and pair[1]["status"] == "ok"  # ... but its lock died with it: the point runs

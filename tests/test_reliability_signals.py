@@ -13,6 +13,7 @@ import time
 import psutil
 import pytest
 from conftest import ROOT, TINY_RUN, TINY_SWEEP_SET, changed, suite_env
+from held_runs import Lines, hold_env, wait_held
 
 
 def group_members(pgid: int) -> list[psutil.Process]:
@@ -40,12 +41,12 @@ def assert_group_gone(pgid: int) -> None:
     assert wait_until(lambda: not group_members(pgid), 60), [p.cmdline() for p in group_members(pgid)]
 
 
-def start(command, tmp_path) -> subprocess.Popen:
+def start(command, tmp_path, env=None) -> subprocess.Popen:
     # A new session: the command and everything it starts share one process group, as under a shell job.
     return subprocess.Popen(
         command,
         cwd=ROOT,
-        env=suite_env(tmp_path),
+        env=env or suite_env(tmp_path),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -68,12 +69,11 @@ def test_sigterm_stops_a_sweep_and_its_point_and_says_how_to_resume(tmp_path, to
         "--out",
         str(out),
     ]
-    sweep = start(command, tmp_path)
+    env, hold = hold_env(tmp_path, at=1)
+    sweep = start(command, tmp_path, env)
     pgid = sweep.pid
     try:
-        # A point is running: the sweep has a child `suite run`.
-        assert wait_until(lambda: psutil.Process(sweep.pid).children(), 120), sweep.communicate()[1]
-        time.sleep(2.0)
+        wait_held(hold, sweep)  # a point is running: its `suite run` holds as its run starts, until stopped
         if to_group:
             os.killpg(pgid, signal.SIGTERM)  # a scheduler's preemption
         else:
@@ -99,13 +99,15 @@ def test_sigterm_stops_a_single_run_as_ctrl_c_does(tmp_path):
         str(tmp_path / "out"),
     ]
     run = start(command, tmp_path)
+    stderr = Lines(run.stderr)
     try:
-        assert wait_until(lambda: psutil.Process(run.pid).cpu_times().user > 3, 120)
+        assert stderr.wait_for("suite: window 1/", 120), stderr.text()  # it is in its timed windows
         os.kill(run.pid, signal.SIGTERM)
-        _, err = run.communicate(timeout=60)
+        run.wait(timeout=60)
     finally:
         if run.poll() is None:
             os.killpg(run.pid, signal.SIGKILL)
+    err = stderr.text()
     assert run.returncode == 130 and "interrupted" in err and "Traceback" not in err, err
     assert not glob.glob(str(tmp_path / "out" / "*.json"))
 
@@ -122,19 +124,21 @@ def test_sigterm_stops_a_launched_run_with_its_torchrun_and_workers(tmp_path, to
         str(tmp_path / "out"),
     ]
     launcher = start(command, tmp_path)
+    stderr = Lines(launcher.stderr)
     pgid = launcher.pid
     try:
-        # torchrun and its two workers are up.
-        assert wait_until(lambda: len(psutil.Process(launcher.pid).children(recursive=True)) >= 3, 180)
-        time.sleep(3.0)
+        # torchrun and its two workers are up, and rank 0 is in its timed windows.
+        assert stderr.wait_for("suite: window 1/", 180), stderr.text()
+        assert len(psutil.Process(launcher.pid).children(recursive=True)) >= 3
         if to_group:
             os.killpg(pgid, signal.SIGTERM)
         else:
             os.kill(launcher.pid, signal.SIGTERM)
-        _, err = launcher.communicate(timeout=120)
+        launcher.wait(timeout=120)
     finally:
         if launcher.poll() is None:
             os.killpg(pgid, signal.SIGKILL)
+    err = stderr.text()
     assert launcher.returncode == 130, err
     assert "Traceback" not in err.split("suite: interrupted")[-1]
     assert_group_gone(pgid)

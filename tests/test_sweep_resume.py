@@ -6,10 +6,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
-from conftest import ROOT, TINY_DCGAN_OPTIONS, TINY_OPTIONS, as_sets, records
+from conftest import ROOT, TINY_DCGAN_OPTIONS, TINY_OPTIONS, as_sets, records, suite_env
+from held_runs import hold_env, wait_held
 
 
 def sweep_command(out, *grid):
@@ -24,24 +24,34 @@ def sweep_command(out, *grid):
 def test_sweep_interrupted_with_sigint_resumes_without_redoing_or_losing_points(tmp_path):
     out = tmp_path / "sweep"
     command = sweep_command(out, "batch-size=2,3", "precision=fp32,bf16")  # 4 points
+    env, hold = hold_env(tmp_path, at=3)  # the third point's run holds as it starts, until stopped
     # A new session, so that SIGINT can go to the sweep and its child together, as Ctrl-C at a terminal does.
     first = subprocess.Popen(
-        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        command,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
-    deadline = time.monotonic() + 240
-    while len(records(out)) < 2 and first.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert first.poll() is None, first.communicate()[1]
-    time.sleep(1.0)  # part-way into the next point
-    os.killpg(first.pid, signal.SIGINT)
-    _, err = first.communicate(timeout=60)
+    try:
+        wait_held(hold, first)  # two points recorded, the third running: never finished before the stop
+        os.killpg(first.pid, signal.SIGINT)
+        _, err = first.communicate(timeout=60)
+    finally:
+        if first.poll() is None:
+            os.killpg(first.pid, signal.SIGKILL)
     assert first.returncode == 130, err
     assert "run the same command again to resume" in err and "Traceback" not in err
+    assert "[3/4]" in err and "interrupted. 2 of 4 points are recorded" in err
     before = records(out)
-    assert 2 <= len(before) < 4
+    assert len(before) == 2
     assert all(r["status"] == "ok" for r in before.values())
 
-    second = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=400)
+    second = subprocess.run(
+        command, cwd=ROOT, env=suite_env(tmp_path), capture_output=True, text=True, timeout=400
+    )
     assert second.returncode == 0, second.stderr
     assert f"{len(before)} already recorded" in second.stderr
     assert second.stderr.count(": recorded (") == len(before)

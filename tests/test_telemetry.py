@@ -28,6 +28,17 @@ class RecordingSampler(Sampler):
         return {"thing_percent": 50.0}
 
 
+def sampled(sampler: RecordingSampler, count: int, timeout_s: float = 30) -> bool:
+    """Until SAMPLER has taken COUNT samples: a test waits for the samples it needs, not for a time in
+    which a sampler thread on a busy machine may not have run."""
+    deadline = time.monotonic() + timeout_s
+    while len(sampler.times) < count:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)  # polls the count
+    return True
+
+
 # -- NVML sampler ------------------------------------------------------------------------------------
 def test_nvml_units_converted_wiring(monkeypatch):
     fake_nvml.install(
@@ -90,9 +101,10 @@ def test_nvml_missing_is_a_clear_error_for_telemetry(monkeypatch):
 
 def test_nvml_failing_mid_run_drops_the_sampler_once(monkeypatch):
     fake_nvml.install(monkeypatch, fail_after_samples=3)
-    telemetry = Telemetry([NVMLSampler(), RecordingSampler()], interval_s=0.01)
+    recording = RecordingSampler()
+    telemetry = Telemetry([NVMLSampler(), recording], interval_s=0.01)
     telemetry.window_open()
-    time.sleep(0.2)
+    assert sampled(recording, 6)  # past the GPU's loss, however slowly the sampler thread is scheduled
     telemetry.window_closed()
     section = telemetry.close()
     assert section["failed"] == {"nvml": "NVMLError: GPU is lost"}
@@ -107,13 +119,13 @@ def test_samples_fall_only_inside_open_windows():
     telemetry = Telemetry([sampler], interval_s=0.01)
     windows = []
     for _ in range(3):
-        time.sleep(0.06)  # closed: nothing may be sampled
+        time.sleep(0.06)  # closed: the sampler's chance to sample wrongly (nothing is waited for)
         opened = time.perf_counter()
         telemetry.window_open()
-        time.sleep(0.2)
+        assert sampled(sampler, len(sampler.times) + 2)  # this window is sampled before it closes
         telemetry.window_closed()
         windows.append((opened, time.perf_counter()))
-    time.sleep(0.05)
+    time.sleep(0.05)  # closed again: another chance to sample wrongly
     section = telemetry.close()
     assert len(sampler.times) >= 3
     assert all(any(a <= t <= b for a, b in windows) for t in sampler.times)
@@ -138,9 +150,22 @@ class SlowCPU(CPUBackend):
 
     def end_step(self):
         time.sleep(0.07)
+        # Inside a window (an odd count of syncs from the third: warm-up has two), a step does not end
+        # before the sampler has sampled this window: every window is sampled, on a busy machine too.
+        if len(self.sync_times) >= 3 and len(self.sync_times) % 2 == 1:
+            assert sampled_after(self.sampler, self.sync_times[-1]), "the sampler never sampled this window"
 
     def telemetry_samplers(self):
         return [self.sampler]
+
+
+def sampled_after(sampler: RecordingSampler, since: float, timeout_s: float = 30) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not (sampler.times and sampler.times[-1] > since):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)  # polls for the sample
+    return True
 
 
 def test_runner_telemetry_confined_to_timed_windows():

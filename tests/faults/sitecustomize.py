@@ -4,9 +4,16 @@ PYTHONPATH holds this folder (Python imports `sitecustomize` by itself).
 SUITE_FAULT_RANK=1 SUITE_FAULT_STEP=3 [SUITE_FAULT_KIND=raise|exit|hang]: that rank fails at that step
 (counting warm-up from 1), to show that one failing rank ends the whole run. The production step path
 knows nothing of it: the fault wraps the training step when the process group wraps the workload.
+
+SUITE_FAULT_HOLD_DIR=DIR [SUITE_FAULT_HOLD_AT=N]: the Nth `suite run` process started with these (counted
+by the files each makes in DIR: started-1, started-2, ...; default the first) holds as its run starts
+(when it collects the run's context, its stop handlers in place): it writes DIR/held, then waits until
+DIR/release exists or it is stopped. A test that stops a sweep mid-point, or changes its disk there,
+synchronises on DIR/held instead of sleeping and hoping the point is still running.
 """
 
 import os
+import sys
 import time
 
 
@@ -45,5 +52,38 @@ def install(env=os.environ) -> None:
     distributed.ProcessGroup.wrap = wrap_with_fault
 
 
+def _arrival(folder: str) -> int:
+    """This process's place among the runs started with the hold (1 for the first)."""
+    place = 1
+    while True:
+        try:
+            os.close(os.open(os.path.join(folder, f"started-{place}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            return place
+        except FileExistsError:
+            place += 1
+
+
+def install_hold(env=os.environ) -> None:
+    from suite import context
+
+    folder, at = env["SUITE_FAULT_HOLD_DIR"], int(env.get("SUITE_FAULT_HOLD_AT", "1"))
+    collect, counted = context.collect, []
+
+    def held_collect(*args, **kwargs):
+        if not counted and sys.argv[1:2] == ["run"]:  # a `suite run` process, once
+            counted.append(_arrival(folder))
+            if counted[0] == at:
+                with open(os.path.join(folder, "held.tmp"), "w") as handle:
+                    handle.write(str(os.getpid()))
+                os.rename(os.path.join(folder, "held.tmp"), os.path.join(folder, "held"))
+                while not os.path.exists(os.path.join(folder, "release")):
+                    time.sleep(0.05)  # polls for the test's release; a stop arrives as KeyboardInterrupt
+        return collect(*args, **kwargs)
+
+    context.collect = held_collect
+
+
 if "SUITE_FAULT_RANK" in os.environ:
     install()
+if "SUITE_FAULT_HOLD_DIR" in os.environ:
+    install_hold()
