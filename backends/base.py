@@ -20,11 +20,20 @@ from suite.errors import UserError
 
 @dataclass(frozen=True)
 class Schedule:
-    """Default measurement schedule: warm-up steps, then `windows` timed windows of `steps` steps."""
+    """Default measurement schedule: warm-up steps, then `windows` timed windows of `steps` steps.
+
+    `min_window_s`: where set, and the person gave no --steps, a window is made to last at least this
+    long: the last warm-up steps are timed (the device synchronised at both edges, outside the windows)
+    and the steps per window become the fewest that fill `min_window_s`, never fewer than
+    `steps_per_window` nor more than `max_steps_per_window` (suite/measurement/window_length.py). A
+    device whose steps take milliseconds needs it: a few such steps are too short a window for telemetry
+    sampled every 0.15 s, a power reading averaged over a second, or an energy counter's resolution."""
 
     warmup_steps: int
     steps_per_window: int
     windows: int
+    min_window_s: float | None = None
+    max_steps_per_window: int = 1000
 
 
 class Backend:

@@ -43,6 +43,9 @@ class CPUBackend(Backend):
     precisions = ("fp32", "bf16")
     pin_memory_default = False  # the batches stay on the host: nothing to copy
     copies_to_device = False  # compute runs in host memory: no copy to pin for, or to wait on
+    # No minimum window: a CPU step of the suite's workloads takes a large part of a second (dcgan64 at
+    # batch 16, about 0.45 s on 2 cores: docs/cuda.md), so four make a window of seconds already, and the
+    # host's telemetry has no power reading to fill.
     schedule = Schedule(warmup_steps=2, steps_per_window=4, windows=5)
 
     def __init__(self, config):

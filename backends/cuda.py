@@ -23,7 +23,7 @@ import torch
 from suite.errors import UserError, non_negative_int
 
 from . import probe, register_backend
-from .base import Backend, ddp_without_buffer_broadcast, one_device_each
+from .base import Backend, Schedule, ddp_without_buffer_broadcast, one_device_each
 
 
 def _grad_scaler_class():
@@ -62,6 +62,11 @@ class CUDABackend(Backend):
     name = "cuda"
     dist_backend = "nccl"
     precisions = ("amp", "fp32", "bf16")
+    # A small model's step on a large GPU can take milliseconds, and ten of them too short a window: without
+    # --steps, windows are grown to last a second at least. NVML's power reading is itself averaged over 1 s
+    # on Ampere (but GA100) and newer GPUs (nvmlDeviceGetPowerUsage, nvml.h; docs/cuda.md), and the
+    # telemetry thread samples every 0.15 s.
+    schedule = Schedule(warmup_steps=3, steps_per_window=10, windows=5, min_window_s=1.0)
 
     def __init__(self, config):
         super().__init__(config)

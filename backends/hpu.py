@@ -59,7 +59,9 @@ class HPUBackend(Backend):
     dist_backend = "hccl"
     precisions = ("bf16", "fp32", "hmp")
     # Graph compilation makes the first steps slow (more so with torch.compile): warm up longer.
-    schedule = Schedule(warmup_steps=10, steps_per_window=20, windows=5)
+    # A window lasts 1 s at least (steps grown from warm-up timing when --steps is not given), as on cuda:
+    # the power that pyhlml reports is sampled by the telemetry thread every 0.15 s.
+    schedule = Schedule(warmup_steps=10, steps_per_window=20, windows=5, min_window_s=1.0)
     # The torch device type of tensors, autocast and the model. Only the wiring tests set it to "cpu":
     # a tensor on "hpu" needs Habana's kernels, which no fake can provide.
     device_type = "hpu"

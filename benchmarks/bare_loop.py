@@ -7,6 +7,16 @@ unless --tf32; bf16 autocast; amp = fp16 autocast with one GradScaler updated on
 cuDNN autotuning. No backend object, no telemetry thread, no record: warm-up steps, then timed windows,
 the device synchronised only at window edges; the rate is the median over windows of images ÷ wall time.
 
+Window length: as the suite's, so that suite ÷ bare compares windows of the same length. Without --steps,
+a window grows as `suite run`'s do on CUDA (suite/measurement/window_length.py): the last warm-up steps
+are timed, the device synchronised at both edges (warm-up, not a window), and a window holds the fewest
+steps that last --min-window-s, never fewer than 10 nor more than 1000. Those defaults (1 s, 10 and 1000
+steps, 3 warm-up steps) are the CUDA backend's schedule (backends/cuda.py), written out here so that this
+loop imports nothing of the harness (tests/test_window_length.py checks that they agree); on the cpu, whose
+backend declares no minimum, a window holds 10 steps.
+`--steps N` is taken as given, with no growth: give it a run's `metrics.steps_per_window` to time exactly
+the windows that run timed.
+
     python benchmarks/bare_loop.py --backend cpu --workload dcgan64 --batch-size 16
     python benchmarks/bare_loop.py --backend cuda --workload resnet50 --precision amp --json bare.json
 
@@ -19,6 +29,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import statistics
 import sys
@@ -35,6 +46,11 @@ from suite.workloads.resnet import SGD  # noqa: E402
 
 WORKLOADS = ("dcgan64", "resnet50")
 PRECISIONS = ("fp32", "bf16", "amp")
+# The CUDA backend's schedule (backends/cuda.py): windows of at least 10 steps, grown to last 1 s, at most
+# 1000 steps. The CPU backend declares no minimum window.
+DEFAULT_STEPS = 10
+MAX_STEPS = 1000
+MIN_WINDOW_S = {"cuda": 1.0, "cpu": None}
 
 
 def optimizer(kind, params, device: torch.device, **hyper):
@@ -101,19 +117,49 @@ def build(workload, device: torch.device, precision: str, batch_size: int):
     return step, images.shape[0]
 
 
-def measure(step, images_per_step: int, sync, warmup: int, steps: int, windows: int) -> list[float]:
-    """Images per second of each timed window; the device synchronised at window edges only."""
-    for _ in range(warmup):
+def steps_to_fill(min_window_s: float, step_time_s: float, max_steps: int = MAX_STEPS) -> int:
+    """The fewest steps of `step_time_s` that last `min_window_s`, from DEFAULT_STEPS to `max_steps`."""
+    # A ratio a hair over a whole number (0.07 / 0.01 = 7.000000000000001) is that number.
+    needed = max_steps if step_time_s <= 0 else math.ceil(min_window_s / step_time_s * (1 - 1e-9))
+    return max(DEFAULT_STEPS, min(max_steps, needed))
+
+
+def measure(
+    step,
+    images_per_step: int,
+    sync,
+    warmup: int,
+    steps: int | None,
+    windows: int,
+    min_window_s: float | None = None,
+    max_steps: int = MAX_STEPS,
+    clock=time.perf_counter,
+) -> tuple[list[float], int, float | None]:
+    """(images per second of each timed window, steps per window, one warm-up step's time or None); the
+    device synchronised at window edges only. `steps` None: DEFAULT_STEPS, grown from the last warm-up
+    steps' time so that a window lasts `min_window_s` (where given)."""
+    timed = max(1, warmup - 1) if steps is None and min_window_s and warmup else 0
+    start = None
+    for index in range(warmup):
+        if index == warmup - timed:
+            sync()  # warm-up, no window open: the timed warm-up steps start on an idle device
+            start = clock()
         step()
+    step_time_s = None
+    if start is not None:
+        sync()  # warm-up's end: the timed warm-up steps are done
+        step_time_s = (clock() - start) / timed
+    if steps is None:
+        steps = DEFAULT_STEPS if step_time_s is None else steps_to_fill(min_window_s, step_time_s, max_steps)
     rates = []
     for _ in range(windows):
         sync()
-        start = time.perf_counter()
+        start = clock()
         for _ in range(steps):
             step()
         sync()
-        rates.append(images_per_step * steps / (time.perf_counter() - start))
-    return rates
+        rates.append(images_per_step * steps / (clock() - start))
+    return rates, steps, step_time_s
 
 
 def parse_override(text: str) -> tuple[str, int]:
@@ -133,13 +179,28 @@ def main(argv=None) -> int:
     parser.add_argument("--tf32", action="store_true", help="allow TF32 for fp32 math (cuda; default off)")
     parser.add_argument("--batch-size", type=int, default=None, help="default: the workload's")
     parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=10, help="steps per timed window")
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=None,
+        help="steps per timed window, as given (default: 10, grown to last --min-window-s)",
+    )
+    parser.add_argument(
+        "--min-window-s",
+        type=float,
+        default=None,
+        help="without --steps, grow a window to last this long (default: cuda 1.0, cpu none)",
+    )
     parser.add_argument("--windows", type=int, default=5)
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (cpu)")
     parser.add_argument("--model-override", type=parse_override, action="append", default=[], metavar="KEY=N")
     parser.add_argument("--json", metavar="FILE", help="also write the result as JSON here")
     args = parser.parse_args(argv)
 
+    if args.steps is not None and args.steps < 1:
+        parser.error(f"--steps must be a whole number >= 1, got {args.steps}")
+    if args.min_window_s is not None and not args.min_window_s > 0:  # NaN is refused too
+        parser.error(f"--min-window-s must be a number of seconds > 0, got {args.min_window_s}")
     if args.backend == "cpu" and args.precision == "amp":
         parser.error("--precision amp (fp16 autocast + GradScaler) is CUDA's; on the cpu use fp32 or bf16")
     if args.backend == "cuda" and not torch.cuda.is_available():
@@ -160,7 +221,20 @@ def main(argv=None) -> int:
         sync = lambda: None  # noqa: E731 - the CPU runs each op to completion
 
     step, images_per_step = build(workload, device, args.precision, batch_size)
-    rates = measure(step, images_per_step, sync, args.warmup, args.steps, args.windows)
+    min_window_s = MIN_WINDOW_S[args.backend] if args.min_window_s is None else args.min_window_s
+    rates, steps, step_time_s = measure(
+        step, images_per_step, sync, args.warmup, args.steps, args.windows, min_window_s
+    )
+    if args.steps is not None:
+        chosen_by, how = "--steps", "as given by --steps"
+    elif step_time_s is None:
+        chosen_by, how = "default", "the default: no minimum window, or no warm-up step to time"
+    else:
+        chosen_by = "warm-up timing"
+        how = (
+            f"from warm-up timing, {step_time_s * 1000:.3g} ms a step: a window of >= {min_window_s:g} s, "
+            f"{DEFAULT_STEPS} to {MAX_STEPS} steps"
+        )
     result = {
         "kind": "bare_loop",
         "backend": args.backend,
@@ -169,7 +243,10 @@ def main(argv=None) -> int:
         "tf32": args.tf32,
         "batch_size": batch_size,
         "warmup_steps": args.warmup,
-        "steps_per_window": args.steps,
+        "steps_per_window": steps,
+        "steps_per_window_chosen_by": chosen_by,
+        "min_window_s": min_window_s,
+        "warmup_step_time_s": step_time_s,
         "windows": args.windows,
         "model_overrides": dict(args.model_override),
         "window_images_per_second": rates,
@@ -178,7 +255,7 @@ def main(argv=None) -> int:
     }
     print(
         f"bare loop: {args.workload} on {args.backend}, {args.precision}, batch {batch_size}: "
-        f"{result['images_per_second']:.2f} img/s median of {args.windows} windows × {args.steps} steps"
+        f"{result['images_per_second']:.2f} img/s median of {args.windows} windows × {steps} steps ({how})"
     )
     if args.json:
         with open(args.json, "w") as handle:

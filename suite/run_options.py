@@ -58,7 +58,10 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         "--steps",
         dest="steps_per_window",
         type=positive_int("--steps"),
-        help="steps per timed window (default: cpu 4, cuda 10, hpu 20)",
+        # Without it, a backend that declares a minimum window grows its steps from warm-up timing
+        # (suite/measurement/window_length.py).
+        help="steps per timed window, as given (default: cpu 4; cuda 10 and hpu 20, grown from warm-up "
+        "timing so that a window lasts >= 1 s, at most 1000)",
     )
     p.add_argument(
         "--windows",

@@ -134,7 +134,9 @@ def _measure_three(plan, point, out_dir: str) -> tuple[dict, dict, dict]:
     child.log("1/3 loader only (no model), in this process ...")
     loader = measure_setting(
         plan,
-        batches=config["steps_per_window"],
+        # None where the backend grows a training window from warm-up timing: the loader grows its own
+        # windows from the backend's default steps (suite/data/loader_bench.py).
+        batches=config["steps_per_window"] or plan.backend.schedule.steps_per_window,
         windows=config["windows"],
         warmup=config["warmup_steps"],
         to_device=False,

@@ -23,7 +23,7 @@ from suite.backends import Backend, backend_class, check_options, resolve_backen
 from suite.config import RunConfig
 from suite.data import check_data, open_data
 from suite.errors import UserError, non_negative_int, positive_int
-from suite.measurement import diagnose, distributed, flops, numerics, probe, profiling
+from suite.measurement import diagnose, distributed, flops, numerics, probe, profiling, window_length
 from suite.measurement.telemetry import HostSampler, Telemetry, energy_per_image
 from suite.workloads import Workload, get_workload
 
@@ -34,11 +34,23 @@ class Plan:
     The resolved config lives in one place, the backend (which may fill in defaults of its own);
     `plan.config` reads and replaces that one copy."""
 
-    def __init__(self, config: RunConfig, backend: Backend, workload: Workload, backend_choice: str):
+    def __init__(
+        self,
+        config: RunConfig,
+        backend: Backend,
+        workload: Workload,
+        backend_choice: str,
+        steps_chosen_by: str | None = None,
+    ):
         backend.config = config
         self.backend = backend
         self.workload = workload
         self.backend_choice = backend_choice  # why this backend (for `auto`)
+        # How the steps per window are chosen (suite.measurement.window_length): as given by --steps, the
+        # backend's default, or from warm-up timing (then config.steps_per_window is None until warm-up).
+        self.steps_chosen_by = steps_chosen_by or window_length.chosen_by(
+            config.steps_per_window, backend.schedule
+        )
 
     @property
     def config(self) -> RunConfig:
@@ -67,6 +79,10 @@ def plan_run(config: RunConfig) -> Plan:
             f"(accepted: {', '.join(cls.precisions)})"
         )
     schedule = cls.schedule
+    steps_per_window, steps_chosen_by = window_length.planned(
+        schedule,
+        None if config.steps_per_window is None else positive_int("--steps", config.steps_per_window),
+    )
     resolved = config.resolved(
         backend=name,
         threads=None if config.threads is None else positive_int("--threads", config.threads),
@@ -74,9 +90,7 @@ def plan_run(config: RunConfig) -> Plan:
         warmup_steps=schedule.warmup_steps
         if config.warmup_steps is None
         else non_negative_int("--warmup", config.warmup_steps),
-        steps_per_window=schedule.steps_per_window
-        if config.steps_per_window is None
-        else positive_int("--steps", config.steps_per_window),
+        steps_per_window=steps_per_window,
         windows=schedule.windows if config.windows is None else positive_int("--windows", config.windows),
         **shape,
     )
@@ -94,6 +108,7 @@ def plan_run(config: RunConfig) -> Plan:
         backend,
         workload,
         why,
+        steps_chosen_by,
     )
     check_data(plan.config, workload, backend, batch_size)
     numerics.check_options(plan.config, workload)
@@ -189,12 +204,15 @@ def _measure(plan: Plan, record: dict, progress, group) -> None:
     record["data"] = data.describe()
     batches = iter(data)
     losses: list[torch.Tensor] = []
-    warmup = _warm_up(plan, training.train_step, batches, losses, progress, _batches_ahead(record["data"]))
+    warmup, length = _warm_up_and_choose_steps(
+        plan, training.train_step, batches, losses, progress, group, _batches_ahead(record["data"])
+    )
+    steps = length.steps
     telemetry = Telemetry([HostSampler(), *backend.telemetry_samplers()])
-    profiler = profiling.open_profiler(config, backend, config.steps_per_window * config.windows)
+    profiler = profiling.open_profiler(config, backend, steps * config.windows)
     try:
         window_times, rank_window_times = _timed_windows(
-            plan, training.train_step, batches, losses, group, telemetry, profiler, progress
+            plan, steps, training.train_step, batches, losses, group, telemetry, profiler, progress
         )
         # Real data, one process: where is the bottleneck? Measured after the windows, outside them.
         probed = None
@@ -204,7 +222,7 @@ def _measure(plan: Plan, record: dict, progress, group) -> None:
                 data,
                 batches,
                 backend,
-                config.steps_per_window,
+                steps,
                 workload.images_per_step(config.batch_size),
             )
     finally:
@@ -218,28 +236,30 @@ def _measure(plan: Plan, record: dict, progress, group) -> None:
             record["profile"] = profile
             record["warnings"].append(profiling.PERTURBED)
 
-    images_per_window = _images_per_window(plan)
-    metrics = stats.summarise_windows(images_per_window, config.steps_per_window, window_times)
+    images_per_window = _images_per_window(plan, steps)
+    metrics = stats.summarise_windows(images_per_window, steps, window_times)
     metrics.update(
         {
             **warmup,
+            **length.metrics(),
             "images_per_step": workload.images_per_step(config.batch_size) * config.world_size,
-            "steps_timed": config.steps_per_window * config.windows,
+            "steps_timed": steps * config.windows,
         }
     )
     record["metrics"] = metrics
     if group.info.is_distributed:
         metrics["rank_window_time_s"] = rank_window_times
     record["warnings"].extend(stats.spread_warnings(metrics))
+    record["warnings"].extend(window_length.short_window_warnings(length, window_times, backend.name))
     if probed:
         record["diagnosis"] = _diagnosis(probed, record, plan.backend)
     _check_losses(losses, record)
 
 
-def _images_per_window(plan: Plan) -> int:
+def _images_per_window(plan: Plan, steps: int) -> int:
     # Every rank consumes its own batch each step: a window holds world_size x the images of one.
     config = plan.config
-    return plan.workload.images_per_step(config.batch_size) * config.steps_per_window * config.world_size
+    return plan.workload.images_per_step(config.batch_size) * steps * config.world_size
 
 
 def _batches_ahead(data: dict) -> int:
@@ -248,40 +268,75 @@ def _batches_ahead(data: dict) -> int:
     return workers * (data.get("prefetch") or 2) if workers else 0
 
 
-def _warm_up(plan: Plan, train_step, batches, losses: list, progress, batches_ahead: int = 0) -> dict:
+def _warm_up_and_choose_steps(
+    plan: Plan, train_step, batches, losses: list, progress, group, batches_ahead: int
+) -> tuple[dict, window_length.WindowLength]:
+    """Warm-up, then the steps each timed window holds: from the last warm-up steps' time where the
+    backend declares a minimum window and no --steps was given (suite.measurement.window_length)."""
+    config, backend = plan.config, plan.backend
+    steps_timed = window_length.steps_to_time(plan.steps_chosen_by, config.warmup_steps, batches_ahead)
+    warmup, step_time_s = _warm_up(plan, train_step, batches, losses, progress, batches_ahead, steps_timed)
+    if step_time_s is not None:
+        # A collective, in warm-up (outside every window): each rank timed its own steps, and all ranks must
+        # run windows of the same steps, so each takes the slowest rank's step time.
+        step_time_s = group.slowest(step_time_s)
+    length = window_length.decide(
+        backend.schedule, plan.steps_chosen_by, config.steps_per_window, step_time_s, steps_timed
+    )
+    return warmup, length
+
+
+def _warm_up(
+    plan: Plan, train_step, batches, losses: list, progress, batches_ahead: int = 0, steps_timed: int = 0
+) -> tuple[dict, float | None]:
     """Warm-up: excluded from throughput, reported on its own. The first step is synchronised so
     that time-to-first-step (process start -> first step done) includes compilation.
 
     Real data adds `batches_ahead` steps: the batches the workers made while the model was being built.
     Timed, they would be served at compute speed and make an input-bound run look faster than its loader
     (16 workers x 2 prefetched = 32 free batches, more than a 10-step window). After them the queue is in
-    its steady state: empty when the loader is the bottleneck, full when it keeps up."""
+    its steady state: empty when the loader is the bottleneck, full when it keeps up.
+
+    With `steps_timed`, the last that many steps are timed as well, the device synchronised at both edges
+    (warm-up ends with a synchronisation anyway): the time of one of them is returned beside the figures,
+    else None."""
     config, backend = plan.config, plan.backend
+    total = config.warmup_steps + batches_ahead
+    timed_from = total - steps_timed if steps_timed else None
     warmup_start = clock()
-    first_step_done_at = None
-    for step in range(config.warmup_steps + batches_ahead):
+    first_step_done_at = timed_start = None
+    idle = False  # whether the device has nothing queued (just synchronised)
+    for step in range(total):
+        if step == timed_from:
+            if not idle:
+                # sync point, in warm-up (no window is open): the timed steps start on an idle device
+                backend.synchronize()
+            timed_start = clock()
         losses.append(train_step(next(batches)))
+        idle = False
         if step == 0:
             backend.synchronize()  # sync point: only to timestamp the first step
             first_step_done_at = time.time()
-        progress("warmup", step=step + 1, of=config.warmup_steps + batches_ahead)
+            idle = True
+        progress("warmup", step=step + 1, of=total)
     backend.synchronize()
-    warmup_time_s = clock() - warmup_start
+    warmup_end = clock()
     backend.reset_peak_memory()
-    return {
+    figures = {
         "warmup_steps": config.warmup_steps,
         "warmup_loader_drain_steps": batches_ahead,
-        "warmup_time_s": warmup_time_s,
+        "warmup_time_s": warmup_end - warmup_start,
         "time_to_first_step_s": (first_step_done_at - process_start_time()) if first_step_done_at else None,
     }
+    return figures, (warmup_end - timed_start) / steps_timed if timed_start is not None else None
 
 
 def _timed_windows(
-    plan: Plan, train_step, batches, losses: list, group, telemetry, profiler, progress
+    plan: Plan, steps: int, train_step, batches, losses: list, group, telemetry, profiler, progress
 ) -> tuple[list[float], list[float]]:
-    """The timed windows: each window's time (the slowest rank's), and this rank's own times."""
+    """The timed windows of `steps` steps: each window's time (the slowest rank's), and this rank's own."""
     config, backend = plan.config, plan.backend
-    images_per_window = _images_per_window(plan)
+    images_per_window = _images_per_window(plan, steps)
     window_times: list[float] = []
     rank_window_times: list[float] = []
     for window in range(config.windows):
@@ -289,7 +344,7 @@ def _timed_windows(
         group.barrier()  # window edge: every rank starts its clock together (blocks the host)
         telemetry.window_open()
         start = clock()
-        for _ in range(config.steps_per_window):
+        for _ in range(steps):
             losses.append(train_step(next(batches)))
             profiler.step()
         backend.synchronize()  # window edge: all of this window's work is done

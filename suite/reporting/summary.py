@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from suite.backends import declared
+from suite.run_record import STEPS_CHOSEN_BY
 
 
 def human_bytes(count) -> str:
@@ -55,15 +56,20 @@ def render(record: dict, path: str | None = None) -> str:
             lines.append(f"  hint         {error['hint']}")
     # A diverged run's windows trained on NaN: its timings are no throughput, so none is shown.
     if "images_per_second" in metrics and record["status"] != "diverged":
+        # What the windows held; a record made before that was kept has it in its config only.
+        steps = metrics.get("steps_per_window") or config.get("steps_per_window")
         lines += [
             f"  throughput   {metrics['images_per_second']:,.1f} img/s median "
             f"± {metrics['images_per_second_stdev']:,.1f} σ "
             f"({metrics['images_per_second_min']:,.1f} … {metrics['images_per_second_max']:,.1f}, "
             f"cv {metrics['images_per_second_cv']:.1%}; {len(metrics['window_time_s'])} windows × "
-            f"{config['steps_per_window']} step{'s' if config['steps_per_window'] != 1 else ''})",
+            f"{steps} step{'s' if steps != 1 else ''})",
             f"               {metrics['images_per_hour']:,.0f} img/h",
             f"  step time    {metrics['step_time_s'] * 1000:,.1f} ms",
         ]
+        chosen = window_length_line(metrics)
+        if chosen:
+            lines.append(f"  windows      {chosen}")
         first = metrics.get("time_to_first_step_s")
         lines.append(
             f"  warm-up      {metrics['warmup_steps']} steps in {metrics['warmup_time_s']:.2f} s"
@@ -103,6 +109,33 @@ def render(record: dict, path: str | None = None) -> str:
     if path:
         lines.append(f"  record       {path}")
     return "\n".join(lines)
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.3g} s" if value >= 1 else f"{value * 1000:.3g} ms"
+
+
+def window_length_line(metrics: dict) -> str | None:
+    """How the steps per window were chosen (suite/measurement/window_length.py), e.g. `120 steps each,
+    grown from 10 so a window lasts >= 1 s (a warm-up step took 8.31 ms)`; None for a record without it."""
+    given, schedule, warmup_timing = STEPS_CHOSEN_BY
+    how, steps = metrics.get("steps_per_window_chosen_by"), metrics.get("steps_per_window")
+    if how not in STEPS_CHOSEN_BY or not steps:
+        return None
+    if how == given:
+        return f"{steps} steps each, as given by --steps"
+    if how == schedule:
+        return f"{steps} steps each, the backend's default"
+    default, step = metrics.get("steps_per_window_default"), metrics.get("warmup_step_time_s")
+    min_window_s = metrics.get("min_window_s") or 0
+    if step is None:
+        return f"{steps} steps each, the backend's default: no warm-up step was timed to grow them"
+    took = f" (a warm-up step took {_seconds(step)})"
+    if steps == default:
+        return f"{steps} steps each, the backend's default: already a window of >= {min_window_s:g} s{took}"
+    if steps == metrics.get("steps_per_window_max") and steps * step < min_window_s:
+        return f"{steps} steps each, grown from {default} to the limit: >= {min_window_s:g} s would need more{took}"
+    return f"{steps} steps each, grown from {default} so a window lasts >= {min_window_s:g} s{took}"
 
 
 def _number(value) -> str:

@@ -193,6 +193,10 @@ THROUGHPUT_FIGURES = (
 RATES = ("images_per_second", "images_per_hour")
 # Other figures a report or comparison prints or divides by.
 OTHER_FIGURES = ("images_per_second_mean", "mfu", "energy_per_image_j", "time_to_first_step_s")
+# How a run's steps per window were chosen (`metrics.steps_per_window_chosen_by`, from
+# suite/measurement/window_length.py): as given by --steps, the backend's default schedule, or grown from
+# warm-up timing so that a window lasts the backend's minimum.
+STEPS_CHOSEN_BY = ("--steps", "schedule", "warm-up timing")
 
 
 def _depth(data) -> int:
@@ -239,6 +243,20 @@ def _check_config(config: _Section) -> None:
             )
 
 
+def _check_window_length(metrics: _Section) -> None:
+    """The steps a window held and how they were chosen (absent from records made before it was kept)."""
+    for name in ("steps_per_window", "steps_per_window_default", "steps_per_window_max"):
+        metrics.whole(name, minimum=1)
+    metrics.whole("warmup_steps_timed")
+    metrics.number("min_window_s", positive=True)
+    metrics.number("warmup_step_time_s")
+    how = metrics.mapping.get("steps_per_window_chosen_by")
+    if how is not None and how not in STEPS_CHOSEN_BY:
+        raise BadRecord(
+            metrics._path("steps_per_window_chosen_by"), f"one of {', '.join(STEPS_CHOSEN_BY)}", how
+        )
+
+
 def _check_fields(record: dict) -> dict:
     """`record` if every field the suite's readers use has the right type and value, else BadRecord."""
     if _depth(record) > MAX_DEPTH:
@@ -270,6 +288,7 @@ def _check_fields(record: dict) -> dict:
     metrics.number("images_per_second", maximum=sys.float_info.max / 3600)
     metrics.numbers("window_time_s")
     metrics.numbers("window_images_per_second")
+    _check_window_length(metrics)
 
     error = top.section("error")
     error.text("message", message=True)
