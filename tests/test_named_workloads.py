@@ -70,6 +70,7 @@ def test_a_vit_takes_its_image_size_and_refuses_one_its_patches_do_not_divide():
         get_workload("torchvision:vit_b_16", image_size=30)
 
 
+@pytest.mark.timm
 def test_timm_name_uses_its_pretrained_cfg_size_and_trains(capsys, tmp_path):
     timm = pytest.importorskip("timm")
     assert get_workload("timm:test_vit").image_size == 160  # from its pretrained_cfg
@@ -186,6 +187,7 @@ def test_a_bad_name_or_broken_factory_is_one_line_exit_2_nothing_written(capsys,
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.timm
 def test_a_bad_timm_name_gets_near_matches():
     pytest.importorskip("timm")
     with pytest.raises(UserError, match=r"unknown timm model 'resnet19' \(near: resnet18"):
@@ -231,6 +233,7 @@ def test_list_models_of_a_library_with_a_pattern(capsys):
     assert code == 2 and "unknown --models library 'keras' (known: torchvision, timm)" in err
 
 
+@pytest.mark.timm
 def test_list_timm_models(capsys):
     pytest.importorskip("timm")
     code, out, _ = run_cli(capsys, "list", "--models", "timm", "test_vit*")

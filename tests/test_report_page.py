@@ -85,6 +85,7 @@ BROWSER_FLAGS = [
 
 
 @pytest.mark.slow  # starts a browser
+@pytest.mark.browser
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (Debian: apt-get install chromium)")
 def test_a_browser_renders_the_page_with_its_table_and_plots(folder, tmp_path):
     text = page(folder, tmp_path)
