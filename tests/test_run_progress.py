@@ -101,3 +101,77 @@ def test_a_run_whose_stderr_is_a_file_leaves_progress_lines_in_it(tmp_path):
     assert any(line.startswith("suite: window 1/2: ") for line in lines)
     assert any(line.startswith("suite: window 2/2: ") for line in lines)
     assert lines[-1].startswith("suite: record written to ")
+
+
+def test_a_sweep_says_each_point_as_it_starts_and_the_time_its_rest_takes(tmp_path, monkeypatch):
+    from suite import run_record
+    from suite.orchestration import sweep
+
+    def run_point(point, out_dir, timeout_s=None, origin="sweep"):
+        record = run_record.new_record(f"p{point.index}", {"utc_time": "2026-01-01T00:00:00Z"}, point.config)
+        record["status"] = "ok"
+        run_record.write_record(record, out_dir)
+        return record
+
+    monkeypatch.setattr(sweep, "run_point", run_point)
+    points = [
+        sweep.Point(i, {"batch-size": str(i + 1)}, [], {"workload": "dcgan64", "batch_size": i + 1})
+        for i in range(3)
+    ]
+    said: list[str] = []
+    sweep.run_sweep(points, str(tmp_path), log=said.append)
+    starts = [line for line in said if ": running" in line]
+    assert starts[0] == "[1/3] batch-size=1: running"  # nothing to go by yet
+    assert (
+        starts[1].startswith("[2/3] batch-size=2: running (about ")
+        and "left for 2 points, from 1 run" in starts[1]
+    )
+    assert "left for 1 point, from 2 run so far)" in starts[2]
+
+
+def test_a_sweeps_pace_is_the_mean_of_its_points_times_those_left():
+    from suite.orchestration.sweep import Pace
+
+    pace = Pace(total=5, to_run=4)
+    pace.ran(None)  # recorded by another sweep: no time of its own
+    pace.ran(60.0)
+    pace.ran(120.0)
+    assert pace.running() == "running (about 2 min left for 1 point, from 2 run so far)"
+
+
+def test_a_batch_size_search_says_each_try_and_at_most_how_many_follow():
+    from suite.orchestration import batch_size
+
+    said: list[str] = []
+    batch_size.search(
+        lambda n: batch_size.Try(n, "ok" if n <= 46 else "oom", 100.0 if n <= 46 else None),
+        start=1,
+        max_batch=1024,
+        log=said.append,
+    )
+    tries = [line for line in said if ": trying (" in line]
+    assert tries[0] == "batch      1: trying (try 1, at most 20 more)"
+    assert tries[1].startswith("batch      2: trying (try 2, at most 19 more; about ")
+    assert "a try so far" in tries[1]
+    # 32 fits, 64 does not: bisecting takes 5 more tries (48, 40, 44, 46, 47).
+    assert tries[7].startswith("batch     48: trying (try 8, at most 4 more;")
+    assert tries[-1].startswith("batch     47: trying (try 12, the last;")
+    assert len(tries) == 12
+
+
+def test_a_running_fleet_says_how_many_still_run_the_time_the_plan_gives_them_and_the_cost():
+    from types import SimpleNamespace
+
+    from suite.orchestration import fleet_ledger
+
+    def launch(phase, started, hours):
+        return SimpleNamespace(phase=phase, started=started, target=SimpleNamespace(hours=hours))
+
+    launches = [launch("requested", 0.0, 2.0), launch("done", 0.0, 1.0), launch("requested", 600.0, 1.0)]
+    line = fleet_ledger.progress_line(launches, now=1200.0, spent_usd=4.1)
+    assert line == (
+        "2 of 3 instance(s) still running, 20 min 00 s since the first request; about 1.7 h left by the "
+        "plan's hours; $4.10 so far"
+    )
+    late = fleet_ledger.progress_line(launches, now=9000.0, spent_usd=9.0)
+    assert "past the plan's hours" in late

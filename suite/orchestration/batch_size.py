@@ -13,6 +13,8 @@ in docs/bottleneck.md, "Which batch size?").
 
 from __future__ import annotations
 
+import math
+import time
 from dataclasses import dataclass, field
 
 NEARLY_AS_FAST = 0.95
@@ -59,14 +61,19 @@ def search(
 ) -> Search:
     """Find the largest fitting batch with `try_batch(n) -> Try`. Pure: all running is in `try_batch`."""
     result = Search()
+    took: list[float] = []
 
     def attempt(n: int) -> Try:
+        log(f"batch {n:>6}: trying ({_tries_left(result, n, max_batch, granularity, took)})")
+        started = time.monotonic()
         outcome = try_batch(n)
+        took.append(time.monotonic() - started)
         result.tries.append(outcome)
         rate = f"{outcome.images_per_second:,.1f} img/s" if outcome.images_per_second else outcome.status
         log(
             f"batch {n:>6}: {rate}"
             + (f" ({outcome.message})" if outcome.message and not outcome.fits else "")
+            + f" ({took[-1]:.1f} s)"
         )
         return outcome
 
@@ -110,6 +117,26 @@ def search(
         result.stopped = f"even the first batch, {start}, does not fit"
     result.recommended, result.best_images_per_second = recommend(result.tries)
     return result
+
+
+def _tries_left(result: Search, n: int, max_batch: int, granularity: int, took: list[float]) -> str:
+    """Which try this is and at most how many follow, with the time that takes at the mean of the tries so
+    far: doubling from N to the ceiling and then bisecting below it, or bisecting what is left."""
+    fits = [t.batch_size for t in result.tries if t.fits]
+    too_big = [t.batch_size for t in result.tries if not t.fits]
+    if too_big:  # bisecting between the last fit and the first out-of-memory
+        low, high = max(fits, default=0), min(too_big)
+        most = max(0, math.ceil(math.log2(max(1, (high - low) / granularity))) - 1)
+    else:  # doubling: every doubling up to the ceiling may fit, or any may not and a bisection follows
+        doublings = math.ceil(math.log2(max_batch / n)) if n < max_batch else 0
+        most = doublings + math.ceil(math.log2(max(1, max_batch / granularity)))
+    said = f"try {len(result.tries) + 1}, " + (f"at most {most} more" if most else "the last")
+    if took:
+        from suite.data.progress import about, seconds
+
+        mean = sum(took) / len(took)
+        said += f"; {about(mean * (most + 1))} left at most, at {seconds(mean)} a try so far"
+    return said
 
 
 def recommend(tries: list[Try]) -> tuple[int | None, float | None]:

@@ -90,3 +90,29 @@ def write_ledger(campaign, out_dir: str, launches, end: float) -> None:
     run_record.write_text(
         fleet_report.ledger_path(out_dir), json.dumps(ledger, indent=2) + "\n", option="the fleet ledger"
     )
+
+
+def progress_line(launches, now: float, spent_usd: float) -> str:
+    """Where a running fleet is, said now and then while it waits: `2 of 3 instance(s) still running,
+    20 min 00 s since the first request; about 1.2 h left by the plan's hours; $4.10 so far`."""
+    from suite.data.progress import about, seconds
+
+    running = [launch for launch in launches if launch.phase == "requested"]
+    first = min((launch.started for launch in launches if launch.started is not None), default=now)
+    left = max(
+        (
+            launch.started + launch.target.hours * 3600 - now
+            for launch in running
+            if launch.started is not None
+        ),
+        default=0.0,
+    )
+    plan = (
+        f"{about(left)} left by the plan's hours"
+        if left > 0
+        else "past the plan's hours (each stops at its cap)"
+    )
+    return (
+        f"{len(running)} of {len(launches)} instance(s) still running, {seconds(now - first)} since the first "
+        f"request; {plan}; ${spent_usd:,.2f} so far"
+    )

@@ -57,6 +57,7 @@ DONE_STATUSES = ("ok", "diverged", "oom")  # outcomes a second run would only re
 DEADLINE_MARGIN = 0.25
 POLL_S = 1.0  # how often the caps are checked while instances run
 RELEASE_WAIT_S = 120.0  # an abort waits this long at most for followers already taking clusters down
+SAY_EVERY_S = 600.0  # how often a running fleet says where it is (on the caps' clock)
 
 
 class FleetStopped(Exception):
@@ -150,6 +151,7 @@ class Fleet:
         self.keep, self.clock, self.poll_s = keep, clock, poll_s
         self.launches: list[Launch] = []
         self.changed = threading.Event()  # set by a follower thread when its instance is done
+        self.said_at: float | None = None  # when the fleet last said where it is
         self.logs_dir = os.path.join(out_dir, "logs")
 
     # -- requesting ------------------------------------------------------------------------------
@@ -258,6 +260,11 @@ class Fleet:
                         "over-budget",
                         f"the fleet had cost ${spent:,.2f}, above its max_cost_usd ${budget:,.2f}",
                     )
+            if self.said_at is None:
+                self.said_at = now
+            elif now - self.said_at >= SAY_EVERY_S:  # where the fleet is, now and then
+                self.said_at = now
+                self.log(fleet_ledger.progress_line(self.launches, now, spent))
             self.changed.wait(self.poll_s)
 
     def spent_usd(self, now: float) -> float:

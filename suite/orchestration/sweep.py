@@ -319,6 +319,33 @@ def release_claim(path: str, fd: int) -> None:
     os.close(fd)
 
 
+class Pace:
+    """How far a sweep is, and about how long its rest takes: the mean time of the points this sweep ran,
+    times the points left to run (nothing is guessed before the first is done)."""
+
+    def __init__(self, total: int, to_run: int):
+        self.total, self.left = total, to_run
+        self.durations: list[float] = []
+
+    def running(self) -> str:
+        """What a point's start says: `running (about 2 min left for 3 points, from 2 run so far)`."""
+        if not self.durations:
+            return "running"
+        mean = sum(self.durations) / len(self.durations)
+        from suite.data.progress import about
+
+        return (
+            f"running ({about(mean * self.left)} left for {self.left} point{'s' if self.left != 1 else ''}, "
+            f"from {len(self.durations)} run so far)"
+        )
+
+    def ran(self, seconds: float | None) -> None:
+        """A point is done: run here (its time), or found recorded by another sweep (None)."""
+        self.left = max(0, self.left - 1)
+        if seconds is not None:
+            self.durations.append(seconds)
+
+
 def run_sweep(points: list[Point], out_dir: str, log=print, timeout_s: float | None = None) -> list:
     """Run what is not yet recorded; returns [(point, record)] for every point. Sweeps started at once
     into one folder share the work: each point is claimed (`try_claim`) before it runs, and a point
@@ -329,6 +356,7 @@ def run_sweep(points: list[Point], out_dir: str, log=print, timeout_s: float | N
     outcome, held_elsewhere = [], []
     to_run = sum(1 for p in points if find_record(p, records) is None)
     log(f"sweep: {len(points)} points, {len(points) - to_run} already recorded in {out_dir}, {to_run} to run")
+    pace = Pace(len(points), to_run)
     width = len(str(len(points)))
     for point in points:
         head = f"[{point.index + 1:>{width}}/{len(points)}] {point.label()}"
@@ -337,19 +365,20 @@ def run_sweep(points: list[Point], out_dir: str, log=print, timeout_s: float | N
             log(f"{head}: recorded ({describe(record)})")
             outcome.append((point, record))
             continue
-        claimed = _run_claimed(point, out_dir, head, outcome, log, timeout_s, False, len(points))
+        claimed = _run_claimed(point, out_dir, head, outcome, log, timeout_s, False, pace)
         if not claimed:
             log(f"{head}: being run by another sweep into {out_dir}; taken from it at the end")
             held_elsewhere.append(point)
     for point in held_elsewhere:
         head = f"[{point.index + 1:>{width}}/{len(points)}] {point.label()}"
-        _run_claimed(point, out_dir, head, outcome, log, timeout_s, True, len(points))
+        _run_claimed(point, out_dir, head, outcome, log, timeout_s, True, pace)
     return sorted(outcome, key=lambda pair: pair[0].index)
 
 
-def _run_claimed(point, out_dir, head, outcome, log, timeout_s, wait: bool, total: int) -> bool:
+def _run_claimed(point, out_dir, head, outcome, log, timeout_s, wait: bool, pace: Pace) -> bool:
     """Claim POINT (waiting for it with WAIT), then take its record if another sweep made one meanwhile,
     else run it. False if it is claimed elsewhere and WAIT is not set."""
+    total = pace.total
     path = claim_path(out_dir, point)
     try:
         fd = try_claim(path, wait=wait)
@@ -365,7 +394,9 @@ def _run_claimed(point, out_dir, head, outcome, log, timeout_s, wait: bool, tota
         if record is not None:
             log(f"{head}: recorded by another sweep ({describe(record)})")
             outcome.append((point, record))
+            pace.ran(None)
             return True
+        log(f"{head}: {pace.running()}")
         started = time.monotonic()
         try:
             record = run_point(point, out_dir, timeout_s)
@@ -380,6 +411,7 @@ def _run_claimed(point, out_dir, head, outcome, log, timeout_s, wait: bool, tota
             log(_stopped_unwritable(head, error, outcome, total, out_dir))
             raise
         log(f"{head}: {describe(record)} ({time.monotonic() - started:.1f} s)")
+        pace.ran(time.monotonic() - started)
         outcome.append((point, record))
         return True
     finally:
