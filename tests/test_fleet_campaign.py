@@ -104,22 +104,22 @@ def test_backend_and_install_follow_the_instance_accelerator(tmp_path):
         "name: mine\nsource: test\nas_of: '2026'\ninstances:\n"
         "  m5.xlarge: {provider: aws, region: us-east-1, accelerator: none, accelerator_count: 0, "
         "accelerator_memory_gib: 0, vcpus: 4, ram_gib: 16, on_demand_usd_per_hour: 0.192, spot_usd_per_hour: 0.08}\n"
-        "  p3.2xlarge: {provider: aws, region: us-east-1, accelerator: NVIDIA V100, accelerator_count: 1, "
-        "accelerator_memory_gib: 16, vcpus: 8, ram_gib: 61, on_demand_usd_per_hour: 3.06, spot_usd_per_hour: 0.9}\n"
+        "  g6.xlarge: {provider: aws, region: us-east-1, accelerator: NVIDIA L4, accelerator_count: 1, "
+        "accelerator_memory_gib: 24, vcpus: 4, ram_gib: 16, on_demand_usd_per_hour: 0.8, spot_usd_per_hour: 0.4}\n"
         "  dl1.24xlarge: {provider: aws, region: us-east-1, accelerator: Habana Gaudi HL-205, accelerator_count: 8, "
         "accelerator_memory_gib: 256, vcpus: 96, ram_gib: 768, on_demand_usd_per_hour: 13.1, spot_usd_per_hour: 2}\n",
         name="prices.yaml",
     )
     path = write(
         tmp_path,
-        f"workload: dcgan64\nhours: 0.25\nprices: {prices}\ninstances:\n  - m5.xlarge\n  - p3.2xlarge\n"
+        f"workload: dcgan64\nhours: 0.25\nprices: {prices}\ninstances:\n  - m5.xlarge\n  - g6.xlarge\n"
         "  - {type: dl1.24xlarge, host_image: {us-east-1: ami-0123456789abcdef0}}\n",
     )
     plan_ = campaign.build(campaign_file.load(path))
     specs = {t.instance_type: sky_tasks.task(plan_, t) for t in plan_.targets}
     assert "--backend cpu" in specs["m5.xlarge"]["run"]
-    assert "'.[cuda]'" in specs["p3.2xlarge"]["setup"] and "--backend cuda" in specs["p3.2xlarge"]["run"]
-    assert "image_id" not in specs["p3.2xlarge"]["resources"]  # SkyPilot's own image for NVIDIA
+    assert "'.[cuda]'" in specs["g6.xlarge"]["setup"] and "--backend cuda" in specs["g6.xlarge"]["run"]
+    assert "image_id" not in specs["g6.xlarge"]["resources"]  # SkyPilot's own image for NVIDIA
     gaudi = specs["dl1.24xlarge"]
     # Habana's container on the campaign's host AMI, not on SkyPilot's default image (docs/fleet.md).
     assert gaudi["resources"]["image_id"] == {
@@ -135,6 +135,22 @@ def test_backend_and_install_follow_the_instance_accelerator(tmp_path):
     assert "cloud" not in specs["m5.xlarge"]["resources"] and "infra" not in specs["m5.xlarge"]["resources"]
 
 
+@pytest.mark.parametrize("where", ["file", "inline"])
+def test_a_retired_instance_is_refused_with_one_line_naming_when_and_who_says_so(tmp_path, capsys, where):
+    # p3.2xlarge is still in the default catalog (old runs are priced with it), marked retired.
+    assert load_catalog().get("p3.2xlarge").retired is not None
+    if where == "file":
+        path = write(tmp_path, "workload: dcgan64\ninstances:\n  - g6.xlarge\n  - p3.2xlarge\n")
+        code, out, err = plan(tmp_path, capsys, path)
+    else:
+        code, out, err = plan(tmp_path, capsys, "--instances", "g6.xlarge,p3.2xlarge")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "instance 'p3.2xlarge'" in err and "is retired and cannot be launched (RETIRED 2025-12-20:" in err
+    assert "choose a current one, e.g. " in err and "g6.xlarge" in err
+    assert (f"{path}, line 4" in err) if where == "file" else "(command line)" in err
+    assert not (tmp_path / "out" / "tasks").exists()  # refused before anything is written
+
+
 def test_instance_without_a_suite_backend_is_refused(tmp_path, capsys):
     code, _, err = plan(tmp_path, capsys, "--instances", "trn1.2xlarge")
     assert code == 2
@@ -142,10 +158,10 @@ def test_instance_without_a_suite_backend_is_refused(tmp_path, capsys):
 
 
 def test_unknown_instance_is_refused_with_near_matches_and_its_line(tmp_path, capsys):
-    path = write(tmp_path, "workload: dcgan64\ninstances:\n  - p3.2xlarge\n  - p3.2xlarg\n")
+    path = write(tmp_path, "workload: dcgan64\ninstances:\n  - g6.xlarge\n  - g6.xlarg\n")
     code, out, err = plan(tmp_path, capsys, path)
     assert code == 2 and out == ""
-    assert "unknown instance 'p3.2xlarg': did you mean p3.2xlarge" in err
+    assert "unknown instance 'g6.xlarg': did you mean g6.xlarge" in err
     assert f"{path}, line 4" in err
     assert not (tmp_path / "out" / "tasks").exists()
 
@@ -154,40 +170,40 @@ def test_unknown_instance_is_refused_with_near_matches_and_its_line(tmp_path, ca
     "text, message",
     [
         (
-            "workload: dcgan64\nhourz: 1\ninstances: [p3.2xlarge]\n",
+            "workload: dcgan64\nhourz: 1\ninstances: [g6.xlarge]\n",
             "unknown key 'hourz' in campaign file {path} ({path}, line 2",
         ),
         (
-            "workload: dcgan64\nhours: -1\ninstances: [p3.2xlarge]\n",
+            "workload: dcgan64\nhours: -1\ninstances: [g6.xlarge]\n",
             "'hours' must be a number above 0, got -1 ({path}, line 2)",
         ),
         (
-            "workload: dcgan64\ninstances:\n  - {type: p3.2xlarge, spot: maybe}\n",
+            "workload: dcgan64\ninstances:\n  - {type: g6.xlarge, spot: maybe}\n",
             "'spot' must be true or false, got 'maybe' ({path}, line 3)",
         ),
         (
-            "workload: dcgan64\ninstances:\n  - {typo: p3.2xlarge}\n",
+            "workload: dcgan64\ninstances:\n  - {typo: g6.xlarge}\n",
             "unknown key 'typo' in an entry of 'instances' ({path}, line 3",
         ),
         (
-            "workload: dcgan64\noptions: {out: x}\ninstances: [p3.2xlarge]\n",
+            "workload: dcgan64\noptions: {out: x}\ninstances: [g6.xlarge]\n",
             "option 'out' ({path}, line 2) is set by the campaign itself",
         ),
-        ("workload: dcgan64\ninstances: [p3.2xlarge, p3.2xlarge]\n", "instance 'p3.2xlarge' is listed twice"),
+        ("workload: dcgan64\ninstances: [g6.xlarge, g6.xlarge]\n", "instance 'g6.xlarge' is listed twice"),
         (
-            "workload: dcgan64\ninstances:\n  - {type: p3.2xlarge, spot: true}\n",
+            "workload: dcgan64\ninstances:\n  - {type: g6.xlarge, spot: true}\n",
             "give a bucket for their records",
         ),
         (
-            "workload: dcgan64\nrecords: {bucket: ftp://x}\ninstances: [p3.2xlarge]\n",
+            "workload: dcgan64\nrecords: {bucket: ftp://x}\ninstances: [g6.xlarge]\n",
             "bucket 'ftp://x' ({path}, line 2) must be a URL",
         ),
-        ("workload: dcgan64\ninstances: [p3.2xlarge\n", "is not valid YAML"),
-        ("instances: [p3.2xlarge]\n", "has no 'workload'"),
-        ("name: Bad_Name!\nworkload: dcgan64\ninstances: [p3.2xlarge]\n", "campaign name 'bad-name!'"),
+        ("workload: dcgan64\ninstances: [g6.xlarge\n", "is not valid YAML"),
+        ("instances: [g6.xlarge]\n", "has no 'workload'"),
+        ("name: Bad_Name!\nworkload: dcgan64\ninstances: [g6.xlarge]\n", "campaign name 'bad-name!'"),
         (
-            "workload: dcgan64\noptions: {bogus: 1}\ninstances: [p3.2xlarge]\n",
-            "instance p3.2xlarge: the run command would be refused: unknown `suite run` option 'bogus'",
+            "workload: dcgan64\noptions: {bogus: 1}\ninstances: [g6.xlarge]\n",
+            "instance g6.xlarge: the run command would be refused: unknown `suite run` option 'bogus'",
         ),
     ],
 )
@@ -212,14 +228,14 @@ def test_spot_without_a_quote_is_refused(tmp_path, capsys):
 
 def test_budget_cap_refuses_a_plan_above_it(tmp_path, capsys):
     path = write(
-        tmp_path, "workload: dcgan64\nhours: 2\nmax_cost_usd: 10\ninstances: [p3.2xlarge, g5.xlarge]\n"
+        tmp_path, "workload: dcgan64\nhours: 2\nmax_cost_usd: 10\ninstances: [g6.xlarge, g5.xlarge]\n"
     )
     code, out, err = plan(tmp_path, capsys, path)
-    # 2 h x (3.06 + 1.006) $/h = $8.13: under the cap
-    assert code == 0 and "estimated cost of the campaign: $8.13" in out
-    code, out, err = plan(tmp_path, capsys, path, "--max-cost", "8")
+    # 2 h x (0.8048 + 1.006) $/h = $3.62: under the cap
+    assert code == 0 and "estimated cost of the campaign: $3.62" in out
+    code, out, err = plan(tmp_path, capsys, path, "--max-cost", "3")
     assert code == 2 and out == ""
-    assert "the campaign's estimate is $8.13, above its max_cost_usd $8.00" in err
+    assert "the campaign's estimate is $3.62, above its max_cost_usd $3.00" in err
 
 
 def test_inline_campaign_spot_with_bucket(tmp_path, capsys):
@@ -227,7 +243,7 @@ def test_inline_campaign_spot_with_bucket(tmp_path, capsys):
         tmp_path,
         capsys,
         "--instances",
-        "p3.2xlarge,g4dn.xlarge",
+        "g6.xlarge,g4dn.xlarge",
         "--spot",
         "--hours",
         "1",
@@ -239,10 +255,10 @@ def test_inline_campaign_spot_with_bucket(tmp_path, capsys):
         "quick",
     )
     assert code == 0, err
-    # 1 h x (0.668 + 0.189) spot $/h, and the managed-jobs controller: (1 h + 10 min) x 0.192 $/h
-    assert "estimated cost of the campaign: $1.08 (instances $0.86 + controller $0.22)" in out
+    # 1 h x (0.37855 + 0.2052) spot $/h, and the managed-jobs controller: (1 h + 10 min) x 0.192 $/h
+    assert "estimated cost of the campaign: $0.81 (instances $0.58 + controller $0.22)" in out
     assert "use_spot: true" in out and "source: s3://my-bucket/runs" in out and "--batch-size 32" in out
-    assert "sky jobs launch -y -n quick-p3-2xlarge" in out
+    assert "sky jobs launch -y -n quick-g6-xlarge" in out
 
 
 def test_tasks_are_yaml_skypilot_reads_as_a_task_mapping(tmp_path, capsys):
@@ -259,7 +275,7 @@ def test_tasks_are_yaml_skypilot_reads_as_a_task_mapping(tmp_path, capsys):
 
 def test_fleet_run_without_skypilot_says_how_to_install_it(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "sky", None)  # `import sky` raises ImportError
-    path = write(tmp_path, "workload: dcgan64\ninstances: [p3.2xlarge]\n")
+    path = write(tmp_path, "workload: dcgan64\ninstances: [g6.xlarge]\n")
     code = main(["fleet", "run", path, "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert code == 2
@@ -275,7 +291,7 @@ def test_fleet_run_without_skypilot_says_how_to_install_it(tmp_path, capsys, mon
         ["report", "--help"],
         # `list` imports torch in its fresh Python: seconds, so it is left to the full run.
         pytest.param(["list"], marks=pytest.mark.slow),
-        ["fleet", "plan", "--instances", "p3.2xlarge,g5.xlarge", "--out", "{tmp}"],
+        ["fleet", "plan", "--instances", "g6.xlarge,g5.xlarge", "--out", "{tmp}"],
     ],
 )
 def test_sky_is_never_imported_by_the_other_commands_nor_by_plan(argv, tmp_path):
@@ -292,7 +308,7 @@ def test_sky_is_never_imported_by_the_other_commands_nor_by_plan(argv, tmp_path)
 def test_run_script_copies_records_to_the_bucket_and_keeps_the_exit_status(tmp_path):
     """Executed by bash with a stand-in `suite` that writes a record and exits 1 (as an OOM run does)."""
     plan_ = campaign.build(
-        campaign.from_inline(["p3.2xlarge"], "dcgan64", [], 1, False, None, None, "s3://b/x", None)
+        campaign.from_inline(["g6.xlarge"], "dcgan64", [], 1, False, None, None, "s3://b/x", None)
     )
     bucket = tmp_path / "bucket"
     script = sky_tasks.task(plan_, plan_.targets[0])["run"].replace(sky_tasks.RECORDS_MOUNT, str(bucket))
@@ -307,11 +323,11 @@ def test_run_script_copies_records_to_the_bucket_and_keeps_the_exit_status(tmp_p
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
     done = subprocess.run(["bash", "-c", script], cwd=workdir, env=env, capture_output=True, text=True)
     assert done.returncode == 1, done.stderr
-    assert (bucket / "p3.2xlarge" / "r.json").is_file()
+    assert (bucket / "g6.xlarge" / "r.json").is_file()
 
 
 def test_inline_options_with_a_campaign_file_are_refused(tmp_path, capsys):
-    path = write(tmp_path, "workload: dcgan64\ninstances: [p3.2xlarge]\n")
+    path = write(tmp_path, "workload: dcgan64\ninstances: [g6.xlarge]\n")
     code, _, err = plan(tmp_path, capsys, path, "--spot", "--hours", "3")
     assert code == 2
     assert "--hours, --spot go with --instances; a campaign file sets these itself" in err

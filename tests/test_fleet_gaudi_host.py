@@ -34,13 +34,13 @@ def gaudi_task(tmp_path, entry: str) -> dict:
 def test_a_gaudi_instance_without_a_host_image_is_refused_naming_the_key_and_how_to_find_one(
     tmp_path, capsys
 ):
-    code, out, err, path = plan_file(tmp_path, capsys, "  - p3.2xlarge\n  - dl1.24xlarge\n")
+    code, out, err, path = plan_file(tmp_path, capsys, "  - g6.xlarge\n  - dl1.24xlarge\n")
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert err.startswith("suite: error: dl1.24xlarge") and f"{path}, line 5" in err
     assert "host_image: {us-east-1: ami-...}" in err and "--host-image REGION=AMI" in err
     assert "aws ec2 describe-images" in err and "Name=name,Values=*Habana*" in err
-    assert not (tmp_path / "out" / "tasks").exists()  # nothing written, the p3 task neither
+    assert not (tmp_path / "out" / "tasks").exists()  # nothing written, the g6 task neither
 
 
 def test_inline_gaudi_plan_is_refused_the_same_way(tmp_path, capsys):
@@ -52,7 +52,7 @@ def test_inline_gaudi_plan_is_refused_the_same_way(tmp_path, capsys):
 
 
 def test_inline_host_image_goes_to_the_gaudi_instances_only(tmp_path, capsys):
-    argv = ["fleet", "plan", "--instances", "p3.2xlarge,dl1.24xlarge,g4dn.xlarge", "--out", str(tmp_path)]
+    argv = ["fleet", "plan", "--instances", "g6.xlarge,dl1.24xlarge,g4dn.xlarge", "--out", str(tmp_path)]
     assert main([*argv, "--host-image", f"us-east-1={AMI_EAST}"]) == 0, capsys.readouterr().err
     tasks = {path.name: path.read_text() for path in (tmp_path / "tasks").iterdir()}
     gaudi = [text for name, text in tasks.items() if "dl1" in name]
@@ -72,12 +72,12 @@ def test_inline_host_image_goes_to_the_gaudi_instances_only(tmp_path, capsys):
 def test_a_campaign_wide_host_image_serves_gaudi_entries_that_name_none(tmp_path):
     path = tmp_path / "wide.yaml"
     path.write_text(
-        f"workload: dcgan64\nhost_image: {{us-east-1: {AMI_EAST}}}\ninstances:\n  - p3.2xlarge\n"
+        f"workload: dcgan64\nhost_image: {{us-east-1: {AMI_EAST}}}\ninstances:\n  - g6.xlarge\n"
         f"  - dl1.24xlarge\n"
     )
     plan_ = campaign.build(campaign_file.load(str(path)))
     images = {target.instance_type: target.host_image for target in plan_.targets}
-    assert images == {"p3.2xlarge": None, "dl1.24xlarge": {"us-east-1": AMI_EAST}}
+    assert images == {"g6.xlarge": None, "dl1.24xlarge": {"us-east-1": AMI_EAST}}
 
 
 def test_the_container_runs_on_the_host_ami_of_each_region(tmp_path):
@@ -123,7 +123,7 @@ def test_gaudi_run_on_its_cpus_needs_no_host_image(tmp_path):
             f"{{type: dl1.24xlarge, region: us-west-2, host_image: {{us-east-1: {AMI_EAST}}}}}",
             "has no AMI for the instance's region us-west-2",
         ),
-        (f"{{type: p3.2xlarge, host_image: {{us-east-1: {AMI_EAST}}}}}", "host_image (" + "{path}"),
+        (f"{{type: g6.xlarge, host_image: {{us-east-1: {AMI_EAST}}}}}", "host_image (" + "{path}"),
         (
             f"{{type: dl1.24xlarge, cloud: gcp, host_image: {{us-east-1: {AMI_EAST}}}}}",
             "runs on Gaudi on 'gcp'",
@@ -170,7 +170,7 @@ def test_a_gaudi_task_is_priced_in_its_host_images_regions_only(tmp_path, monkey
 
 
 def test_a_campaign_wide_host_image_is_checked_even_where_no_instance_needs_it(tmp_path, capsys):
-    argv = ["fleet", "plan", "--instances", "p3.2xlarge", "--out", str(tmp_path)]
+    argv = ["fleet", "plan", "--instances", "g6.xlarge", "--out", str(tmp_path)]
     assert main([*argv, "--host-image", "us-east-1=garbage"]) == 2
     assert "must be an AMI id" in capsys.readouterr().err
     assert (

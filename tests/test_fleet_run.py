@@ -46,7 +46,7 @@ hours: {hours}
 {budget}
 {records}
 instances:
-  - p3.2xlarge
+  - g6.xlarge
   - g5.xlarge
 {spot}
 """
@@ -133,24 +133,24 @@ def test_fleet_run_wiring_launches_all_follows_each_collects_and_downs(
     captured = capsys.readouterr()
     assert code == 0, captured.err
     launches = [c for c in fake.calls if c[0] == "launch"]
-    assert [c[2]["cluster_name"] for c in launches] == ["camp-p3-2xlarge", "camp-g5-xlarge"]
+    assert [c[2]["cluster_name"] for c in launches] == ["camp-g6-xlarge", "camp-g5-xlarge"]
     assert all(c[2]["down"] is True and c[2]["idle_minutes_to_autostop"] for c in launches)
     assert [c[2]["name"] for c in fake.calls if c[0] == "jobs.launch"] == ["camp-dl1-24xlarge"]
     # Each instance: its request waited on, then its job's log (exit code).
     assert sum(1 for n in fake.names() if n == "stream_and_get") == 3
     assert sorted(c[1] for c in fake.calls if c[0] == "tail_logs") == [
         ("camp-g5-xlarge", 1),
-        ("camp-p3-2xlarge", 1),
+        ("camp-g6-xlarge", 1),
     ]
     assert [c[2]["job_id"] for c in fake.calls if c[0] == "jobs.tail_logs"] == [1]
     # On-demand clusters go down (and the down request is waited on); the managed job needs no down.
-    assert sorted(c[1][0] for c in fake.calls if c[0] == "down") == ["camp-g5-xlarge", "camp-p3-2xlarge"]
+    assert sorted(c[1][0] for c in fake.calls if c[0] == "down") == ["camp-g5-xlarge", "camp-g6-xlarge"]
     assert fake.clusters == {}
-    assert ["aws", "s3", "sync", "s3://bkt/camp/p3.2xlarge", str(out / "p3.2xlarge")] in copier.commands
+    assert ["aws", "s3", "sync", "s3://bkt/camp/g6.xlarge", str(out / "g6.xlarge")] in copier.commands
     # SkyPilot's output for each instance goes to its own log file, not interleaved on the terminal.
-    assert sorted(os.listdir(out / "logs")) == ["dl1.24xlarge.log", "g5.xlarge.log", "p3.2xlarge.log"]
+    assert sorted(os.listdir(out / "logs")) == ["dl1.24xlarge.log", "g5.xlarge.log", "g6.xlarge.log"]
     # Ends with the campaign's report: one row per instance.
-    for instance in ("p3.2xlarge", "g5.xlarge", "dl1.24xlarge"):
+    for instance in ("g6.xlarge", "g5.xlarge", "dl1.24xlarge"):
         assert instance in captured.out
     assert "api_cancel" not in fake.names() and "jobs.cancel" not in fake.names()
 
@@ -163,17 +163,17 @@ def test_fleet_run_wiring_rsyncs_records_from_the_cluster_before_it_goes_down(
     assert [
         "rsync",
         "-a",
-        "camp-p3-2xlarge:~/sky_workdir/suite-records/p3.2xlarge/",
-        str(out / "p3.2xlarge") + "/",
+        "camp-g6-xlarge:~/sky_workdir/suite-records/g6.xlarge/",
+        str(out / "g6.xlarge") + "/",
     ] in copier.commands
-    assert len(records_of(out, "p3.2xlarge")) == 1 and len(records_of(out, "g5.xlarge")) == 1
+    assert len(records_of(out, "g6.xlarge")) == 1 and len(records_of(out, "g5.xlarge")) == 1
     assert [e[2] for e in fake.events if e[0] == "down"] == ["down", "down"]
 
 
 def test_fleet_run_wiring_autostopped_cluster_loses_no_record(monkeypatch, tmp_path, capsys, template_record):
-    """g5 finishes at once and autostop deletes it 10 (fake) minutes = 0.3 s later; p3 runs 1.5 s. Waiting
+    """g5 finishes at once and autostop deletes it 10 (fake) minutes = 0.3 s later; g6 runs 1.5 s. Waiting
     for the clusters in turn would rsync g5 after it is gone; following them at once fetches it in time."""
-    scenario = {"camp-p3-2xlarge": {"run_seconds": 1.5}}
+    scenario = {"camp-g6-xlarge": {"run_seconds": 1.5}}
     code, fake, _, out = run_fleet(
         monkeypatch,
         tmp_path,
@@ -185,7 +185,7 @@ def test_fleet_run_wiring_autostopped_cluster_loses_no_record(monkeypatch, tmp_p
     )
     err = capsys.readouterr().err
     assert code == 0, err
-    assert len(records_of(out, "g5.xlarge")) == 1 and len(records_of(out, "p3.2xlarge")) == 1
+    assert len(records_of(out, "g5.xlarge")) == 1 and len(records_of(out, "g6.xlarge")) == 1
     assert ("down", "camp-g5-xlarge", "autostop") not in fake.events
 
 
@@ -194,7 +194,7 @@ def test_fleet_run_wiring_resume_does_not_relaunch_recorded_instances(
 ):
     out = tmp_path / "out" / "earlier"
     out.mkdir(parents=True)
-    for instance, status in (("p3.2xlarge", "ok"), ("g5.xlarge", "error")):
+    for instance, status in (("g6.xlarge", "ok"), ("g5.xlarge", "error")):
         record = json.loads(json.dumps(template_record))
         record["run_id"] += instance
         record["config"]["instance"], record["status"] = instance, status
@@ -202,8 +202,8 @@ def test_fleet_run_wiring_resume_does_not_relaunch_recorded_instances(
     code, fake, copier, _ = run_fleet(monkeypatch, tmp_path, template_record)
     err = capsys.readouterr().err
     assert code == 0, err
-    assert "p3.2xlarge: recorded in" in err and "not launched again" in err
-    # The failed g5 run is tried again; the recorded p3 is not.
+    assert "g6.xlarge: recorded in" in err and "not launched again" in err
+    # The failed g5 run is tried again; the recorded g6 is not.
     assert [c[2]["cluster_name"] for c in fake.calls if c[0] == "launch"] == ["camp-g5-xlarge"]
     assert len(copier.commands) == 2
 
@@ -212,7 +212,7 @@ def test_fleet_run_wiring_ctrl_c_tears_down_everything_it_started(
     monkeypatch, tmp_path, capsys, template_record
 ):
     scenario = {
-        "camp-p3-2xlarge": {"interrupt": True},
+        "camp-g6-xlarge": {"interrupt": True},
         "camp-g5-xlarge": {"run_seconds": 30},
         "camp-dl1-24xlarge": {"run_seconds": 30},
     }
@@ -221,7 +221,7 @@ def test_fleet_run_wiring_ctrl_c_tears_down_everything_it_started(
     err = capsys.readouterr().err
     assert code == 130
     assert time.monotonic() - began < 20  # it did not wait for the running jobs
-    assert sorted(c[1][0] for c in fake.calls if c[0] == "down") == ["camp-g5-xlarge", "camp-p3-2xlarge"]
+    assert sorted(c[1][0] for c in fake.calls if c[0] == "down") == ["camp-g5-xlarge", "camp-g6-xlarge"]
     assert [c[0] for c in fake.calls].count("jobs.cancel") == 1  # by id, or by name if not yet known
     assert fake.clusters == {} and fake.managed == {}
     assert "interrupted: tearing down 3 launch(es)" in err
@@ -243,14 +243,14 @@ def test_fleet_run_wiring_one_failed_launch_does_not_stop_the_others(
     assert "dl1.24xlarge: run failed (exit code 100)" in captured.err
     # The failed cluster's down finds no cluster (ClusterDoesNotExist) and says nothing about it.
     assert "could not be taken down" not in captured.err
-    assert os.listdir(out / "p3.2xlarge")
+    assert os.listdir(out / "g6.xlarge")
     # The instance that never came up has a record saying so (no figure, no cost), so the report shows it.
     (failed,) = records_of(out, "g5.xlarge")
     assert (
         failed["error"]["type"] == "FleetFailed" and "ResourcesUnavailableError" in failed["error"]["message"]
     )
     statuses = fleet_statuses(captured.out)
-    assert statuses == {"p3.2xlarge": "measured", "g5.xlarge": "failed", "dl1.24xlarge": "failed"}
+    assert statuses == {"g6.xlarge": "measured", "g5.xlarge": "failed", "dl1.24xlarge": "failed"}
     # The same table later, from the folder alone.
     assert main(["fleet", "report", str(out)]) == 0
     assert fleet_statuses(capsys.readouterr().out) == statuses
@@ -276,15 +276,15 @@ def test_fleet_run_wiring_client_error_at_a_launch_tears_down_the_others(
     monkeypatch, tmp_path, capsys, template_record, error
 ):
     """SkyPilot's client raises before it has a request id (no API server, the workdir upload fails): the
-    run stops with one line, exit 1, and the cluster already launched for p3 goes down."""
-    scenario = {"camp-p3-2xlarge": {"run_seconds": 30}, "camp-g5-xlarge": {"call_error": error()}}
+    run stops with one line, exit 1, and the cluster already launched for g6 goes down."""
+    scenario = {"camp-g6-xlarge": {"run_seconds": 30}, "camp-g5-xlarge": {"call_error": error()}}
     code, fake, _, _ = run_fleet(monkeypatch, tmp_path, template_record, scenario)
     err = capsys.readouterr().err
     assert code == 1
     (line,) = [line for line in err.splitlines() if line.startswith("fleet: stopped:")]
     assert type(error()).__name__ in line and "tore down 2 launch(es)" in line
     assert "Traceback" not in err
-    assert ("down", "camp-p3-2xlarge", "down") in fake.events and fake.clusters == {}
+    assert ("down", "camp-g6-xlarge", "down") in fake.events and fake.clusters == {}
     assert "jobs.launch" not in fake.names()
 
 
@@ -292,39 +292,39 @@ def test_fleet_run_wiring_keep_leaves_clusters_and_prints_the_down_command(
     monkeypatch, tmp_path, capsys, template_record
 ):
     scenario = {
-        "camp-p3-2xlarge": {"run_seconds": 30},
+        "camp-g6-xlarge": {"run_seconds": 30},
         "camp-g5-xlarge": {"call_error": fake_sky.upload_failed()},
     }
     code, fake, _, _ = run_fleet(monkeypatch, tmp_path, template_record, scenario, argv=["--keep"])
     err = capsys.readouterr().err
     assert code == 1
-    assert "sky down -y camp-p3-2xlarge camp-g5-xlarge" in err
-    assert "down" not in fake.names() and "camp-p3-2xlarge" in fake.clusters
+    assert "sky down -y camp-g6-xlarge camp-g5-xlarge" in err
+    assert "down" not in fake.names() and "camp-g6-xlarge" in fake.clusters
 
 
 def test_fleet_run_wiring_hung_run_is_stopped_at_its_deadline(monkeypatch, tmp_path, capsys, template_record):
-    """p3 hangs: stopped at 1 h + 25% of (fast) clock time, its cluster down, a FleetTimeout record written,
+    """g6 hangs: stopped at 1 h + 25% of (fast) clock time, its cluster down, a FleetTimeout record written,
     while g5 and the spot job finish and are recorded."""
     fast_clock(monkeypatch)
-    scenario = {"camp-p3-2xlarge": {"hang": True}}
+    scenario = {"camp-g6-xlarge": {"hang": True}}
     code, fake, _, out = run_fleet(monkeypatch, tmp_path, template_record, scenario, hours=1)
     captured = capsys.readouterr()
     assert code == 1
-    assert ("down", "camp-p3-2xlarge", "down") in fake.events and fake.clusters == {}
-    (record,) = records_of(out, "p3.2xlarge")
+    assert ("down", "camp-g6-xlarge", "down") in fake.events and fake.clusters == {}
+    (record,) = records_of(out, "g6.xlarge")
     assert record["status"] == "error" and record["error"]["type"] == "FleetTimeout"
-    assert "p3.2xlarge: timeout: still running 7" in captured.err  # 75 min: 1 h + 25%
+    assert "g6.xlarge: timeout: still running 7" in captured.err  # 75 min: 1 h + 25%
     assert len(records_of(out, "g5.xlarge")) == 1 and len(records_of(out, "dl1.24xlarge")) == 1
     assert fleet_statuses(captured.out) == {
-        "p3.2xlarge": "timed out",
+        "g6.xlarge": "timed out",
         "g5.xlarge": "measured",
         "dl1.24xlarge": "measured",
     }
-    # What the timeout cost: 1.25 h held at p3.2xlarge's on-demand rate (the fast clock's polls add a little).
+    # What the timeout cost: 1.25 h held at g6.xlarge's on-demand rate (the fast clock's polls add a little).
     assert record["fleet"]["held_hours"] == pytest.approx(1.25, abs=0.05)
     ledger = json.loads((out / "fleet-ledger.json").read_text())
-    (attempt,) = ledger["instances"]["p3.2xlarge"]["attempts"]
-    assert attempt["cost_usd"] == pytest.approx(1.25 * 3.06, rel=0.05)
+    (attempt,) = ledger["instances"]["g6.xlarge"]["attempts"]
+    assert attempt["cost_usd"] == pytest.approx(1.25 * 0.8048, rel=0.05)
     assert ledger["controller"]["instance_type"] == "m6i.xlarge"  # the spot job's controller, costed too
     assert "+ managed-jobs controller m6i.xlarge $" in captured.out
 
@@ -335,16 +335,16 @@ def test_fleet_run_wiring_running_cost_over_budget_stops_what_still_runs(
     """Both clusters hang; their running cost passes max_cost_usd (the estimate) at 1 h, before their
     deadline at 1.25 h: both are stopped and recorded as over budget."""
     fast_clock(monkeypatch)
-    scenario = {"camp-p3-2xlarge": {"hang": True}, "camp-g5-xlarge": {"hang": True}}
+    scenario = {"camp-g6-xlarge": {"hang": True}, "camp-g5-xlarge": {"hang": True}}
     code, fake, _, out = run_fleet(
-        monkeypatch, tmp_path, template_record, scenario, hours=1, spot=False, max_cost_usd=4.1
+        monkeypatch, tmp_path, template_record, scenario, hours=1, spot=False, max_cost_usd=1.85
     )
     err = capsys.readouterr().err
     assert code == 1, err
-    for instance in ("p3.2xlarge", "g5.xlarge"):
+    for instance in ("g6.xlarge", "g5.xlarge"):
         (record,) = records_of(out, instance)
         assert record["error"]["type"] == "FleetOverBudget"
-    assert "above its max_cost_usd $4.10" in err and fake.clusters == {}
+    assert "above its max_cost_usd $1.85" in err and fake.clusters == {}
 
 
 def test_fake_sky_matches_the_real_sdk_signatures():
@@ -389,7 +389,7 @@ def test_fleet_run_wiring_ctrl_c_while_launching_still_tears_down(
     monkeypatch.setattr(sky_driver, "run_tool", Copier(fake, template_record))
     code = main(["fleet", "run", campaign_file(tmp_path), "--out", str(tmp_path / "out")])
     assert code == 130
-    assert sorted(c[1][0] for c in fake.calls if c[0] == "down") == ["camp-g5-xlarge", "camp-p3-2xlarge"]
+    assert sorted(c[1][0] for c in fake.calls if c[0] == "down") == ["camp-g5-xlarge", "camp-g6-xlarge"]
     assert fake.clusters == {}
     assert "jobs.launch" not in fake.names()
     capsys.readouterr()
@@ -432,7 +432,7 @@ def test_fleet_run_wiring_ctrl_c_while_an_instance_collects_takes_it_down_once(
     for follower in [t for t in threading.enumerate() if t.name.startswith("camp-")]:  # named by cluster
         follower.join(30)
         assert not follower.is_alive()
-    assert sorted(c[1][0] for c in fake.calls if c[0] == "down") == ["camp-g5-xlarge", "camp-p3-2xlarge"]
+    assert sorted(c[1][0] for c in fake.calls if c[0] == "down") == ["camp-g5-xlarge", "camp-g6-xlarge"]
     assert fake.clusters == {}
     capsys.readouterr()
 
@@ -446,21 +446,21 @@ def test_fleet_report_from_a_folder_without_a_ledger_says_what_it_knows(tmp_path
     (out / "g5.xlarge" / "a.json").write_text(json.dumps(measured))
     stopped = json.loads(json.dumps(template_record))
     stopped.update(status="error", error={"type": "FleetOverBudget", "message": "over-budget: ..."})
-    stopped["config"]["instance"] = "p3.2xlarge"
+    stopped["config"]["instance"] = "g6.xlarge"
     stopped["run_id"] += "-b"
     stopped["fleet"] = {"status": "over budget", "cost_usd": 2.5, "held_hours": 0.8}
-    (out / "p3.2xlarge").mkdir()
-    (out / "p3.2xlarge" / "b.json").write_text(json.dumps(stopped))
+    (out / "g6.xlarge").mkdir()
+    (out / "g6.xlarge" / "b.json").write_text(json.dumps(stopped))
     assert main(["fleet", "report", str(out)]) == 0
     report = capsys.readouterr().out
-    assert fleet_statuses(report) == {"g5.xlarge": "measured", "p3.2xlarge": "over budget"}
+    assert fleet_statuses(report) == {"g5.xlarge": "measured", "g6.xlarge": "over budget"}
     assert "| 2.50 |" in report and "Cost: $2.50 (instances $2.50)" in report
     assert main(["fleet", "report", str(out), "--format", "csv"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].endswith("fleet_status,fleet_hours,fleet_cost_usd") and len(lines) == 3
     assert main(["fleet", "report", str(out), "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)["rows"]
-    assert {r["instance"]: r["fleet_cost_usd"] for r in rows} == {"g5.xlarge": None, "p3.2xlarge": 2.5}
+    assert {r["instance"]: r["fleet_cost_usd"] for r in rows} == {"g5.xlarge": None, "g6.xlarge": 2.5}
 
 
 @pytest.mark.parametrize(
@@ -502,7 +502,7 @@ def test_fleet_run_an_unwritable_ledger_is_said_and_the_run_ends_as_it_would(
     code, _, _, out = run_fleet(monkeypatch, tmp_path, template_record)
     err = capsys.readouterr().err
     assert code == 0 and "cost ledger could not be written" in err
-    assert records_of(out, "p3.2xlarge")
+    assert records_of(out, "g6.xlarge")
 
 
 def test_a_fleet_stop_record_that_cannot_be_written_goes_to_the_fallback(
@@ -513,8 +513,8 @@ def test_a_fleet_stop_record_that_cannot_be_written_goes_to_the_fallback(
     monkeypatch.setenv(run_record.FALLBACK_ENV, str(tmp_path / "fallback"))
     fast_clock(monkeypatch)
     (tmp_path / "out").mkdir()
-    (tmp_path / "out" / "p3.2xlarge").write_text("")  # the instance's folder cannot be made: ENOTDIR
-    scenario = {"camp-p3-2xlarge": {"hang": True}}  # stopped at its deadline: a stop record to write
+    (tmp_path / "out" / "g6.xlarge").write_text("")  # the instance's folder cannot be made: ENOTDIR
+    scenario = {"camp-g6-xlarge": {"hang": True}}  # stopped at its deadline: a stop record to write
     code, fake, _, _ = run_fleet(monkeypatch, tmp_path, template_record, scenario, hours=1)
     err = capsys.readouterr().err
     assert code == run_record.EXIT_RECORD_NOT_WRITTEN, err

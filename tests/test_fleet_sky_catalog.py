@@ -14,9 +14,9 @@ from suite.reporting.pricing import Instance, load_catalog, shipped_catalog_name
 AWS_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,AvailabilityZone"
 GCP_HEADER = "InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,AvailabilityZone,Price,SpotPrice"
 AWS_ROWS = [
-    "p3.2xlarge,V100,1.0,8.0,61.0,,3.06,0.3707,us-east-1,use1-az1",
-    "p3.2xlarge,V100,1.0,8.0,61.0,,3.06,0.4000,us-east-1,use1-az2",
-    "p3.2xlarge,V100,1.0,8.0,61.0,,3.305,0.5100,eu-west-1,euw1-az1",
+    "g6.xlarge,L4,1.0,4.0,16.0,,3.06,0.3707,us-east-1,use1-az1",
+    "g6.xlarge,L4,1.0,4.0,16.0,,3.06,0.4000,us-east-1,use1-az2",
+    "g6.xlarge,L4,1.0,4.0,16.0,,3.305,0.5100,eu-west-1,euw1-az1",
     "dl1.24xlarge,Gaudi HL-205,8.0,96.0,768.0,,13.10904,4.17,us-east-1,use1-az1",
     "dl1.24xlarge,Gaudi HL-205,8.0,96.0,768.0,,13.10904,4.19,us-west-2,usw2-az1",
     "g4dn.xlarge,T4,1.0,4.0,16.0,,0.526,0.2,us-east-1,use1-az1",
@@ -63,7 +63,7 @@ def test_gcp_rows_name_the_vm_and_its_gpus_apart():
         "instance_type": "n1-standard-4",
         "accelerators": "V100:2",
     }
-    assert sky_catalog.sky_resources("p3.2xlarge") == {"instance_type": "p3.2xlarge"}
+    assert sky_catalog.sky_resources("g6.xlarge") == {"instance_type": "g6.xlarge"}
 
 
 @pytest.mark.parametrize(
@@ -71,7 +71,7 @@ def test_gcp_rows_name_the_vm_and_its_gpus_apart():
     [
         (row("n1-standard-8", "gcp"), "attached to it"),
         (row("n1-standard-8+2xT4", "gcp", count=1), "attaches 2"),
-        (row("p3_2xlarge"), "not a aws machine type"),
+        (row("g6_xlarge"), "not a aws machine type"),
         (row("n1 standard 8+1xT4", "gcp"), "not a gcp machine type"),
     ],
 )
@@ -102,18 +102,16 @@ def test_every_shipped_row_is_something_skypilot_can_launch(instance, monkeypatc
 
 
 def test_listed_reads_skypilots_csv_by_column_name(sky_home):
-    assert sky_catalog.listed(row("p3.2xlarge")) is True
-    assert sky_catalog.listed(row("p3.2xlarg")) is False
+    assert sky_catalog.listed(row("g6.xlarge")) is True
+    assert sky_catalog.listed(row("g6.xlarg")) is False
     assert sky_catalog.listed(row("n1-standard-8+1xT4", "gcp")) is True
     assert sky_catalog.listed(row("n1-standard-8+1xV100", "gcp")) is False  # no V100 row in this catalog
     assert sky_catalog.listed(row("x", "azure")) is None  # that cloud's catalog is not on the machine
 
 
 def test_the_newest_schema_version_is_read(sky_home):
-    write_sky_catalog(
-        sky_home, "aws", AWS_HEADER, ["p3.2xlarge,V100,1.0,8.0,61.0,,9.0,9.0,us-east-1,a"], "v7"
-    )
-    assert sky_catalog.quote(row("p3.2xlarge")).on_demand == (3.06, 3.305)
+    write_sky_catalog(sky_home, "aws", AWS_HEADER, ["g6.xlarge,L4,1.0,4.0,16.0,,9.0,9.0,us-east-1,a"], "v7")
+    assert sky_catalog.quote(row("g6.xlarge")).on_demand == (3.06, 3.305)
 
 
 def test_fleet_plan_task_names_instance_type_and_accelerators(tmp_path, capsys):
@@ -157,16 +155,16 @@ def plan_out(tmp_path, capsys, *argv):
 def test_spot_is_priced_from_skypilots_catalog_with_its_range_regions_and_source(sky_home, tmp_path, capsys):
     campaign = tmp_path / "spot.yaml"
     campaign.write_text(
-        "workload: dcgan64\nhours: 1\nspot: true\nrecords: {bucket: s3://b/c}\ninstances:\n  - p3.2xlarge\n"
+        "workload: dcgan64\nhours: 1\nspot: true\nrecords: {bucket: s3://b/c}\ninstances:\n  - g6.xlarge\n"
         "  - {type: dl1.24xlarge, host_image: {us-east-1: ami-0123456789abcdef0, us-west-2: ami-0123456789abcdef1}}\n"
         "  - n1-standard-8+1xT4\n"
     )
     out = plan_out(tmp_path, capsys, str(campaign))
     lines = {line.split()[0]: line for line in out.splitlines() if line.strip()}
     # The cheapest zone (what SkyPilot's optimizer asks for) is the estimate; the range is shown.
-    assert "0.371–0.510" in lines["p3.2xlarge"] and "us-east-1, eu-west-1" in lines["p3.2xlarge"]
+    assert "0.371–0.510" in lines["g6.xlarge"] and "us-east-1, eu-west-1" in lines["g6.xlarge"]
     assert "4.170–4.190" in lines["dl1.24xlarge"] and "us-east-1, us-west-2" in lines["dl1.24xlarge"]
-    assert "3.060" in lines["p3.2xlarge"] and "13.109" in lines["dl1.24xlarge"]
+    assert "3.060" in lines["g6.xlarge"] and "13.109" in lines["dl1.24xlarge"]
     # GCP: the VM and its GPU priced apart and added, in the zones that offer both.
     assert "0.730" in lines["n1-standard-8+1xT4"] and "0.220" in lines["n1-standard-8+1xT4"]
     # The controller: the cheapest default-family VM with 4+ vCPUs and 4 GiB per vCPU, on-demand.
@@ -175,16 +173,16 @@ def test_spot_is_priced_from_skypilots_catalog_with_its_range_regions_and_source
     controller = (1 + 10 / 60) * 0.192
     assert f"estimated cost of the campaign: ${instances + controller:,.2f}" in out
     assert f"(instances ${instances:,.2f} + controller ${controller:,.2f})" in out
-    # In their dearest zones: p3.2xlarge 0.51, dl1.24xlarge 4.19 (the T4 VM is offered in one zone only).
+    # In their dearest zones: g6.xlarge 0.51, dl1.24xlarge 4.19 (the T4 VM is offered in one zone only).
     assert f"dearest zone: +${(0.51 - 0.3707) + (4.19 - 4.17):,.2f}" in out
     aws = sky_home / ".sky" / "catalogs" / "v8" / "aws" / "vms.csv"
     assert f"SkyPilot catalog {aws} (file date " in out and "*" not in out
 
 
 def test_without_skypilots_catalog_the_suite_catalog_prices_it_and_says_so(tmp_path, capsys):
-    out = plan_out(tmp_path, capsys, "--instances", "p3.2xlarge", "--spot", "--bucket", "s3://b/c")
-    assert "0.668" in out and "us-east-1*" in out
-    assert "skypilot-2025 (USD/hour), as of 2025" in out
+    out = plan_out(tmp_path, capsys, "--instances", "g6.xlarge", "--spot", "--bucket", "s3://b/c")
+    assert "0.379" in out and "us-east-1*" in out
+    assert "skypilot-2026 (USD/hour), as of 2026-07" in out
     assert "m6i.xlarge on aws, on-demand $0.192/h" in out
     assert "SkyPilot's own catalog" in out
 
@@ -195,7 +193,7 @@ def test_the_controller_on_gcp_comes_from_its_catalog(sky_home, tmp_path, capsys
 
 
 def test_on_demand_only_has_no_controller(sky_home, tmp_path, capsys):
-    out = plan_out(tmp_path, capsys, "--instances", "p3.2xlarge", "--hours", "2")
+    out = plan_out(tmp_path, capsys, "--instances", "g6.xlarge", "--hours", "2")
     assert "managed-jobs controller" not in out and "estimated cost of the campaign: $6.12\n" in out
 
 
@@ -215,18 +213,18 @@ def test_skypilot_runtime_dir_moves_the_catalog(tmp_path, monkeypatch):
 
 def test_a_damaged_catalog_is_not_read(sky_home):
     (sky_home / ".sky" / "catalogs" / "v8" / "aws" / "vms.csv").write_text("not,a,catalog\n1,2,3\n")
-    assert sky_catalog.quote(row("p3.2xlarge")) is None and sky_catalog.listed(row("p3.2xlarge")) is None
+    assert sky_catalog.quote(row("g6.xlarge")) is None and sky_catalog.listed(row("g6.xlarge")) is None
 
 
 def test_the_running_cost_meter_counts_the_controller_while_managed_jobs_run(tmp_path):
     from suite.orchestration import campaign, campaign_prices, sky_driver
 
     plan = campaign.build(
-        campaign.from_inline(["p3.2xlarge"], "dcgan64", [], 1.0, True, None, None, "s3://b/c", "meter")
+        campaign.from_inline(["g6.xlarge"], "dcgan64", [], 1.0, True, None, None, "s3://b/c", "meter")
     )
     assert isinstance(plan.controller, campaign_prices.Controller)
     fleet = sky_driver.Fleet(plan, str(tmp_path), None, None, print, False, None, 1.0)
-    launch = sky_driver.Launch(plan.targets[0], "task.yaml", "meter-p3-2xlarge", started=0.0)
+    launch = sky_driver.Launch(plan.targets[0], "task.yaml", "meter-g6-xlarge", started=0.0)
     fleet.launches.append(launch)
     # One hour in: the spot instance's hour and the controller's.
     expected = plan.targets[0].usd_per_hour + plan.controller.usd_per_hour

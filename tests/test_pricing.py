@@ -22,7 +22,7 @@ from suite.reporting.pricing import (
 
 
 def test_shipped_catalogs_load_with_source_and_date():
-    assert {"seed-2022", "skypilot-2025"} <= set(shipped_catalog_names())
+    assert {"seed-2022", "skypilot-2025", "skypilot-2026"} <= set(shipped_catalog_names())
     assert DEFAULT_CATALOG in shipped_catalog_names()
     for name in shipped_catalog_names():
         catalog = load_catalog(name)
@@ -52,6 +52,95 @@ def test_later_snapshot_has_observed_spot_and_gcp_vm_plus_gpu_rows():
     assert later.get("dl1.24xlarge").note == "spot quoted in one zone only"
     assert later.get("n1-standard-8+1xV100").on_demand_usd_per_hour == 2.86
     assert later.get("dl2q.24xlarge").region == "us-west-2"
+
+
+def test_the_default_catalog_prices_todays_h100_h200_a100_and_dl1():
+    today = load_catalog()
+    assert today.name == DEFAULT_CATALOG == "skypilot-2026" and today.history is None
+    # AWS cut P4/P5 on-demand prices in June 2025: the 2025 snapshot's $98.32 and $32.7726 are gone.
+    h100, h200 = today.get("p5.48xlarge"), today.get("p5en.48xlarge")
+    assert (h100.accelerator, h100.accelerator_count, h100.on_demand_usd_per_hour) == (
+        "NVIDIA H100 80GB",
+        8,
+        55.04,
+    )
+    assert (h200.accelerator, h200.accelerator_count, h200.on_demand_usd_per_hour) == (
+        "NVIDIA H200 141GB",
+        8,
+        63.296,
+    )
+    assert today.get("p4d.24xlarge").on_demand_usd_per_hour == 21.957642
+    assert today.get("p4de.24xlarge").accelerator == "NVIDIA A100 80GB"
+    for name in ("p5.48xlarge", "p5en.48xlarge", "p4d.24xlarge", "g6e.xlarge", "g6.xlarge", "dl1.24xlarge"):
+        current = today.get(name)
+        assert current.retired is None and current.price_as_of is None  # the catalog's own date and source
+        assert current.spot_usd_per_hour < current.on_demand_usd_per_hour
+    assert load_catalog("skypilot-2025").get("p5.48xlarge").on_demand_usd_per_hour == 98.32
+
+
+def test_retired_instances_stay_priced_and_say_when_and_on_whose_word():
+    today, seed = load_catalog(), load_catalog("seed-2022")
+    p3 = today.get("p3.2xlarge")
+    assert p3.on_demand_usd_per_hour == 3.06 and p3.retired.date == "2025-12-20"
+    assert p3.retired.text().startswith("RETIRED 2025-12-20: AWS notice to migrate off P3")
+    assert p3.price_as_of == "2025" and "skypilot-2025" in p3.price_source
+    # The seed's catalog is history: its p2, g3 and p3 rows price (its table is reproduced), marked.
+    assert seed.history and "Kept as history" in seed.caption()
+    retired = {name for name, instance in seed.instances.items() if instance.retired}
+    assert retired == {
+        "p2.xlarge",
+        "p2.8xlarge",
+        "g3.8xlarge",
+        "g3.16xlarge",
+        "p3.2xlarge",
+        "p3.8xlarge",
+        "p3.16xlarge",
+    }
+    assert seed.get("p2.8xlarge").retired.date is None  # no date found: said, not guessed
+    assert seed.get("g3.8xlarge").retired.date == "2025-10-31"
+    assert seed.get("p3dn.24xlarge").retired is None and seed.get("dl1.24xlarge").retired is None
+    assert load_catalog("skypilot-2025").history
+
+
+@pytest.mark.parametrize(
+    "fields, said",
+    [
+        ({"retired": "2025-12-20"}, "retired must be a mapping of date"),
+        ({"retired": {"date": "2025-12-20"}}, "retired must be a mapping of date"),
+        ({"retired": {"date": "Dec 2025", "source": "AWS"}}, "retired date must be a date"),
+        ({"retired": {"date": "2025-12-20", "source": ""}}, "retired source must be a non-empty text"),
+        ({"price_as_of": "last year"}, "price_as_of must be a date"),
+        ({"price_source": "elsewhere"}, "price_source 'elsewhere' is not one of the catalog's sources (none"),
+    ],
+)
+def test_a_bad_retired_or_row_date_is_refused_naming_the_instance(tmp_path, capsys, fields, said):
+    path = write_catalog(tmp_path, fields)
+    assert main(["prices", "list", path]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "instance 'g4dn.xlarge'" in err and err.count("\n") == 1
+
+
+def test_a_row_may_name_its_own_dated_source(tmp_path):
+    path = write_catalog(tmp_path, {"price_as_of": "2025-03", "price_source": "old"})
+    text = open(path).read().replace("instances:", "sources: {old: an older price list}\ninstances:")
+    open(path, "w").write(text)
+    row = load_catalog(path).get("g4dn.xlarge")
+    assert (row.price_as_of, row.price_source) == ("2025-03", "an older price list")
+    assert load_catalog(path).price_dated(row) == "price of g4dn.xlarge as of 2025-03 (an older price list)"
+
+
+def test_prices_list_shows_h200_todays_h100_price_and_marks_p3_retired(capsys):
+    assert main(["prices", "list"]) == 0
+    out = capsys.readouterr().out
+    lines = {line.split("|")[1].strip(): line for line in out.splitlines() if line.startswith("| ")}
+    assert "NVIDIA H200 141GB" in lines["p5en.48xlarge"] and "63.296" in lines["p5en.48xlarge"]
+    assert "| 55.04 " in lines["p5.48xlarge"] and "| 2026-07 " in lines["p5.48xlarge"]
+    assert "RETIRED 2025-12-20" in lines["p3.2xlarge"] and "| 2025 [1] " in lines["p3.2xlarge"]
+    assert "[1] carried from the skypilot-2025 snapshot" in out
+    assert "Prices: skypilot-2026 (USD/hour), as of 2026-07" in out and "commit 00148f2" in out
+    assert (
+        "skypilot-2026 (default)" in out and "seed-2022 (history)" in out and "skypilot-2025 (history)" in out
+    )
 
 
 def write_catalog(tmp_path, instance_fields: dict, name="mine.yaml") -> str:
@@ -113,8 +202,8 @@ def test_a_null_spot_means_no_quote(tmp_path):
 
 def test_unknown_instance_suggests_near_matches():
     with pytest.raises(UserError) as error:
-        find_instance("p3.2xlrge")
-    assert "unknown instance 'p3.2xlrge': did you mean p3.2xlarge" in str(error.value)
+        find_instance("p5.48xlrge")
+    assert "unknown instance 'p5.48xlrge': did you mean p5.48xlarge" in str(error.value)
     with pytest.raises(UserError) as error:
         load_catalog("seed-2022").get("g5.xlarge")  # only in the later snapshot
     assert "did you mean" in str(error.value) and "seed-2022" in str(error.value)
@@ -126,23 +215,23 @@ def test_run_with_an_unknown_instance_fails_before_measuring(tmp_path, capsys):
     from suite.cli import main
 
     out = tmp_path / "results"
-    assert main(["run", "--instance", "p3.2xlrge", "--out", str(out)]) == 2
+    assert main(["run", "--instance", "p5.48xlrge", "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("suite: error: unknown instance 'p3.2xlrge': did you mean p3.2xlarge")
+    assert err.startswith("suite: error: unknown instance 'p5.48xlrge': did you mean p5.48xlarge")
     assert err.count("\n") == 1 and "Traceback" not in err
     assert not out.exists()  # nothing measured, nothing written
 
 
 def test_run_records_the_instance_and_accelerators_used_per_process():
-    config = resolve_run_instance(RunConfig(instance="p3.8xlarge"))
-    assert (config.instance, config.accelerators_used, config.prices) == ("p3.8xlarge", 1, DEFAULT_CATALOG)
+    config = resolve_run_instance(RunConfig(instance="p5.48xlarge"))
+    assert (config.instance, config.accelerators_used, config.prices) == ("p5.48xlarge", 1, DEFAULT_CATALOG)
 
-    assert resolve_run_instance(RunConfig(instance="p3.8xlarge", world_size=4)).accelerators_used == 4
-    with pytest.raises(UserError, match="uses 4 accelerators but p3.2xlarge has 1"):
-        resolve_run_instance(RunConfig(instance="p3.2xlarge", world_size=4))
-    # Two nodes of four: each instance is used whole.
-    two_nodes = resolve_run_instance(RunConfig(instance="p3.8xlarge", world_size=8, nnodes=2))
-    assert two_nodes.accelerators_used == 4
+    assert resolve_run_instance(RunConfig(instance="p5.48xlarge", world_size=8)).accelerators_used == 8
+    with pytest.raises(UserError, match="uses 4 accelerators but g6.xlarge has 1"):
+        resolve_run_instance(RunConfig(instance="g6.xlarge", world_size=4))
+    # Two nodes of eight: each instance is used whole.
+    two_nodes = resolve_run_instance(RunConfig(instance="p5en.48xlarge", world_size=16, nnodes=2))
+    assert two_nodes.accelerators_used == 8
     assert resolve_run_instance(RunConfig()).instance is None
 
 
@@ -150,15 +239,20 @@ def test_run_records_the_instance_and_accelerators_used_per_process():
 
 EC2 = [
     {
-        "instance_type": "p3.2xlarge",
-        "vCPU": 8,
-        "memory": 61.0,
+        "instance_type": "g6.xlarge",
+        "vCPU": 4,
+        "memory": 16.0,
         "GPU": 1,
-        "GPU_model": "NVIDIA Tesla V100",
-        "GPU_memory": 16,
+        "GPU_model": "NVIDIA L4",
+        "GPU_memory": 24,
         "pricing": {
             "us-east-1": {
-                "linux": {"ondemand": "3.06", "spot_min": "0.61", "spot_max": "0.75", "spot_avg": "0.668"}
+                "linux": {
+                    "ondemand": "0.8048",
+                    "spot_min": "0.349",
+                    "spot_max": "0.4011",
+                    "spot_avg": "0.3786",
+                }
             }
         },
     },
@@ -196,26 +290,26 @@ def test_ec2instances_import_parses_string_prices(tmp_path):
     path = tmp_path / "instances.json"
     path.write_text(json.dumps(EC2))
     catalog, unpriced = import_file(str(path), region="us-east-1", name="ec2")
-    assert set(catalog["instances"]) == {"p3.2xlarge", "dl1.24xlarge"}  # m5: no GPU; p4de: not in region
+    assert set(catalog["instances"]) == {"g6.xlarge", "dl1.24xlarge"}  # m5: no GPU; p4de: not in region
     assert unpriced == 1
-    p3 = catalog["instances"]["p3.2xlarge"]
-    assert (p3["on_demand_usd_per_hour"], p3["spot_usd_per_hour"], p3["accelerator_count"]) == (
-        3.06,
-        0.668,
+    g6 = catalog["instances"]["g6.xlarge"]
+    assert (g6["on_demand_usd_per_hour"], g6["spot_usd_per_hour"], g6["accelerator_count"]) == (
+        0.8048,
+        0.3786,
         1,
     )
     dl1 = catalog["instances"]["dl1.24xlarge"]
     assert dl1["spot_usd_per_hour"] is None and "not given" in dl1["note"]
     catalog, _ = import_file(str(path), region="us-east-1", spot_stat="min", include_cpu_only=True)
-    assert catalog["instances"]["p3.2xlarge"]["spot_usd_per_hour"] == 0.61
+    assert catalog["instances"]["g6.xlarge"]["spot_usd_per_hour"] == 0.349
     assert catalog["instances"]["m5.large"]["accelerator_count"] == 0
 
 
 AWS_CSV = """InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,AvailabilityZone
-p3.2xlarge,V100,1.0,8.0,61.0,"{'Gpus': [{'Name': 'V100', 'Manufacturer': 'NVIDIA', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 16384}}], 'TotalGpuMemoryInMiB': 16384}",3.06,0.60,us-east-1,use1-az1
-p3.2xlarge,V100,1.0,8.0,61.0,"{'Gpus': [{'Name': 'V100', 'Manufacturer': 'NVIDIA', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 16384}}], 'TotalGpuMemoryInMiB': 16384}",3.06,0.70,us-east-1,use1-az2
-p3.2xlarge,V100,1.0,8.0,61.0,"{'Gpus': [{'Name': 'V100', 'Manufacturer': 'NVIDIA', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 16384}}], 'TotalGpuMemoryInMiB': 16384}",3.06,0.92,us-east-1,use1-az4
-p3.2xlarge,V100,1.0,8.0,61.0,"{'TotalGpuMemoryInMiB': 16384}",3.305,1.5,eu-west-1,euw1-az1
+g6.xlarge,L4,1.0,4.0,16.0,"{'Gpus': [{'Name': 'L4', 'Manufacturer': 'NVIDIA', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 24576}}], 'TotalGpuMemoryInMiB': 24576}",0.8048,0.36,us-east-1,use1-az1
+g6.xlarge,L4,1.0,4.0,16.0,"{'Gpus': [{'Name': 'L4', 'Manufacturer': 'NVIDIA', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 24576}}], 'TotalGpuMemoryInMiB': 24576}",0.8048,0.35,us-east-1,use1-az2
+g6.xlarge,L4,1.0,4.0,16.0,"{'Gpus': [{'Name': 'L4', 'Manufacturer': 'NVIDIA', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 24576}}], 'TotalGpuMemoryInMiB': 24576}",0.8048,0.40,us-east-1,use1-az4
+g6.xlarge,L4,1.0,4.0,16.0,"{'TotalGpuMemoryInMiB': 24576}",1.0216,0.39,eu-west-1,euw1-az1
 m5.large,CPU-ONLY,0.0,2.0,8.0,,0.096,0.0288,us-east-1,use1-az1
 """
 
@@ -231,13 +325,13 @@ def test_skypilot_import_combines_zones_median_on_demand_mean_spot(tmp_path):
     path = tmp_path / "vms.csv"
     path.write_text(AWS_CSV)
     catalog, _ = import_file(str(path), region="us-east-1")
-    assert list(catalog["instances"]) == ["p3.2xlarge"]  # m5.large has no accelerator
-    p3 = catalog["instances"]["p3.2xlarge"]
-    assert p3["on_demand_usd_per_hour"] == 3.06
-    assert p3["spot_usd_per_hour"] == pytest.approx((0.60 + 0.70 + 0.92) / 3)
-    assert p3["accelerator_memory_gib"] == 16 and p3["note"] == "spot: mean of 3 zone quotes (0.6 … 0.92)"
+    assert list(catalog["instances"]) == ["g6.xlarge"]  # m5.large has no accelerator
+    g6 = catalog["instances"]["g6.xlarge"]
+    assert g6["on_demand_usd_per_hour"] == 0.8048
+    assert g6["spot_usd_per_hour"] == pytest.approx((0.36 + 0.35 + 0.40) / 3)
+    assert g6["accelerator_memory_gib"] == 24 and g6["note"] == "spot: mean of 3 zone quotes (0.35 … 0.4)"
     catalog, _ = import_file(str(path), region="us-east-1", zone_stat="min")
-    assert catalog["instances"]["p3.2xlarge"]["spot_usd_per_hour"] == 0.60
+    assert catalog["instances"]["g6.xlarge"]["spot_usd_per_hour"] == 0.35
     with pytest.raises(UserError, match="no rows for region 'mars-1' .*eu-west-1, us-east-1"):
         import_file(str(path), region="mars-1")
 
@@ -259,9 +353,9 @@ def test_prices_import_command_writes_a_catalog_that_loads_back(tmp_path, capsys
     assert main(["prices", "import", str(src), "--name", "fresh", "--out", str(out)]) == 0
     assert "1 instances imported" in capsys.readouterr().err
     catalog = load_catalog(str(out))
-    assert catalog.name == "fresh" and catalog.get("p3.2xlarge").on_demand_usd_per_hour == 3.06
+    assert catalog.name == "fresh" and catalog.get("g6.xlarge").on_demand_usd_per_hour == 0.8048
     assert main(["prices", "list", str(out)]) == 0
-    assert "p3.2xlarge" in capsys.readouterr().out
+    assert "g6.xlarge" in capsys.readouterr().out
 
 
 def test_prices_import_bad_input_is_one_line(tmp_path, capsys):

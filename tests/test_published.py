@@ -138,16 +138,24 @@ def test_the_dcgan_articles_figures_are_copied_exactly():
 
 def test_a_figure_is_priced_on_the_named_instance_else_the_cheapest_with_its_device_and_count():
     by_id = {f.id: f for f in figures.load_shipped()}
-    sky = load_catalog("skypilot-2025")
-    named = published_row(by_id["wilson-2022-naive64-p3.2xlarge"], sky, 1_200_000)
+    today = load_catalog()
+    named = published_row(by_id["wilson-2022-naive64-p3.2xlarge"], today, 1_200_000)
     assert named["instance"] == "p3.2xlarge" and named["usd_per_hour"] == 3.06
     assert named["images_per_usd"] == pytest.approx(5_830_000 / 3.06)  # the article's 1,905,229
     assert named["spot_images_per_usd"] == pytest.approx(5_830_000 / 0.668)
-    cheapest = published_row(by_id["nvidia-rn50-v100-16gb-x8-amp"], sky, 1_200_000)
+    # p3 is retired: the seed's figure is still priced (its last listed price), marked on the row.
+    assert named["retired"] == "2025-12-20" and "RETIRED: p3.2xlarge is no longer rented" in " ".join(
+        named["notes"]
+    )
+    assert "price of p3.2xlarge as of 2025" in " ".join(named["notes"]) and named["prices_as_of"] == "2025"
+    cheapest = published_row(by_id["nvidia-rn50-v100-16gb-x8-amp"], today, 1_200_000)
     assert cheapest["instance"] == "p3.16xlarge" and cheapest["images_per_hour"] == 8322 * 3600
-    # An A100 80GB is not the catalog's A100 40GB: no price, and the row says why.
-    a100 = published_row(by_id["nvidia-rn50-a100-80gb-x8-amp"], sky, 1_200_000)
-    assert a100["usd_per_hour"] is None and "no 8 × NVIDIA A100 80GB instance" in " ".join(a100["notes"])
+    assert cheapest["retired"]  # the only 8 × V100 row left
+    # An A100 80GB is not an A100 40GB: priced as the 80 GB instance, never as p4d's 40 GB.
+    a100 = published_row(by_id["nvidia-rn50-a100-80gb-x8-amp"], today, 1_200_000)
+    assert a100["instance"] == "p4de.24xlarge" and a100["usd_per_hour"] == 27.44705 and not a100["retired"]
+    old = published_row(by_id["nvidia-rn50-a100-80gb-x8-amp"], load_catalog("skypilot-2025"), 1_200_000)
+    assert old["usd_per_hour"] is None and "no 8 × NVIDIA A100 80GB instance" in " ".join(old["notes"])
     assert not same_device("NVIDIA A100 80GB", "NVIDIA A100 40GB") and same_device("NVIDIA V100", "V100 16GB")
 
 
@@ -157,7 +165,7 @@ def v100_records(rates, batch=256):
         rec = record(
             rate, f"v{batch}-{i}", workload="resnet50", backend="cuda", batch_size=batch, precision="amp"
         )
-        rec["config"]["instance"] = "p3.2xlarge"
+        rec["config"]["instance"] = "n1-standard-8+1xV100"
         rec["device"] = {"name": "Tesla V100-SXM2-16GB", "count": 1}
         recs.append(rec)
     return recs
@@ -165,18 +173,16 @@ def v100_records(rates, batch=256):
 
 def test_a_published_row_is_never_merged_into_a_measured_row():
     mine = figures.parse_figure("mine", GOOD, "test")
-    measured = build_rows(
-        v100_records([900, 920, 910]), load_catalog("skypilot-2025"), pool=("context.torch",)
-    )
-    rows = with_published(measured, [mine], load_catalog("skypilot-2025"), 1_200_000)
+    measured = build_rows(v100_records([900, 920, 910]), load_catalog(), pool=("context.torch",))
+    rows = with_published(measured, [mine], load_catalog(), 1_200_000)
     assert len(rows) == 2
     kept, published = rows
     assert not kept["published"] and kept["runs"] == 3 and kept["images_per_hour"] == 910 * 3600
     assert published["published"] and published["runs"] == 0 and published["run_ids"] == []
     assert set(kept) == set(published)  # one schema: every format renders both alike
     assert kept["published_ratios"] == {"mine": pytest.approx(0.91)}
-    other_batch = build_rows(v100_records([900], batch=64), load_catalog("skypilot-2025"))
-    (unmatched, _) = with_published(other_batch, [mine], load_catalog("skypilot-2025"), 1_200_000)
+    other_batch = build_rows(v100_records([900], batch=64), load_catalog())
+    (unmatched, _) = with_published(other_batch, [mine], load_catalog(), 1_200_000)
     assert unmatched["published_ratios"] == {}  # batch 64 is not the figure's 256
 
 

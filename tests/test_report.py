@@ -102,7 +102,13 @@ def test_seed_table_2_1_images_per_dollar_to_the_image():
         assert nearest(row["images_per_usd"]) == per_usd
         assert nearest(row["spot_images_per_usd"]) == spot_per_usd
         assert row["extrapolated_factor"] is None and not any("used" in n for n in row["notes"])
+        # Its p2 and p3 instances are retired: priced all the same (the table is reproduced), marked.
+        assert row["retired"] and any(
+            n.startswith(f"RETIRED: {instance} is no longer rented") for n in row["notes"]
+        )
+    assert by_run[("dcgan64", "p2.8xlarge")]["retired"] == "date not found"
     text = render(rows, SEED, "md", columns="seed")
+    assert "| p3.8xlarge (retired) |" in text and "Kept as history: the seed write-up's 2022 prices" in text
     for _, _, rate, per_usd, spot_per_usd in SEED_TABLE:
         assert f"| {rate:,} | " in text and f"| {per_usd:,} | " in text and f"| {spot_per_usd:,} | " in text
     assert (
@@ -311,31 +317,32 @@ def test_a_real_cpu_run_on_an_instance_is_reported(tmp_path):
         steps_per_window=1,
         windows=2,
         model_overrides=TINY["dcgan64"],
-        instance="p3.2xlarge",
+        instance="p5.48xlarge",
     )
     plan = plan_run(config)
     plan.config = resolve_run_instance(plan.config)
     record = execute(plan)
     path = run_record.write_record(record, str(tmp_path))
-    assert record["config"]["instance"] == "p3.2xlarge" and record["config"]["accelerators_used"] == 1
+    assert record["config"]["instance"] == "p5.48xlarge" and record["config"]["accelerators_used"] == 1
     loaded = load_records([path])
-    rows = build_rows([r for _, r in loaded], SEED)
+    today = load_catalog()
+    rows = build_rows([r for _, r in loaded], today)
     assert rows[0]["images_per_hour"] == pytest.approx(record["metrics"]["images_per_hour"])
-    # a CPU is not the instance's V100: not priced unless asked, then visibly hypothetical
+    # a CPU is not the instance's H100: not priced unless asked, then visibly hypothetical
     assert rows[0]["images_per_usd"] is None and rows[0]["device_matches_instance"] is False
-    assert any("not on the instance's NVIDIA V100: not priced" in n for n in rows[0]["notes"])
-    (priced,) = build_rows([r for _, r in loaded], SEED, price_as_if=True)
-    assert priced["images_per_usd"] == pytest.approx(record["metrics"]["images_per_hour"] / 3.06)
+    assert any("not on the instance's NVIDIA H100 80GB: not priced" in n for n in rows[0]["notes"])
+    (priced,) = build_rows([r for _, r in loaded], today, price_as_if=True)
+    assert priced["images_per_usd"] == pytest.approx(record["metrics"]["images_per_hour"] / 55.04)
     assert priced["hypothetical"] is True
     from suite.reporting.pricing import device_mismatch_warning
 
-    assert "--instance p3.2xlarge has NVIDIA V100" in device_mismatch_warning(record)
+    assert "--instance p5.48xlarge has NVIDIA H100 80GB" in device_mismatch_warning(record)
 
 
 def test_run_on_another_device_than_its_instance_warns_at_run_time(tmp_path, capsys):
-    assert main([*TINY_RUN, "--instance", "p3.2xlarge", "--out", str(tmp_path), "--json"]) == 0
+    assert main([*TINY_RUN, "--instance", "p5en.48xlarge", "--out", str(tmp_path), "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
-    assert any("--instance p3.2xlarge has NVIDIA V100" in w for w in record["warnings"])
+    assert any("--instance p5en.48xlarge has NVIDIA H200 141GB" in w for w in record["warnings"])
 
 
 def test_loader_only_records_are_not_training_rows(tmp_path, capsys):

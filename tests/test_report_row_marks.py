@@ -5,6 +5,10 @@ prices, and each row carries its median's interval and run count (or says it has
 
 from __future__ import annotations
 
+import csv
+import io
+import json
+
 import pytest
 from conftest import TINY_RUN
 from test_compare import SEED, side
@@ -99,3 +103,67 @@ def test_a_mixed_catalog_report_marks_only_the_assumed_spot_prices():
     assert len(body) == 2
     for row, line in zip(rows, body):
         assert ("(assumed)" in line) == (row["prices_catalog"] == "seed-2022"), line
+
+
+def test_a_report_priced_as_a_retired_instance_says_so_on_the_row_and_in_its_notes(tmp_path, capsys):
+    from test_report import make_record, write_json
+
+    # A V100 run recorded on p3.2xlarge (as old runs and seed reproductions were): priced, marked retired.
+    write_json(tmp_path / "v100.json", make_record(3_600_000, instance="p3.2xlarge", run="v"))
+    assert main(["report", str(tmp_path)]) == 0
+    table = capsys.readouterr().out
+    (line,) = [text for text in table.splitlines() if text.startswith("| 1 ")]
+    assert "| p3.2xlarge (retired) |" in line and "| 3.06 |" in line
+    assert "RETIRED: p3.2xlarge is no longer rented (2025-12-20; AWS notice to migrate off P3" in line
+    assert "price of p3.2xlarge as of 2025 (carried from the skypilot-2025 snapshot" in line
+    assert main(["report", str(tmp_path), "--format", "csv"]) == 0
+    (row,) = csv.DictReader(io.StringIO(capsys.readouterr().out))
+    assert (
+        row["instance"] == "p3.2xlarge" and row["retired"] == "2025-12-20" and row["prices_as_of"] == "2025"
+    )
+    assert main(["report", str(tmp_path), "--format", "json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["rows"]
+    assert row["retired"] == "2025-12-20" and row["usd_per_hour"] == 3.06
+    # A current instance is not marked, and its price is the catalog's own (date, source).
+    write_json(tmp_path / "v100.json", make_record(3_600_000, instance="n1-standard-8+1xV100", run="v"))
+    write_json(
+        tmp_path / "h100.json",
+        make_record(36_000_000, instance="p5.48xlarge", device="NVIDIA H100 80GB HBM3", run="h"),
+    )
+    assert main(["report", str(tmp_path), "--format", "json"]) == 0
+    rows = {r["instance"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    assert rows["p5.48xlarge"]["retired"] is None and rows["p5.48xlarge"]["prices_as_of"] == "2026-07"
+    assert not any("RETIRED" in note or "price of" in note for note in rows["p5.48xlarge"]["notes"])
+    assert (
+        rows["n1-standard-8+1xV100"]["retired"] is None
+        and rows["n1-standard-8+1xV100"]["prices_as_of"] == "2025"
+    )
+
+
+@pytest.mark.parametrize(
+    "device, instance, usd_per_hour",
+    [
+        ("NVIDIA H200", "p5en.48xlarge", 63.296),  # as torch names an H200
+        ("NVIDIA H100 80GB HBM3", "p5.48xlarge", 55.04),  # as torch names an H100 SXM
+    ],
+)
+def test_an_h100_or_h200_run_is_priced_as_its_instance_not_hypothetically(device, instance, usd_per_hour):
+    from test_report import make_record
+
+    from suite.reporting.pricing import device_mismatch_warning
+
+    record = make_record(7_200_000, instance=instance, device=device, used=1)
+    (row,) = build_rows([record], load_catalog())
+    assert row["device_matches_instance"] is True and row["hypothetical"] is False
+    assert row["usd_per_hour"] == usd_per_hour and row["images_per_usd"] == pytest.approx(
+        7_200_000 / usd_per_hour
+    )
+    assert "used 1 of 8 accelerators (priced as the whole instance)" in row["notes"]
+    assert not any("HYPOTHETICAL" in note or "not priced" in note for note in row["notes"])
+    assert device_mismatch_warning(record) is None  # `suite run` does not warn either
+    # An H200 run is not an H100 instance's: not priced unless asked.
+    other = make_record(
+        7_200_000, instance="p5.48xlarge" if "H200" in device else "p5en.48xlarge", device=device
+    )
+    (unpriced,) = build_rows([other], load_catalog())
+    assert unpriced["usd_per_hour"] is None and unpriced["device_matches_instance"] is False

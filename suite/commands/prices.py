@@ -69,12 +69,20 @@ def _fmt(value, digits=4) -> str:
     return "—" if value is None else f"{value:.{digits}f}".rstrip("0").rstrip(".")
 
 
+def _row_note(instance) -> str:
+    """The note column: RETIRED first (when and on whose word), then the row's own note."""
+    said = [instance.retired.text()] if instance.retired else []
+    return "; ".join(said + ([instance.note] if instance.note else []))
+
+
 def list_command(args) -> int:
     from tabulate import tabulate
 
     from suite.reporting.pricing import DEFAULT_CATALOG, load_catalog, shipped_catalog_names
 
     catalog = load_catalog(args.catalog)
+    # A row priced from another source than the catalog's names it by number, listed under the table.
+    cited = list(dict.fromkeys(i.price_source for i in catalog.instances.values() if i.price_source))
     rows = [
         [
             i.name,
@@ -87,7 +95,9 @@ def list_command(args) -> int:
             _fmt(i.ram_gib),
             _fmt(i.on_demand_usd_per_hour),
             _fmt(i.spot_usd_per_hour),
-            i.note or "",
+            (i.price_as_of or catalog.as_of)
+            + (f" [{cited.index(i.price_source) + 1}]" if i.price_source else ""),
+            _row_note(i),
         ]
         for i in catalog.instances.values()
     ]
@@ -105,6 +115,7 @@ def list_command(args) -> int:
                 "RAM GiB",
                 "on-demand $/h",
                 "spot $/h",
+                "price as of",
                 "note",
             ],
             tablefmt="github",
@@ -112,9 +123,15 @@ def list_command(args) -> int:
         )
     )
     print()
+    for n, source in enumerate(cited, 1):
+        print(f"[{n}] {source}")
     print(catalog.caption())
-    names = ", ".join(f"{n} (default)" if n == DEFAULT_CATALOG else n for n in shipped_catalog_names())
-    print(f"Shipped catalogs: {names}; or pass your own YAML file.")
+    shipped = []
+    for name in shipped_catalog_names():
+        marks = ["default"] if name == DEFAULT_CATALOG else []
+        marks += ["history"] if (catalog if name == catalog.name else load_catalog(name)).history else []
+        shipped.append(f"{name} ({', '.join(marks)})" if marks else name)
+    print(f"Shipped catalogs: {', '.join(shipped)}; or pass your own YAML file.")
     return 0
 
 

@@ -218,6 +218,26 @@ def check_target(target: Target, where: str) -> None:
             )
 
 
+def check_current(instance, catalog, where: str) -> None:
+    """A retired instance is priced in reports (old runs, the seed's table) but never launched."""
+    if instance.retired is None:
+        return
+    # Current instances with as many accelerators, cheapest first.
+    current = [
+        i.name
+        for i in sorted(catalog.instances.values(), key=lambda i: (i.on_demand_usd_per_hour, i.name))
+        if i.retired is None
+        and i.provider == instance.provider
+        and i.accelerator_count == instance.accelerator_count
+    ][:4]
+    raise UserError(
+        f"instance {instance.name!r} ({where}) is retired and cannot be launched "
+        f"({instance.retired.text()}); choose a current one"
+        + (f", e.g. {', '.join(current)}" if current else "")
+        + " (see `suite prices list`)"
+    )
+
+
 def check_launchable(instance, where: str) -> None:
     """The row must be something SkyPilot can launch: a machine type (GPUs attached as accelerators), and
     in SkyPilot's own catalog where that is on the machine."""
@@ -289,6 +309,7 @@ def build(settings: dict) -> Campaign:
             instance = catalog.get(instance_type)
         except UserError as error:
             raise UserError(f"{error} ({at})") from None
+        check_current(instance, catalog, at)
         check_launchable(instance, at)
         for key in ("cloud", "region"):
             if entry.get(key) is not None:
@@ -386,7 +407,7 @@ def from_inline(
     host_images: list[str] = (),
     habana_image: str | None = None,
 ) -> dict:
-    """`--instances p3.2xlarge,g5.xlarge --workload dcgan64 --set batch-size=64` as settings;
+    """`--instances g6e.xlarge,g5.xlarge --workload dcgan64 --set batch-size=64` as settings;
     `--host-image REGION=AMI` (repeatable) is the Gaudi instances' host image."""
     settings: dict = {"workload": workload, "spot": spot, "options": {}}
     for text in options:

@@ -8,11 +8,11 @@ The format (see suite/orchestration/campaign.py and docs/fleet.md):
     hours: 0.5                    # how long each instance is held (provisioning + install + run)
     spot: false                   # the default for every instance
     max_cost_usd: 40              # refuse a plan whose estimate is above this
-    prices: skypilot-2025         # the price catalog (a shipped name or a YAML file)
+    prices: skypilot-2026         # the price catalog (a shipped name or a YAML file)
     source: {git: https://github.com/you/suite, ref: main}   # or `local` (default): this checkout
     records: {bucket: s3://my-bucket/dcgan-cost}              # needed for spot instances
     instances:
-      - p3.2xlarge
+      - g6e.xlarge                # a retired instance (p3.2xlarge) is refused
       - {type: dl1.24xlarge, spot: true, options: {nproc: 8},
          host_image: {us-east-1: ami-...}}      # Gaudi: a host AMI with Habana's driver (docs/fleet.md)
 

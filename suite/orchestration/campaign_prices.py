@@ -76,8 +76,14 @@ def price(instance, catalog, region: str | tuple[str, ...] | None, where: str) -
         spot_range=None,
         regions=(instance.region,),
         spot_regions=(instance.region,) if instance.spot_usd_per_hour else (),
-        source=catalog.caption(),
+        source=_catalog_source(catalog, instance),
     )
+
+
+def _catalog_source(catalog, instance) -> str:
+    """The catalog's caption, and the row's own price date and source where they are not the catalog's."""
+    own = catalog.price_dated(instance)
+    return f"{catalog.name} ({catalog.currency}/hour), {own}" if own else catalog.caption()
 
 
 def controller(targets, catalog) -> Controller | None:
@@ -93,7 +99,10 @@ def controller(targets, catalog) -> Controller | None:
         return Controller(name, rate, hours, cloud, source)
     row = CONTROLLER_ROWS.get(cloud)
     if row in catalog.instances:
-        return Controller(row, catalog.instances[row].on_demand_usd_per_hour, hours, cloud, catalog.caption())
+        instance = catalog.instances[row]
+        return Controller(
+            row, instance.on_demand_usd_per_hour, hours, cloud, _catalog_source(catalog, instance)
+        )
     return Controller(
         "(not priced)",
         None,

@@ -71,6 +71,11 @@ def _model_cell(row: dict) -> str:
     return f"{row['model_run']} [PUBLISHED]" if row.get("published") else row["model_run"]
 
 
+def _instance_cell(row: dict) -> str:
+    # A retired instance is marked where its name is: its price is its last listed one.
+    return (row["instance"] or "—") + (" (retired)" if row.get("retired") else "")
+
+
 def _device_cell(row: dict) -> str:
     return f"{row['device'] or '?'} ×{row['accelerators_used']}"
 
@@ -78,7 +83,7 @@ def _device_cell(row: dict) -> str:
 # Columns by key: (seed's name, exact name with unit, in the narrow default table, cell).
 COLUMNS = [
     ("model_run", "Model Run", "Model", True, _model_cell),
-    ("instance", "Instance", "Instance", True, lambda r: r["instance"] or "—"),
+    ("instance", "Instance", "Instance", True, _instance_cell),
     ("region", None, "Region", True, lambda r: r.get("region") or "—"),
     ("images_per_hour", "Average Throughput (Imgs/Hr)", "Median throughput (img/h)", True, _throughput_cell),
     ("usd_per_hour", "Rate ($)", "On-demand ($/h)", True, lambda r: _money(r["usd_per_hour"])),

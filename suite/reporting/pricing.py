@@ -4,6 +4,11 @@ A catalog is a YAML file (the shipped ones live in suite/reporting/prices/): a n
 its spot prices were obtained, and per instance the provider, region, accelerator model, count and memory,
 vCPUs, RAM and the two prices. Prices go stale, so every report prints the catalog's source and date.
 
+A row whose price is older than the catalog's says so (`price_as_of`, and `price_source` naming one of the
+catalog's `sources`); an instance the cloud no longer rents says when and on whose word (`retired`), and
+is still priced, marked, so that old runs and the seed's table can be reproduced. A catalog kept for
+history (`history`) says what it is kept for.
+
 Validation is strict, because a silently misread price is a wrong answer: every field must be present, and
 prices must be numbers (a spot price may be null: "no quote"). Errors name the instance and the field.
 """
@@ -24,8 +29,9 @@ from suite.errors import UserError
 from suite.reporting import price_date
 from suite.run_record.facts import other_device
 
-# The newest shipped snapshot; the seed's catalog stays available by name (`--prices seed-2022`).
-DEFAULT_CATALOG = "skypilot-2025"
+# The newest shipped snapshot; the older ones stay available by name (`--prices seed-2022`): runs recorded
+# against them are priced from them.
+DEFAULT_CATALOG = "skypilot-2026"
 
 CATALOG_FIELDS = ("name", "source", "as_of", "instances")
 # field -> (kind, may be null)
@@ -55,6 +61,18 @@ UPPER_BOUNDS = {
 
 
 @dataclass(frozen=True)
+class Retirement:
+    """The cloud no longer rents the instance: since when (None where no date was found) and who says so."""
+
+    date: str | None
+    source: str
+
+    def text(self) -> str:
+        """`RETIRED 2025-12-20: AWS notice ...`"""
+        return f"RETIRED {self.date or '(date not found)'}: {self.source}"
+
+
+@dataclass(frozen=True)
 class Instance:
     name: str
     provider: str
@@ -67,6 +85,9 @@ class Instance:
     on_demand_usd_per_hour: float
     spot_usd_per_hour: float | None
     note: str | None = None
+    price_as_of: str | None = None  # this row's prices are older than the catalog's (price_date's form)
+    price_source: str | None = None  # where this row's prices come from, when not the catalog's source
+    retired: Retirement | None = None
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -83,6 +104,7 @@ class Catalog:
     spot_basis: str | None = None
     path: str | None = None
     warnings: list[str] = dataclasses.field(default_factory=list)  # odd but usable entries
+    history: str | None = None  # a catalog kept for the past: what for (its prices are not today's)
 
     def get(self, name: str) -> Instance:
         if name in self.instances:
@@ -96,8 +118,18 @@ class Catalog:
 
     def caption(self, today=None) -> str:
         spot = f" Spot: {self.spot_basis}." if self.spot_basis else ""
+        history = f" Kept as history: {self.history}." if self.history else ""
         return (
-            f"Prices: {self.name} ({self.currency}/hour), {self.dated(today)}; source: {self.source}.{spot}"
+            f"Prices: {self.name} ({self.currency}/hour), {self.dated(today)}; source: {self.source}."
+            f"{spot}{history}"
+        )
+
+    def price_dated(self, instance: Instance) -> str:
+        """The instance's price date and source, where they are not the catalog's ("" otherwise)."""
+        if not instance.price_as_of and not instance.price_source:
+            return ""
+        return f"price of {instance.name} as of {instance.price_as_of or self.as_of}" + (
+            f" ({instance.price_source})" if instance.price_source else ""
         )
 
     def describe(self) -> dict:
@@ -108,6 +140,7 @@ class Catalog:
             "as_of_note": self.as_of_note,
             "currency": self.currency,
             "spot_basis": self.spot_basis,
+            "history": self.history,
             "path": self.path,
         }
 
@@ -159,8 +192,9 @@ def _number(value, kind, where: str, field: str, nullable: bool):
     return float(value)
 
 
-def parse_instance(name: str, entry, catalog_where: str) -> Instance:
+def parse_instance(name: str, entry, catalog_where: str, sources: dict[str, str] | None = None) -> Instance:
     where = f"{catalog_where}, instance {name!r}"
+    sources = sources or {}
     if not isinstance(entry, dict):
         raise UserError(f"{where}: expected a mapping of fields, got {entry!r}")
     values = {}
@@ -177,7 +211,53 @@ def parse_instance(name: str, entry, catalog_where: str) -> Instance:
     if values["spot_usd_per_hour"] == 0:
         raise UserError(f"{where}: spot_usd_per_hour must be above 0, or null for no quote")
     note = entry.get("note")
-    return Instance(name=str(name), note=str(note) if note is not None else None, **values)
+    return Instance(
+        name=str(name),
+        note=str(note) if note is not None else None,
+        price_as_of=_row_date(entry.get("price_as_of"), where),
+        price_source=_row_source(entry.get("price_source"), sources, where),
+        retired=_retirement(entry.get("retired"), where),
+        **values,
+    )
+
+
+def _row_date(value, where: str) -> str | None:
+    return None if value is None else price_date.parse_price_date(value, f"{where}: price_as_of")
+
+
+def _row_source(value, sources: dict[str, str], where: str) -> str | None:
+    """`price_source: KEY` names one of the catalog's `sources`; the row keeps the source's text."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or value not in sources:
+        known = ", ".join(sources) or "none: add a `sources:` mapping to the catalog"
+        raise UserError(f"{where}: price_source {value!r} is not one of the catalog's sources ({known})")
+    return sources[value]
+
+
+def _retirement(value, where: str) -> Retirement | None:
+    """`retired: {date: YYYY-MM-DD | YYYY-MM | YYYY | null, source: TEXT}`."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or set(value) != {"date", "source"}:
+        raise UserError(
+            f"{where}: retired must be a mapping of date (YYYY-MM-DD, YYYY-MM, YYYY, or null where no date "
+            f"was found) and source (who says so), got {value!r}"
+        )
+    date = value["date"]
+    return Retirement(
+        date=None if date is None else price_date.parse_price_date(date, f"{where}: retired date"),
+        source=_text(value["source"], where, "retired source"),
+    )
+
+
+def _sources(value, where: str) -> dict[str, str]:
+    """The catalog's `sources: {KEY: TEXT}`, which rows name in `price_source`."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not value:
+        raise UserError(f"{where}: sources must map a short name to a source's description, got {value!r}")
+    return {str(key): _text(text, where, f"sources[{key!r}]") for key, text in value.items()}
 
 
 def parse_catalog(data, where: str, path: str | None = None) -> Catalog:
@@ -190,8 +270,10 @@ def parse_catalog(data, where: str, path: str | None = None) -> Catalog:
             )
     if not isinstance(data["instances"], dict) or not data["instances"]:
         raise UserError(f"{where}: 'instances' must map instance names to their fields")
+    sources = _sources(data.get("sources"), where)
     instances = {
-        str(name): parse_instance(str(name), entry, where) for name, entry in data["instances"].items()
+        str(name): parse_instance(str(name), entry, where, sources)
+        for name, entry in data["instances"].items()
     }
     as_of, as_of_note = data["as_of"], _text(data.get("as_of_note"), where, "as_of_note", nullable=True)
     warnings = []
@@ -218,6 +300,7 @@ def parse_catalog(data, where: str, path: str | None = None) -> Catalog:
         currency=str(data.get("currency", "USD")),
         spot_basis=data.get("spot_basis"),
         path=path,
+        history=_text(data.get("history"), where, "history", nullable=True),
     )
 
 
@@ -338,7 +421,7 @@ def resolve_run_instance(config):
 
 def device_mismatch_warning(record: dict) -> str | None:
     """A run named an instance whose accelerator is not the device it ran on (a CPU run given
-    `--instance p3.2xlarge`): its rate says nothing about that instance, and reports will not price it
+    `--instance p5.48xlarge`): its rate says nothing about that instance, and reports will not price it
     unless asked (`suite report --price-as-if`)."""
     config, device = record.get("config") or {}, record.get("device") or {}
     if not config.get("instance") or not device.get("name"):

@@ -43,7 +43,8 @@ def _instance_for(figure: Figure, catalog: Catalog):
         return None, (
             f"{ran_on}no {figure.count} × {figure.device} instance in the {catalog.name} catalog: no price"
         )
-    cheapest = min(candidates, key=lambda i: (i.on_demand_usd_per_hour, i.name))
+    # An instance that can still be rented before a retired one, however cheap its last price.
+    cheapest = min(candidates, key=lambda i: (i.retired is not None, i.on_demand_usd_per_hour, i.name))
     return cheapest, (
         f"{ran_on}priced as {cheapest.name}, the {catalog.name} catalog's cheapest with "
         f"{figure.count} × {cheapest.accelerator}"
@@ -68,6 +69,7 @@ def published_row(figure: Figure, catalog: Catalog, dataset_size: int) -> dict:
     row = {
         "model_run": figure.model,
         "instance": instance.name if instance else figure.instance,
+        "retired": None,
         "region": instance.region if instance else None,
         "images_per_hour": rate,
         "usd_per_hour": None,
@@ -124,6 +126,7 @@ def published_row(figure: Figure, catalog: Catalog, dataset_size: int) -> dict:
         "published_ratios": {},
     }
     if instance is not None:
+        row_prices.mark_dated(row, instance, catalog)
         row_prices.price(row, instance)
     return row
 

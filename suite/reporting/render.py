@@ -144,6 +144,7 @@ def footer(catalogs, dataset_size: int) -> str:
 CSV_FIELDS = [
     "model_run",
     "instance",
+    "retired",
     "region",
     "images_per_hour",
     "usd_per_hour",

@@ -22,6 +22,7 @@ def match_instance(row: dict, catalog: Catalog, price_as_if: bool):
     else:
         row["instance_accelerators"] = instance.accelerator_count
         row["region"] = instance.region
+        mark_dated(row, instance, catalog)
         matches = not other_device(row["device"], instance.accelerator)
         row["device_matches_instance"] = matches
         if not matches and not price_as_if:
@@ -37,6 +38,20 @@ def match_instance(row: dict, catalog: Catalog, price_as_if: bool):
                 f"{instance.accelerator}"
             )
     return instance
+
+
+def mark_dated(row: dict, instance, catalog: Catalog) -> None:
+    """A retired instance is marked on the row and in its notes (still priced: old runs and the seed's table
+    are reproduced with it); a price older than the catalog's says its own date and source."""
+    if instance.retired:
+        row["retired"] = instance.retired.date or "date not found"
+        row["notes"].append(
+            f"RETIRED: {instance.name} is no longer rented ({row['retired']}; {instance.retired.source}); "
+            "its price is kept for comparison"
+        )
+    if catalog.price_dated(instance):
+        row["prices_as_of"] = instance.price_as_of or row["prices_as_of"]
+        row["notes"].append(catalog.price_dated(instance))
 
 
 def scale_to_instance(row: dict, instance, rate: float, extrapolate: bool) -> float:

@@ -227,6 +227,7 @@ def _blank_row(group: list[dict], runs: _Runs, catalog: Catalog) -> dict:
     return {
         "model_run": _model_label(config),
         "instance": config.get("instance"),
+        "retired": None,  # the instance's retirement date ("date not found" where none was), if retired
         "region": None,
         "images_per_hour": None,
         "usd_per_hour": None,
