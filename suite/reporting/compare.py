@@ -31,6 +31,8 @@ from suite.reporting.compare_match import (
     match_key,
     parse_by,
     rerun_hint,
+    unpaired_note,
+    why_unpaired,
 )
 from suite.reporting.compare_stats import ALPHA, MIN_RUNS, TOO_FEW, correct, decide
 from suite.reporting.pricing import device_mismatch_warning
@@ -82,7 +84,7 @@ def compare(
     for the family of tests, then withhold those the load difference could explain."""
     by = parse_by(by) if isinstance(by, str) else by
     base_groups, cand_groups = group_records(baseline), group_records(candidate)
-    comparisons, matched_base, matched_cand = [], set(), set()
+    comparisons, matched_base, matched_cand, same_runs = [], set(), set(), 0
     cand_by_match: dict[tuple, list] = {}
     for cand_key, cand in cand_groups.items():
         cand_by_match.setdefault(match_key(cand.first, by), []).append((cand_key, cand))
@@ -91,6 +93,7 @@ def compare(
             matched_base.add(base_key)
             matched_cand.add(cand_key)
             if base.run_ids() == cand.run_ids():
+                same_runs += 1
                 continue  # the same runs on both sides (one folder given twice): nothing to compare
             comparisons.append(_compare_pair(base, cand, by, min_change, catalog))
     family = correct(
@@ -111,6 +114,8 @@ def compare(
             "baseline": [_unmatched(g, by) for k, g in base_groups.items() if k not in matched_base],
             "candidate": [_unmatched(g, by) for k, g in cand_groups.items() if k not in matched_cand],
         },
+        # Nothing compared: why (the same runs twice, or what the sides differ in and the --by that pairs them).
+        "unpaired": None if comparisons else why_unpaired(base_groups, cand_groups, by, same_runs),
     }
 
 
@@ -261,5 +266,6 @@ def failing(result: dict, fail_on: str | None) -> list[tuple[str, dict]]:
         elif verdict in undecided:
             found.append((f"cannot decide ({verdict})", c))
     if not result["comparisons"]:
-        found.append(("cannot decide (no configuration is on both sides)", {"configuration": "—"}))
+        why = unpaired_note(result.get("unpaired") or {}, result.get("by"))
+        found.append(("cannot decide (no configuration is on both sides)", {"configuration": why or "—"}))
     return found

@@ -17,7 +17,7 @@ from suite.config import RunConfig
 from suite.errors import UserError
 
 # The one place compare learns what makes two runs the same configuration: the report's row key.
-from suite.reporting.identity import LOADER_FIELDS, row_key, settings
+from suite.reporting.identity import LOADER_FIELDS, row_identity, row_key, settings
 from suite.reporting.numerics_mark import under_failed_numerics
 from suite.run_record.facts import (
     data_path,
@@ -88,6 +88,85 @@ def _without(record: dict, by: tuple[str, ...]) -> dict:
 
 def match_key(record: dict, by: tuple[str, ...] | None) -> tuple:
     return row_key(record if not by else _without(record, by))
+
+
+# -- when nothing matched: why, and the `--by` that would pair them ------------------------------------
+
+
+def _identity(record: dict, by: tuple[str, ...] | None) -> dict:
+    """The row key's fields of RECORD as {"section.field": value}, less the compared-across fields."""
+    return {k: repr(v) for k, v in row_identity(record if not by else _without(record, by)).items()}
+
+
+def _covers(name: str, key: str) -> bool:
+    """`--by NAME` leaves the row key's field KEY ("config.precision", "device.name") out of the match."""
+    section, _, rest = key.partition(".")
+    return any(part == section and field in ("*", rest.split(".")[0]) for part, field in _parts(name))
+
+
+def _pairing_by(differ: list[str], base: dict, cand: dict, by: tuple[str, ...] | None) -> str | None:
+    """The `--by` under which BASE and CAND are one configuration: for each field they differ in, the
+    narrowest `--by` field that leaves it out (precision rather than instance), checked by matching them."""
+    names = list(by or ())
+    for key in differ:
+        if not any(_covers(name, key) for name in names):
+            choices = [name for name in by_fields() if _covers(name, key)]
+            if not choices:
+                return None
+            names.append(min(choices, key=lambda name: (len(_parts(name)), name)))
+    for tried in (names, [n for n in names if n not in ("backend", "device")] + ["instance"]):
+        tried = tuple(dict.fromkeys(tried))
+        if match_key(base, tried) == match_key(cand, tried):
+            return ",".join(tried)
+    return None
+
+
+def why_unpaired(base_groups: dict, cand_groups: dict, by: tuple[str, ...] | None, same_runs: int) -> dict:
+    """Why no configuration is on both sides: the same runs given as both (SAME_RUNS configurations), or
+    the fields the closest baseline and candidate configurations differ in, and the `--by` that pairs them."""
+    if same_runs:
+        return {"same_runs": same_runs}
+    if not base_groups or not cand_groups:
+        return {}
+    cands = [(_identity(c.first, by), c) for c in cand_groups.values()]
+    best = None
+    for base in base_groups.values():
+        ours = _identity(base.first, by)
+        for theirs, cand in cands:
+            differ = sorted(k for k in ours.keys() | theirs.keys() if ours.get(k) != theirs.get(k))
+            if best is None or len(differ) < len(best[0]):
+                best = (differ, base, cand)
+    differ, base, cand = best
+    values = row_identity(base.first), row_identity(cand.first)
+    return {
+        "differs": [
+            {"field": k, "baseline": values[0].get(k), "candidate": values[1].get(k)} for k in differ
+        ],
+        "by": _pairing_by(differ, base.first, cand.first, by),
+    }
+
+
+def unpaired_note(why: dict, by: tuple[str, ...] | None) -> str:
+    """Why no configuration is on both sides (WHY from `why_unpaired`), in one line for a person; empty
+    when there is nothing to say (a side with no runs)."""
+    if why.get("same_runs"):
+        return (
+            "the baseline and the candidate are the same runs (one set of records given twice): give the "
+            "runs of one setting as the baseline and those of the other as the candidate"
+        )
+    if not why.get("differs"):
+        return ""
+    shown = [
+        f"{d['field'].removeprefix('config.')} ({d['baseline']} / {d['candidate']})"
+        for d in why["differs"][:4]
+    ]
+    more = len(why["differs"]) - len(shown)
+    text = (
+        "the closest pair differs in " + ", ".join(shown) + (f" and {more} more field(s)" if more > 0 else "")
+    )
+    if why.get("by"):
+        return text + f"; `--by {why['by']}` compares across " + ("them" if len(why["differs"]) > 1 else "it")
+    return text + (f" beyond --by {','.join(by)}" if by else "") + "; no --by pairs them"
 
 
 def counted(record: dict) -> bool:

@@ -7,6 +7,7 @@ import io
 import json
 
 from suite.reporting.compare import METHOD, METRICS
+from suite.reporting.compare_match import unpaired_note
 from suite.reporting.compare_stats import MIN_RUNS
 from suite.run_record import finite_json, printable
 from suite.stats import format_log_ratio
@@ -98,6 +99,9 @@ def render_markdown(result: dict) -> str:
             lines.append("| " + " | ".join(printable(str(cell).replace("|", "\\|")) for cell in cells) + " |")
     if not result["comparisons"]:
         lines.append("| (no configuration is on both sides) | | | | | | | | | |")
+        why = unpaired_note(result.get("unpaired") or {}, result.get("by"))
+        if why:
+            lines += ["", f"No configuration is on both sides: {printable(why)}."]
     notes = [
         f"- {printable(c['configuration'])}: {printable(note)}"
         for c in result["comparisons"]
