@@ -121,6 +121,37 @@ def child_env(**extra: str) -> dict:
     }
 
 
+# What the machine says it is, without the network: an AWS Nitro instance names its type as the DMI product
+# name (sys_vendor "Amazon EC2", product_name "p5.48xlarge"); GCP's product name is "Google Compute Engine",
+# no machine type, and then nothing is said (sources in docs/cost.md). SYSFS_ROOT_VARIABLE moves the root the
+# files are read under, for tests only.
+SYSFS_ROOT_VARIABLE = "SUITE_SYSFS_ROOT"
+DMI_FOLDER = "sys/devices/virtual/dmi/id"  # /sys/class/dmi/id links here
+_INSTANCE_TYPE = re.compile(r"[a-z][a-z0-9-]*\.[a-z0-9-]+")  # p5.48xlarge, m6g.metal, u-6tb1.metal
+
+
+def _dmi(name: str, root: str) -> str | None:
+    try:
+        with open(os.path.join(root, DMI_FOLDER, name), encoding="ascii", errors="replace") as handle:
+            return handle.read(256).strip() or None
+    except OSError:
+        return None
+
+
+def detected_instance(root: str | None = None) -> dict | None:
+    """The cloud instance type this machine says it is, and where it says so, for the record's
+    `context.instance_source`: {"instance": "p5.48xlarge", "vendor": "Amazon EC2", "file": "/sys/...
+    /product_name"}; None where it says nothing (GCP, Azure, a Xen-era EC2 instance, a laptop)."""
+    root = root if root is not None else os.environ.get(SYSFS_ROOT_VARIABLE) or "/"
+    vendor = _dmi("sys_vendor", root)
+    if vendor != "Amazon EC2":
+        return None
+    name = _dmi("product_name", root)
+    if not name or not _INSTANCE_TYPE.fullmatch(name):
+        return None
+    return {"instance": name, "vendor": vendor, "file": f"/{DMI_FOLDER}/product_name"}
+
+
 def utc_now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -239,6 +270,7 @@ def collect() -> dict:
         "torchvision": torchvision.__version__,
         "suite_version": suite.__version__,
         "git_commit": git_commit(),
+        "instance_source": detected_instance(),
         "utc_time": utc_now(),
         "load": host_load(),
     }

@@ -61,14 +61,14 @@ def only_record(folder) -> dict:
 
 def suite_env(tmp_path=None, **extra) -> dict[str, str]:
     """This process's environment for a child `suite`, less the suite's own variables (a run id, an injected
-    fault; the cache folder is kept), torchrun's rank variables, which would make it part of another run, and
+    fault; the cache folder and the machine's stand-in files are kept), torchrun's rank variables, which would make it part of another run, and
     pytest-xdist's;
     with TMP_PATH, a cache folder and a temporary folder of its own (torchrun leaves a folder in the temporary
     folder at each start, which would pile up outside pytest's rotated ones). EXTRA is added."""
     env = {
         key: value
         for key, value in os.environ.items()
-        if (key == "SUITE_CACHE_DIR" or not key.startswith("SUITE_"))
+        if (key in ("SUITE_CACHE_DIR", "SUITE_SYSFS_ROOT") or not key.startswith("SUITE_"))
         and key not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")
         and not key.startswith("PYTEST_XDIST_")  # a child pytest is not this session's worker
     }
@@ -191,6 +191,13 @@ def kineto_log_level_restored():
         os.environ.pop("KINETO_LOG_LEVEL", None)
     else:
         os.environ["KINETO_LOG_LEVEL"] = before
+
+
+@pytest.fixture(autouse=True)
+def machine_says_no_instance(tmp_path_factory, monkeypatch):
+    """Runs find no cloud instance in the machine's DMI files unless a test writes its own (on an AWS
+    machine a run would otherwise be priced as it, and a record's config would depend on where tests ran)."""
+    monkeypatch.setenv("SUITE_SYSFS_ROOT", str(tmp_path_factory.mktemp("no-dmi")))
 
 
 @pytest.fixture(autouse=True)

@@ -124,6 +124,13 @@ def run_command(args) -> int:
     show, speaks = progress_for(args, rank)
     if speaks:
         print(start_line(plan), file=sys.stderr, flush=True)
+        if plan.config.instance and not args.instance:  # named after what the machine says it is
+            print(
+                f"suite: priced as {plan.config.instance}, the instance this machine's DMI product name names "
+                "(--instance NAME names another)",
+                file=sys.stderr,
+                flush=True,
+            )
     record = execute(plan, progress=show)
     mismatch = device_mismatch_warning(record)
     if mismatch:

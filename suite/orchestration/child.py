@@ -36,8 +36,29 @@ def plan(config):
     from suite.reporting.pricing import resolve_run_instance
 
     planned = plan_run(config)
-    planned.config = resolve_run_instance(planned.config)  # checked before measuring
+    planned.config = resolve_run_instance(with_detected_instance(planned))  # checked before measuring
     return planned
+
+
+def with_detected_instance(planned):
+    """The config to price: as given, or, with no --instance, named after the instance this machine says it
+    is (context.detected_instance) where a price catalog lists it and the run could be priced as it: not
+    a host-only run on an instance rented for its accelerators, nor one using more of them than it has."""
+    from suite.errors import UserError
+    from suite.reporting.pricing import find_instance, resolve_run_instance
+
+    config = planned.config
+    detected = None if config.instance is not None else context.detected_instance()
+    if detected is None:
+        return config
+    try:
+        instance, _ = find_instance(detected["instance"], config.prices)
+        resolve_run_instance(config.resolved(instance=instance.name))
+    except UserError:
+        return config  # not in the catalogs asked, or the run cannot be that instance's: left unpriced
+    if instance.accelerator_count and not getattr(planned.backend, "copies_to_device", True):
+        return config
+    return config.resolved(instance=instance.name)
 
 
 def resolved_config(argv: list[str]) -> dict:

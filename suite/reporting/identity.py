@@ -78,6 +78,8 @@ NOT_KEYED = {
         "ram_bytes": "memory size decides what fits, not the rate of what ran",
         "os": "the kernel seldom changes a training rate; devices and library versions are keyed",
         "platform": "the kernel seldom changes a training rate; devices and library versions are keyed",
+        "instance_source": "what the machine says it is (its DMI product name): the instance priced is keyed "
+        "from config, the hardware from device and context",
         # The host's load as the run started: a condition of the measurement, not the configuration
         # (`suite compare` weighs it beside its verdicts).
         **{

@@ -70,8 +70,9 @@ def _model_tokens(name: str) -> set[str]:
 
 def other_device(device_name: str | None, accelerator: str) -> bool:
     """True when the run's device is plainly not the instance's accelerator (e.g. a CPU run priced as a
-    V100 instance): the two names share no model word."""
-    if not device_name:
+    V100 instance): the two names share no model word. An instance without accelerators (`none`, an
+    m6i.xlarge) computes on its host's CPUs: a run there ran on what the instance is rented for."""
+    if not device_name or str(accelerator or "").strip().lower() in ("", "none"):
         return False
     return not (_model_tokens(device_name) & _model_tokens(accelerator))
 

@@ -314,6 +314,9 @@ def _check_fields(record: dict) -> dict:
     context = top.section("context")
     for name in ("utc_time", "host", "suite_version", "torch"):
         context.text(name)
+    instance_source = context.section("instance_source")  # what the machine said it is, or null
+    for name in ("instance", "vendor", "file"):
+        instance_source.text(name)
     load = context.section("load")
     for name in ("load_average_1m", "load_average_5m", "others_cpu_percent", "cpu_mhz", "cpu_max_mhz"):
         load.number(name)
