@@ -290,6 +290,8 @@ class Matrix:
             return step.cpu_note
         if step.needs_module and importlib.util.find_spec(step.needs_module) is None:
             return f"needs the Python package {step.needs_module!r}, which {sys.executable} does not have"
+        if step.name == "report" and not gpu_matrix_report.run_records(os.path.join(self.work, "records")):
+            return "no run record in the work folder yet"
         if step.needs_step:
             done = read_json(os.path.join(self.work, "steps", f"{step.needs_step}.json"))
             if not done or done.get("status") != "ok":

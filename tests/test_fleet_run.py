@@ -347,6 +347,7 @@ def test_fleet_run_wiring_running_cost_over_budget_stops_what_still_runs(
     assert "above its max_cost_usd $1.85" in err and fake.clusters == {}
 
 
+@pytest.mark.cloud
 def test_fake_sky_matches_the_real_sdk_signatures():
     """Every parameter the fake takes is one the installed SkyPilot's function takes (names and order of use)."""
     for key, value in sky_driver.SKY_ENV.items():

@@ -17,10 +17,13 @@ import pytest
 from suite.cli import main
 from suite.orchestration import sky_driver
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("sky") is None,
-    reason="SkyPilot is not installed (pip install -e '.[cloud]'); CI installs it and runs these",
-)
+pytestmark = [
+    pytest.mark.cloud,
+    pytest.mark.skipif(
+        importlib.util.find_spec("sky") is None,
+        reason="SkyPilot is not installed (pip install -e '.[cloud]'); CI installs it and runs these",
+    ),
+]
 
 PRICES = """\
 name: mixed
