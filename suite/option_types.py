@@ -146,7 +146,7 @@ class Switch(argparse.Action):
 # so that what declares options never imports the command line.
 class Once(argparse.Action):
     """An option that may be given once: a second value is refused rather than silently replacing the
-    first (`--instance p3.2xlarge --instance p3.8xlarge` cannot say which instance it ran on)."""
+    first (`--instance p5.48xlarge --instance p5en.48xlarge` cannot say which instance it ran on)."""
 
     def __call__(self, parser, namespace, value, option_string=None):
         given = getattr(namespace, self.dest, None)

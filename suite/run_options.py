@@ -113,7 +113,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         "--instance",
         action=Once,
         metavar="NAME",
-        help="the cloud instance this runs on (e.g. p3.2xlarge; see `suite prices list`); "
+        help="the cloud instance this runs on (e.g. p5.48xlarge; see `suite prices list`); "
         "`suite report` prices the run with it",
     )
     cost.add_argument(

@@ -69,7 +69,7 @@ def add_parser(subparsers) -> None:
         "--price-as-if",
         action="store_true",
         help="also price runs made on another device than the instance's accelerator (e.g. a CPU run "
-        "named p3.2xlarge), marked hypothetical in every format; never extrapolated",
+        "named p5.48xlarge), marked hypothetical in every format; never extrapolated",
     )
     p.add_argument(
         "--include",
