@@ -181,14 +181,6 @@ def report_command(args) -> int:
         catalog_for=catalog_for,
     )
     unpriced = sum(1 for row in rows if not row.get("instance") and not row.get("published"))
-    if unpriced:  # instead of silent "—" price columns
-        print(
-            f"suite: {unpriced} row(s) have no instance, so no prices: name it on the run (`suite run "
-            "--instance NAME`, see `suite prices list`; on AWS a run finds it itself), or price runs made "
-            "elsewhere with `suite report --instance NAME` (`--price-as-if` where the run's device is not "
-            "that instance's)",
-            file=sys.stderr,
-        )
     if args.published or args.published_from:
         rows = _with_published(rows, args, catalog, dataset_size)
     named = {r["prices_catalog"] for r in rows}
@@ -218,6 +210,14 @@ def report_command(args) -> int:
         )
     else:
         sys.stdout.write(text)
+    if unpriced:  # instead of silent "—" price columns, after the report was written
+        print(
+            f"suite: {unpriced} row(s) have no instance, so no prices: name it on the run (`suite run "
+            "--instance NAME`, see `suite prices list`; on AWS a run finds it itself), or price runs made "
+            "elsewhere with `suite report --instance NAME` (`--price-as-if` where the run's device is not "
+            "that instance's)",
+            file=sys.stderr,
+        )
     return 0
 
 
