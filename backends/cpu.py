@@ -22,13 +22,11 @@ CORES_ENV = "SUITE_CPU_CORES"
 
 
 def cpu_model_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
+    from suite.run_record.read import read_fixed_file
+
+    for line in (read_fixed_file("/proc/cpuinfo") or "").splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
     return platform.processor() or platform.machine()
 
 

@@ -137,11 +137,10 @@ PCI_DEVICES = "/sys/bus/pci/devices"
 
 
 def _read(path: str) -> str | None:
-    try:
-        with open(path) as handle:
-            return handle.read().strip().lower()
-    except OSError:
-        return None
+    from suite.run_record.read import read_fixed_file
+
+    text = read_fixed_file(path, 256)
+    return text.strip().lower() if text is not None else None
 
 
 def card_generations() -> set[str]:

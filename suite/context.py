@@ -45,11 +45,9 @@ def git_commit(checkout: str = CHECKOUT) -> str | None:
 
 
 def _stamped_commit(path: str) -> str | None:
-    try:
-        with open(path, encoding="ascii", errors="replace") as handle:
-            stamp = handle.read(64).strip()
-    except OSError:
-        return None
+    from suite.run_record.read import read_fixed_file  # never waits: a FIFO there is no stamp
+
+    stamp = (read_fixed_file(path, 64) or "").strip()
     return stamp if _STAMP.fullmatch(stamp) else None
 
 
@@ -131,11 +129,9 @@ _INSTANCE_TYPE = re.compile(r"[a-z][a-z0-9-]*\.[a-z0-9-]+")  # p5.48xlarge, m6g.
 
 
 def _dmi(name: str, root: str) -> str | None:
-    try:
-        with open(os.path.join(root, DMI_FOLDER, name), encoding="ascii", errors="replace") as handle:
-            return handle.read(256).strip() or None
-    except OSError:
-        return None
+    from suite.run_record.read import read_fixed_file  # sysfs, or the tests' stand-in: never waited on
+
+    return (read_fixed_file(os.path.join(root, DMI_FOLDER, name), 256) or "").strip() or None
 
 
 def detected_instance(root: str | None = None) -> dict | None:

@@ -173,11 +173,9 @@ def _call_factory(path: str, **offered):
 
 def read_model_list(path: str) -> list[str]:
     """`--model-list FILE`: one workload name per line (as timm's benchmark.py takes), # for comments."""
-    try:
-        with open(path) as handle:
-            lines = handle.read().splitlines()
-    except OSError as error:
-        raise UserError(f"--model-list {path!r}: cannot read it ({error.strerror or error})") from None
+    from suite.run_record.read import read_user_file  # regular files only, bounded: a FIFO never blocks
+
+    lines = read_user_file(path, "--model-list").splitlines()
     names = [line.split("#", 1)[0].strip() for line in lines]
     names = list(dict.fromkeys(name for name in names if name))  # in order, each once
     if not names:

@@ -36,6 +36,8 @@ FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 IMAGES_FILE = "images.u8"
 LABELS_FILE = "labels.npy"
+# labels.npy is count int64s after numpy's header (a few hundred bytes): a larger file is not the labels.
+LABELS_HEADER_LIMIT = 64 * 1024
 
 
 # The images' checksum (sha256, in the manifest) is checked in full on every open up to this size; above
@@ -54,8 +56,10 @@ def sample_rows(count: int) -> np.ndarray:
 
 def images_digest(images_path: str, row_bytes: int | None = None, rows=None) -> str:
     """sha256 of the whole images file, or of the given rows (each `row_bytes` long) in order."""
+    from suite.run_record.read import open_regular  # regular files only: a planted FIFO never blocks
+
     digest = hashlib.sha256()
-    with open(images_path, "rb") as handle:
+    with open_regular(images_path) as handle:
         if rows is None:
             while chunk := handle.read(1 << 22):
                 digest.update(chunk)
@@ -129,7 +133,7 @@ def _manifest_field(path: str, manifest: dict, name: str, valid, wanted: str):
 def open_cache(path: str, full_check: bool | None = None) -> Cache:
     """Open and check a cache: the manifest must describe exactly the files beside it (the images'
     checksum in full up to FULL_CHECK_BYTES or when `full_check`, else sampled)."""
-    from suite.run_record.read import NotAFile, read_text
+    from suite.run_record.read import NotAFile, open_regular, read_text
 
     try:
         manifest = json.loads(read_text(os.path.join(path, MANIFEST)))
@@ -157,8 +161,9 @@ def open_cache(path: str, full_check: bool | None = None) -> Cache:
             path,
             f"{IMAGES_FILE} is {actual_bytes} bytes, {count} images of 3x{size}x{size} need {expected_bytes}",
         )
-    try:
-        labels = np.load(os.path.join(path, LABELS_FILE), allow_pickle=False)
+    try:  # NotAFile is a ValueError: a FIFO, a device or a pseudo file is named, never waited on
+        with open_regular(os.path.join(path, LABELS_FILE), count * 8 + LABELS_HEADER_LIMIT) as handle:
+            labels = np.load(handle, allow_pickle=False)
     except (OSError, ValueError) as error:
         raise _refuse(path, f"cannot read {LABELS_FILE} ({error})") from None
     if labels.shape != (count,) or labels.dtype != np.int64:
@@ -168,7 +173,13 @@ def open_cache(path: str, full_check: bool | None = None) -> Cache:
     if count and (labels.min() < 0 or labels.max() >= len(classes)):
         raise _refuse(path, f"labels outside 0..{len(classes) - 1}")
     check_images(path, manifest, expected_bytes, 3 * size * size, count, full_check)
-    images = np.memmap(images_path, dtype=np.uint8, mode="r", shape=(count, 3, size, size)) if count else None
+    images = None
+    if count:
+        try:
+            with open_regular(images_path) as handle:  # the map keeps its own descriptor
+                images = np.memmap(handle, dtype=np.uint8, mode="r", shape=(count, 3, size, size))
+        except (OSError, ValueError) as error:
+            raise _refuse(path, f"cannot read {IMAGES_FILE} ({error})") from None
     return Cache(path, manifest, images, labels)
 
 
@@ -193,8 +204,10 @@ def check_images(path: str, manifest: dict, total_bytes: int, row_bytes: int, co
         actual = (
             images_digest(images_path) if full else images_digest(images_path, row_bytes, sample_rows(count))
         )
-    except OSError as error:
-        raise _refuse(path, f"cannot read {IMAGES_FILE} ({error.strerror or error})") from None
+    except (OSError, ValueError) as error:  # ValueError: NotAFile, what is not a regular file
+        raise _refuse(
+            path, f"cannot read {IMAGES_FILE} ({getattr(error, 'strerror', None) or error})"
+        ) from None
     if actual != manifest[key]:
         raise _refuse(path, f"{IMAGES_FILE} has changed since it was written (checksum differs)")
     _CHECKED.add(seen)

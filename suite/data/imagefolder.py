@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from suite.data import DataSource, check_batch_fits
 from suite.errors import UserError
+from suite.run_record.read import open_regular
 
 # ToTensor gives [0, 1]; (x - 0.5) / 0.5 maps it onto [-1, 1], the range of the generator's tanh.
 NORMALISE_MEAN = (0.5, 0.5, 0.5)
@@ -50,11 +51,21 @@ class FolderScan:
 
         for path, _ in self.samples[:10]:
             try:
-                with Image.open(path) as image:
+                with open_regular(path) as handle, Image.open(handle) as image:
                     return list(image.size)
-            except OSError:
+            except (OSError, ValueError):  # ValueError: NotAFile, a FIFO or device named like an image
                 continue
         return None
+
+
+def load_image(path: str):
+    """torchvision's default loader (PIL, converted to RGB), through the one bounded reader's check: an
+    image that is a FIFO, a device or a kernel pseudo file is refused (NotAFile), never waited on."""
+    from PIL import Image
+
+    with open_regular(path) as handle:
+        image = Image.open(handle)
+        return image.convert("RGB")
 
 
 def allow_empty_classes() -> dict:
@@ -205,6 +216,9 @@ def image_folder_class():
         @staticmethod
         def make_dataset(directory, class_to_idx, extensions=None, is_valid_file=None, allow_empty=False):
             return make_dataset_once(directory, class_to_idx, extensions, is_valid_file, allow_empty)
+
+        def __init__(self, root, **kwargs):
+            super().__init__(root, loader=load_image, **kwargs)
 
         def __getitem__(self, index):
             try:

@@ -28,6 +28,7 @@ from suite import atomic, limits
 from suite.data import cache as cache_format
 from suite.data.imagefolder import resize_and_crop, scan_folder
 from suite.errors import UserError, positive_int
+from suite.run_record.read import open_regular
 
 _transform = None  # set in each worker (and in the parent for a single process)
 
@@ -44,8 +45,8 @@ def _decode(path: str):
     """(CHW uint8 bytes, None) or (None, why it could not be read)."""
     from PIL import Image
 
-    try:
-        with Image.open(path) as image:
+    try:  # open_regular: a FIFO, device or kernel pseudo file named like an image is skipped, not waited on
+        with open_regular(path) as handle, Image.open(handle) as image:
             # The same steps as torchvision's default loader and the JPEG path's transform.
             pixels = np.asarray(_transform(image.convert("RGB")), dtype=np.uint8)
         return np.ascontiguousarray(pixels.transpose(2, 0, 1)).tobytes(), None

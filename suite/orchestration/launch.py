@@ -115,11 +115,12 @@ def stop_agent(agent, grace_s: float = 10.0) -> None:
 
 
 def _read_failures(path: str) -> dict:
-    try:
-        with open(path) as handle:
-            text = handle.read()
+    from suite.run_record.read import NotAFile, read_text
+
+    try:  # the bounded reader: the file is this launcher's own, but its folder is /tmp, anyone's
+        text = read_text(path)
         return json.loads(text) if text.strip() else {}
-    except (OSError, json.JSONDecodeError):
+    except (NotAFile, ValueError, RecursionError):  # ValueError: bad JSON or UTF-8
         return {}
 
 

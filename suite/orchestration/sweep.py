@@ -17,6 +17,7 @@ recorded with its error and the sweep goes on.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import itertools
@@ -27,7 +28,7 @@ import socket
 import time
 from dataclasses import dataclass, field
 
-from suite import limits, run_record
+from suite import atomic, limits, run_record
 from suite.errors import UserError
 from suite.orchestration import child
 from suite.orchestration.child import describe
@@ -292,7 +293,7 @@ def try_claim(path: str, wait: bool = False) -> int | None:
     descriptor (flock needs no write access): no file stays open for writing while a point runs, so
     nothing of the sweep's keeps its folder's file system from being remounted read-only."""
     while True:
-        fd = os.open(path, os.O_CREAT | os.O_RDONLY, 0o644)
+        fd = _open_claim(path, os.O_CREAT | os.O_RDONLY)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -307,10 +308,31 @@ def try_claim(path: str, wait: bool = False) -> int | None:
             current = False
         if current:
             # Who holds it, for a person looking; only a note: the lock is the claim.
-            with contextlib.suppress(OSError), open(path, "w", encoding="utf-8") as note:
-                note.write(f"{socket.gethostname()} pid {os.getpid()}\n")
+            with contextlib.suppress(OSError, UserError):
+                note = _open_claim(path, os.O_WRONLY | os.O_TRUNC)
+                try:
+                    os.write(note, f"{socket.gethostname()} pid {os.getpid()}\n".encode())
+                finally:
+                    os.close(note)
             return fd
         os.close(fd)  # its owner removed it after we opened it: claim the new file instead
+
+
+def _open_claim(path: str, flags: int) -> int:
+    """A claim file's descriptor: never through a symlink, never waiting (a FIFO planted under a claim's
+    name would hold an open for reading until a writer came), and only a regular file, else a UserError."""
+    flags |= os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as error:
+        if error.errno in (errno.ELOOP, errno.ENXIO):  # a symlink (O_NOFOLLOW); a FIFO opened to write
+            raise UserError(f"sweep claim file {path!r} is not a regular file: remove it") from None
+        raise
+    kind = atomic.file_kind(os.fstat(fd).st_mode)
+    if kind is not None:
+        os.close(fd)
+        raise UserError(f"sweep claim file {path!r} is {kind}, not a regular file: remove it")
+    return fd
 
 
 def release_claim(path: str, fd: int) -> None:
