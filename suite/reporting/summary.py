@@ -73,7 +73,7 @@ def render(record: dict, path: str | None = None) -> str:
         first = metrics.get("time_to_first_step_s")
         lines.append(
             f"  warm-up      {metrics['warmup_steps']} steps in {metrics['warmup_time_s']:.2f} s"
-            + (f"; time to first step {first:.2f} s (from process start)" if first else "")
+            + (f"; time to first step {first:.2f} s (from Python's start)" if first else "")
         )
         if metrics.get("mfu") is not None:
             lines.append(
