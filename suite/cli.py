@@ -139,8 +139,11 @@ def _drop_unowned_handoffs() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from suite import context, optional_modules
+    from suite import context, limits, optional_modules
 
+    ignored = limits.end_with_launcher()  # a torchrun rank ends with the launcher that started it
+    if ignored:
+        print(f"suite: warning: {ignored}", file=sys.stderr)
     context.start_load_sample()  # the record's host-load sample spans start-up, not a sleep before the run
 
     optional_modules.quarantine_broken()  # before anything imports torch (which imports pynvml)

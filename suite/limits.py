@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import sys
 
 from suite.errors import UserError
 
@@ -55,3 +57,96 @@ def available_memory_bytes() -> int:
 
 def cores() -> int:
     return os.cpu_count() or 1
+
+
+# -- processes ------------------------------------------------------------------------------------------
+# Every count that starts processes at once (loader workers, decoding processes, --nproc ranks,
+# --per-device copies, scale's counts) is held to what the machine can run and hold, before any starts.
+PROCESSES_PER_CORE = 4
+# A process that trains (a `suite run`, a torchrun rank): its own Python with torch and torchvision imported
+# is 368 MiB of memory no other process shares (USS, psutil, torch 2.14.1 on x86-64), before any model or
+# batch; rounded up to allow for them. An estimate on the low side: a large model's process holds far more.
+TRAINING_PROCESS_BYTES = 512 * 1024**2
+
+
+def check_processes(what: str, count: int, per_process_bytes: int, kind: str = "process") -> None:
+    """Refuse COUNT processes at once beyond PROCESSES_PER_CORE per core (at least 8), or beyond the memory
+    available now at PER_PROCESS_BYTES each; WHAT names the option ("--nproc 100000"), KIND one process
+    ("loader process")."""
+    machine = cores()
+    refuse_above(
+        what,
+        count,
+        max(8, PROCESSES_PER_CORE * machine),
+        f"{PROCESSES_PER_CORE} per core on this {machine}-core machine; more only wait for a core",
+        show=lambda n: f"{n:,.0f} {kind}es",
+    )
+    refuse_above(
+        what,
+        count * per_process_bytes,
+        available_memory_bytes(),
+        f"the memory available now, at about {human(per_process_bytes)} per {kind}",
+    )
+
+
+# -- children end with the process that started them ------------------------------------------------------
+# Linux's PR_SET_PDEATHSIG (prctl(2)): the kernel signals a process when the thread that started it ends,
+# however it ends (kill -9 included); kept across exec. Elsewhere nothing is asked and the children rely on
+# the process group (Ctrl-C at a terminal reaches every process of the group).
+PR_SET_PDEATHSIG = 1
+# A torchrun rank: its launcher (torch's agent, in `python -m suite.orchestration.launch`) names itself here,
+# since torch starts each rank in a session of its own, where no signal to the suite's group reaches it.
+LAUNCHER_PID_ENV = "SUITE_LAUNCHER_PID"
+EXIT_PARENT_GONE = 137  # as for a process killed by SIGKILL: the one that started it is gone
+
+
+def _prctl():
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+def end_with_parent(signum: int = signal.SIGTERM):
+    """A `preexec_fn` for subprocess.Popen, or the first call of a forked pool's worker: the child gets
+    SIGNUM when this process (the thread that starts it) ends, and exits at once if this process ended
+    before it could ask. prctl is looked up here, before the fork, so the child runs no import and takes no
+    lock between fork and exec."""
+    parent = os.getpid()
+    prctl = _prctl()
+
+    def in_child(*_ignored) -> None:
+        if prctl is not None:
+            prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0)
+        if os.getppid() != parent:  # the parent ended between the fork and the prctl: nobody waits for us
+            os._exit(EXIT_PARENT_GONE)
+
+    return in_child
+
+
+def end_with_launcher(env=None) -> str | None:
+    """In a torchrun rank started by the suite's launcher: die (SIGTERM) when the launcher ends. Returns a
+    line to say where the variable is ignored (it names a process that is not this one's parent, and there
+    is no launcher to wait for: left in a shell), None otherwise. Raises SystemExit when the launcher that
+    started this rank has ended already."""
+    env = os.environ if env is None else env
+    value = env.pop(LAUNCHER_PID_ENV, None)
+    if value is None:
+        return None
+    if not (value.isascii() and value.isdigit()):
+        return f"{LAUNCHER_PID_ENV}={value!r} in the environment ignored: only the suite's launcher sets it"
+    prctl = _prctl()
+    if prctl is not None:
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+    if os.getppid() == int(value):
+        return None
+    if "TORCHELASTIC_RUN_ID" in env:  # started by torch's agent, which has ended since: nobody waits for us
+        print(f"suite: error: the launcher (pid {value}) that started this rank has ended", file=sys.stderr)
+        raise SystemExit(EXIT_PARENT_GONE)
+    if prctl is not None:
+        prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0)
+    return f"{LAUNCHER_PID_ENV}={value} in the environment ignored: it names no launcher of this process"

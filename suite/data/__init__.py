@@ -149,27 +149,14 @@ def loader_settings(config, backend, default_workers: int) -> dict:
 # A loader worker is a process with its own Python, PIL buffers and prefetched batches: about this much
 # memory of its own once forked (an estimate, deliberately on the high side of a 64-128 px workload's).
 WORKER_MEMORY_BYTES = 100 * 1024**2
-WORKERS_PER_CORE = 4
 
 
 def check_worker_bounds(workers: int) -> None:
-    """Refuse more loader workers than the cores can run or the memory can hold, before any starts."""
+    """Refuse more loader workers than the cores can run or the memory can hold, before any starts (the
+    bound every count of processes is held to: limits.check_processes)."""
     from suite import limits
 
-    cores = limits.cores()
-    limits.refuse_above(
-        f"--workers {workers}",
-        workers,
-        max(8, WORKERS_PER_CORE * cores),
-        f"{WORKERS_PER_CORE} per core on this {cores}-core machine; more only wait for a core",
-        show=lambda n: f"{n:,.0f} loader processes",
-    )
-    limits.refuse_above(
-        f"--workers {workers}",
-        workers * WORKER_MEMORY_BYTES,
-        limits.available_memory_bytes(),
-        f"the memory available now, at about {limits.human(WORKER_MEMORY_BYTES)} per loader process",
-    )
+    limits.check_processes(f"--workers {workers}", workers, WORKER_MEMORY_BYTES, "loader process")
 
 
 def check_batch_fits(batch_size: int, images: int, world_size: int, where: str) -> int:

@@ -33,8 +33,10 @@ from suite.run_record.read import open_regular
 _transform = None  # set in each worker (and in the parent for a single process)
 
 
-def _init_worker(image_size: int, in_pool: bool = False) -> None:
+def _init_worker(image_size: int, in_pool: bool = False, end_with_parent=None) -> None:
     global _transform
+    if end_with_parent is not None:
+        end_with_parent()  # a forked worker ends with the command, even one killed with SIGKILL
     _transform = resize_and_crop(image_size)
     if in_pool:
         # Ctrl-C is the parent's to handle (it removes the partial cache); workers just get terminated.
@@ -102,6 +104,10 @@ def prepare(
 
     image_size = positive_int("--size", image_size)
     scan = scan_folder(source, option="SRC")
+    if workers is not None:  # one per core by default; a count given is held to what the machine holds
+        from suite.data import WORKER_MEMORY_BYTES
+
+        limits.check_processes(f"--workers {workers}", workers, WORKER_MEMORY_BYTES, "decoding process")
     check_prepare_bounds(len(scan.samples), image_size, out, workers or os.cpu_count() or 1)
     fingerprint = source_fingerprint(scan.samples, source)
     if os.path.exists(out):
@@ -153,7 +159,7 @@ def _build(scan, fingerprint: str, image_size: int, folder: str, workers: int, p
     if workers > 1 and len(paths) > 1:
         # fork: the workers start at once, without importing torch again.
         pool = multiprocessing.get_context("fork").Pool(
-            workers, initializer=_init_worker, initargs=(image_size, True)
+            workers, initializer=_init_worker, initargs=(image_size, True, limits.end_with_parent())
         )
         decoded = pool.imap(_decode, paths, chunksize=max(1, min(64, len(paths) // (workers * 8))))
     else:

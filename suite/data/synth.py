@@ -14,6 +14,7 @@ import signal
 
 import numpy as np
 
+from suite import limits
 from suite.errors import UserError, positive_int
 
 JPEG_QUALITY = 90  # a camera/phone-like quality; photos of this size are then tens of KB
@@ -36,8 +37,6 @@ JPEG_FRACTION = 0.1
 def check_synth_bounds(count: int, width: int, height: int, out_dir: str, workers: int) -> None:
     """Refuse images PIL would refuse to read back, or more than memory and disk hold, before drawing."""
     from PIL import Image
-
-    from suite import limits
 
     pixels = width * height
     # Pillow refuses to open an image over twice MAX_IMAGE_PIXELS (a decompression bomb) and warns above it.
@@ -107,6 +106,13 @@ def make_image(seed: int, index: int, width: int, height: int):
     return Image.fromarray(np.clip(noisy, 0, 255).astype(np.uint8))
 
 
+def _init_worker(end_with_parent) -> None:
+    """A drawing process: it ends with the command (even one killed with SIGKILL) and ignores Ctrl-C (the
+    parent handles it and terminates the pool)."""
+    end_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _write_one(job) -> int:
     out_dir, index, classes, seed, width, height = job
     path = image_path(out_dir, index, classes)
@@ -147,7 +153,7 @@ def synthesize(
     else:
         # Workers ignore Ctrl-C: the parent handles it and terminates them.
         pool = multiprocessing.get_context("fork").Pool(
-            workers, initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN)
+            workers, initializer=_init_worker, initargs=(limits.end_with_parent(),)
         )
         results = pool.imap(_write_one, jobs, chunksize=16)
     try:

@@ -18,6 +18,7 @@ import traceback
 from dataclasses import dataclass
 from datetime import timedelta
 
+from suite import limits
 from suite.errors import UserError, non_negative_int, positive_int
 
 # Long enough for a slow rank's graph compilation (first steps on Gaudi / torch.compile), short
@@ -339,6 +340,8 @@ def report_failure(info: RankInfo, error: dict, status: str = "error", env=None)
 def check_launch_options(config) -> dict:
     """The launch options, checked and as numbers: nproc, nnodes, node_rank, rdzv_endpoint."""
     nproc = positive_int("--nproc", config.nproc)
+    # Each of them a training process on this machine, at once: held to what it can run and hold.
+    limits.check_processes(f"--nproc {nproc}", nproc, limits.TRAINING_PROCESS_BYTES, "training process")
     nnodes = positive_int("--nnodes", config.nnodes) if config.nnodes is not None else 1
     if nnodes > 1 and (config.node_rank is None or not config.rdzv_endpoint):
         raise UserError(

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from suite import context, run_options, run_record
+from suite import context, limits, run_options, run_record
 from suite.run_options import option_argv, run_argv  # noqa: F401 - callers reach them here too
 
 # Options every child is given by the one starting it, never taken from a caller's list.
@@ -103,7 +103,12 @@ def spawn(argv: list[str], out_dir: str, timeout_s: float | None = None, **env) 
     child too."""
     command = [sys.executable, "-m", "suite", "run", *argv, "--json", "--quiet", "--out", out_dir]
     child = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=context.child_env(**env)
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=context.child_env(**env),
+        preexec_fn=limits.end_with_parent(),  # SIGTERM when this process ends, however it ends
     )
     try:
         stdout, stderr = child.communicate(timeout=timeout_s)

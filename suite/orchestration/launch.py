@@ -52,7 +52,7 @@ def torchrun_options(config) -> list[str]:
 
 def launch(args, plan) -> int:
     """Run `plan` under torchrun with `args`; return the exit status (0: every rank finished)."""
-    from suite import context, run_record
+    from suite import context, limits, run_record
     from suite.measurement import distributed
     from suite.reporting import summary
 
@@ -78,7 +78,8 @@ def launch(args, plan) -> int:
         *worker_argv(args),
     ]
     try:
-        agent = subprocess.Popen(command, env=env)
+        # SIGTERM when this process ends however it ends (kill -9 too): torchrun then stops its ranks.
+        agent = subprocess.Popen(command, env=env, preexec_fn=limits.end_with_parent())
         try:
             status = agent.wait()
         except KeyboardInterrupt:
@@ -198,6 +199,11 @@ def agent_main(argv: list[str]) -> int:
     split = argv.index("--") if "--" in argv else len(argv)
     launcher_args = parse_args(argv[:split])
     launcher_args.training_script_args = argv[split + 1 :]
+    # torch starts each rank in a session of its own (no signal to this group reaches it): each rank asks
+    # the kernel for SIGTERM when this agent ends (limits.end_with_launcher, at the rank's start-up).
+    from suite import limits
+
+    os.environ[limits.LAUNCHER_PID_ENV] = str(os.getpid())
     try:
         run(launcher_args)
     except ChildFailedError as error:

@@ -15,7 +15,7 @@ accelerator (a CPU priced as p3.8xlarge) is not priced: its $ per image would be
 
 from __future__ import annotations
 
-from suite import stats
+from suite import limits, stats
 from suite.errors import UserError, positive_int
 
 IMAGES_PER_MILLION = 1e6
@@ -26,7 +26,12 @@ def parse_counts(text: str) -> list[int]:
     parts = [part.strip() for part in str(text).split(",") if part.strip()]
     if not parts:
         raise UserError(f"--nproc {text!r} names no process counts (for example 1,2,4,8)")
-    return sorted({positive_int("--nproc", part) for part in parts})
+    counts = sorted({positive_int("--nproc", part) for part in parts})
+    # Each count is a `suite run --nproc N` of its own, checked there too; refused here before the first runs.
+    limits.check_processes(
+        f"--nproc {counts[-1]}", counts[-1], limits.TRAINING_PROCESS_BYTES, "training process"
+    )
+    return counts
 
 
 def parse_instances(text: str | None, counts: list[int]) -> dict[int, str]:
