@@ -162,7 +162,7 @@ def test_report_prices_the_whole_instance_from_the_per_device_record_and_shows_s
     # the one-device row is not extrapolated when the whole instance was measured
     assert one["extrapolated_factor"] is None and one["images_per_hour"] == pytest.approx(100 * 3600)
     assert "not extrapolated: the --per-device row measured the whole instance" in one["notes"]
-    text = render(rows, SEED, "md")
+    text = render(rows, SEED, "md", wide=True)
     assert "| Measured scaling |" in text.splitlines()[0]
     assert "| 92% |" in text
 

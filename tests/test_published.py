@@ -200,8 +200,11 @@ def report(capsys, inputs, fmt):
 
 
 def test_the_markdown_report_marks_published_rows_prices_them_and_shows_the_ratio(report_inputs, capsys):
-    text = report(capsys, report_inputs, "md")
-    header, lines = text.splitlines()[0], text.splitlines()
+    runs, mine = report_inputs
+    assert main(["report", runs, "--published", "--published-from", mine, "--wide"]) == 0
+    text = capsys.readouterr().out
+    lines = text.splitlines()
+    header = next(line for line in lines if line.startswith("| # |"))
     assert "Measured ÷ published" in header
     measured = next(line for line in lines if line.startswith("| 1 |"))
     assert "[PUBLISHED]" not in measured and "0.91× published (mine)" in measured
@@ -213,7 +216,7 @@ def test_the_markdown_report_marks_published_rows_prices_them_and_shows_the_rati
     assert "resnet50 [PUBLISHED]" in mine and "| 2.86 |" in mine and "n1-standard-8+1xV100" in mine
     assert "| published |" in mine
     assert "Published figures (marked [PUBLISHED]" in text
-    assert "(mine): A test table, Table 1 (read 2026-11-20)" in text
+    assert "- A test table:" in text and "(mine): 1,000 images/s; Table 1 (read 2026-11-20)" in text
     assert "Dustin Wilson" in text and "DeepLearningExamples" in text
 
 

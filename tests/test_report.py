@@ -127,7 +127,7 @@ def test_repeated_runs_become_one_row_with_median_count_and_spread():
     assert main_row["runs"] == 3 and main_row["images_per_hour"] == 5_500_000
     assert main_row["spread"] == pytest.approx(1_000_000 / 5_500_000)
     assert next(r for r in rows if r["batch_size"] == 128)["spread"] is None
-    text = render(rows, SEED, "md")
+    text = render(rows, SEED, "md", wide=True)
     assert "| 3 | 18.2% |" in text
 
 
@@ -156,8 +156,12 @@ def test_failed_and_diverged_runs_are_shown_not_dropped():
     mixed = by_status[(256, "amp")]
     assert mixed["runs"] == 1 and mixed["runs_not_ok"] == {"oom": 1}
     assert "1 oom run(s) not in the median" in mixed["notes"]
-    text = render(rows, SEED, "md")
+    text = render(rows, SEED, "md", wide=True)
     assert "FAILED (out of memory)" in text and "DIVERGED" in text and "loss became NaN/inf at step 7" in text
+    text = render(rows, SEED, "md")  # the default table: the status in the img/s cell, the error in a note
+    assert (
+        "| OOM |" in text and "| DIVERGED |" in text and ". diverged: loss became NaN/inf at step 7" in text
+    )
 
 
 def test_part_of_an_instance_is_marked_and_extrapolated_only_when_asked():
@@ -169,7 +173,9 @@ def test_part_of_an_instance_is_marked_and_extrapolated_only_when_asked():
     row = build_rows([record], SEED, extrapolate=True)[0]
     assert row["images_per_hour"] == 4_000_000 and row["extrapolated_factor"] == 4
     assert "EXTRAPOLATED ×4 from 1 of 4 accelerators" in "; ".join(row["notes"])
-    assert "4,000,000 (extrapolated ×4 from 1,000,000)" in render([row], SEED, "md")
+    assert "4,000,000 (extrapolated ×4 from 1,000,000)" in render([row], SEED, "md", wide=True)
+    default = render([row], SEED, "md")  # the whole instance's img/s, marked, the factor in a note
+    assert "| 1,111 |" in default and "| ext retired 1-3 |" in default and "EXTRAPOLATED ×4 from 1" in default
     assert row["measured_images_per_hour"] == 1_000_000
     # a run that used the whole instance is never touched
     whole = build_rows([make_record(1_000_000, instance="p3.8xlarge", used=4)], SEED, extrapolate=True)[0]
@@ -209,11 +215,12 @@ def test_no_instance_or_an_instance_missing_from_the_catalog_gives_no_price():
 
 
 def test_bottleneck_column_only_when_some_record_has_a_verdict():
-    plain = render(build_rows([make_record(1_000)], SEED), SEED, "md")
+    plain = render(build_rows([make_record(1_000)], SEED), SEED, "md", wide=True)
     assert "Bottleneck" not in plain
     rows = build_rows([make_record(1_000), make_record(1_000, batch=8, diagnosis="data loader")], SEED)
-    text = render(rows, SEED, "md")
+    text = render(rows, SEED, "md", wide=True)
     assert "| Bottleneck |" in text and "| data loader |" in text
+    assert "bottleneck: data loader" in render(rows, SEED, "md")  # the default table: a note
 
 
 def test_csv_and_json_carry_the_numbers_and_the_catalog():
@@ -243,7 +250,7 @@ def test_report_skips_corrupt_foreign_and_old_files_with_a_warning_naming_each(t
     (folder / "binary.json").write_bytes(b"\xff\xfe\x00junk")
     assert main(["report", str(folder), "--prices", "seed-2022"]) == 0
     out, err = capsys.readouterr()
-    assert "| 5,830,000 |" in out and "1,234,567" not in out
+    assert "| 1,619 |" in out and "run-old" not in out  # 5,830,000 img/h
     assert f"skipped {folder / 'corrupt.json'}: not valid JSON" in err
     assert f"skipped {folder / 'foreign.json'}: not a suite run record" in err
     assert f"skipped {folder / 'old.json'}: schema version 0, this suite reads version 1" in err
@@ -354,7 +361,7 @@ def test_loader_only_records_are_not_training_rows(tmp_path, capsys):
     write_json(folder / "loader.json", loader)
     assert main(["report", str(folder), "--prices", "seed-2022"]) == 0
     out, err = capsys.readouterr()
-    assert "| 5,830,000 |" in out and "9,999,999" not in out and "skipped" not in err
+    assert "| 1,619 |" in out and "run-loader" not in out and "skipped" not in err
 
 
 def test_the_suites_other_records_are_left_out_quietly(tmp_path, capsys):
@@ -364,7 +371,7 @@ def test_the_suites_other_records_are_left_out_quietly(tmp_path, capsys):
     write_json(folder / "search.json", {"schema": "suite.batch-size-search", "schema_version": 1})
     assert main(["report", str(folder), "--prices", "seed-2022"]) == 0
     out, err = capsys.readouterr()
-    assert "| 5,830,000 |" in out and "skipped" not in err
+    assert "| 1,619 |" in out and "skipped" not in err
 
 
 def test_runs_that_differ_in_a_knob_are_separate_rows_that_say_so():

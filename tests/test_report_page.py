@@ -43,13 +43,13 @@ def test_the_page_holds_the_table_runs_warnings_and_price_sources_and_fetches_no
     text = page(folder, tmp_path)
     body = text.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
     assert body.count("<tr") == 3  # one row per configuration, the failed one included
-    assert "5,830,000" in body and "FAILED (out of memory)" in body
+    assert "1,619" in body and "OOM" in body  # 5,830,000 img/h in img/s; the failed row says how it failed
     assert "run-a" in text and "run-b" in text and "Runs behind each row" in text
     assert "window &lt;2&gt; was slow &amp; noisy" in text and "<2>" not in text
     assert "Prices: seed-2022 (USD/hour), as of 2022-02" in text and "source: the seed DCGAN" in text
     # Nothing is fetched when the page is viewed: no external script, style, image or frame.
     assert not re.search(r"""<(script|link|img|iframe)[^>]+(src|href)=["']?(https?:|//)""", text)
-    assert 'class="sortable"' in text and "<script>" in text
+    assert 'class="sortable ' in text and "<script>" in text
 
 
 def test_plots_are_embedded_in_the_page(folder, tmp_path):
@@ -94,10 +94,53 @@ def test_a_browser_renders_the_page_with_its_table_and_plots(folder, tmp_path):
     dom = subprocess.run([*browse, "--dump-dom", url], capture_output=True, text=True, timeout=120)
     assert dom.returncode == 0, dom.stderr[-2000:]
     seen = dom.stdout
-    assert "Training throughput and cost" in seen and "5,830,000" in seen and "Runs behind each row" in seen
+    assert "Training throughput and cost" in seen and "1,619" in seen and "Runs behind each row" in seen
     assert seen.count("<tr") == text.count("<tr")  # the browser parsed every row
     shot = tmp_path / "page.png"
     drawn = subprocess.run(
-        [*browse, "--window-size=1400,1000", f"--screenshot={shot}", url], capture_output=True, timeout=120
+        [*browse, "--window-size=1280,1000", f"--screenshot={shot}", url], capture_output=True, timeout=120
     )
-    assert drawn.returncode == 0 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    png = shot.read_bytes()
+    assert drawn.returncode == 0 and png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert int.from_bytes(png[16:20], "big") == 1280  # the PNG's width (IHDR): the window asked for
+
+
+def test_the_page_opens_with_the_answer_then_the_plots_then_the_table(folder, tmp_path):
+    text = page(folder, tmp_path)
+    answer, plots, table = (text.index(mark) for mark in ("Fastest and cheapest", "<h2>Plots", "<table"))
+    assert answer < plots < table
+    assert "Fastest: #1 p3.2xlarge (V100 16GB ×1, amp, batch 256; retired instance) at 1,619 img/s" in text
+    assert '<ol class="note" id="notes">' in text  # the notes under the table, not in a cell
+
+
+# The page's own width as the browser lays it out, written into the DOM that --dump-dom prints.
+MEASURE = (
+    "<script>document.documentElement.setAttribute('data-scroll-width', "
+    "document.documentElement.scrollWidth);</script></body>"
+)
+
+
+def laid_out_width(html_file, tmp_path, window: int) -> int:
+    measured = html_file.with_suffix(".measured.html")
+    measured.write_text(html_file.read_text(encoding="utf-8").replace("</body>", MEASURE), encoding="utf-8")
+    browse = [CHROMIUM, *BROWSER_FLAGS, f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run(
+        [*browse, f"--window-size={window},900", "--dump-dom", measured.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    return int(re.search(r'data-scroll-width="(\d+)"', dom.stdout).group(1))
+
+
+@pytest.mark.slow  # starts a browser
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (Debian: apt-get install chromium)")
+@pytest.mark.parametrize("extra", [(), ("--published",), ("--published", "--wide")])
+def test_the_page_needs_no_sideways_scroll_at_1280_pixels(folder, tmp_path, extra):
+    diagnosed = make_record(2_000_000, run="d", batch=64, diagnosis="data loader")
+    (folder / "d.json").write_text(json.dumps(diagnosed))  # one more column in the wide table
+    page(folder, tmp_path, *extra)
+    width = laid_out_width(tmp_path / "report.html", tmp_path, 1280)
+    assert 1000 < width <= 1280, f"the page is {width} px wide in a 1,280 px window"

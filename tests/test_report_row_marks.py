@@ -103,6 +103,11 @@ def test_a_mixed_catalog_report_marks_only_the_assumed_spot_prices():
     assert len(body) == 2
     for row, line in zip(rows, body):
         assert ("(assumed)" in line) == (row["prices_catalog"] == "seed-2022"), line
+    narrow = render_markdown(rows, [SEED, skypilot], 1_200_000)  # the default table: a mark on those rows
+    body = [line for line in narrow.splitlines() if line.startswith(("| 1 ", "| 2 "))]
+    for row, line in zip(rows, body):
+        assert ("spot?" in line.rsplit("|", 2)[1]) == (row["prices_catalog"] == "seed-2022"), line
+    assert "spot?: the spot price is assumed, not observed" in narrow
 
 
 def test_a_report_priced_as_a_retired_instance_says_so_on_the_row_and_in_its_notes(tmp_path, capsys):
@@ -110,12 +115,18 @@ def test_a_report_priced_as_a_retired_instance_says_so_on_the_row_and_in_its_not
 
     # A V100 run recorded on p3.2xlarge (as old runs and seed reproductions were): priced, marked retired.
     write_json(tmp_path / "v100.json", make_record(3_600_000, instance="p3.2xlarge", run="v"))
-    assert main(["report", str(tmp_path)]) == 0
+    assert main(["report", str(tmp_path), "--wide"]) == 0
     table = capsys.readouterr().out
     (line,) = [text for text in table.splitlines() if text.startswith("| 1 ")]
     assert "| p3.2xlarge (retired) |" in line and "| 3.06 |" in line
-    assert "RETIRED: p3.2xlarge is no longer rented (2025-12-20; AWS notice to migrate off P3" in line
-    assert "price of p3.2xlarge as of 2025 (carried from the skypilot-2025 snapshot" in line
+    assert "RETIRED: p3.2xlarge is no longer rented (2025-12-20; AWS notice to migrate off P3" in table
+    assert "price of p3.2xlarge as of 2025 (carried from the skypilot-2025 snapshot" in table
+    assert main(["report", str(tmp_path)]) == 0  # the default table: a mark, and the notes below
+    table = capsys.readouterr().out
+    (line,) = [text for text in table.splitlines() if text.startswith("| 1 ")]
+    assert "| p3.2xlarge |" in line and "| 3.06 |" in line and "| retired 1-3 |" in line
+    assert "retired: the instance is no longer rented (its last listed price)" in table
+    assert "2. RETIRED: p3.2xlarge is no longer rented (2025-12-20; AWS notice to migrate off P3" in table
     assert main(["report", str(tmp_path), "--format", "csv"]) == 0
     (row,) = csv.DictReader(io.StringIO(capsys.readouterr().out))
     assert (

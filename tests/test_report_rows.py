@@ -174,9 +174,11 @@ def test_a_runs_own_noise_and_warnings_reach_the_row():
     (row,) = build_rows([noisy], SEED)
     assert row["window_cv_max"] == pytest.approx(0.83)
     assert row["warnings"] == ["run-noisy: windows vary widely (cv 83.0%)"]
-    text = render([row], SEED, "md")
+    text = render([row], SEED, "md", wide=True)
     assert "windows cv 83% ⚠" in text and "- #1 run-noisy: windows vary widely (cv 83.0%)" in text
     assert "⚠ |" in text.split("\n")[2]
+    text = render([row], SEED, "md")  # the default table: the mark, and the warning listed at the end
+    assert "| ⚠ retired 1-2 |" in text.split("\n")[2] and "- #1 run-noisy: windows vary widely (cv 83.0%)" in text
     parsed = list(csv.DictReader(io.StringIO(render([row], SEED, "csv"))))[0]
     assert float(parsed["window_cv_max"]) == pytest.approx(0.83) and "cv 83.0%" in parsed["warnings"]
 
@@ -193,11 +195,11 @@ def test_sub_runs_are_left_out_unless_included(tmp_path, capsys):
     write_json(folder / "point.json", point)
     assert main(["report", str(folder), "--prices", "seed-2022"]) == 0
     out, err = capsys.readouterr()
-    assert "5,830,000" in out and "FAILED" not in out and "1,000,000" not in out
+    assert "run-own" in out and "OOM" not in out and "run-point" not in out
     assert "left out 2 sub-run record(s) (1 batch-size, 1 sweep)" in err
     assert main(["report", str(folder), "--prices", "seed-2022", "--include", "sweep,probes"]) == 0
     out, _ = capsys.readouterr()
-    assert "FAILED (out of memory)" in out and "1,000,000" in out
+    assert "| OOM |" in out and "run-point" in out and "run-probe" in out
     assert main(["report", str(folder), "--include", "nope"]) == 2
     assert "--include 'nope' is not a kind of sub-run" in capsys.readouterr().err
 
@@ -213,8 +215,11 @@ def test_a_profiled_run_alone_is_a_profiled_row_not_a_failure():
     traced["profile"] = {"trace_dir": "traces"}
     (row,) = build_rows([traced], SEED)
     assert row["status"] == "profiled" and row["profiled_images_per_hour"] == 500_000
-    text = render([row], SEED, "md")
+    text = render([row], SEED, "md", wide=True)
     assert "500,000 (profiled: perturbed, not priced)" in text and "FAILED" not in text
+    text = render([row], SEED, "md")
+    assert "| profiled |" in text and "profiled: 500,000 img/h, perturbed by the profiler, not priced" in text
+    assert "FAILED" not in text
 
 
 def test_extrapolation_and_default_pricing_only_for_the_instances_own_device():
@@ -232,7 +237,8 @@ def test_extrapolation_and_default_pricing_only_for_the_instances_own_device():
     (row,) = build_rows([cpu], SEED, extrapolate=True, price_as_if=True)
     assert row["extrapolated_factor"] is None and row["hypothetical"] is True
     assert row["images_per_usd"] == pytest.approx(26_000 / 13.11)
-    assert "(hypothetical: another device)" in render([row], SEED, "md")
+    assert "(hypothetical: another device)" in render([row], SEED, "md", wide=True)
+    assert "| hyp 1/8 " in render([row], SEED, "md") and "HYPOTHETICAL: measured on" in render([row], SEED, "md")
     parsed = list(csv.DictReader(io.StringIO(render([row], SEED, "csv"))))[0]
     assert parsed["device_matches_instance"] == "False" and parsed["hypothetical"] == "True"
     data = json.loads(render([row], SEED, "json"))
@@ -278,7 +284,8 @@ def test_a_run_keeps_the_catalog_it_was_accepted_against(tmp_path, capsys):
 def test_synthetic_rows_are_marked_as_upper_bounds():
     (row,) = build_rows([make_record(5_000_000, data="synthetic")], SEED)
     assert row["upper_bound"] is True
-    assert "synthetic (compute-only ceiling)" in render([row], SEED, "md")
+    assert "synthetic (compute-only ceiling)" in render([row], SEED, "md", wide=True)
+    assert "| synth " in render([row], SEED, "md")
     parsed = list(csv.DictReader(io.StringIO(render([row], SEED, "csv"))))[0]
     assert parsed["upper_bound"] == "True"
     (real,) = build_rows([make_record(5_000_000)], SEED)
@@ -303,7 +310,7 @@ def test_every_row_names_its_runs_and_keeps_the_measured_figure():
 
 def test_columns_say_what_they_are_and_the_seeds_names_stay_behind_a_flag():
     rows = build_rows([make_record(3_600_000)], SEED)
-    exact = render(rows, SEED, "md")
+    exact = render(rows, SEED, "md", wide=True)
     header = exact.split("\n")[0]
     for name in (
         "Median throughput (img/h)",
@@ -311,11 +318,11 @@ def test_columns_say_what_they_are_and_the_seeds_names_stay_behind_a_flag():
         "Images per $",
         "Region",
         "Spot ($/h) (assumed)",
+        "Epoch ($)",
     ):
         assert name in header
-    assert "Rate ($)" not in header and "Epoch" not in header  # narrow by default
+    assert "Rate ($)" not in header
     assert "| us-east-1 |" in exact and "Spot: interruptible capacity" in exact
-    assert "Epoch ($)" in render(rows, SEED, "md", wide=True).split("\n")[0]
     seed = render(rows, SEED, "md", columns="seed").split("\n")[0]
     assert "Average Throughput (Imgs/Hr) | Rate ($) | Throughput / $" in seed
 

@@ -18,7 +18,8 @@ def add_parser(subparsers) -> None:
         help="a cost table (images/hour, $/hour, images per $) from run records",
         description="Render run records as a comparison: throughput, on-demand and spot rates, images per "
         "dollar, $ per million images and per epoch. Repeated runs of one configuration are "
-        "combined (median).",
+        "combined (median). It opens with the answer: per workload the fastest and the cheapest "
+        "configuration, by how much, and whether the runs decide it (the test of `suite compare`).",
     )
     p.add_argument(
         "paths", nargs="*", metavar="PATH", help=f"record files or folders (default {DEFAULT_RESULTS}/)"
@@ -41,7 +42,12 @@ def add_parser(subparsers) -> None:
         "names: 'Average Throughput (Imgs/Hr)' is a median, 'Rate ($)' is $/hour, 'Throughput / $' is images "
         "per $)",
     )
-    p.add_argument("--wide", action="store_true", help="md: every column ($ per M images, epoch hours and $)")
+    p.add_argument(
+        "--wide",
+        action="store_true",
+        help="every column (region, img/h, spot $/h, backend, data, $ per M images, epoch hours and $, runs, "
+        "spread, notes...); by default md and html show the columns a buyer decides with, notes numbered below",
+    )
     p.add_argument(
         "--out",
         metavar="FILE",
@@ -186,22 +192,23 @@ def report_command(args) -> int:
     named = {r["prices_catalog"] for r in rows}
     used = {catalog_for(r).name: catalog_for(r) for r in records} | {catalog.name: catalog}
     shown = [c for c in used.values() if c.name in named]
+    plotted = _plots(args, records, rows, shown or [catalog]) if args.plot else []
     if args.format == "html":
         from suite.reporting.page import render_page
 
         text = render_page(rows, shown or [catalog], records, dataset_size, args.columns, args.wide)
     else:
         text = render(
-            rows, shown or [catalog], args.format, dataset_size, args.extrapolate, args.columns, args.wide
+            rows,
+            shown or [catalog],
+            args.format,
+            dataset_size,
+            args.extrapolate,
+            args.columns,
+            args.wide,
+            records=records,
+            plots=tuple(_as_linked(path, args.out) for path in plotted),
         )
-    if args.plot:
-        from suite.reporting import plots
-
-        def skipped(line: str) -> None:
-            print(f"suite: {line}", file=sys.stderr)
-
-        for path in plots.draw_all(records, rows, shown or [catalog], args.plot, skipped):
-            print(f"suite: plot {os.path.relpath(path)}", file=sys.stderr)
     if args.out:
         run_record.write_text(args.out, text)
         print(
@@ -211,14 +218,28 @@ def report_command(args) -> int:
     else:
         sys.stdout.write(text)
     if unpriced:  # instead of silent "—" price columns, after the report was written
-        print(
-            f"suite: {unpriced} row(s) have no instance, so no prices: name it on the run (`suite run "
-            "--instance NAME`, see `suite prices list`; on AWS a run finds it itself), or price runs made "
-            "elsewhere with `suite report --instance NAME` (`--price-as-if` where the run's device is not "
-            "that instance's)",
-            file=sys.stderr,
-        )
+        from suite.reporting.answer import PRICE_HINT
+
+        print(f"suite: {unpriced} row(s) have no instance, so no prices: {PRICE_HINT}", file=sys.stderr)
     return 0
+
+
+def _plots(args, records: list[dict], rows: list[dict], catalogs) -> list[str]:
+    """`--plot DIR`: draw them, say each on stderr; their paths."""
+    from suite.reporting import plots
+
+    def skipped(line: str) -> None:
+        print(f"suite: {line}", file=sys.stderr)
+
+    paths = plots.draw_all(records, rows, catalogs, args.plot, skipped)
+    for path in paths:
+        print(f"suite: plot {os.path.relpath(path)}", file=sys.stderr)
+    return paths
+
+
+def _as_linked(path: str, out: str | None) -> str:
+    """A plot's path as the markdown's reader finds it: from the --out file's folder, or from here."""
+    return os.path.relpath(path, os.path.dirname(os.path.abspath(out)) if out else os.getcwd())
 
 
 def _with_published(rows: list[dict], args, catalog, dataset_size: int) -> list[dict]:

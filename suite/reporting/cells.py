@@ -80,52 +80,49 @@ def _device_cell(row: dict) -> str:
     return f"{row['device'] or '?'} ×{row['accelerators_used']}"
 
 
-# Columns by key: (seed's name, exact name with unit, in the narrow default table, cell).
+# Every column of the wide table (`--wide`, `--columns seed`, the page with --wide), by key: (seed's name,
+# exact name with unit, cell). The default table is reporting/narrow.py's.
 COLUMNS = [
-    ("model_run", "Model Run", "Model", True, _model_cell),
-    ("instance", "Instance", "Instance", True, _instance_cell),
-    ("region", None, "Region", True, lambda r: r.get("region") or "—"),
-    ("images_per_hour", "Average Throughput (Imgs/Hr)", "Median throughput (img/h)", True, _throughput_cell),
-    ("usd_per_hour", "Rate ($)", "On-demand ($/h)", True, lambda r: _money(r["usd_per_hour"])),
-    ("images_per_usd", "Throughput / $", "Images per $", True, lambda r: whole_number(r["images_per_usd"])),
-    ("spot_usd_per_hour", "Spot Rate ($)", "Spot ($/h)", True, lambda r: _money(r["spot_usd_per_hour"])),
+    ("model_run", "Model Run", "Model", _model_cell),
+    ("instance", "Instance", "Instance", _instance_cell),
+    ("region", None, "Region", lambda r: r.get("region") or "—"),
+    ("images_per_hour", "Average Throughput (Imgs/Hr)", "Median throughput (img/h)", _throughput_cell),
+    ("usd_per_hour", "Rate ($)", "On-demand ($/h)", lambda r: _money(r["usd_per_hour"])),
+    ("images_per_usd", "Throughput / $", "Images per $", lambda r: whole_number(r["images_per_usd"])),
+    ("spot_usd_per_hour", "Spot Rate ($)", "Spot ($/h)", lambda r: _money(r["spot_usd_per_hour"])),
     (
         "spot_images_per_usd",
         "Spot Throughput / $",
         "Spot images per $",
-        True,
         lambda r: whole_number(r["spot_images_per_usd"]),
     ),
-    ("backend", "Backend", "Backend", False, lambda r: r["backend"]),
-    ("device", "Device", "Device", True, _device_cell),
-    ("precision", "Precision", "Precision", True, lambda r: _stated(r["precision"])),
-    ("batch_size", "Batch", "Batch", True, lambda r: _stated(r["batch_size"])),
+    ("backend", "Backend", "Backend", lambda r: r["backend"] or "—"),
+    ("device", "Device", "Device", _device_cell),
+    ("precision", "Precision", "Precision", lambda r: _stated(r["precision"])),
+    ("batch_size", "Batch", "Batch", lambda r: _stated(r["batch_size"])),
     (
         "data",
         "Data",
         "Data",
-        True,
         lambda r: f"{r['data']} (compute-only ceiling)" if r["upper_bound"] else r["data"],
     ),
     (
         "usd_per_million_images",
         "$ / M imgs",
         "$ per M images",
-        False,
         lambda r: _dollars(r["usd_per_million_images"]),
     ),
     (
         "spot_usd_per_million_images",
         "Spot $ / M imgs",
         "Spot $ per M images",
-        False,
         lambda r: _dollars(r["spot_usd_per_million_images"]),
     ),
-    ("epoch_hours", "Epoch (h)", "Epoch (h)", False, lambda r: _float(r["epoch_hours"])),
-    ("epoch_usd", "Epoch ($)", "Epoch ($)", False, lambda r: _dollars(r["epoch_usd"])),
-    ("spot_epoch_usd", "Spot Epoch ($)", "Spot epoch ($)", False, lambda r: _dollars(r["spot_epoch_usd"])),
-    ("runs", "Runs", "Runs", True, lambda r: "published" if r.get("published") else r["runs"]),
-    ("spread", "Spread", "Spread", True, _spread_cell),
+    ("epoch_hours", "Epoch (h)", "Epoch (h)", lambda r: _float(r["epoch_hours"])),
+    ("epoch_usd", "Epoch ($)", "Epoch ($)", lambda r: _dollars(r["epoch_usd"])),
+    ("spot_epoch_usd", "Spot Epoch ($)", "Spot epoch ($)", lambda r: _dollars(r["spot_epoch_usd"])),
+    ("runs", "Runs", "Runs", lambda r: "published" if r.get("published") else r["runs"]),
+    ("spread", "Spread", "Spread", _spread_cell),
 ]
 VERDICT_COLUMN = ("Bottleneck", lambda r: r["verdict"] or "—")
 NUMERICS_COLUMN = ("Numerics", lambda r: r["numerics"] or "—")
@@ -135,7 +132,6 @@ FLEET_COLUMNS = [
     ("Hours held", lambda r: _float(r["fleet_hours"]), False),
     ("Cost to measure ($)", lambda r: _dollars(r["fleet_cost_usd"]), False),
 ]
-NOTES_COLUMN = ("Notes", lambda r: "; ".join(r["notes"] + r["errors"]) or "")
 LEFT_ALIGNED = {"model_run", "instance", "region", "backend", "device", "precision", "data"}
 
 

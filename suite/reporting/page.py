@@ -1,6 +1,9 @@
 """Stage 4b of a report, the page: `suite report --format html --out report.html` writes one self-contained
-file a team can paste into a review — the table (sortable by any column), the plots, the runs behind each
-row, their warnings and the price sources.
+file a team can paste into a review — the answer first (per workload the fastest and the cheapest
+configuration, by how much, and whether the runs decide it), then the plots, then the table (sortable by
+any column; the default columns with numbered notes below, or every column with --wide), the price
+sources, and the runs behind each row with their warnings. It reads without a sideways scroll in a
+1,280-pixel window: text wraps, the plots shrink to the page.
 
 Self-contained means nothing is fetched when the page is viewed: the style and the small sorting script are
 inline, the plots are PNGs embedded as data URIs. Every text that comes from a record is HTML-escaped (and
@@ -12,24 +15,33 @@ from __future__ import annotations
 import base64
 import html
 import os
+import re
 import tempfile
 
 from suite.errors import UserError
-from suite.reporting.render import footer, published_footer, table_columns, traces
+from suite.reporting import answer, narrow
+from suite.reporting.render import assumed_spot, footer, published_footer, table_columns, traces
 from suite.run_record import printable
 
 STYLE = """
-body { font: 14px/1.45 system-ui, sans-serif; margin: 2em; color: #1b1b1b; }
+body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em auto; padding: 0 1em; max-width: 84em;
+       color: #1b1b1b; }
 table { border-collapse: collapse; margin: 1em 0; }
-th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; vertical-align: top; }
+table.wide { width: 100%; font-size: 12px; }
+th, td { border: 1px solid #ccc; padding: 0.3em 0.5em; vertical-align: top; overflow-wrap: break-word; }
+table.wide th, table.wide td { overflow-wrap: anywhere; }  /* every column in 1,280 px: text wraps */
+table.wide td.num { overflow-wrap: normal; }  /* a number breaks only at its spaces */
+table.wide td { min-width: 2.5em; }  /* no column squeezed to a letter a line */
 th { background: #f2f2f2; cursor: pointer; user-select: none; }
 th[aria-sort="ascending"]::after { content: " ▲"; }
 th[aria-sort="descending"]::after { content: " ▼"; }
-td:last-child { min-width: 40em; }  /* the notes: long prose, read as lines rather than a column */
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+table.narrow td.num { white-space: nowrap; }
 tr.published td { font-style: italic; background: #fbf7e9; }
-img { max-width: 100%; border: 1px solid #ddd; margin: 0.5em 0; }
+p, li { overflow-wrap: anywhere; }
+img { max-width: 100%; height: auto; border: 1px solid #ddd; margin: 0.5em 0; }
 .note { color: #555; }
+ul.answer li { margin: 0.3em 0; }
 """
 
 # Click a header to sort by it; again to reverse. Numbers sort as numbers ("1,234" and "0.91×" included),
@@ -61,12 +73,17 @@ def _text(value) -> str:
     return html.escape(printable(str(value)))
 
 
+def _inline(text) -> str:
+    """Record text as HTML, with `a command` set as code."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", _text(text))
+
+
 def _paragraphs(text: str) -> str:
     """Plain report text (footer, traces) as HTML: blank lines part paragraphs, "- " lines are a list."""
     blocks, items = [], []
     for line in text.splitlines() + [""]:
-        if line.startswith("- "):
-            items.append(f"<li>{_text(line[2:])}</li>")
+        if line.lstrip().startswith("- "):  # a nested item (a published source's figures) listed flat
+            items.append(f"<li>{_text(line.lstrip()[2:])}</li>")
             continue
         if items:
             blocks.append("<ul>" + "".join(items) + "</ul>")
@@ -88,13 +105,48 @@ def _table(rows: list[dict], catalogs, style: str, wide: bool) -> str:
         cells += [f"<td{'' if left else NUMBER}>{_text(cell(row))}</td>" for _, cell, left in columns]
         marked = ' class="published"' if row.get("published") else ""
         body.append(f"<tr{marked}>" + "".join(cells) + "</tr>")
+    kind = "wide" if wide or style == "seed" else "narrow"
     return (
-        '<table class="sortable" id="rows"><thead><tr>'
+        f'<table class="sortable {kind}" id="rows"><thead><tr>'
         + head
         + "</tr></thead><tbody>\n"
         + "\n".join(body)
         + "\n</tbody></table>"
     )
+
+
+def _answer(rows: list[dict], records: list[dict], catalogs) -> list[str]:
+    """The answer section: per workload its leads as a list, then how the verdicts were made."""
+    result = answer.answer(rows, records, assumed_spot(catalogs)[0])
+    parts = [f"<h2>{_text(answer.HEADING)}</h2>"]
+    if not result["workloads"]:
+        return parts + ['<p class="note">No measured row: the table lists published figures only.</p>']
+    for item in result["workloads"]:
+        parts.append(
+            f"<p><strong>{_text(item['workload'])}</strong> ({item['rows']} row(s), {item['ranked']} with a "
+            "throughput):</p>"
+        )
+        parts.append(
+            '<ul class="answer">' + "".join(f"<li>{_inline(s)}</li>" for s in item["sentences"]) + "</ul>"
+        )
+    parts.append(f'<p class="note">{_inline(result["method"])}</p>')
+    if result["published"]:
+        parts.append('<p class="note">Published figures (marked in the table) are not ranked here.</p>')
+    return parts
+
+
+def _notes(rows: list[dict], catalogs, style: str, wide: bool) -> list[str]:
+    """Under the table: the marks in words (the default table) and the numbered notes the rows point to."""
+    wide = wide or style == "seed"
+    assumed, every = assumed_spot(catalogs)
+    texts, _ = narrow.numbered(rows, wide)
+    said = [] if wide else narrow.marks_said(rows, assumed, every)
+    parts = [f'<p class="note">Marks: {_inline("; ".join(said))}.</p>'] if said else []
+    if texts:
+        parts.append(
+            '<ol class="note" id="notes">' + "".join(f"<li>{_inline(t)}</li>" for t in texts) + "</ol>"
+        )
+    return parts
 
 
 def _plots(records: list[dict], rows: list[dict], catalogs) -> tuple[list[str], list[str]]:
@@ -140,14 +192,18 @@ def render_page(
         f"<style>{STYLE}</style>",
         "</head><body>",
         "<h1>Training throughput and cost</h1>",
-        f'<p class="note">{_text(summary)}. Click a column\'s header to sort by it.</p>',
-        _table(rows, catalogs, style, wide),
-        "<h2>Prices and method</h2>",
-        _paragraphs(footer(catalogs, dataset_size)),
-        _paragraphs("\n".join(published_footer(rows))),
+        f'<p class="note">{_text(summary)}; the rows are numbered as in the table.</p>',
+        *_answer(rows, records, catalogs),
         "<h2>Plots</h2>",
         *(images or ['<p class="note">No plot.</p>']),
         *(f'<p class="note">{_text(line)}</p>' for line in not_drawn),
+        "<h2>The table</h2>",
+        '<p class="note">Click a column\'s header to sort by it.</p>',
+        _table(rows, catalogs, style, wide),
+        *_notes(rows, catalogs, style, wide),
+        "<h2>Prices and method</h2>",
+        _paragraphs(footer(catalogs, dataset_size)),
+        _paragraphs("\n".join(published_footer(rows))),
         "<h2>Runs and warnings</h2>",
         _paragraphs("\n".join(traces(rows))),
         f"<script>{SCRIPT}</script>",

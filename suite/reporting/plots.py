@@ -171,4 +171,4 @@ def draw_all(records: list[dict], rows: list[dict], catalog, out_dir: str, skipp
         skipped("throughput_over_run.png not drawn: no run has timed windows")
     if per_dollar is None:
         skipped("images_per_dollar.png not drawn: no row has a price (see the table's notes)")
-    return [path for path in (over_run, per_dollar) if path]
+    return [path for path in (per_dollar, over_run) if path]  # the buyer's plot first

@@ -16,6 +16,9 @@ from suite.reporting.figures import Figure
 from suite.reporting.pricing import Catalog
 from suite.run_record.facts import other_device
 
+# A published row's first note; the default table leaves it out (its mark says published, and the list
+# of sources under the table gives the figure as published).
+PUBLISHED_NOTE = "PUBLISHED, not measured by the suite: "
 _MEMORY = re.compile(r"(\d+)\s*gb", re.IGNORECASE)
 
 
@@ -59,7 +62,7 @@ def published_row(figure: Figure, catalog: Catalog, dataset_size: int) -> dict:
         f" ({figure.model_label})" if figure.model_label else ""
     )
     # The source and its caveat are under the table (and in their own CSV/JSON fields): the note stays short.
-    notes = [f"PUBLISHED, not measured by the suite: {as_published}; source under the table"]
+    notes = [f"{PUBLISHED_NOTE}{as_published}; source under the table"]
     notes.append(price_note)
     if figure.batch is None or figure.precision is None:
         unstated = " and ".join(
@@ -122,6 +125,11 @@ def published_row(figure: Figure, catalog: Catalog, dataset_size: int) -> dict:
         "published": True,
         "published_id": figure.id,
         "published_source": figure.source.text(),
+        # the source document, and where in it the figure is: the list under the table names each once
+        "published_document": figure.source.citation
+        + (f" <{figure.source.url}>" if figure.source.url else ""),
+        "published_where": f"{figure.source.table} (read {figure.source.read})",
+        "published_as": as_published,
         "published_caveat": figure.caveat,
         "published_ratios": {},
     }
@@ -150,9 +158,10 @@ def with_published(
 ) -> list[dict]:
     """The measured rows, each with its ratio to every published figure of its configuration, and the
     published rows beside them (sorted in among them by model, like the measured rows)."""
-    published = [published_row(figure, catalog, dataset_size) for figure in figures]
+    published = _collapsed([published_row(figure, catalog, dataset_size) for figure in figures])
     for row in rows:
         row.update(published=False, published_id=None, published_source=None, published_caveat=None)
+        row.update(published_document=None, published_where=None, published_as=None)
         row["published_ratios"] = {}
         measured = row["measured_images_per_hour"]  # before any extrapolation to a whole instance
         for figure_row in published:
@@ -177,11 +186,57 @@ def with_published(
     )
 
 
+def _collapsed(published: list[dict]) -> list[dict]:
+    """One row per source document and configuration (workload, device, count, precision, batch, data):
+    a figure given twice (the shipped catalog and a person's import of the same table) is one row naming
+    both ids; where one source gives two figures for one configuration, the row shows the highest and
+    its note lists them all."""
+    groups: dict[tuple, list[dict]] = {}
+    for row in published:
+        key = (
+            row["published_document"],
+            row["model_run"],
+            row["device"],
+            row["accelerators_used"],
+            row["precision"],
+            row["batch_size"],
+            row["data"],
+        )
+        groups.setdefault(key, []).append(row)
+    collapsed = []
+    for group in groups.values():
+        kept = max(group, key=lambda r: r["images_per_hour"])
+        if len(group) > 1:
+            ids = [r["published_id"] for r in group]
+            rates = {r["images_per_hour"] for r in group}
+            kept["notes"].append(
+                f"the same figure under {len(ids)} ids: {', '.join(ids)}"
+                if len(rates) == 1
+                else f"{len(ids)} figures of one source and configuration, the highest shown: "
+                + ", ".join(f"{r['published_id']} {r['images_per_hour']:,.0f} img/h" for r in group)
+            )
+            kept["published_id"] = ", ".join(ids)
+            kept["published_where"] = "; ".join(dict.fromkeys(r["published_where"] for r in group))
+            kept["published_as"] = "; ".join(dict.fromkeys(r["published_as"] for r in group))
+        collapsed.append(kept)
+    return collapsed
+
+
 def sources(rows: list[dict]) -> list[str]:
-    """The footer's list: each published row's number and source, and its caveat."""
-    return [
-        f"- #{n} ({row['published_id']}): {row['published_source']}"
-        + (f"; caveat: {row['published_caveat']}" if row["published_caveat"] else "")
-        for n, row in enumerate(rows, 1)
-        if row.get("published")
-    ]
+    """The list under the table: each source document once, then each of its rows' number, id and where
+    in the source it is (with its caveat, said once where all its figures share one)."""
+    by_document: dict[str, list[tuple[int, dict]]] = {}
+    for n, row in enumerate(rows, 1):
+        if row.get("published"):
+            by_document.setdefault(row["published_document"], []).append((n, row))
+    lines = []
+    for document, listed in by_document.items():
+        caveats = {row["published_caveat"] for _, row in listed}
+        shared = caveats.pop() if len(caveats) == 1 else None
+        lines.append(f"- {document}" + (f"; caveat: {shared}" if shared else "") + ":")
+        lines += [
+            f"  - #{n} ({row['published_id']}): {row['published_as']}; {row['published_where']}"
+            + (f"; caveat: {row['published_caveat']}" if row["published_caveat"] and not shared else "")
+            for n, row in listed
+        ]
+    return lines

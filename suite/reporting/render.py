@@ -1,5 +1,7 @@
-"""Stage 4 of a report, render: rows as a markdown table (with the price catalogs' captions, the
-definitions, and the runs and warnings behind each row), as CSV, or as JSON.
+"""Stage 4 of a report, render: rows as markdown — the answer first (reporting/answer.py: per workload the
+fastest and the cheapest configuration), then the plots when drawn, then the table (the default columns of
+reporting/narrow.py with their numbered notes, or every column with `--wide`), the price catalogs'
+captions, the definitions, and the runs and warnings behind each row — or as CSV, or as JSON.
 """
 
 from __future__ import annotations
@@ -7,12 +9,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 
+from suite.reporting import answer, narrow
 from suite.reporting.cells import (
     COLUMNS,
     FLEET_COLUMNS,
     LEFT_ALIGNED,
-    NOTES_COLUMN,
     NUMERICS_COLUMN,
     PUBLISHED_RATIO_COLUMN,
     SCALING_COLUMN,
@@ -32,18 +35,27 @@ def _spot_assumed(catalog) -> bool:
     return "assumed" in basis or "not an observed" in basis
 
 
-def table_columns(rows: list[dict], style: str = "exact", wide: bool = False, catalogs=()) -> list:
-    """(header, cell, left-aligned) per column. `seed`: the seed's Table 2.1 names (and no region column);
-    `exact`: names that say what a cell is, with units. Narrow unless `wide`."""
+def assumed_spot(catalogs) -> tuple[set[str], bool]:
+    """The catalogs whose spot price is assumed, and whether that is every catalog of the report."""
     listed = _catalog_list(catalogs) if catalogs else []
     assumed = {c.name for c in listed if _spot_assumed(c)}
+    return assumed, bool(assumed) and len(assumed) == len(listed)
+
+
+def table_columns(rows: list[dict], style: str = "exact", wide: bool = False, catalogs=()) -> list:
+    """(header, cell, left-aligned) per column. By default the columns a buyer decides with
+    (reporting/narrow.py); `wide`: every column, named for what a cell is, with units; `seed`: every column
+    under the seed's Table 2.1 names (and no region column)."""
+    assumed, every = assumed_spot(catalogs)
+    if style != "seed" and not wide:
+        return narrow.columns(rows, assumed, every)
     chosen = []
-    for key, seed_name, exact_name, narrow, cell in COLUMNS:
+    for key, seed_name, exact_name, cell in COLUMNS:
         name = seed_name if style == "seed" else exact_name
-        if name is None or not (wide or narrow or style == "seed"):
+        if name is None:
             continue
         if assumed and key.startswith("spot") and style != "seed":
-            if len(assumed) == len(listed):
+            if every:
                 name += " (assumed)"  # the catalog's spot is not an observed price: said in the header
             else:  # catalogs mixed: only the rows priced from one whose spot is assumed say so
                 cell = _marked_assumed(cell, assumed)
@@ -58,7 +70,12 @@ def table_columns(rows: list[dict], style: str = "exact", wide: bool = False, ca
         chosen.append((*NUMERICS_COLUMN, True))
     if any("fleet_status" in r for r in rows):  # a fleet's report: how each instance ended, its cost
         chosen += FLEET_COLUMNS
-    return chosen + [(*NOTES_COLUMN, True)]
+    return chosen + [narrow.notes_column(rows)]
+
+
+def notes_below(rows: list[dict], style: str, wide: bool, catalogs) -> list[str]:
+    """Under the table: the default table's marks in words, and the numbered notes its rows point to."""
+    return narrow.legend(rows, *assumed_spot(catalogs), wide=wide or style == "seed")
 
 
 def _marked_assumed(cell, assumed: set[str]):
@@ -74,10 +91,25 @@ def _escape(cell) -> str:
 
 
 def render_markdown(
-    rows: list[dict], catalogs, dataset_size: int, style: str = "exact", wide: bool = False
+    rows: list[dict],
+    catalogs,
+    dataset_size: int,
+    style: str = "exact",
+    wide: bool = False,
+    records: list[dict] | None = None,
+    plots: tuple[str, ...] = (),
 ) -> str:
+    """The report in markdown. With `records` (the runs behind the rows) it opens with the answer, then
+    the `plots` (image paths, as the reader of the file finds them), then the table."""
     columns = table_columns(rows, style, wide, catalogs)
-    lines = [
+    lines = []
+    if records is not None:
+        lines += answer.lines(answer.answer(rows, records, assumed_spot(catalogs)[0]))
+    if plots:
+        lines += ["## Plots", "", *(f"![{_plot_name(path)}]({path})" for path in plots), ""]
+    if lines:
+        lines += ["## The table", ""]
+    lines += [
         "| # | " + " | ".join(name for name, _, _ in columns) + " |",
         "|---:|" + "|".join("---" if left else "---:" for _, _, left in columns) + "|",
     ]
@@ -85,8 +117,14 @@ def render_markdown(
         f"| {n} | " + " | ".join(_escape(cell(row)) for _, cell, _ in columns) + " |"
         for n, row in enumerate(rows, 1)
     ]
-    lines += ["", footer(catalogs, dataset_size), "", *published_footer(rows), *traces(rows)]
+    below = notes_below(rows, style, wide, catalogs)
+    lines += ["", *below, *([""] if below else []), footer(catalogs, dataset_size), ""]
+    lines += [*published_footer(rows), *traces(rows)]
     return "\n".join(lines).rstrip("\n")
+
+
+def _plot_name(path: str) -> str:
+    return os.path.splitext(os.path.basename(path))[0].replace("_", " ")
 
 
 def traces(rows: list[dict]) -> list[str]:
@@ -109,12 +147,13 @@ def traces(rows: list[dict]) -> list[str]:
 
 
 def published_footer(rows: list[dict]) -> list[str]:
-    """Where each published row's figure comes from; nothing when the report has none."""
+    """Where each published row's figure comes from, each source once; nothing when the report has none."""
     listed = sources(rows)
     if not listed:
         return []
     return [
-        "Published figures (marked [PUBLISHED]: measured by their sources, not by the suite; never pooled with "
+        "Published figures (marked [PUBLISHED] in the wide table, pub in the default one: measured by their "
+        "sources, not by the suite; one row per source and configuration; never pooled with "
         "a measured row; priced with the catalog above where its device and count match an instance; "
         "Measured ÷ published compares a measured row's median with a figure of the same workload, device, "
         "precision, batch and device count):",
@@ -238,9 +277,11 @@ def render(
     extrapolate: bool = False,
     columns: str = "exact",
     wide: bool = False,
+    records: list[dict] | None = None,
+    plots: tuple[str, ...] = (),
 ) -> str:
     if fmt == "md":
-        return render_markdown(rows, catalog, dataset_size, columns, wide) + "\n"
+        return render_markdown(rows, catalog, dataset_size, columns, wide, records, plots) + "\n"
     if fmt == "csv":
         return render_csv(rows)
     return render_json(rows, catalog, dataset_size, extrapolate)

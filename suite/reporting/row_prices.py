@@ -76,12 +76,14 @@ def scale_to_instance(row: dict, instance, rate: float, extrapolate: bool) -> fl
                 f"accelerators (assumes linear scaling; measured {whole_number(row['measured_images_per_hour'])} img/h)"
             )
         else:
-            row["notes"].append(
-                f"used {used} of {instance.accelerator_count} accelerators (priced as the whole instance)"
-            )
+            row["notes"].append(part_note(used, instance.accelerator_count))
     if instance.note:
         row["notes"].append(instance.note)
     return rate
+
+
+def part_note(used: int, count: int) -> str:
+    return f"used {used} of {count} accelerators (priced as the whole instance)"
 
 
 def price(row: dict, instance, count: int = 1) -> None:

@@ -37,6 +37,7 @@ DEFAULT_DATASET_SIZE = 1_200_000
 MIN_RUNS_FOR_INTERVAL = (
     6  # the fewest runs whose min … max covers the median with ≥ 95% (stats.median_interval)
 )
+SYNTHETIC_NOTE = "synthetic data: a compute-only ceiling (upper bound), not real-data training"
 # Runs of one row whose relative range passes both the floor and a multiple of their windows' own noise
 # (cv, at least stats.WIDE_SPREAD_CV) are flagged: fresh processes on a busy host differ by tens of percent,
 # a 10× gap is another machine or another load, not noise.
@@ -296,7 +297,7 @@ def _describe(row: dict, group: list[dict], runs: _Runs, pool: tuple[str, ...]) 
             row["pooled"][name] = values
             row["notes"].append(f"pooled across {name.split('.', 1)[1]}: {', '.join(values)}")
     if row["upper_bound"]:
-        row["notes"].append("synthetic data: a compute-only ceiling (upper bound), not real-data training")
+        row["notes"].append(SYNTHETIC_NOTE)
     if under_failed_numerics(group):
         unchecked = sum(1 for r in group if not (r.get("numerics") or {}).get("verdict"))
         row["notes"].append(

@@ -1,0 +1,258 @@
+"""The answer a report opens with: per workload, the fastest configuration and the cheapest (images per $
+on demand, and on spot where priced), by how much each leads the next one, and whether the runs decide
+it. The verdict is `suite compare`'s: Welch's t-test on the log of each run's throughput (one sample per
+run, at least compare_stats.MIN_RUNS a side), corrected for the family of tests the answer makes, and
+withheld where the hosts' load could explain it (compare_load). Rows are named by their number in the
+table, which lists the runs behind each.
+"""
+
+from __future__ import annotations
+
+import math
+
+from suite import stats
+from suite.reporting import compare_load
+from suite.reporting.cells import whole_number
+from suite.reporting.compare_match import Group
+from suite.reporting.compare_stats import ALPHA, MIN_RUNS, correct, decide
+from suite.reporting.narrow import images_per_second, marks, short_device, wrapped
+
+# (what it answers, the row's field, how its value reads, the verdict's words: leader better / worse)
+LEADS = (
+    ("fastest", "images_per_hour", "img/s", ("faster", "slower")),
+    ("cheapest on demand", "images_per_usd", "images per $", ("cheaper", "costlier")),
+    ("cheapest on spot", "spot_images_per_usd", "images per $ on spot", ("cheaper", "costlier")),
+)
+HEADING = "Fastest and cheapest, per workload"
+PRICE_HINT = (
+    "name it on the run (`suite run --instance NAME`, see `suite prices list`; on AWS a run finds it "
+    "itself), or price runs made elsewhere with `suite report --instance NAME` (`--price-as-if` where the "
+    "run's device is not that instance's)"
+)
+_MARK_WORDS = {
+    "hyp": "hypothetical price: another device",
+    "synth": "synthetic data: a ceiling",
+    "ext": "extrapolated",
+    "retired": "retired instance",
+}
+
+
+def _value(row: dict, field: str) -> str:
+    if field == "images_per_hour":
+        return f"{images_per_second(row[field])} img/s"
+    return whole_number(row[field])
+
+
+class _Answer:
+    """The leads of one report and the tests behind their verdicts, corrected as one family."""
+
+    def __init__(self, rows: list[dict], records: list[dict] | None):
+        self.rows = rows
+        self.number = {id(row): n for n, row in enumerate(rows, 1)}
+        self.records = records
+        self.tests: list[tuple] = []  # (metric, words, lead, sides' samples)
+
+    def runs_of(self, row: dict) -> list[dict]:
+        """The row's runs: its run ids, on its instance (the same run priced as two instances is two rows)."""
+        ids = set(row["run_ids"])
+        return [
+            r
+            for r in self.records or []
+            if str(r.get("run_id")) in ids and (r.get("config") or {}).get("instance") == row["instance"]
+        ]
+
+    def lead(self, kind: str, field: str, rows: list[dict], words) -> dict | None:
+        candidates = [r for r in rows if r[field] is not None and r[field] > 0]
+        if field == "images_per_hour":  # one configuration's speed, however many instances price it
+            candidates = list({tuple(r["run_ids"]): r for r in reversed(candidates)}.values())[::-1]
+        ordered = sorted(candidates, key=lambda r: -r[field])
+        if not ordered:
+            return None
+        top = ordered[0]
+        lead = {"kind": kind, "field": field, "row": self.number[id(top)], "value": top[field]}
+        lead.update(next_row=None, next_value=None, log_ratio=None, verdict="the only such row")
+        if len(ordered) == 1:
+            return lead
+        following = ordered[1]
+        lead.update(
+            next_row=self.number[id(following)],
+            next_value=following[field],
+            log_ratio=stats.log_rate(top[field]) - stats.log_rate(following[field]),
+        )
+        self._judge(lead, top, following, field, words)
+        return lead
+
+    def _judge(self, lead: dict, top: dict, following: dict, field: str, words) -> None:
+        if self.records is None:
+            lead["verdict"] = "runs not read: no verdict"
+            return
+        if set(top["run_ids"]) == set(following["run_ids"]):
+            lead["verdict"] = "the same runs priced as two instances: the prices decide"
+            return
+        sides = [Group(self.runs_of(row)) for row in (following, top)]
+        counts = [len(group.samples()) for group in sides]
+        if max(counts) <= 1:
+            lead["verdict"] = "one run each: no verdict"
+            return
+        if min(counts) < MIN_RUNS:
+            lead["verdict"] = f"{counts[1]} vs {counts[0]} runs: no verdict (≥ {MIN_RUNS} a side needed)"
+            return
+        logs = tuple(self._logs(group, row, field) for group, row in zip(sides, (following, top)))
+        values = [[stats.from_log(x) or 0.0 for x in side] for side in logs]
+        metric = decide(*values, 0.0, words, logs=logs)
+        lead["runs"] = counts[::-1]
+        self.tests.append((metric, words, lead, sides))
+
+    @staticmethod
+    def _logs(group: Group, row: dict, field: str) -> list[float]:
+        """Each run's log img/s as the row counts it (scaled to the whole instance where it is), and
+        per $ of the row's price for images per $."""
+        offset = math.log(row["extrapolated_factor"] or 1)
+        if field != "images_per_hour":
+            price = row["usd_per_hour"] if field == "images_per_usd" else row["spot_usd_per_hour"]
+            offset += stats.LOG_SECONDS_PER_HOUR - math.log(price)
+        return [x + offset for x in group.log_rates()]
+
+    def decide_all(self) -> dict | None:
+        """Correct the family of tests, then withhold a call the load could explain; the correction used."""
+        if not self.tests:
+            return None
+        family = correct([(metric, 0.0, words) for metric, words, _, _ in self.tests])
+        for metric, _, lead, sides in self.tests:
+            loads = [compare_load.side_load(group.samples()) for group in sides]
+            verdict = metric["verdict"]
+            reason = (
+                compare_load.withhold(metric, *loads)
+                if verdict in ("faster", "slower", "cheaper", "costlier")
+                else None
+            )
+            if reason:
+                verdict = f"{compare_load.WITHHELD} ({reason})"
+            p = metric["p_adjusted"]
+            lead["p"] = p
+            lead["verdict"] = (
+                f"{verdict} (Welch's t-test, {lead['runs'][0]} vs {lead['runs'][1]} runs, p = {p:.2g})"
+            )
+        return family
+
+
+def answer(rows: list[dict], records: list[dict] | None, assumed: set[str] = frozenset()) -> dict:
+    """Per workload of the measured rows: its fastest row and its cheapest on demand and on spot, each
+    with the next one, the ratio and the verdict, said in sentences; and how the verdicts were made.
+    `assumed`: the catalogs whose spot price is assumed rather than observed."""
+    found = _Answer(rows, records)
+    measured = [r for r in rows if not r.get("published")]
+    workloads = []
+    for workload in dict.fromkeys(str(r["model_run"]) for r in measured):
+        own = [r for r in measured if str(r["model_run"]) == workload]
+        ranked = [r for r in own if r["images_per_hour"] is not None]
+        leads = [found.lead(kind, field, ranked, words) for kind, field, _, words in LEADS]
+        workloads.append(
+            {
+                "workload": workload,
+                "rows": len(own),
+                "ranked": ranked,
+                "leads": [lead for lead in leads if lead],
+                "data_differs": len({r["data"] for r in own}) > 1,
+            }
+        )
+    family = found.decide_all()  # the verdicts are final only now: the sentences come after
+    for item in workloads:
+        item["sentences"] = _sentences(item, rows, assumed)
+        item["ranked"] = len(item["ranked"])
+    return {
+        "workloads": workloads,
+        "family": family,
+        "method": method_line(family),
+        "published": len(rows) - len(measured),
+    }
+
+
+def _sentences(item: dict, rows: list[dict], assumed: set[str]) -> list[str]:
+    if not item["ranked"]:
+        return ["No row has a throughput (every run failed): see the table's notes."]
+    described: set[int] = set()
+    said = []
+    for lead in item["leads"]:
+        said.append(_lead_sentence(lead, rows, described, item["data_differs"], assumed))
+        described.add(lead["row"])
+    if not any(lead["field"] == "images_per_usd" for lead in item["leads"]):
+        said.append(f"Cheapest: no row is priced — {_why_unpriced(item['ranked'])}.")
+    return said
+
+
+def _why_unpriced(rows: list[dict]) -> str:
+    if any(r["instance"] and r.get("device_matches_instance") is False for r in rows):
+        return (
+            "measured on another device than the instance's accelerator: `suite report --price-as-if` prices "
+            "it hypothetically"
+        )
+    return "no row has an instance the catalog prices: " + PRICE_HINT
+
+
+def describe(row: dict, number: int, data_differs: bool = False) -> str:
+    """`#3 p5.48xlarge (H100 80GB ×8, amp, batch 256)`, with the data where rows differ in it, and the
+    row's caveats."""
+    parts = [
+        f"{short_device(row['device'])} ×{row['accelerators_used']}",
+        str(row["precision"]),
+        f"batch {row['batch_size']}",
+    ]
+    if data_differs:
+        parts.append(f"{row['data']} data")
+    caveats = [
+        _MARK_WORDS.get(m, m.replace("/", " of ") + " accelerators" if "/" in m else "") for m in marks(row)
+    ]
+    caveats = [c for c in caveats if c]
+    return (
+        f"#{number} {row['instance'] or 'no instance'} ({', '.join(parts)}"
+        + (f"; {'; '.join(caveats)}" if caveats else "")
+        + ")"
+    )
+
+
+def _lead_sentence(lead: dict, rows: list[dict], described: set[int], data_differs: bool, assumed) -> str:
+    unit = next(u for kind, _, u, _ in LEADS if kind == lead["kind"])
+    top = rows[lead["row"] - 1]
+    shown = _value(top, lead["field"]) + ("" if lead["field"] == "images_per_hour" else f" {unit}")
+    if lead["field"] == "spot_images_per_usd" and top.get("prices_catalog") in assumed:
+        shown += " (the spot price is assumed, not observed)"
+    who = f"#{lead['row']}" if lead["row"] in described else describe(top, lead["row"], data_differs)
+    sentence = f"{lead['kind'].capitalize()}: {who} at {shown}"
+    if lead["next_row"] is None:
+        return sentence + f", {lead['verdict']}."
+    following = rows[lead["next_row"] - 1]
+    ratio = stats.format_log_ratio(lead["log_ratio"], 2)
+    return (
+        sentence + f", {ratio}× the next, #{lead['next_row']} ({_value(following, lead['field'])}): "
+        f"{lead['verdict']}."
+    )
+
+
+def lines(result: dict, width: int = 110) -> list[str]:
+    """The answer as markdown: a heading, per workload a list of its leads, then how verdicts are made;
+    wrapped to `width` (a list item's lines go on indented)."""
+    out = [f"## {HEADING}", ""]
+    if not result["workloads"]:
+        return out + ["No measured row: the table lists published figures only.", ""]
+    for item in result["workloads"]:
+        out += [f"**{item['workload']}** ({item['rows']} row(s), {item['ranked']} with a throughput):", ""]
+        out += [line for sentence in item["sentences"] for line in wrapped(sentence, width, "- ")]
+        out.append("")
+    out += wrapped(result["method"], width)
+    if result["published"]:
+        out.append("Published figures (marked pub in the table) are not ranked here.")
+    return out + [""]
+
+
+def method_line(family: dict | None) -> str:
+    if family is None:
+        return (
+            f"Verdicts: none made — a verdict needs ≥ {MIN_RUNS} runs of each configuration compared "
+            "(`suite run --repeat N`)."
+        )
+    return (
+        f"Verdicts: `suite compare`'s test — Welch's t-test on the log of each run's throughput, one sample per "
+        f"run, α = {ALPHA:g}, two-sided; {family['name']} over the answer's {family['family']} test(s); a call "
+        "the hosts' load could explain is withheld."
+    )
