@@ -30,6 +30,27 @@ def cpu_model_name() -> str:
     return platform.processor() or platform.machine()
 
 
+def pinned_cores() -> list[int] | None:
+    """The core group SUITE_CPU_CORES pins this copy of a --per-device run to (None: not one), checked: the
+    per-device parent writes distinct cores this process may run on, comma-separated; anything else is a
+    UserError naming it (`0,0,0,0` was recorded as 4 threads on 1 core, `x` failed the run at set-up)."""
+    value = os.environ.get(CORES_ENV)
+    if value is None:
+        return None
+    parts = [part.strip() for part in value.split(",")]
+    allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set(range(os.cpu_count() or 1))
+    if not all(part.isascii() and part.isdigit() and len(part) <= 6 for part in parts):
+        cores = None
+    else:
+        cores = [int(part) for part in parts]
+    if cores is None or len(set(cores)) != len(cores) or not set(cores) <= allowed:
+        raise UserError(
+            f"environment variable {CORES_ENV}={value!r} must be distinct cores this process may run on, "
+            f"comma-separated (here: {','.join(map(str, sorted(allowed)))}); only `--per-device` sets it"
+        )
+    return cores
+
+
 class MemoryCeilingExceeded(MemoryError):
     """The CPU's stand-in for a device out-of-memory error: the --max-memory ceiling was passed."""
 
@@ -47,10 +68,10 @@ class CPUBackend(Backend):
     schedule = Schedule(warmup_steps=2, steps_per_window=4, windows=5)
 
     def __init__(self, config):
-        cores = os.environ.get(CORES_ENV)
+        cores = pinned_cores()
         if cores and config.threads is None:
             # One copy of a --per-device run: one thread per core of its group, recorded as what ran.
-            config = config.resolved(threads=len(cores.split(",")))
+            config = config.resolved(threads=len(cores))
         super().__init__(config)
 
     @classmethod
@@ -65,9 +86,9 @@ class CPUBackend(Backend):
         # so that the ceiling stands for what a device's memory would hold (model, optimizer, batches).
         self._baseline_rss_bytes = psutil.Process().memory_info().rss
         self._maxrss_at_setup_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        cores = os.environ.get(CORES_ENV)
+        cores = pinned_cores()
         if cores:  # one copy of a --per-device run: pinned to its own core group
-            os.sched_setaffinity(0, {int(core) for core in cores.split(",")})
+            os.sched_setaffinity(0, cores)
         if self.config.threads is not None:
             if self.config.threads > (psutil.cpu_count(logical=True) or 1) * 4:
                 raise UserError(

@@ -53,6 +53,22 @@ def _checked_file(option: str, path: str | None) -> str | None:
     return os.path.abspath(path) if path is not None else None
 
 
+def hls_module_id() -> int | None:
+    """HLS_MODULE_ID, the card this process holds, as Habana's hccl sets it: a whole number, else None with
+    a warning (a junk value left in a shell used to fail the run with int()'s message)."""
+    value = os.environ.get("HLS_MODULE_ID")
+    if value is None or not value.strip():
+        return None
+    if not (value.strip().isascii() and value.strip().isdigit() and len(value.strip()) <= 4):
+        print(
+            f"suite: warning: HLS_MODULE_ID={value!r} in the environment ignored: a module id is a whole "
+            "number (telemetry then reads a card only where one is visible; the record says which)",
+            file=sys.stderr,
+        )
+        return None
+    return int(value)
+
+
 @register_backend
 class HPUBackend(Backend):
     name = "hpu"
@@ -378,8 +394,7 @@ class HPUBackend(Backend):
         # HLML's index is not LOCAL_RANK: index 0 can be module 5 (`hl-smi -Q index,module_id`). The card
         # this process holds is HLS_MODULE_ID, which the bridge's hccl sets from LOCAL_RANK (through
         # HABANA_VISIBLE_MODULES where set) for multi-process runs (distributed/hccl/__init__.py, v1.19.0).
-        module_id = os.environ.get("HLS_MODULE_ID")
-        self._hlml = HLMLSampler(module_id=int(module_id) if module_id not in (None, "") else None)
+        self._hlml = HLMLSampler(module_id=hls_module_id())
         return [self._hlml]
 
     def is_out_of_memory(self, error: BaseException) -> bool:

@@ -138,16 +138,34 @@ def _drop_unowned_handoffs() -> None:
         )
 
 
+def _check_environment() -> None:
+    """Every variable the suite reads is checked, owned or ignored with a warning, before anything reads it
+    (docs/failure-modes.md lists them): what a suite parent hands down needs the parent's proof; a launcher's
+    rank variables count only as the set a launcher makes, and their values are checked (a UserError);
+    the override takes 1 or 0."""
+    from suite import limits
+    from suite.measurement import distributed
+
+    _drop_unowned_handoffs()
+    for ignored in (distributed.check_launcher_environment(), limits.check_override_env()):
+        if ignored:
+            print(f"suite: warning: {ignored}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     from suite import context, limits, optional_modules
 
     ignored = limits.end_with_launcher()  # a torchrun rank ends with the launcher that started it
     if ignored:
         print(f"suite: warning: {ignored}", file=sys.stderr)
+    try:
+        _check_environment()  # before the load sample, which reads WORLD_SIZE and SUITE_SIBLINGS
+    except UserError as error:
+        print(f"suite: error: {error}", file=sys.stderr)
+        return EXIT_USER_ERROR
     context.start_load_sample()  # the record's host-load sample spans start-up, not a sleep before the run
 
     optional_modules.quarantine_broken()  # before anything imports torch (which imports pynvml)
-    _drop_unowned_handoffs()
     previous = _stop_on_sigterm()
     try:
         given = sys.argv[1:] if argv is None else list(argv)

@@ -29,6 +29,17 @@ def overridden() -> bool:
     return os.environ.get(OVERRIDE_ENV) == "1"
 
 
+def check_override_env(env=None) -> str | None:
+    """At start-up: the override is `1` (go ahead) or `0`/empty (do not); anything else is removed from ENV
+    and the line returned says so (`yes` used to be a silent no)."""
+    env = os.environ if env is None else env
+    value = env.get(OVERRIDE_ENV)
+    if value is None or value.strip() in ("", "0", "1"):
+        return None
+    del env[OVERRIDE_ENV]
+    return f"{OVERRIDE_ENV}={value!r} in the environment ignored: accepted 1 (go ahead past a bound) or 0"
+
+
 def refuse_above(what: str, estimate: float, bound: float, why: str, show=human) -> None:
     """UserError when `estimate` exceeds `bound`, naming both and the override."""
     if estimate > bound and not overridden():

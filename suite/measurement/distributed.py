@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 import traceback
 from dataclasses import dataclass
@@ -63,6 +64,59 @@ def adopt_mpi_environment(env=None) -> None:
     for mpi_name, name in MPI_TO_TORCHRUN.items():
         if mpi_name in env:
             env[name] = env[mpi_name]
+
+
+# What torch's launcher sets for each rank (torch/distributed/elastic/agent/server/local_elastic_agent.py):
+# read by the suite, by cuda's device choice (LOCAL_RANK) and by torch's env:// rendezvous (MASTER_*).
+RANK_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE")
+
+
+def check_launcher_environment(env=None) -> str | None:
+    """At start-up: a launcher's variables are taken as a set, or not at all. RANK and WORLD_SIZE with the
+    rendezvous address (MASTER_ADDR, MASTER_PORT; or Open MPI's own ranks, as mpirun sets them) are a
+    launcher's: every value is checked (a UserError names the variable, its value and what is accepted).
+    Rank variables without them are what an old job left in a shell (no launcher starts a rank it cannot
+    rendezvous): removed from ENV; returns the line that says so. Returns None when nothing was removed."""
+    env = os.environ if env is None else env
+    adopt_mpi_environment(env)
+    present = [name for name in RANK_VARIABLES if name in env]
+    if not present:
+        return None
+    by_mpi = all(name in env for name in list(MPI_TO_TORCHRUN)[:3])
+    if "RANK" in env and "WORLD_SIZE" in env and (by_mpi or ("MASTER_ADDR" in env and "MASTER_PORT" in env)):
+        _check_rank_values(env)
+        return None
+    for name in present:
+        del env[name]
+    return (
+        f"{', '.join(present)} in the environment ignored: no launcher set them (torchrun sets RANK, WORLD_SIZE, "
+        "MASTER_ADDR and MASTER_PORT together); this runs as one process"
+    )
+
+
+def _check_rank_values(env) -> None:
+    def number(name: str, least: int, most: int, default: int | None = None) -> int | None:
+        if name not in env:
+            return default
+        value = env[name]
+        text = str(value).strip()
+        if not (text.isascii() and text.isdigit()) or not least <= int(text) <= most:
+            raise UserError(
+                f"environment variable {name}={value!r} must be a whole number from {least} to {most:,} "
+                "(it is set by torch's launcher, or mpirun)"
+            )
+        return int(text)
+
+    from suite.errors import COUNT_CEILING
+
+    world = number("WORLD_SIZE", 1, COUNT_CEILING)
+    number("RANK", 0, world - 1)
+    local_world = number("LOCAL_WORLD_SIZE", 1, world, default=world)
+    number("LOCAL_RANK", 0, local_world - 1)
+    nodes = number("GROUP_WORLD_SIZE", 1, world, default=1)
+    number("GROUP_RANK", 0, nodes - 1)
+    if "MASTER_PORT" in env:
+        number("MASTER_PORT", 1, 65535)
 
 
 def launched(env=None) -> bool:
@@ -318,6 +372,13 @@ def report_failure(info: RankInfo, error: dict, status: str = "error", env=None)
     env = os.environ if env is None else env
     path = env.get("TORCHELASTIC_ERROR_FILE")
     if not path:
+        if info.rank != 0:  # no launcher collects it (mpirun, or a launcher's variables set by hand): say it
+            print(
+                f"suite: error: rank {info.rank} of {info.world_size}: {error.get('type', 'Error')}: "
+                f"{(str(error.get('message') or '').splitlines() or [''])[0]} (rank 0 writes the record)",
+                file=sys.stderr,
+                flush=True,
+            )
         return
     data = {
         "message": {
