@@ -201,6 +201,17 @@ def machine_says_no_instance(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def own_numerics_ledger(tmp_path_factory, monkeypatch):
+    """Each test has a numerics ledger of its own (the cache folder's stays shared, for its counts): a check
+    another test made, or one made on this machine, never marks a test's runs, and no test's check is left
+    in the machine's ledger. A child given suite_env(tmp_path) has its own cache folder, ledger included."""
+    from suite.run_record import numerics_ledger
+
+    folder = str(tmp_path_factory.mktemp("numerics-ledger"))
+    monkeypatch.setattr(numerics_ledger, "folder", lambda: folder)
+
+
+@pytest.fixture(autouse=True)
 def no_skypilot_catalog(tmp_path_factory, monkeypatch):
     """SkyPilot's downloaded price catalogs (~/.sky/catalogs) price fleet estimates when present: tests see
     none unless they write their own under SKY_RUNTIME_DIR, so an estimate never depends on this machine."""

@@ -29,7 +29,7 @@ import statistics
 import time
 
 from suite.errors import UserError
-from suite.measurement import numerics_runs
+from suite.measurement import numerics_keep, numerics_runs
 
 K = 3.0  # multiples of the measured run-to-run noise a candidate may deviate
 REFERENCE = "fp32"
@@ -169,6 +169,7 @@ def check(plan, backend_factory=None) -> dict:
             verdict="error", reason=f"{type(error).__name__}: {text.splitlines()[0] if text else ''}"
         )
         result["time_s"] = time.perf_counter() - started
+        numerics_keep.keep(plan, result)  # every verdict is kept, keyed by its configuration
         return result
 
     rows = compare(runs, BATCHES)
@@ -210,4 +211,5 @@ def check(plan, backend_factory=None) -> dict:
     )
     if "grad_scaler" in runs["candidate"]:
         result["grad_scaler"] = runs["candidate"]["grad_scaler"]
+    numerics_keep.keep(plan, result)  # the ledger: report and compare find it beside any folder's records
     return result

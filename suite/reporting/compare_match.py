@@ -7,6 +7,7 @@ instance against another). Also the words a configuration is named by, and the c
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import shlex
 from collections import Counter
@@ -18,7 +19,7 @@ from suite.errors import UserError
 
 # The one place compare learns what makes two runs the same configuration: the report's row key.
 from suite.reporting.identity import LOADER_FIELDS, row_identity, row_key, settings
-from suite.reporting.numerics_mark import under_failed_numerics
+from suite.reporting.numerics_mark import standing
 from suite.run_record.facts import (
     data_path,
     images_per_hour,
@@ -191,10 +192,16 @@ class Group:
     def first(self) -> dict:
         return self.records[0]
 
+    @functools.cached_property  # read once the group is whole: it consults the numerics ledger
+    def numerics_standing(self) -> dict:
+        """The configuration's numerics standing, from its records' checks and the ledger's."""
+        return standing(self.records)
+
     @property
     def numerics_failed(self) -> bool:
-        """The configuration's latest numerics check failed: none of its runs is a sample."""
-        return under_failed_numerics(self.records)
+        """The configuration's latest numerics check (its records' or the ledger's) failed: none of its
+        runs is a sample."""
+        return self.numerics_standing["verdict"] == "fail"
 
     def samples(self) -> list[dict]:
         return [] if self.numerics_failed else [r for r in self.records if counted(r)]
