@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import statistics
 
@@ -58,22 +59,25 @@ def test_welch_matches_the_textbook_values():
 
 
 # (baseline img/s, candidate img/s, --min-change, verdict)
+UNDECIDED = compare_stats.UNDECIDED
 CASES = [
     pytest.param([100, 101, 99], [120, 121, 119], 0.0, "faster", id="faster"),
     pytest.param([100, 101, 99], [80, 81, 79], 0.0, "slower", id="slower"),
     pytest.param([100, 101, 99], [104, 103, 106], 0.0, "faster", id="small-but-clear-speedup"),
-    pytest.param([100, 101, 99], [104, 103, 106], 0.05, "no change (< 5%)", id="below-min-change"),
-    pytest.param([100, 100.5, 99.5], [100.2, 99.7, 100.4], 0.0, compare_stats.NO_DIFFERENCE, id="no-change"),
-    pytest.param(
-        [80, 100, 120], [60, 100, 140], 0.0, compare_stats.NO_DIFFERENCE, id="equal-medians-wide-spread"
-    ),
-    pytest.param([90, 100, 130], [95, 100, 140], 0.0, compare_stats.NO_DIFFERENCE, id="overlapping-noisy"),
+    # significant, 4 % from 1, but its interval reaches 7.5 %: not shown to be within 5 %
+    pytest.param([100, 101, 99], [104, 103, 106], 0.05, UNDECIDED, id="inside-min-change-but-not-shown"),
+    pytest.param([100, 100.2, 99.8], [101, 101.2, 100.8], 0.05, "no change (< 5%)", id="shown-within-min-change"),
+    pytest.param([100, 100.5, 99.5], [100.2, 99.7, 100.4], 0.0, UNDECIDED, id="no-margin-no-difference"),
+    pytest.param([100, 100.5, 99.5], [100.2, 99.7, 100.4], 0.03, "no change (< 3%)", id="equivalent-within-3%"),
+    pytest.param([80, 100, 120], [60, 100, 140], 0.0, UNDECIDED, id="equal-medians-wide-spread"),
+    pytest.param([80, 100, 120], [60, 100, 140], 0.10, UNDECIDED, id="wide-spread-cannot-show-10%"),
+    pytest.param([90, 100, 130], [95, 100, 140], 0.0, UNDECIDED, id="overlapping-noisy"),
     pytest.param([100, 101], [120, 121, 119], 0.0, compare_stats.TOO_FEW, id="two-runs-a-side-too-few"),
     pytest.param([100, 101, 99], [120], 0.0, compare_stats.TOO_FEW, id="one-candidate-run-too-few"),
-    pytest.param(
-        [100, 100, 100], [100, 100, 100], 0.0, compare_stats.NO_DIFFERENCE, id="identical-no-spread"
-    ),
-    pytest.param([100, 100, 100], [110, 110, 110], 0.0, "faster", id="different-no-spread"),
+    # no spread on either side: the noise is unknown, no test (it used to be p = 0, "faster")
+    pytest.param([100, 100, 100], [100, 100, 100], 0.0, UNDECIDED, id="identical-no-spread"),
+    pytest.param([100, 100, 100], [110, 110, 110], 0.0, UNDECIDED, id="different-no-spread"),
+    pytest.param([100] * 3, [100.0001] * 3, 0.0, UNDECIDED, id="a-millionth-apart-no-spread"),
 ]
 
 
@@ -84,13 +88,17 @@ def test_verdicts_on_known_distributions(baseline, candidate, min_change, verdic
     assert decided["baseline_median"] == pytest.approx(statistics.median(baseline))
     if verdict == compare_stats.TOO_FEW:
         assert decided["ratio"] is None  # never a bare ratio without a verdict
-    else:
-        # the verdict and the interval agree: significant exactly when the interval leaves out 1
-        significant = verdict != compare_stats.NO_DIFFERENCE
-        assert (decided["ci_low"] > 1 or decided["ci_high"] < 1) == significant
-        if verdict in ("faster", "slower"):
-            assert (decided["ci_low"] > 1) == (verdict == "faster")
-        assert decided["ci_low"] <= decided["ratio"] <= decided["ci_high"]
+        return
+    assert decided["ci_low"] <= decided["ratio"] <= decided["ci_high"]
+    if verdict in ("faster", "slower"):  # the verdict and the interval agree
+        assert (decided["ci_low"] > 1) == (verdict == "faster") and (decided["ci_high"] < 1) == (verdict == "slower")
+    if verdict == UNDECIDED and min_change == 0 and decided["se_log"]:
+        assert decided["ci_low"] <= 1 <= decided["ci_high"]  # without a margin: exactly "not significant"
+    if verdict.startswith("no change"):  # its 90 % interval inside the margin
+        low, high = decided["log_ci90"]
+        assert math.log(1 - min_change) < low and high < math.log(1 + min_change)
+    if decided["se_log"] == 0:
+        assert decided["p_equivalent"] is None and decided["detectable"] is None
 
 
 def test_ratio_and_interval_are_of_geometric_means():
@@ -174,7 +182,7 @@ def test_by_instance_cheaper_but_not_significantly_faster():
     base = v100(side([1000, 1100, 900], "a", instance="p3.8xlarge", backend="cuda"))  # $12.24/h
     cand = v100(side([1050, 950, 1000], "c", instance="p3.2xlarge", backend="cuda"))  # $3.06/h
     (comparison,) = compare.compare(base, cand, by="instance", catalog=SEED)["comparisons"]
-    assert comparison["metrics"]["images_per_second"]["verdict"] == compare_stats.NO_DIFFERENCE
+    assert comparison["metrics"]["images_per_second"]["verdict"] == compare_stats.UNDECIDED
     assert comparison["metrics"]["images_per_usd"]["verdict"] == "cheaper"
 
 
@@ -231,7 +239,8 @@ def test_cli_markdown_lists_verdicts_and_unmatched(folders, capsys):
 def test_cli_fail_on_slower_exits_1(folders, capsys):
     base, cand = folders
     assert main(["compare", str(base), str(cand), "--fail-on", "slower"]) == 1
-    assert "suite: slower: dcgan64" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "suite: fail (slower): dcgan64" in err and "suite: --fail-on slower: fail" in err
     assert main(["compare", str(cand), str(base), "--fail-on", "slower"]) == 0  # the other way: faster
 
 
@@ -256,11 +265,11 @@ def test_cli_glob_and_too_few(tmp_path, capsys):
     write_side(tmp_path / "r", [100, 101], "a", threads=1)
     write_side(tmp_path / "s", [150, 151, 149], "c", threads=2)
     pattern = str(tmp_path / "r" / "*.json")
-    # a gate that cannot decide is not a pass
-    assert main(["compare", pattern, str(tmp_path / "s"), "--by", "threads", "--fail-on", "slower"]) == 1
+    # a gate that cannot decide is not a pass: it is undecided, exit status 4
+    assert main(["compare", pattern, str(tmp_path / "s"), "--by", "threads", "--fail-on", "slower"]) == 4
     captured = capsys.readouterr()
     out = captured.out
-    assert "suite: cannot decide (too few runs): dcgan64" in captured.err
+    assert "suite: undecided (too few runs): dcgan64" in captured.err
     assert "**too few runs**" in out
     assert "2 vs 3 runs: need ≥ 3 a side for a verdict; suite run --workload dcgan64 --backend cpu" in out
     assert f"--threads 1 --repeat 1 --out {tmp_path / 'r'}" in out

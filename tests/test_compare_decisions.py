@@ -76,7 +76,7 @@ def test_a_real_speed_up_still_wins_within_a_family():
     verdicts = [
         c["metrics"]["images_per_second"]["verdict"] for c in compare.compare(base, cand)["comparisons"]
     ]
-    assert verdicts == ["faster", compare_stats.NO_DIFFERENCE]
+    assert verdicts == ["faster", compare_stats.UNDECIDED]
 
 
 # -- item: the gate, the rerun hint, --by ---------------------------------------------------------------
@@ -85,8 +85,8 @@ def test_a_real_speed_up_still_wins_within_a_family():
 def test_fail_on_fails_when_nothing_matched(tmp_path, capsys):
     write_side(tmp_path / "a", [100, 101, 99], "a")
     write_side(tmp_path / "b", [100, 101, 99], "b", batch_size=16)
-    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--fail-on", "slower"]) == 1
-    assert "cannot decide (no configuration is on both sides)" in capsys.readouterr().err
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--fail-on", "slower"]) == 4
+    assert "undecided (no configuration is on both sides)" in capsys.readouterr().err
 
 
 def test_rerun_hint_reproduces_overrides_and_schedule():

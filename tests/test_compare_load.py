@@ -142,13 +142,13 @@ def test_records_without_load_say_it_cannot_be_ruled_out():
     )
 
 
-def test_fail_on_fails_on_a_withheld_verdict(tmp_path, capsys):
+def test_fail_on_is_undecided_on_a_withheld_verdict(tmp_path, capsys):
     for folder, rates, others in (("a", [100, 101, 99], 2.0), ("b", [60, 61, 59], 50.0)):
         (tmp_path / folder).mkdir()
         for _, rec in loaded(side(rates, folder), others=others):
             run_record.write_record(rec, str(tmp_path / folder))
-    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--fail-on", "slower"]) == 1
-    assert "cannot decide (withheld: load differs)" in capsys.readouterr().err
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--fail-on", "slower"]) == 4
+    assert "undecided (withheld: load differs)" in capsys.readouterr().err
 
 
 # -- interleaving -----------------------------------------------------------------------------------------

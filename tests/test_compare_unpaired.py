@@ -34,10 +34,10 @@ def test_a_folder_compared_with_itself_says_so(tmp_path, capsys):
 def test_the_gate_names_why_nothing_was_compared(tmp_path, capsys):
     write_side(tmp_path / "a", [100, 101, 99], "a")
     write_side(tmp_path / "b", [100, 101, 99], "b", batch_size=16)
-    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--fail-on", "slower"]) == 1
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--fail-on", "slower"]) == 4
     err = capsys.readouterr().err
     assert (
-        "cannot decide (no configuration is on both sides): the closest pair differs in batch_size (8 / 16)"
+        "undecided (no configuration is on both sides): the closest pair differs in batch_size (8 / 16)"
         in err
     )
     assert "`--by batch_size`" in err

@@ -24,7 +24,7 @@ EXTREMES = [
     pytest.param(1e-300, HUGE, "faster", id="1e-300-to-1e300"),
     pytest.param(TINY, SUBNORMAL, "faster", id="both-subnormal"),
     pytest.param(HUGE, LARGEST, "faster", id="both-near-the-largest-float"),
-    pytest.param(LARGEST, LARGEST, compare_stats.NO_DIFFERENCE, id="the-largest-float-twice"),
+    pytest.param(LARGEST, LARGEST, compare_stats.UNDECIDED, id="the-largest-float-twice"),
 ]
 
 
@@ -82,7 +82,8 @@ def test_decide_takes_the_ratio_from_logs_not_from_a_quotient():
     "log_ratio,verdict", [(1500.0, "faster"), (-1500.0, "slower"), (0.01, "no change (< 5%)")]
 )
 def test_verdicts_and_the_load_rule_read_the_log_ratio(log_ratio, verdict):
-    assert compare_stats.verdict(log_ratio, 0.001, 0.05) == verdict
+    decided = {"log_ratio": log_ratio, "se_log": 0.01, "p_equivalent": 0.001}
+    assert compare_stats.verdict(decided, 0.001, 0.05) == verdict
     busy = {"load_per_cpu": 2.0, "others_cpu_percent": 90.0, "cpu_mhz": 0.0}
     quiet = {"load_per_cpu": 0.0, "others_cpu_percent": 0.0, "cpu_mhz": 0.0}
     metric = {"log_ratio": log_ratio, "ratio": stats.from_log(log_ratio), "p_adjusted": 0.001}
@@ -97,9 +98,9 @@ def test_images_per_dollar_of_extreme_rates_is_decided_in_log_space():
     for (_, rec), rate in zip(base, (TINY, TINY, TINY)):
         rec["device"] = {"name": "Tesla V100-SXM2-16GB", "count": 1}
         rec["metrics"] = {"images_per_hour": rate}
-    for _, rec in cand:
+    for (_, rec), spread in zip(cand, (1.0, 0.999, 0.998)):  # a spread: identical runs decide nothing
         rec["device"] = {"name": "GAUDI", "count": 8}
-        rec["metrics"] = {"images_per_hour": LARGEST}
+        rec["metrics"] = {"images_per_hour": LARGEST * spread}
     (comparison,) = compare.compare(base, cand, by="instance", catalog=SEED)["comparisons"]
     per_usd = comparison["metrics"]["images_per_usd"]
     assert per_usd["verdict"] == "cheaper" and per_usd["ratio"] is None

@@ -12,8 +12,9 @@ def add_parser(subparsers) -> None:
         "compare",
         help="baseline vs candidate: medians, ratio with a 95%% interval, and a significance verdict",
         description="Match the configurations of two sets of run records by the report's row key and say, "
-        "for each, whether the candidate is faster, slower or not significantly different (Welch's t-test "
-        "over runs; at least 3 runs a side, see `suite run --repeat`).",
+        "for each, whether the candidate is faster, slower, no change within --min-change, or undecided "
+        "(Welch's t-test and two one-sided tests over runs; at least 3 runs a side, see `suite run --repeat`), "
+        "with the smallest change the runs could detect.",
     )
     p.add_argument("baseline", metavar="BASELINE", help="a record, a folder of records or a quoted glob")
     p.add_argument("candidate", metavar="CANDIDATE", help="a record, a folder of records or a quoted glob")
@@ -27,7 +28,9 @@ def add_parser(subparsers) -> None:
         "--min-change",
         default="0%",
         metavar="PCT",
-        help="a significant change smaller than this is reported as no change (e.g. 3%%; default 0%%)",
+        help="the change that matters (e.g. 3%%; default 0%%): a smaller one is no verdict of faster or "
+        "slower, a ratio shown to lie within it is `no change`, and a --fail-on gate passes only when the "
+        "runs rule out a change for the worse beyond it",
     )
     p.add_argument(
         "--correction",
@@ -51,8 +54,10 @@ def add_parser(subparsers) -> None:
     p.add_argument(
         "--fail-on",
         metavar="VERDICT",
-        help="exit with status 1 when any configuration is `slower` (img/s) or `costlier` (images per $), "
-        "or when one cannot be decided (too few runs, a verdict withheld for load, nothing matched)",
+        help="gate on `slower` (img/s) or `costlier` (images per $): exit status 1 when any configuration "
+        "is, 0 only when the runs rule out every change for the worse beyond --min-change, and 4 "
+        "(undecided) otherwise: too few or too noisy runs, a verdict withheld for load, a metric that "
+        "cannot be computed, nothing matched",
     )
     p.set_defaults(func=compare_command)
 
@@ -60,7 +65,7 @@ def add_parser(subparsers) -> None:
 def compare_command(args) -> int:
     from suite import run_record
     from suite.errors import UserError, one_of
-    from suite.reporting import compare, compare_render, compare_stats
+    from suite.reporting import compare, compare_gate, compare_render, compare_stats
     from suite.reporting.gather import load_records
     from suite.reporting.pricing import load_catalog
 
@@ -68,8 +73,8 @@ def compare_command(args) -> int:
         raise one_of("--format", args.format, compare_render.FORMATS)
     if args.correction not in compare_stats.CORRECTIONS:
         raise one_of("--correction", args.correction, compare_stats.CORRECTIONS)
-    if args.fail_on is not None and args.fail_on not in compare.FAIL_ON:
-        raise one_of("--fail-on verdict", args.fail_on, compare.FAIL_ON)
+    if args.fail_on is not None and args.fail_on not in compare_gate.FAIL_ON:
+        raise one_of("--fail-on verdict", args.fail_on, compare_gate.FAIL_ON)
     by = compare.parse_by(args.by)
     min_change = compare.parse_min_change(args.min_change)
     catalog = load_catalog(args.prices)
@@ -82,13 +87,20 @@ def compare_command(args) -> int:
     result = compare.compare(
         *sides, by=by, min_change=min_change, catalog=catalog, correction=args.correction
     )
+    result["gate"] = compare_gate.gate(result, args.fail_on)
     text = compare_render.render(result, args.format)
     if args.out:
         run_record.write_text(args.out, text)
         print(f"suite: comparison written to {args.out}", file=sys.stderr)
     else:
         sys.stdout.write(text)
-    failing = compare.failing(result, args.fail_on)
-    for why, comparison in failing:
-        print(f"suite: {why}: {comparison['configuration']}", file=sys.stderr)
-    return 1 if failing else 0
+    gate = result["gate"]
+    if gate is None:
+        return 0
+    for finding in gate["findings"]:
+        if finding["status"] != compare_gate.PASS:
+            print(
+                f"suite: {finding['status']} ({finding['why']}): {finding['configuration']}", file=sys.stderr
+            )
+    print(f"suite: --fail-on {gate['fail_on']}: {gate['status']}", file=sys.stderr)
+    return gate["exit_status"]

@@ -6,12 +6,15 @@ share its thread placement, memory layout and clock state). For each matched pai
 
     ratio   = candidate ÷ baseline, as the ratio of the runs' geometric means
     95% CI  = exp(Welch's t interval of the difference of mean log throughputs)
-    verdict = faster / slower where the family-corrected p < 0.05, "no change" while |ratio − 1| <
-              --min-change, withheld where the two sides' host load could explain it
+    verdict = faster / slower where the family-corrected p < 0.05 and |ratio − 1| ≥ --min-change;
+              "no change (< m)" where two one-sided tests put the ratio within --min-change of 1;
+              otherwise "undecided" (with the smallest change the runs could detect and the runs a
+              side that --min-change needs); withheld where the two sides' host load could explain it
 
 The steps live apart: matching (compare_match), the tests and the family's correction (compare_stats),
-the load rule (compare_load) and the output (compare_render). Fewer than MIN_RUNS runs on a side is a
-verdict of its own, never a bare ratio.
+the load rule (compare_load), the `--fail-on` gate (compare_gate) and the output (compare_render). Fewer
+than MIN_RUNS runs on a side is a verdict of its own, never a bare ratio. Each side's numerics standing
+(its records' checks and the numerics ledger's, numerics_mark) is said beside it.
 """
 
 from __future__ import annotations
@@ -31,18 +34,29 @@ from suite.reporting.compare_match import (
     match_key,
     parse_by,
     rerun_hint,
-    unpaired_note,
     why_unpaired,
 )
-from suite.reporting.compare_stats import ALPHA, MIN_RUNS, TOO_FEW, correct, decide
+from suite.reporting.compare_stats import (
+    ALPHA,
+    MIN_RUNS,
+    POWER,
+    TOO_FEW,
+    UNDECIDED,
+    correct,
+    decide,
+    detectable_range,
+)
+from suite.reporting.numerics_mark import standing_note
 from suite.reporting.pricing import device_mismatch_warning
 from suite.reporting.rows import build_rows
 
 METHOD = (
     "Welch's t-test on the log of each run's throughput (one sample per run), two-sided, α = 0.05; "
-    "ratio = candidate ÷ baseline of the runs' geometric means, with its (uncorrected) 95% confidence interval"
+    "ratio = candidate ÷ baseline of the runs' geometric means, with its (uncorrected) 95% confidence "
+    "interval; no change (< m): two one-sided tests (Schuirmann 1987) put the ratio within --min-change of 1; "
+    f"could detect: the smallest change found with {POWER:.0%} power, and the runs a side a --min-change "
+    "change needs at these runs' spread"
 )
-FAIL_ON = ("slower", "costlier")
 
 # What a verdict is called for each metric: (higher, lower).
 METRICS = {
@@ -102,6 +116,7 @@ def compare(
     )
     for comparison in comparisons:
         _weigh_load(comparison)
+        _undecided_notes(comparison)
     return {
         "by": by,
         "min_change": min_change,
@@ -149,10 +164,10 @@ def _compare_pair(base: Group, cand: Group, by, min_change, catalog) -> dict:
     if any(m["verdict"] == TOO_FEW for m in metrics.values()):
         notes.append(_too_few_note(base, cand, len(rates_base), len(rates_cand)))
     for side, group in (("baseline", base), ("candidate", cand)):
-        if group.numerics_failed:
-            notes.append(
-                f"{side}: its latest numerics check FAILED: no run counts until a later check passes"
-            )
+        # a failed check (in the records or the numerics ledger), a reduced precision never checked
+        numerics = standing_note(group.records, group.numerics_standing)
+        if numerics:
+            notes.append(f"{side}: {numerics}")
         if group.not_counted():
             notes.append(
                 f"{side}: "
@@ -203,8 +218,48 @@ def _side(group: Group, by, usd_per_hour) -> dict:
         "usd_per_hour": usd_per_hour,
         "images_per_second": group.rates(),
         "numerics_failed": group.numerics_failed,
+        "numerics": _numerics(group),
         "load": compare_load.side_load(group.samples() or group.records),
     }
+
+
+def _numerics(group: Group) -> dict:
+    """The side's numerics standing: its latest decisive check (pass / fail / None: never), from where."""
+    found = group.numerics_standing
+    latest = found["latest"] or {}
+    return {
+        "verdict": found["verdict"],
+        "source": latest.get("source"),
+        "checked_utc": latest.get("utc"),
+        "checks": found["checks"],
+        "reduced_precision": found["reduced_precision"],
+    }
+
+
+def _undecided_notes(comparison: dict) -> None:
+    """For each undecided metric: why, in numbers — the interval, the smallest change these runs could
+    detect and the runs a side the margin needs — so that "undecided" never reads as "the same"."""
+    for name, metric in comparison["metrics"].items():
+        if metric["verdict"] != UNDECIDED:
+            continue
+        label = METRICS[name][0]
+        if metric["se_log"] == 0:
+            comparison["notes"].append(
+                f"{label}: undecided: the runs on both sides are identical, so their noise cannot be "
+                "estimated and no test can be made (are these copies of one run?)"
+            )
+            continue
+        low, high = (stats.format_log_ratio(x) for x in metric["log_ci"])
+        text = (
+            f"{label}: undecided: the ratio may lie anywhere in ×{low} … ×{high}; these runs could detect "
+            f"only a ratio outside {detectable_range(metric)} ({POWER:.0%} power)"
+        )
+        m = metric["min_change"]
+        if metric["runs_needed"]:
+            text += f"; a {m:.0%} change needs about {metric['runs_needed']:,} runs a side at this spread"
+        elif not m:
+            text += "; give --min-change (the change you would accept) to test for no change"
+        comparison["notes"].append(text)
 
 
 def _weigh_load(comparison: dict) -> None:
@@ -248,24 +303,3 @@ def _unmatched(group: Group, by) -> dict:
         "runs": len(group.rates()),
         "value": by_value(group.first, by) if by else None,
     }
-
-
-def failing(result: dict, fail_on: str | None) -> list[tuple[str, dict]]:
-    """The comparisons that fail the `--fail-on` gate, each with why: the verdict it names (slower:
-    img/s; costlier: images per $), or no verdict at all (too few runs, withheld for load). A gate that
-    cannot decide does not pass; nor does one with nothing to compare."""
-    if fail_on is None:
-        return []
-    metric = "images_per_second" if fail_on == "slower" else "images_per_usd"
-    undecided = (TOO_FEW, compare_load.WITHHELD)
-    found = []
-    for c in result["comparisons"]:
-        verdict = (c["metrics"].get(metric) or {}).get("verdict")
-        if verdict == fail_on:
-            found.append((fail_on, c))
-        elif verdict in undecided:
-            found.append((f"cannot decide ({verdict})", c))
-    if not result["comparisons"]:
-        why = unpaired_note(result.get("unpaired") or {}, result.get("by"))
-        found.append(("cannot decide (no configuration is on both sides)", {"configuration": why or "—"}))
-    return found

@@ -8,7 +8,7 @@ import json
 
 from suite.reporting.compare import METHOD, METRICS
 from suite.reporting.compare_match import unpaired_note
-from suite.reporting.compare_stats import MIN_RUNS
+from suite.reporting.compare_stats import MIN_RUNS, POWER, detectable_range
 from suite.run_record import finite_json, printable
 from suite.stats import format_log_ratio
 
@@ -39,6 +39,16 @@ def _p(metric: dict) -> str:
     return f"{metric['p_adjusted']:.3g} (alone {metric['p_value']:.3g})"
 
 
+def _detectable(metric: dict) -> str:
+    """The ratios these runs would tell from 1 (at POWER), and the runs a side --min-change needs."""
+    if metric.get("detectable") is None:
+        return "—"
+    text = detectable_range(metric)
+    if metric.get("runs_needed"):
+        text += f"; {metric['min_change']:.0%}: {metric['runs_needed']:,} runs a side"
+    return text
+
+
 def _compared(comparison: dict, by) -> str:
     text = (
         "baseline → candidate"
@@ -59,6 +69,7 @@ def table_rows(result: dict) -> list[dict]:
                     "compared": _compared(c, result["by"]),
                     "metric": METRICS[name][0],
                     **metric,
+                    "detectable_change": metric.get("detectable"),
                     "load": c["load"],
                     "notes": "; ".join(c["notes"]),
                 }
@@ -80,8 +91,8 @@ def table_rows(result: dict) -> list[dict]:
 
 def render_markdown(result: dict) -> str:
     header = "| Configuration | Compared | Metric | Baseline (median) | Candidate (median) | Runs | "
-    header += "Ratio (95% CI) | p (corrected) | Verdict | Host load |"
-    lines = [header, "|---|---|---|---:|---:|---:|---:|---:|---|---|"]
+    header += f"Ratio (95% CI) | p (corrected) | Verdict | Could detect ({POWER:.0%} power) | Host load |"
+    lines = [header, "|---|---|---|---:|---:|---:|---:|---:|---|---:|---|"]
     for c in result["comparisons"]:
         for name, m in c["metrics"].items():
             cells = [
@@ -94,11 +105,12 @@ def render_markdown(result: dict) -> str:
                 _ratio(m),
                 _p(m),
                 f"**{m['verdict']}**",
+                _detectable(m),
                 c["load"],
             ]
             lines.append("| " + " | ".join(printable(str(cell).replace("|", "\\|")) for cell in cells) + " |")
     if not result["comparisons"]:
-        lines.append("| (no configuration is on both sides) | | | | | | | | | |")
+        lines.append("| (no configuration is on both sides) | | | | | | | | | | |")
         why = unpaired_note(result.get("unpaired") or {}, result.get("by"))
         if why:
             lines += ["", f"No configuration is on both sides: {printable(why)}."]
@@ -114,16 +126,27 @@ def render_markdown(result: dict) -> str:
         ]
     if notes:
         lines += ["", *notes]
-    change = f"; below a {result['min_change']:.0%} change a difference is reported as no change"
+    change = f"; --min-change {result['min_change']:.0%}: a smaller change is no faster/slower verdict"
     family = result["correction"]
     lines += [
         "",
         f"{METHOD}{change if result['min_change'] else ''}. "
-        f"Fewer than {MIN_RUNS} runs on a side: no verdict. "
+        f"Fewer than {MIN_RUNS} runs on a side: no verdict. Undecided: neither a difference nor no change "
+        "could be shown (it does not mean the same). "
         f"Multiple comparisons: {family['name']} over a family of {family['family']} test(s); the verdict "
         "uses the corrected p. A faster/slower call is withheld where the sides' host load differs and "
         "the busier side is the slower (docs/compare.md).",
     ]
+    gate = result.get("gate")
+    if gate:
+        lines += [
+            "",
+            f"Gate --fail-on {gate['fail_on']}: **{gate['status']}** (exit status {gate['exit_status']})",
+        ]
+        lines += [
+            f"- {printable(f['configuration'])}: {f['status']}: {printable(f['why'])}"
+            for f in gate["findings"]
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -141,6 +164,11 @@ CSV_FIELDS = [
     "p_value",
     "p_adjusted",
     "verdict",
+    "detectable_change",
+    "runs_needed",
+    "min_change",
+    "p_not_worse",
+    "p_equivalent",
     "load",
     "notes",
 ]

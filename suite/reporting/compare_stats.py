@@ -12,10 +12,30 @@ step-down procedure (S. Holm, Scand. J. Statist. 6, 1979) keeps the chance of an
 from FAMILY_FOR_FDR tests on, Benjamini–Hochberg (J. R. Statist. Soc. B 57, 1995) keeps the expected
 share of false verdicts among the verdicts at α instead, which still finds real changes in a sweep of
 hundreds. Under pure noise both keep the chance of any false verdict at α.
+
+"Not significant" is not "the same": with few, noisy runs a real 10 % slowdown is not significant either.
+Each metric therefore also says what the data could have seen and what they rule out:
+
+    detectable   the smallest change the test would find with POWER (80 %) at α, from the standard error
+                 and Welch's degrees of freedom: (t(1 − α/2) + t(POWER)) × se in log throughput (the
+                 usual power approximation, J. Cohen, Statistical Power Analysis for the Behavioral
+                 Sciences, 2nd ed. 1988, ch. 2, with t for z);
+    runs needed  a side, to detect --min-change with that power at the runs' own spread: n = 2 (t(1 − α/2)
+                 + t(POWER))² s² ÷ δ², t at 2n − 2 degrees of freedom, δ = log(1 + min-change);
+    equivalence  two one-sided tests (D. J. Schuirmann, J. Pharmacokinet. Biopharm. 15(6), 657–680, 1987;
+                 statsmodels' `ttost_ind(..., usevar="unequal")`): the ratio lies within
+                 (1 − min-change, 1 + min-change) when both one-sided tests reject at α — its 90 %
+                 interval inside the margin; and its lower half alone (`p_not_worse`: the data rule out
+                 a change for the worse beyond the margin), which is what a `--fail-on` gate asks.
+
+A verdict is faster/slower (the corrected p < α and the ratio at least --min-change from 1), no change
+(< min-change) where the equivalence test holds, and otherwise `undecided`. Runs that show no spread at all
+(identical figures) cannot estimate their own noise: no test is made and the verdict is `undecided`.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from dataclasses import dataclass
@@ -24,8 +44,12 @@ from suite import stats
 
 MIN_RUNS = 3  # a side; below it the verdict is "too few runs"
 ALPHA = 0.05  # two-sided; the interval shown is the matching 95% one
-NO_DIFFERENCE = "no significant difference"
+POWER = 0.80  # for the smallest detectable change and the runs needed
 TOO_FEW = "too few runs"
+# Neither faster/slower nor shown to be within --min-change: the data cannot decide. (Earlier versions
+# said "no significant difference", which reads as "the same speed".)
+UNDECIDED = "undecided"
+MOST_RUNS_NEEDED = 10**6  # past this, "runs needed" is given as this many
 
 # Multiple-comparison control: "auto" is Holm for a small family and Benjamini–Hochberg for a large one.
 CORRECTIONS = ("auto", "holm", "bh", "none")
@@ -37,12 +61,52 @@ CORRECTION_NAMES = {
 }
 
 
+_TINY = 1e-300  # keeps the continued fraction's denominators off zero (Numerical Recipes' FPMIN)
+
+
+def _beta_fraction(a: float, b: float, x: float) -> float:
+    """The continued fraction of the incomplete beta function (Abramowitz & Stegun 26.5.8), by the
+    modified Lentz method (Numerical Recipes, 3rd ed., §6.4, `betacf`)."""
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > _TINY else _TINY)
+    h = d
+    for m in range(1, 1000):
+        for numerator in (
+            m * (b - m) * x / ((a - 1 + 2 * m) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 1 + 2 * m)),
+        ):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > _TINY else _TINY)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > _TINY else _TINY
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-16:
+            break
+    return h
+
+
+def betainc(a: float, b: float, x: float, y: float) -> float:
+    """The regularized incomplete beta function I_x(a, b), with y = 1 − x given exactly by the caller
+    (1 − x in floats loses the digits of a small y). The fraction converges fast for x below
+    (a + 1) ÷ (a + b + 2); above it I_x(a, b) = 1 − I_y(b, a). Checked against mpmath's arbitrary-precision
+    `betainc` in the tests."""
+    if x <= 0.0:
+        return 0.0
+    if y <= 0.0:
+        return 1.0
+    if x > (a + 1) / (a + b + 2):
+        return 1.0 - betainc(b, a, y, x)
+    log_front = a * math.log(x) + b * math.log(y) + math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+    return math.exp(log_front) * _beta_fraction(a, b, x) / a
+
+
 def _t_two_sided_p(t: float, df: float) -> float:
     """P(|T| ≥ |t|) for Student's t with `df` degrees of freedom: the regularized incomplete beta
-    I_{df/(df+t²)}(df/2, 1/2) (Abramowitz & Stegun 26.7.1), from mpmath (which torch already requires)."""
-    import mpmath
-
-    return float(mpmath.betainc(df / 2, 0.5, 0, df / (df + t * t), regularized=True))
+    I_{df/(df+t²)}(df/2, 1/2) (Abramowitz & Stegun 26.7.1)."""
+    square = t * t
+    if square == math.inf:
+        return 0.0
+    return betainc(df / 2, 0.5, df / (df + square), square / (df + square))
 
 
 def _t_density(t: float, df: float) -> float:
@@ -52,16 +116,28 @@ def _t_density(t: float, df: float) -> float:
 
 
 def _t_critical(df: float, alpha: float = ALPHA) -> float:
-    """The t with P(|T| ≥ t) = alpha, by Newton's method from 0: P(|T| ≥ t) is decreasing and convex for
-    t > 0 (its derivative is −2 × the density, which falls there), so the steps approach the root from
-    below without overshooting; a handful reach it to 1e-12."""
-    t = 0.0
+    """The t with P(|T| ≥ t) = alpha, by Newton's method from the normal distribution's quantile, which
+    lies below it (t's tails are heavier): P(|T| ≥ t) is decreasing and convex for t > 0 (its derivative is
+    −2 × the density, which falls there), so the steps approach the root from below without overshooting;
+    a few reach it to 1e-12."""
+    t = statistics.NormalDist().inv_cdf(1 - alpha / 2)
     for _ in range(100):
         step = (_t_two_sided_p(t, df) - alpha) / (2 * _t_density(t, df))
         t += step
         if abs(step) < 1e-12 * max(1.0, t):
             break
     return t
+
+
+def _t_upper_tail(t: float, df: float) -> float:
+    """P(T ≥ t), one-sided."""
+    half = _t_two_sided_p(t, df) / 2
+    return half if t >= 0 else 1 - half
+
+
+@functools.lru_cache(maxsize=4096)
+def _t_critical_cached(df: float, alpha: float) -> float:
+    return _t_critical(df, alpha)
 
 
 @dataclass
@@ -71,6 +147,8 @@ class Welch:
     ci_high: float
     p_value: float
     df: float | None  # None when neither side varies
+    se: float = 0.0  # the standard error of the difference
+    t_critical: float | None = None  # the t of the interval (1 − α/2 quantile at df)
 
 
 def welch(baseline: list[float], candidate: list[float], alpha: float = ALPHA) -> Welch:
@@ -83,17 +161,86 @@ def welch(baseline: list[float], candidate: list[float], alpha: float = ALPHA) -
         return Welch(difference, difference, difference, 0.0 if difference else 1.0, None)
     df = (va + vb) ** 2 / (va**2 / (na - 1) + vb**2 / (nb - 1))  # Welch–Satterthwaite
     df = min(df, 1000.0)  # past this t is the normal distribution (to 0.1%), and the series converge
-    half = _t_critical(df, alpha) * se
-    return Welch(difference, difference - half, difference + half, _t_two_sided_p(difference / se, df), df)
+    critical = _t_critical(df, alpha)
+    half = critical * se
+    p_value = _t_two_sided_p(difference / se, df)
+    return Welch(difference, difference - half, difference + half, p_value, df, se, critical)
 
 
-def verdict(log_ratio: float, p_value: float, min_change: float, words=("faster", "slower")) -> str:
-    """The call on a ratio given by its log (a ratio of extreme rates may be no float)."""
-    if p_value >= ALPHA:
-        return NO_DIFFERENCE
-    if abs(math.expm1(min(log_ratio, 1.0))) < min_change:  # past e, no --min-change could hold it
-        return f"no change (< {min_change:.0%})"
-    return words[0] if log_ratio > 0 else words[1]
+def no_change(min_change: float) -> str:
+    return f"no change (< {min_change:.0%})"
+
+
+def verdict(metric: dict, p_value: float, min_change: float, words=("faster", "slower")) -> str:
+    """The call on one decided METRIC (its log ratio, its equivalence test) given the p-value that
+    decides a difference (the family-corrected one)."""
+    if metric.get("se_log") == 0:
+        return UNDECIDED  # no spread on either side: the noise is unknown, no test can be made
+    log_ratio = metric["log_ratio"]
+    if p_value < ALPHA and abs(math.expm1(min(log_ratio, 1.0))) >= min_change:  # past e: any margin
+        return words[0] if log_ratio > 0 else words[1]
+    p_equivalent = metric.get("p_equivalent")
+    if p_equivalent is not None and p_equivalent < ALPHA:
+        return no_change(min_change)
+    return UNDECIDED
+
+
+def margin(min_change: float) -> tuple[float, float]:
+    """--min-change as bounds on the log ratio: (log(1 − m), log(1 + m))."""
+    return math.log1p(-min_change), math.log1p(min_change)
+
+
+def equivalence(test: Welch, min_change: float) -> dict:
+    """Schuirmann's two one-sided tests of the log ratio against the margin (1 − m, 1 + m), on Welch's
+    standard error and degrees of freedom: `p_not_worse` rejects a change for the worse beyond the margin
+    (log ratio ≤ log(1 − m)), `p_not_better` one for the better (≥ log(1 + m)); `p_equivalent` is the
+    larger (None without a margin: nothing is equivalent within 0 %). Also the 90 % interval (1 − 2α)
+    whose lying inside the margin is the same equivalence test."""
+    low, high = margin(min_change)
+    p_not_worse = _t_upper_tail((test.difference - low) / test.se, test.df)
+    p_not_better = _t_upper_tail((high - test.difference) / test.se, test.df)
+    half = _t_critical_cached(round(test.df, 6), 2 * ALPHA) * test.se
+    return {
+        "p_not_worse": p_not_worse,
+        "p_not_better": p_not_better,
+        "p_equivalent": max(p_not_worse, p_not_better) if min_change > 0 else None,
+        "log_ci90": [test.difference - half, test.difference + half],
+    }
+
+
+def detectable(test: Welch) -> float:
+    """The smallest change in log throughput the test finds with POWER at α: (t(1 − α/2) + t(POWER)) × se."""
+    power_t = _t_critical_cached(round(test.df, 6), 2 * (1 - POWER))
+    return (test.t_critical + power_t) * test.se
+
+
+def detectable_range(metric: dict) -> str:
+    """The ratios these runs could tell from 1 (at POWER): `×0.453 … ×2.21`; `—` where none was tested."""
+    change = metric.get("detectable_log")
+    if change is None:
+        return "—"
+    return f"×{stats.format_log_ratio(-change)} … ×{stats.format_log_ratio(change)}"
+
+
+def runs_needed(log_base: list[float], log_cand: list[float], min_change: float) -> int | None:
+    """Runs a side to detect a change of MIN_CHANGE with POWER at α, at these runs' own spread (their
+    variances pooled on the log scale); None without a margin or a spread."""
+    variance = (statistics.variance(log_base) + statistics.variance(log_cand)) / 2
+    if min_change <= 0 or variance <= 0:
+        return None
+    delta = math.log1p(min_change)  # the nearer of the margin's two bounds on the log scale
+    z = statistics.NormalDist().inv_cdf(1 - ALPHA / 2) + statistics.NormalDist().inv_cdf(POWER)
+    n = 2 * z * z * variance / (delta * delta)
+    for _ in range(20):  # with t for z at 2n − 2 degrees of freedom: a few rounds settle it
+        if n >= MOST_RUNS_NEEDED:
+            return MOST_RUNS_NEEDED
+        df = float(max(2 * math.ceil(n) - 2, 1))
+        t = _t_critical_cached(df, ALPHA) + _t_critical_cached(df, 2 * (1 - POWER))
+        updated = 2 * t * t * variance / (delta * delta)
+        if math.ceil(updated) == math.ceil(n):
+            break
+        n = updated
+    return max(MIN_RUNS, min(MOST_RUNS_NEEDED, math.ceil(n)))
 
 
 def _median(values: list[float], logs: list[float]) -> float | None:
@@ -133,6 +280,16 @@ def decide(
         "ci_high": None,
         "p_value": None,
         "p_adjusted": None,
+        "min_change": min_change,
+        "se_log": None,
+        "df": None,
+        "p_not_worse": None,
+        "p_not_better": None,
+        "p_equivalent": None,
+        "log_ci90": None,
+        "detectable_log": None,
+        "detectable": None,
+        "runs_needed": None,
         "verdict": TOO_FEW,
     }
     if min(len(baseline), len(candidate)) < MIN_RUNS:
@@ -146,8 +303,18 @@ def decide(
         ci_high=stats.from_log(test.ci_high),
         p_value=test.p_value,
         p_adjusted=test.p_value,
-        verdict=verdict(test.difference, test.p_value, min_change, words),
+        se_log=test.se,
+        df=test.df,
     )
+    if test.se > 0:
+        change = detectable(test)
+        result.update(
+            equivalence(test, min_change),
+            detectable_log=change,
+            detectable=math.expm1(min(change, 700.0)),
+            runs_needed=runs_needed(log_base, log_cand, min_change),
+        )
+    result["verdict"] = verdict(result, test.p_value, min_change, words)
     return result
 
 
@@ -190,5 +357,5 @@ def correct(tests: list[tuple[dict, float, tuple[str, str]]], correction: str = 
     adjust = {"holm": holm, "bh": benjamini_hochberg}.get(method, lambda ps: list(ps))
     for (metric, min_change, words), adjusted in zip(tested, adjust([t[0]["p_value"] for t in tested])):
         metric["p_adjusted"] = adjusted
-        metric["verdict"] = verdict(metric["log_ratio"], adjusted, min_change, words)
+        metric["verdict"] = verdict(metric, adjusted, min_change, words)
     return {"method": method, "name": CORRECTION_NAMES[method], "family": len(tested)}
