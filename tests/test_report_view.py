@@ -243,3 +243,11 @@ def test_the_report_imports_no_torch(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "False"
     assert (tmp_path / "p.md").read_text(encoding="utf-8").startswith("## Fastest and cheapest")
+
+
+def test_a_single_configuration_is_the_answer_alone(tmp_path, capsys):
+    write_json(tmp_path / "a.json", machine_record(14_000, "p5en.48xlarge", "NVIDIA H200", "a"))
+    assert main(["report", str(tmp_path)]) == 0
+    answer = answer_text(capsys.readouterr().out)
+    assert "at 14,000 img/s, the only configuration measured." in answer
+    assert "Cheapest on demand: #1 at 796,259 images per $, the only row priced." in answer

@@ -24,6 +24,11 @@ LEADS = (
     ("cheapest on spot", "spot_images_per_usd", "images per $ on spot", ("cheaper", "costlier")),
 )
 HEADING = "Fastest and cheapest, per workload"
+ALONE = {  # a lead with no next one
+    "images_per_hour": "the only configuration measured",
+    "images_per_usd": "the only row priced",
+    "spot_images_per_usd": "the only row with a spot price",
+}
 PRICE_HINT = (
     "name it on the run (`suite run --instance NAME`, see `suite prices list`; on AWS a run finds it "
     "itself), or price runs made elsewhere with `suite report --instance NAME` (`--price-as-if` where the "
@@ -70,7 +75,7 @@ class _Answer:
             return None
         top = ordered[0]
         lead = {"kind": kind, "field": field, "row": self.number[id(top)], "value": top[field]}
-        lead.update(next_row=None, next_value=None, log_ratio=None, verdict="the only such row")
+        lead.update(next_row=None, next_value=None, log_ratio=None, verdict=ALONE[field])
         if len(ordered) == 1:
             return lead
         following = ordered[1]

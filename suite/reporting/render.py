@@ -106,7 +106,8 @@ def render_markdown(
     if records is not None:
         lines += answer.lines(answer.answer(rows, records, assumed_spot(catalogs)[0]))
     if plots:
-        lines += ["## Plots", "", *(f"![{_plot_name(path)}]({path})" for path in plots), ""]
+        lines += ["## Plots", ""]
+        lines += [line for path in plots for line in (f"![{_plot_name(path)}]({path})", "")]
     if lines:
         lines += ["## The table", ""]
     lines += [
