@@ -132,6 +132,7 @@ def test_a_run_that_checks_keeps_its_verdict_under_the_key_its_record_is_read_by
     (entry,) = numerics_ledger.checks(record)  # the written record's own fields find the check's entry
     assert entry["verdict"] == "pass" and os.path.isfile(record["numerics"]["ledger"])
     assert numerics_ledger.key(numerics_keep.as_recorded(plan)) == numerics_ledger.key(record)
+    assert standing([record])["checks"] == 1  # the record's check and its ledger copy are one check
 
 
 def test_a_ledger_that_cannot_be_written_loses_nothing_but_the_entry(monkeypatch, tmp_path):

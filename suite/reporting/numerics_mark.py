@@ -53,6 +53,8 @@ def all_checks(records: list[dict]) -> list[dict]:
                 }
             )
     for entry in numerics_ledger.ledger_checks(records):
+        if any(_same_check(entry, record) for record in records):
+            continue  # the ledger's copy of a check these records hold themselves
         found.append(
             {
                 "verdict": entry["verdict"],
@@ -63,6 +65,24 @@ def all_checks(records: list[dict]) -> list[dict]:
             }
         )
     return sorted(found, key=lambda c: c["when"])
+
+
+SAME_CHECK_SLACK_S = 120.0  # a ledger entry is kept this soon after its run's check ends, at the latest
+
+
+def _same_check(entry: dict, record: dict) -> bool:
+    """ENTRY is RECORD's own check, kept in the ledger: the same verdict, reason and worst quantity, kept
+    between the run's start and its check's end (the run's start + numerics.run_s + time_s)."""
+    numerics = record.get("numerics") or {}
+    if (entry.get("verdict"), entry.get("reason"), entry.get("worst")) != (
+        numerics.get("verdict"),
+        numerics.get("reason"),
+        numerics.get("worst"),
+    ):
+        return False
+    start = numerics_ledger.when((record.get("context") or {}).get("utc_time"))
+    took = sum(x for x in (numerics.get("run_s"), numerics.get("time_s")) if isinstance(x, (int, float)))
+    return start - 1.0 <= numerics_ledger.when(entry.get("checked_utc")) <= start + took + SAME_CHECK_SLACK_S
 
 
 def standing(records: list[dict]) -> dict:
