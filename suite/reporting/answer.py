@@ -16,6 +16,7 @@ from suite.reporting.cells import whole_number
 from suite.reporting.compare_match import Group
 from suite.reporting.compare_stats import ALPHA, MIN_RUNS, correct, decide
 from suite.reporting.narrow import images_per_second, marks, short_device, wrapped
+from suite.run_record import printable
 
 # (what it answers, the row's field, how its value reads, the verdict's words: leader better / worse)
 LEADS = (
@@ -241,8 +242,11 @@ def lines(result: dict, width: int = 110) -> list[str]:
     if not result["workloads"]:
         return out + ["No measured row: the table lists published figures only.", ""]
     for item in result["workloads"]:
-        out += [f"**{item['workload']}** ({item['rows']} row(s), {item['ranked']} with a throughput):", ""]
-        out += [line for sentence in item["sentences"] for line in wrapped(sentence, width, "- ")]
+        out += [
+            f"**{printable(item['workload'])}** ({item['rows']} row(s), {item['ranked']} with a throughput):",
+            "",
+        ]
+        out += [line for sentence in item["sentences"] for line in wrapped(printable(sentence), width, "- ")]
         out.append("")
     out += wrapped(result["method"], width)
     if result["published"]:

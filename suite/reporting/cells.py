@@ -21,7 +21,7 @@ def _money(value) -> str:
     return text + "0" * (2 - len(text.split(".")[1]))  # at least cents: 3.06, 32.7726, 0.90
 
 
-def _dollars(value) -> str:
+def dollars(value) -> str:
     """A computed amount: cents, or three significant digits below a dollar."""
     if value is None:
         return "—"
@@ -110,17 +110,17 @@ COLUMNS = [
         "usd_per_million_images",
         "$ / M imgs",
         "$ per M images",
-        lambda r: _dollars(r["usd_per_million_images"]),
+        lambda r: dollars(r["usd_per_million_images"]),
     ),
     (
         "spot_usd_per_million_images",
         "Spot $ / M imgs",
         "Spot $ per M images",
-        lambda r: _dollars(r["spot_usd_per_million_images"]),
+        lambda r: dollars(r["spot_usd_per_million_images"]),
     ),
     ("epoch_hours", "Epoch (h)", "Epoch (h)", lambda r: _float(r["epoch_hours"])),
-    ("epoch_usd", "Epoch ($)", "Epoch ($)", lambda r: _dollars(r["epoch_usd"])),
-    ("spot_epoch_usd", "Spot Epoch ($)", "Spot epoch ($)", lambda r: _dollars(r["spot_epoch_usd"])),
+    ("epoch_usd", "Epoch ($)", "Epoch ($)", lambda r: dollars(r["epoch_usd"])),
+    ("spot_epoch_usd", "Spot Epoch ($)", "Spot epoch ($)", lambda r: dollars(r["spot_epoch_usd"])),
     ("runs", "Runs", "Runs", lambda r: "published" if r.get("published") else r["runs"]),
     ("spread", "Spread", "Spread", _spread_cell),
 ]
@@ -130,7 +130,7 @@ NUMERICS_COLUMN = ("Numerics", lambda r: r["numerics"] or "—")
 FLEET_COLUMNS = [
     ("Fleet status", lambda r: r["fleet_status"], True),
     ("Hours held", lambda r: _float(r["fleet_hours"]), False),
-    ("Cost to measure ($)", lambda r: _dollars(r["fleet_cost_usd"]), False),
+    ("Cost to measure ($)", lambda r: dollars(r["fleet_cost_usd"]), False),
 ]
 LEFT_ALIGNED = {"model_run", "instance", "region", "backend", "device", "precision", "data"}
 

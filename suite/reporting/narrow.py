@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 import textwrap
 
-from suite.reporting.cells import FLEET_COLUMNS, _dollars, ratio_text, whole_number
+from suite.reporting.cells import FLEET_COLUMNS, dollars, ratio_text, whole_number
 from suite.reporting.published_rows import PUBLISHED_NOTE
 from suite.reporting.row_prices import part_note
 from suite.reporting.rows import SYNTHETIC_NOTE
+from suite.run_record import printable
 
 # Words a device's name carries that tell none of the catalog's accelerators apart.
 _NOISE = re.compile(
@@ -186,7 +187,7 @@ def columns(rows: list[dict], assumed: set[str], every: bool) -> list:
         ("Precision", lambda r: _stated(r["precision"]), True),
         ("Batch", lambda r: _stated(r["batch_size"]), False),
         ("img/s", _rate_cell, False),
-        ("$/h", lambda r: _dollars(r["usd_per_hour"]), False),
+        ("$/h", lambda r: dollars(r["usd_per_hour"]), False),
         ("img/$", lambda r: whole_number(r["images_per_usd"]), False),
         (spot, lambda r: whole_number(r["spot_images_per_usd"]), False),
     ]
@@ -204,7 +205,9 @@ def legend(rows: list[dict], assumed: set[str], every: bool, wide: bool = False)
         lines += wrapped("Marks: " + "; ".join(said + (["numbers: the notes below"] if texts else [])) + ".")
     if texts:
         lines += [*([""] if lines else []), "Notes:", ""]
-        lines += [line for n, text in enumerate(texts, 1) for line in wrapped(text, first=f"{n}. ")]
+        lines += [
+            line for n, text in enumerate(texts, 1) for line in wrapped(printable(text), first=f"{n}. ")
+        ]
     return lines
 
 
