@@ -300,7 +300,8 @@ def test_every_row_names_its_runs_and_keeps_the_measured_figure():
         "images_per_hour"
     ] == pytest.approx(4.4e6)
     text = render([row], SEED, "md")
-    assert "- #1: run-0, run-1" in text and "from 1,100,000" in text
+    assert "- #1: run-0, run-1" in text and "measured 1,100,000 img/h" in text
+    assert "from 1,100,000" in render([row], SEED, "md", wide=True)
     parsed = list(csv.DictReader(io.StringIO(render([row], SEED, "csv"))))[0]
     assert parsed["run_ids"] == "run-0 run-1" and float(parsed["measured_images_per_hour"]) == pytest.approx(
         1.1e6
