@@ -133,7 +133,11 @@ def write(work: str, steps, dry: bool, path: str, context: dict) -> None:
     if os.path.exists(suite_report):
         with open(suite_report) as handle:
             priced = f"1 GPU of {context['instance']}" if context["instance"] else "not priced"
-            lines += [f"## suite report (every record so far; {priced})", "", handle.read()]
+            # its headings one level down, under this one
+            embedded = "\n".join(
+                "#" + line if line.startswith("#") else line for line in handle.read().splitlines()
+            )
+            lines += [f"## suite report (every record so far; {priced})", "", embedded]
     with open(path + ".tmp", "w") as handle:
         handle.write("\n".join(lines) + "\n")
     os.replace(path + ".tmp", path)
