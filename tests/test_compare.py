@@ -66,9 +66,13 @@ CASES = [
     pytest.param([100, 101, 99], [104, 103, 106], 0.0, "faster", id="small-but-clear-speedup"),
     # significant, 4 % from 1, but its interval reaches 7.5 %: not shown to be within 5 %
     pytest.param([100, 101, 99], [104, 103, 106], 0.05, UNDECIDED, id="inside-min-change-but-not-shown"),
-    pytest.param([100, 100.2, 99.8], [101, 101.2, 100.8], 0.05, "no change (< 5%)", id="shown-within-min-change"),
+    pytest.param(
+        [100, 100.2, 99.8], [101, 101.2, 100.8], 0.05, "no change (< 5%)", id="shown-within-min-change"
+    ),
     pytest.param([100, 100.5, 99.5], [100.2, 99.7, 100.4], 0.0, UNDECIDED, id="no-margin-no-difference"),
-    pytest.param([100, 100.5, 99.5], [100.2, 99.7, 100.4], 0.03, "no change (< 3%)", id="equivalent-within-3%"),
+    pytest.param(
+        [100, 100.5, 99.5], [100.2, 99.7, 100.4], 0.03, "no change (< 3%)", id="equivalent-within-3%"
+    ),
     pytest.param([80, 100, 120], [60, 100, 140], 0.0, UNDECIDED, id="equal-medians-wide-spread"),
     pytest.param([80, 100, 120], [60, 100, 140], 0.10, UNDECIDED, id="wide-spread-cannot-show-10%"),
     pytest.param([90, 100, 130], [95, 100, 140], 0.0, UNDECIDED, id="overlapping-noisy"),
@@ -91,7 +95,9 @@ def test_verdicts_on_known_distributions(baseline, candidate, min_change, verdic
         return
     assert decided["ci_low"] <= decided["ratio"] <= decided["ci_high"]
     if verdict in ("faster", "slower"):  # the verdict and the interval agree
-        assert (decided["ci_low"] > 1) == (verdict == "faster") and (decided["ci_high"] < 1) == (verdict == "slower")
+        assert (decided["ci_low"] > 1) == (verdict == "faster") and (decided["ci_high"] < 1) == (
+            verdict == "slower"
+        )
     if verdict == UNDECIDED and min_change == 0 and decided["se_log"]:
         assert decided["ci_low"] <= 1 <= decided["ci_high"]  # without a margin: exactly "not significant"
     if verdict.startswith("no change"):  # its 90 % interval inside the margin

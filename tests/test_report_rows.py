@@ -178,7 +178,10 @@ def test_a_runs_own_noise_and_warnings_reach_the_row():
     assert "windows cv 83% ⚠" in text and "- #1 run-noisy: windows vary widely (cv 83.0%)" in text
     assert "⚠ |" in text.split("\n")[2]
     text = render([row], SEED, "md")  # the default table: the mark, and the warning listed at the end
-    assert "| ⚠ retired 1-2 |" in text.split("\n")[2] and "- #1 run-noisy: windows vary widely (cv 83.0%)" in text
+    assert (
+        "| ⚠ retired 1-2 |" in text.split("\n")[2]
+        and "- #1 run-noisy: windows vary widely (cv 83.0%)" in text
+    )
     parsed = list(csv.DictReader(io.StringIO(render([row], SEED, "csv"))))[0]
     assert float(parsed["window_cv_max"]) == pytest.approx(0.83) and "cv 83.0%" in parsed["warnings"]
 
@@ -238,7 +241,9 @@ def test_extrapolation_and_default_pricing_only_for_the_instances_own_device():
     assert row["extrapolated_factor"] is None and row["hypothetical"] is True
     assert row["images_per_usd"] == pytest.approx(26_000 / 13.11)
     assert "(hypothetical: another device)" in render([row], SEED, "md", wide=True)
-    assert "| hyp 1/8 " in render([row], SEED, "md") and "HYPOTHETICAL: measured on" in render([row], SEED, "md")
+    assert "| hyp 1/8 " in render([row], SEED, "md") and "HYPOTHETICAL: measured on" in render(
+        [row], SEED, "md"
+    )
     parsed = list(csv.DictReader(io.StringIO(render([row], SEED, "csv"))))[0]
     assert parsed["device_matches_instance"] == "False" and parsed["hypothetical"] == "True"
     data = json.loads(render([row], SEED, "json"))

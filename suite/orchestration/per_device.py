@@ -30,7 +30,9 @@ def check(config, copies: int) -> None:
     """Refuse what a per-device run cannot be, before anything starts."""
     if copies < 2:
         raise UserError(f"--per-device must be 2 or more copies, got {copies}")
-    limits.check_processes(f"--per-device {copies}", copies, limits.TRAINING_PROCESS_BYTES, "training process")
+    limits.check_processes(
+        f"--per-device {copies}", copies, limits.TRAINING_PROCESS_BYTES, "training process"
+    )
     if config.nproc is not None or (config.nnodes or 1) > 1:
         raise UserError(
             "--per-device runs independent copies, one per device, with no collectives: "
