@@ -427,10 +427,11 @@ def test_fleet_run_wiring_ctrl_c_while_an_instance_collects_takes_it_down_once(
     monkeypatch.setattr(sys.modules["sky"], "launch", launch)
     monkeypatch.setattr(sys.modules["sky"], "down", down)
     monkeypatch.setattr(sky_driver, "run_tool", slow_copy)
+    earlier = set(threading.enumerate())  # other tests' followers in this process are not this run's
     assert main(["fleet", "run", campaign_file(tmp_path), "--out", str(tmp_path / "out")]) == 130
     # The follower finishes after the abort (its copy was still running): a second down, were it to come,
     # comes before its thread ends.
-    for follower in [t for t in threading.enumerate() if t.name.startswith("camp-")]:  # named by cluster
+    for follower in [t for t in threading.enumerate() if t.name.startswith("camp-") and t not in earlier]:
         follower.join(30)
         assert not follower.is_alive()
     assert sorted(c[1][0] for c in fake.calls if c[0] == "down") == ["camp-g5-xlarge", "camp-g6-xlarge"]
