@@ -216,14 +216,6 @@ def write_json(path: str, value) -> None:
     os.replace(path + ".tmp", path)
 
 
-def read_json(path: str):
-    try:
-        with open(path) as handle:
-            return json.load(handle)
-    except (OSError, ValueError):
-        return None
-
-
 class Matrix:
     """One command: its steps, its deadline, the start-up it has measured, and what it leaves in OUT."""
 
@@ -249,7 +241,10 @@ class Matrix:
         (wall time less timed windows), else the plan's assumption."""
         measured = [
             done["start_s"]
-            for done in (read_json(os.path.join(self.work, "steps", f"{s.name}.json")) for s in self.plan)
+            for done in (
+                gpu_matrix_report.read_json(os.path.join(self.work, "steps", f"{s.name}.json"))
+                for s in self.plan
+            )
             if done and done.get("start_s") is not None and not self.dry
         ]
         if measured:
@@ -293,7 +288,7 @@ class Matrix:
         if step.name == "report" and not gpu_matrix_report.run_records(os.path.join(self.work, "records")):
             return "no run record in the work folder yet"
         if step.needs_step:
-            done = read_json(os.path.join(self.work, "steps", f"{step.needs_step}.json"))
+            done = gpu_matrix_report.read_json(os.path.join(self.work, "steps", f"{step.needs_step}.json"))
             if not done or done.get("status") != "ok":
                 return f"needs {step.needs_step} to have run ok in this work folder ({self.work})"
         return ""

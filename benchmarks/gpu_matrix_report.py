@@ -8,7 +8,8 @@ import json
 import os
 
 
-def _json_or_none(path: str):
+def read_json(path: str):
+    """The JSON in PATH, or None where it is missing or unreadable (a step not asked for, a file half written)."""
     try:
         with open(path) as handle:
             return json.load(handle)
@@ -61,7 +62,7 @@ NVIDIA_DLE = "NVIDIA DeepLearningExamples ResNet-50 v1.5 (PyTorch): no published
 
 def write(work: str, steps, dry: bool, path: str, context: dict) -> None:
     """CONTEXT: the GPU planned for, the instance runs are priced as (or None), the checkout's commit."""
-    preflight = _json_or_none(os.path.join(work, "preflight.json")) or {}
+    preflight = read_json(os.path.join(work, "preflight.json")) or {}
     lines = [
         f"# GPU matrix report ({'dry run on the CPU: tiny sizes, not a measurement' if dry else 'CUDA'})",
         "",
@@ -79,7 +80,7 @@ def write(work: str, steps, dry: bool, path: str, context: dict) -> None:
     ]
     for step in steps:
         # "not asked": no command in this work folder has asked for the step yet
-        done = _json_or_none(os.path.join(work, "steps", f"{step.name}.json")) or {"status": "not asked"}
+        done = read_json(os.path.join(work, "steps", f"{step.name}.json")) or {"status": "not asked"}
         note = done.get("reason") or done.get("cpu_note") or ""
         estimate = done.get("estimate_s", step.estimate_s())
         lines.append(
