@@ -179,6 +179,15 @@ class CUDABackend(Backend):
         if kind not in classes:
             raise ValueError(f"unknown optimizer kind {kind!r}")
         params = list(params)  # may be a generator, and may be needed twice
+        if kind == "sgd" and self.scaler is not None:
+            # Fused SGD and a GradScaler do not mix: on a step the scaler skips (an fp16 overflow, routine
+            # in the first steps), torch/optim/sgd.py `_fused_sgd` has already made the momentum buffers
+            # with torch.empty_like and the kernel returns on the inf flag without writing them; SGD
+            # then keeps them as state, so the next step reads uninitialised memory as momentum. Seen on
+            # an H200 (torch 2.11): resnet50 at amp diverged at step 4; the same bug in
+            # LibreYOLO/libreyolo pull 771. The default (foreach) SGD is skipped whole by the scaler.
+            self.optimizers_built.append("sgd (not fused: fused SGD mishandles GradScaler-skipped steps)")
+            return classes[kind](params, **hyper)
         # fused=True: one kernel for the whole update instead of several per parameter; supported by
         # AdamW and SGD on CUDA (and by GradScaler, which hands the fused kernel its scale and inf flag).
         # https://pytorch.org/docs/stable/generated/torch.optim.AdamW.html ("fused")

@@ -51,11 +51,16 @@ PRECISIONS = ("fp32", "bf16", "amp")
 DEFAULT_STEPS = 10
 MAX_STEPS = 1000
 MIN_WINDOW_S = {"cuda": 1.0, "cpu": None}
+# Grown to 1.5 times the minimum: warm-up steps run slower than timed ones (suite/measurement/window_length.py).
+WARMUP_MARGIN = 1.5
 
 
-def optimizer(kind, params, device: torch.device, **hyper):
-    # The suite's CUDA backend asks for fused=True (one kernel per update); the CPU backend does not.
-    return kind(params, fused=True, **hyper) if device.type == "cuda" else kind(params, **hyper)
+def optimizer(kind, params, device: torch.device, precision: str, **hyper):
+    # The suite's CUDA backend asks for fused=True (one kernel per update), except for SGD under a
+    # GradScaler (amp), whose skipped steps fused SGD mishandles (backends/cuda.py, make_optimizer); the
+    # CPU backend never does.
+    fused = device.type == "cuda" and not (kind is torch.optim.SGD and precision == "amp")
+    return kind(params, fused=True, **hyper) if fused else kind(params, **hyper)
 
 
 def build(workload, device: torch.device, precision: str, batch_size: int):
@@ -79,8 +84,8 @@ def build(workload, device: torch.device, precision: str, batch_size: int):
     images, labels = workload.synthetic_batch(batch_size, device)
     if workload.num_classes == 0:  # DCGAN: a discriminator step on real and fake, then a generator step
         netG, netD = modules["generator"], modules["discriminator"]
-        optG = optimizer(torch.optim.AdamW, netG.parameters(), device, **ADAMW)
-        optD = optimizer(torch.optim.AdamW, netD.parameters(), device, **ADAMW)
+        optG = optimizer(torch.optim.AdamW, netG.parameters(), device, precision, **ADAMW)
+        optD = optimizer(torch.optim.AdamW, netD.parameters(), device, precision, **ADAMW)
         criterion = nn.BCEWithLogitsLoss()
         n = images.shape[0]
         ones, zeros = torch.ones(n, device=device), torch.zeros(n, device=device)
@@ -103,7 +108,7 @@ def build(workload, device: torch.device, precision: str, batch_size: int):
 
     else:  # a classifier: cross-entropy, SGD
         model = modules["model"]
-        opt = optimizer(torch.optim.SGD, model.parameters(), device, **SGD)
+        opt = optimizer(torch.optim.SGD, model.parameters(), device, precision, **SGD)
         criterion = nn.CrossEntropyLoss()
 
         def step():
@@ -150,7 +155,11 @@ def measure(
         sync()  # warm-up's end: the timed warm-up steps are done
         step_time_s = (clock() - start) / timed
     if steps is None:
-        steps = DEFAULT_STEPS if step_time_s is None else steps_to_fill(min_window_s, step_time_s, max_steps)
+        steps = (
+            DEFAULT_STEPS
+            if step_time_s is None
+            else steps_to_fill(min_window_s * WARMUP_MARGIN, step_time_s, max_steps)
+        )
     rates = []
     for _ in range(windows):
         sync()

@@ -223,6 +223,28 @@ def test_fused_optimizers_wiring(fake_gpu):
     assert backend.optimizers_built == ["adamw (fused)", "sgd (fused)"]
 
 
+@needs_cpu_grad_scaler
+@pytest.mark.skipif(not cpu_fused_adamw(), reason="no fused optimizers for CPU tensors in this torch")
+def test_sgd_under_a_grad_scaler_is_not_fused_and_a_skipped_step_leaves_no_momentum_wiring(fake_gpu):
+    # Fused SGD under a GradScaler makes its momentum buffers (torch.empty_like) on a step the scaler
+    # skips and keeps them: the next step reads uninitialised memory (resnet50 at amp diverged so on an
+    # H200). The backend builds SGD unfused under a scaler, so a skipped step leaves no state at all.
+    backend = make_backend("amp")
+    model = torch.nn.Linear(3, 2)
+    before = [p.detach().clone() for p in model.parameters()]
+    sgd = backend.make_optimizer(model.parameters(), "sgd", lr=0.1, momentum=0.9)
+    adamw = backend.make_optimizer(torch.nn.Linear(3, 2).parameters(), "adamw", lr=1e-3)
+    assert not sgd.defaults["fused"] and adamw.defaults["fused"] is True  # fused AdamW honours the skip
+    assert backend.optimizers_built[0].startswith("sgd (not fused: fused SGD mishandles")
+
+    backend.backward(model(torch.ones(1, 3)).sum() * float("inf"))  # an fp16 overflow, as in warm-up
+    backend.step(sgd)
+    backend.end_step()
+    assert sgd.state == {}  # fused SGD here: a momentum buffer per parameter
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
+    assert make_backend("fp32").make_optimizer(model.parameters(), "sgd", lr=0.1).defaults["fused"] is True
+
+
 def test_unfusable_optimizer_falls_back_wiring(fake_gpu, monkeypatch):
     backend = make_backend("fp32")
     model = torch.nn.Linear(3, 2)

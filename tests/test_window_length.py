@@ -131,19 +131,20 @@ def test_the_steps_help_says_the_backends_schedules(capsys):
 def test_steps_grow_from_warm_up_timing_wiring(fast_gpu):
     record = run(steps_per_window=None)
     metrics = record["metrics"]
-    assert metrics["steps_per_window"] == 5 and metrics["steps_timed"] == 10
+    # 0.045 s × WARMUP_MARGIN 1.5 = 0.0675 s of 10 ms steps: 7 steps
+    assert metrics["steps_per_window"] == 7 and metrics["steps_timed"] == 14
     assert metrics["steps_per_window_chosen_by"] == "warm-up timing"
     assert metrics["min_window_s"] == MIN_WINDOW_S and metrics["steps_per_window_default"] == 2
     assert metrics["steps_per_window_max"] == 1000
     assert metrics["warmup_step_time_s"] == pytest.approx(STEP_S) and metrics["warmup_steps_timed"] == 2
-    assert metrics["window_time_s"] == pytest.approx([5 * STEP_S] * 2)
-    assert metrics["images_per_window"] == 5 * 4  # batch 4
+    assert metrics["window_time_s"] == pytest.approx([7 * STEP_S] * 2)
+    assert metrics["images_per_window"] == 7 * 4  # batch 4
     assert record["config"]["steps_per_window"] is None  # the config keeps what was asked
     assert not [w for w in record["warnings"] if "minimum" in w]
     # The last two warm-up steps are timed between the first step's synchronisation and warm-up's last:
     # no synchronisation is added, and none inside a window.
     warmup = ["step", "sync", "step", "step", "sync"]
-    window = ["sync", *["step"] * 5, "sync"]
+    window = ["sync", *["step"] * 7, "sync"]
     assert fast_gpu.events == warmup + window * 2
     run_record.check_record(record)
 
@@ -164,7 +165,7 @@ def test_every_rank_takes_the_slowest_ranks_warm_up_step_wiring(fast_gpu, monkey
     monkeypatch.setattr(runner.distributed, "process_group", lambda backend, config: SlowerPeer())
     metrics = run(steps_per_window=None)["metrics"]
     assert metrics["warmup_step_time_s"] == pytest.approx(2 * STEP_S)
-    assert metrics["steps_per_window"] == 3  # 0.045 / 0.02
+    assert metrics["steps_per_window"] == 4  # 0.045 × 1.5 / 0.02 = 3.4
 
 
 def test_given_steps_are_honoured_and_a_short_window_is_warned_about_wiring(fast_gpu):
@@ -226,8 +227,8 @@ def test_summary_says_how_the_steps_were_chosen():
 
 def test_summary_of_a_grown_run_shows_the_windows_it_timed_wiring(fast_gpu):
     text = summary.render(run(steps_per_window=None))
-    assert "2 windows × 5 steps)" in text
-    assert "  windows      5 steps each, grown from 2 so a window lasts >= 0.045 s" in text
+    assert "2 windows × 7 steps)" in text
+    assert "  windows      7 steps each, grown from 2 so a window lasts >= 0.045 s" in text
 
 
 @pytest.mark.parametrize(
@@ -255,6 +256,7 @@ def test_the_schema_refuses_a_bad_window_length(field, value):
 def test_the_bare_loops_defaults_are_the_cuda_schedule():
     schedule = backend_class("cuda").schedule
     assert bare_loop.MIN_WINDOW_S["cuda"] == schedule.min_window_s
+    assert bare_loop.WARMUP_MARGIN == window_length.WARMUP_MARGIN
     assert (bare_loop.DEFAULT_STEPS, bare_loop.MAX_STEPS) == (
         schedule.steps_per_window,
         schedule.max_steps_per_window,
@@ -262,7 +264,7 @@ def test_the_bare_loops_defaults_are_the_cuda_schedule():
     assert bare_loop.MIN_WINDOW_S["cpu"] == backend_class("cpu").schedule.min_window_s
 
 
-@pytest.mark.parametrize("steps, expected_steps, timed", [(None, 15, True), (3, 3, False)])
+@pytest.mark.parametrize("steps, expected_steps, timed", [(None, 22, True), (3, 3, False)])
 def test_the_bare_loop_grows_its_windows_unless_steps_are_given(steps, expected_steps, timed):
     clock, syncs = FakeClock(), []
 

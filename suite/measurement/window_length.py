@@ -6,7 +6,7 @@ all, a power reading averaged over a second mixes in what came before it, and an
 few of its own units. A backend whose steps can be that short declares a minimum window (`Schedule.min_window_s`,
 backends/base.py). Unless the person gave --steps, the runner then times the last warm-up steps (the
 device synchronised at both edges: still warm-up, never a window) and takes the fewest steps that fill
-the minimum, never fewer than the schedule's steps nor more than its maximum. --steps is honoured as
+the minimum with a margin (WARMUP_MARGIN: warm-up steps run slower than timed ones), never fewer than the schedule's steps nor more than its maximum. --steps is honoured as
 given. However they were chosen, windows shorter than the minimum are said in a warning after them.
 """
 
@@ -21,6 +21,14 @@ from suite.run_record import STEPS_CHOSEN_BY
 # --steps as given; the backend's default (it declares no minimum window); the fewest steps that fill the
 # backend's minimum window, from warm-up timing. The record's words for them (suite/run_record/schema.py).
 GIVEN, SCHEDULE, WARMUP_TIMING = STEPS_CHOSEN_BY
+
+# Warm-up's steps run slower than timed ones: timed from an idle device, two or three steps never fill the
+# queue the way a window's hundreds do, and the allocator and cuDNN may still be settling. On an H200
+# (torch 2.11) a warm-up step took 1.01 to 1.41 times a timed one (dcgan64, dcgan64-safe, dcgan128,
+# resnet50 at amp, bf16, fp32 and TF32), and windows grown to exactly the minimum lasted 0.71 to 0.99 s of
+# 1 s. So a window is grown to this multiple of the minimum: the warm-up's slowness is absorbed, and a
+# window costs at most half as much time again.
+WARMUP_MARGIN = 1.5
 
 # A ratio a hair over a whole number (0.3 / 0.1 = 2.9999999999999996 the other way round) is that number.
 _ROUNDING = 1e-9
@@ -97,7 +105,10 @@ def decide(
     if how != WARMUP_TIMING:
         return WindowLength(steps=steps_per_window or schedule.steps_per_window, **common)
     steps = steps_to_fill(
-        schedule.min_window_s, step_time_s, schedule.steps_per_window, schedule.max_steps_per_window
+        schedule.min_window_s * WARMUP_MARGIN,
+        step_time_s,
+        schedule.steps_per_window,
+        schedule.max_steps_per_window,
     )
     return WindowLength(
         steps=steps,

@@ -78,7 +78,7 @@ def test_nvml_power_energy_and_mfu_are_plausible():
     )
     assert record["status"] == "ok", record["error"]
     metrics, telemetry = record["metrics"], record["telemetry"]
-    assert telemetry["means"].get("gpu_power_w", 0) > 0, telemetry
+    assert telemetry["summary"]["gpu_power_w"]["mean"] > 0, telemetry["summary"]
     energy = metrics.get("energy_per_image_j")
     assert energy is not None and 0 < energy < 100, metrics  # an H100 at 700 W and 1 img/s would be 700 J
     if metrics.get("mfu") is not None:  # blank where the card's peak is not known
