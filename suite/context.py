@@ -27,21 +27,27 @@ CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def git_commit(checkout: str = CHECKOUT) -> str | None:
     """The suite checkout's commit: git's answer, else the stamp a copied tree carries (None for an
-    installed wheel, or a copy with neither)."""
+    installed wheel, or a copy with neither). Where both answer and git's repository does not even hold the
+    stamped commit, the tree was copied beside an older .git (a lent machine's copy did exactly that: its git
+    named the commit before the one that ran), so the stamp, written from the newer checkout, is the truth; a
+    stamp git does hold but HEAD has moved past is merely stale, and git wins."""
+    commit = _git(checkout, "rev-parse", "HEAD")
+    stamp = _stamped_commit(os.path.join(checkout, COMMIT_STAMP))
+    if commit and stamp and stamp.partition("+")[0] != commit:
+        if _git(checkout, "cat-file", "-e", f"{stamp.partition('+')[0]}^{{commit}}") is None:
+            return stamp
+    return commit or stamp
+
+
+def _git(checkout: str, *args: str) -> str | None:
+    """git's output (stripped; "" for a command that prints nothing), or None where git fails or is absent."""
     try:
         out = subprocess.run(
-            ["git", "-C", checkout, "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
+            ["git", "-C", checkout, *args], capture_output=True, text=True, timeout=5, check=False
         )
-        commit = out.stdout.strip()
-        if out.returncode == 0 and commit:
-            return commit
     except (OSError, subprocess.SubprocessError):
-        pass
-    return _stamped_commit(os.path.join(checkout, COMMIT_STAMP))
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
 
 
 def _stamped_commit(path: str) -> str | None:

@@ -1,5 +1,5 @@
-"""The run's git_commit where the checkout has no .git (a working tree copied to a lent GPU machine): the
-stamp benchmarks/stamp_commit.sh wrote, and nothing else."""
+"""The run's git_commit where the checkout has no .git, or an older one (a working tree copied to a lent GPU
+machine): the stamp benchmarks/stamp_commit.sh wrote, and nothing else."""
 
 from __future__ import annotations
 
@@ -47,3 +47,21 @@ def test_the_stamp_script_writes_this_checkouts_commit(tmp_path):
         ["git", "-C", str(clone), "status", "--porcelain"], capture_output=True, text=True
     )
     assert status.stdout == ""  # the stamp is ignored: it never shows as a change
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="no git here")
+def test_a_stamp_newer_than_the_copys_git_wins_and_a_stale_one_does_not(tmp_path):
+    # A lent machine's copy carried a .git whose HEAD was the commit before the one that ran.
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", ROOT, str(clone)], check=True)
+    head = subprocess.run(["git", "-C", str(clone), "rev-parse", "HEAD"], capture_output=True, text=True)
+    parent = subprocess.run(["git", "-C", str(clone), "rev-parse", "HEAD~1"], capture_output=True, text=True)
+    stamp = clone / context.COMMIT_STAMP
+    stamp.write_text("f" * 40 + "\n")  # a commit this .git has never seen: the stamp is newer
+    assert context.git_commit(str(clone)) == "f" * 40
+    stamp.write_text("f" * 40 + "+dirty\n")
+    assert context.git_commit(str(clone)) == "f" * 40 + "+dirty"
+    stamp.write_text(parent.stdout)  # a commit git holds, HEAD moved past it: a stale stamp
+    assert context.git_commit(str(clone)) == head.stdout.strip()
+    stamp.write_text(head.stdout.strip() + "+dirty\n")  # the same commit: git's plain answer
+    assert context.git_commit(str(clone)) == head.stdout.strip()
