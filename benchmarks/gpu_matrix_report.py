@@ -6,6 +6,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import statistics
 
 
 def read_json(path: str):
@@ -36,22 +37,35 @@ def record_statuses(folder: str) -> list[str]:
 
 
 # The suite's pair of a bare loop / peer: same workload, precision and batch, synthetic data, no options.
+def _suite_rates(records: list[dict], workload: str, precision: str, batch: int, tf32=False) -> list[float]:
+    """Images per second of every such suite run (a run, not a diagnose or sweep sub-run)."""
+    return [
+        record["metrics"]["images_per_second"]
+        for record in records
+        if record["status"] == "ok"
+        and record.get("origin", "run") == "run"
+        and record["config"]["workload"] == workload
+        and record["config"]["precision"] == precision
+        and record["config"]["batch_size"] == batch
+        and record["config"]["data"] == "synthetic"
+        and not record["config"].get("check_numerics")
+        and bool(record["config"].get("tf32")) == tf32
+        and not record["config"].get("channels_last")
+        and not record["config"].get("compile")
+    ]
+
+
 def _suite_rate(records: list[dict], workload: str, precision: str, batch: int, tf32=False) -> float | None:
-    for record in records:
-        config = record["config"]
-        if (
-            record["status"] == "ok"
-            and config["workload"] == workload
-            and config["precision"] == precision
-            and config["batch_size"] == batch
-            and config["data"] == "synthetic"
-            and not config.get("check_numerics")
-            and bool(config.get("tf32")) == tf32
-            and not config.get("channels_last")
-            and not config.get("compile")
-        ):
-            return record["metrics"]["images_per_second"]
-    return None
+    rates = _suite_rates(records, workload, precision, batch, tf32)
+    return statistics.median(rates) if rates else None
+
+
+def _runs(rates: list[float]) -> str:
+    """The median of a side's processes, with their count and range where there are several."""
+    median = statistics.median(rates)
+    if len(rates) == 1:
+        return f"{median:.6g}"
+    return f"{median:.6g} ({len(rates)} runs, {min(rates):.6g} … {max(rates):.6g})"
 
 
 # NVIDIA DeepLearningExamples, PyTorch/Classification/ConvNets/resnet50v1.5/README.md at commit
@@ -95,24 +109,25 @@ def write(work: str, steps, dry: bool, path: str, context: dict) -> None:
         "",
     ]
     lines += [
-        "| workload | precision | batch | suite img/s | bare img/s | suite ÷ bare |",
+        "| workload | precision | batch | suite img/s | bare img/s | suite ÷ bare (medians) |",
         "|---|---|---|---|---|---|",
     ]
     peer = None
+    bare_rates: dict[tuple, list[float]] = {}  # (workload, precision, batch, tf32): each bare process's rate
     for _, bench in _json_files(os.path.join(work, "bench")):
         if bench.get("kind") == "timm_benchmark_train":
             peer = bench
-            continue
-        if bench.get("kind") != "bare_loop":
-            continue
-        suite = _suite_rate(
-            records, bench["workload"], bench["precision"], bench["batch_size"], bench.get("tf32", False)
+        elif bench.get("kind") == "bare_loop":
+            key = (bench["workload"], bench["precision"], bench["batch_size"], bench.get("tf32", False))
+            bare_rates.setdefault(key, []).append(bench["images_per_second"])
+    for (workload, precision, batch, tf32), bare in bare_rates.items():
+        suite = _suite_rates(records, workload, precision, batch, tf32)
+        ratio = (
+            f"{statistics.median(suite) / statistics.median(bare):.3f}" if suite else "no suite run to pair"
         )
-        bare = bench["images_per_second"]
-        ratio = f"{suite / bare:.3f}" if suite else "no suite run to pair"
         lines.append(
-            f"| {bench['workload']} | {bench['precision']} | {bench['batch_size']} | "
-            f"{suite or '':.6} | {bare:.6} | {ratio} |"
+            f"| {workload} | {precision}{' + TF32' if tf32 else ''} | {batch} | "
+            f"{_runs(suite) if suite else ''} | {_runs(bare)} | {ratio} |"
         )
 
     lines += ["", "## Peer: timm benchmark.py's train method, and NVIDIA's published figure", ""]
