@@ -89,6 +89,8 @@ TINY = {
     "resnet50": {"image_size": 32},
     "resnet50-inat": {"image_size": 32},
     "resnet18-cifar": {"image_size": 32},
+    "gpt2-small": {"layers": 2, "width": 32, "heads": 2, "context": 16, "vocabulary": 64},
+    "llama-1b": {"layers": 2, "width": 32, "heads": 4, "kv_heads": 2, "context": 16, "vocabulary": 64},
 }
 
 

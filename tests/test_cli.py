@@ -28,7 +28,7 @@ def run_cli(capsys, *argv):
         (
             ["run", "--workload", "gpt2"],
             "unknown workload 'gpt2' (known: dcgan64, dcgan64-safe, dcgan128-safe, "
-            "dcgan128, resnet50, resnet50-inat, resnet18-cifar)",
+            "dcgan128, resnet50, resnet50-inat, resnet18-cifar, gpt2-small, llama-1b)",
         ),
         (["run", "--batch-size", "0"], "--batch-size must be a positive integer, got '0'"),
         (["run", "--batch-size", "lots"], "--batch-size must be a positive integer, got 'lots'"),

@@ -20,7 +20,7 @@ SEED_COUNTS = {
 }
 
 
-def test_registry_has_the_seven_workloads():
+def test_registry_has_the_nine_workloads():
     assert sorted(workload_names()) == sorted(
         [
             "dcgan64",
@@ -30,6 +30,8 @@ def test_registry_has_the_seven_workloads():
             "resnet50",
             "resnet50-inat",
             "resnet18-cifar",
+            "gpt2-small",
+            "llama-1b",
         ]
     )
 
@@ -125,7 +127,9 @@ def test_listing_order_does_not_depend_on_which_module_was_imported_first():
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
     ).stdout.strip()
-    assert out == "dcgan64,dcgan64-safe,dcgan128-safe,dcgan128,resnet50,resnet50-inat,resnet18-cifar"
+    assert out == (
+        "dcgan64,dcgan64-safe,dcgan128-safe,dcgan128,resnet50,resnet50-inat,resnet18-cifar,gpt2-small,llama-1b"
+    )
 
 
 def test_the_training_steps_still_import_from_the_modules_they_moved_out_of():

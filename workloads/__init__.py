@@ -23,11 +23,11 @@ def register_workload(factory: Callable[[], Workload]) -> Callable[[], Workload]
 
 
 # Families in the order they are listed; within a family, the order its module registers them.
-FAMILIES = ("suite.workloads.dcgan", "suite.workloads.resnet")
+FAMILIES = ("suite.workloads.dcgan", "suite.workloads.resnet", "suite.workloads.gpt")
 
 
 def _load() -> None:
-    from . import dcgan, resnet  # noqa: F401
+    from . import dcgan, gpt, resnet  # noqa: F401
 
 
 def workload_names() -> list[str]:

@@ -109,6 +109,17 @@ class Workload:
         modules = self.build_modules(device="meta")
         return {name: count_parameters(module) for name, module in modules.items()}
 
+    # What a throughput counts: one sample (what images_per_step counts) is worth units_per_sample() of
+    # it. Images: one image each. A token workload (workloads/gpt.py) says "tokens", a sequence's length.
+    unit = "images"  # no annotation: a class constant, not a dataclass field
+
+    def units_per_sample(self) -> int:
+        return 1
+
+    def sample_text(self) -> str:
+        """One sample in words, for `suite list`: `64 px`, `1,024 tokens`."""
+        return f"{self.image_size} px"
+
     def images_per_step(self, batch_size: int) -> int:
         """Real training images one step consumes (DCGAN: the real batch, not the fakes)."""
         return batch_size

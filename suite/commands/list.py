@@ -97,7 +97,7 @@ def list_workloads() -> int:
         rows.append(
             [
                 name,
-                f"{workload.image_size} px",
+                workload.sample_text(),
                 workload.default_batch_size,
                 "\n".join(f"{part}: {count:,}" for part, count in counts.items()),
                 f"{sum(counts.values()):,}",
@@ -107,7 +107,7 @@ def list_workloads() -> int:
     print(
         tabulate(
             rows,
-            headers=["workload", "image", "default batch", "parameters", "total", "description"],
+            headers=["workload", "sample", "default batch", "parameters", "total", "description"],
             colalign=("left", "right", "right", "right", "right", "left"),
         )
     )

@@ -14,7 +14,8 @@ from __future__ import annotations
 import os
 import sys
 
-from suite.errors import UserError, non_negative_int, positive_int
+from suite.errors import UserError
+from suite.numbers import non_negative_int, positive_int
 
 
 class DataSource:
@@ -197,6 +198,11 @@ def check_data(config, workload, backend, batch_size: int) -> None:
         if ignored:
             print(f"suite: warning: {ignored}", file=sys.stderr)
         return
+    if workload.unit != "images":  # the folders and caches hold images: no token files yet
+        raise UserError(
+            f"--data {config.data!r}: {workload.name} trains on {workload.unit}, from synthetic data only "
+            "for now (--data synthetic)"
+        )
     from suite.data.cache import check_cache_fits, is_cache
 
     _, world_size = rank_and_world_size()

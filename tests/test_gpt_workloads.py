@@ -1,0 +1,126 @@
+"""The token workloads (gpt2-small, llama-1b): exact published parameter counts, a real training step, and
+runs measured in tokens."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from conftest import TINY, TINY_OPTIONS, model_override_options, only_record
+from suite.backends.cpu import CPUBackend
+from suite.workloads import get_workload
+
+from suite import cli
+from suite.config import RunConfig
+from suite.errors import UserError
+
+# GPT2LMHeadModel at GPT2Config's defaults, and meta-llama/Llama-3.2-1B's config.json (docs/models.md
+# derives both from the architecture).
+PUBLISHED_COUNTS = {"gpt2-small": 124_439_808, "llama-1b": 1_235_814_400}
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED_COUNTS))
+def test_parameter_counts_are_the_published_models_exactly(name):
+    counts = get_workload(name).parameter_counts()  # on the meta device: no memory
+    assert counts == {"model": PUBLISHED_COUNTS[name]}
+
+
+def _formula_count(layers, width, vocabulary, context=0, kv_width=None, mlp=None, gpt2=True) -> int:
+    """docs/models.md's formulas, part by part."""
+    mlp = mlp or 4 * width
+    if gpt2:
+        per_layer = 2 * 2 * width + (width * 3 * width + 3 * width) + (width * width + width)
+        per_layer += (width * mlp + mlp) + (mlp * width + width)
+        return vocabulary * width + context * width + layers * per_layer + 2 * width
+    kv_width = kv_width or width
+    per_layer = 2 * width + width * (width + 2 * kv_width) + width * width + 3 * width * mlp
+    return vocabulary * width + layers * per_layer + width
+
+
+def test_the_docs_formulas_give_the_same_counts():
+    assert _formula_count(12, 768, 50257, context=1024) == PUBLISHED_COUNTS["gpt2-small"]
+    assert _formula_count(16, 2048, 128256, kv_width=8 * 64, gpt2=False) == PUBLISHED_COUNTS["llama-1b"]
+    tiny = get_workload("llama-1b").with_overrides(**TINY["llama-1b"])
+    assert tiny.parameter_counts()["model"] == _formula_count(2, 32, 64, kv_width=2 * 8, gpt2=False)
+
+
+def test_the_head_is_the_token_embedding():
+    model = get_workload("gpt2-small").with_overrides(**TINY["gpt2-small"]).build_modules()["model"]
+    logits = model(torch.zeros(1, 4, dtype=torch.long))
+    assert logits.shape == (1, 4, 64)
+    assert not any(n.startswith("head") for n, _ in model.named_parameters())  # tied: no second matrix
+
+
+def test_attention_is_causal():
+    # A later token must not change an earlier position's logits.
+    torch.manual_seed(0)
+    for name in PUBLISHED_COUNTS:
+        model = get_workload(name).with_overrides(**TINY[name]).build_modules()["model"]
+        ids = torch.randint(0, 64, (1, 8))
+        changed = ids.clone()
+        changed[0, -1] = (ids[0, -1] + 1) % 64
+        with torch.no_grad():
+            assert torch.allclose(model(ids)[0, :-1], model(changed)[0, :-1], atol=1e-6)
+
+
+def test_targets_are_the_inputs_shifted_by_one():
+    workload = get_workload("gpt2-small").with_overrides(**TINY["gpt2-small"])
+    inputs, targets = workload.synthetic_batch(2, "cpu")
+    assert inputs.shape == targets.shape == (2, 16) and inputs.dtype == torch.long
+    assert torch.equal(inputs[:, 1:], targets[:, :-1])
+    assert workload.unit == "tokens" and workload.units_per_sample() == 16
+
+
+def test_the_step_is_adamw_through_the_backend():
+    backend = CPUBackend(RunConfig(backend="cpu", workload="llama-1b"))
+    training = get_workload("llama-1b").with_overrides(**TINY["llama-1b"]).build(backend)
+    (optimizer,) = training.optimizers.values()
+    assert isinstance(optimizer, torch.optim.AdamW)
+
+
+@pytest.mark.parametrize("option", ["--num-classes", "--image-size"])
+def test_image_options_are_refused_in_one_line(capsys, tmp_path, option):
+    code = cli.main(["run", "--workload", "gpt2-small", option, "10", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and f"{option} does not apply to gpt2-small" in err and err.count("\n") == 1
+
+
+def test_a_shape_that_cannot_be_built_is_refused():
+    with pytest.raises(UserError, match="cannot be built"):
+        from suite.input_checks import check_model_builds
+
+        check_model_builds(get_workload("llama-1b").with_overrides(heads=3))
+
+
+def tiny_run(capsys, tmp_path, name, *extra):
+    argv = ["run", *TINY_OPTIONS, "--workload", name, *model_override_options(TINY[name]), *extra]
+    code = cli.main([*argv, "--out", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return only_record(tmp_path), out
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED_COUNTS))
+def test_a_tiny_run_trains_and_writes_a_record(capsys, tmp_path, name):
+    record, out = tiny_run(capsys, tmp_path, name)
+    assert record["status"] == "ok"
+    assert record["data"]["source"] == "synthetic"
+    assert record["workload"]["unit"] == "tokens" and record["workload"]["tokens_per_sample"] == 16
+
+
+def test_real_image_data_is_refused_in_one_line(capsys, tmp_path):
+    folder = tmp_path / "images"
+    (folder / "a").mkdir(parents=True)
+    code = cli.main(
+        ["run", *TINY_OPTIONS, "--workload", "gpt2-small", "--data", str(folder), "--out", str(tmp_path)]
+    )
+    err = capsys.readouterr().err
+    assert (
+        code == 2 and "gpt2-small trains on tokens, from synthetic data only" in err and err.count("\n") == 1
+    )
+
+
+def test_suite_list_shows_a_sample_in_tokens(capsys):
+    assert cli.main(["list"]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line.strip()}
+    assert "1,024 tokens" in lines["gpt2-small"] and "124,439,808" in lines["gpt2-small"]
+    assert "2,048 tokens" in lines["llama-1b"] and "1,235,814,400" in lines["llama-1b"]
