@@ -124,3 +124,87 @@ def test_suite_list_shows_a_sample_in_tokens(capsys):
     lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line.strip()}
     assert "1,024 tokens" in lines["gpt2-small"] and "124,439,808" in lines["gpt2-small"]
     assert "2,048 tokens" in lines["llama-1b"] and "1,235,814,400" in lines["llama-1b"]
+
+
+# -- measured in tokens ------------------------------------------------------------------------------
+
+
+def test_the_record_counts_tokens_beside_the_sequences(capsys, tmp_path):
+    from suite.run_record import check_record
+
+    record, out = tiny_run(capsys, tmp_path, "gpt2-small")
+    metrics = record["metrics"]
+    assert metrics["unit"] == "tokens" and metrics["tokens_per_sample"] == 16
+    assert metrics["tokens_per_second"] == pytest.approx(metrics["images_per_second"] * 16)
+    assert metrics["tokens_per_hour"] == pytest.approx(metrics["tokens_per_second"] * 3600)
+    assert metrics["tokens_per_step"] == 2 * 16  # batch 2 sequences of 16 tokens
+    check_record(record)  # the schema reads it
+    assert " tok/s median" in out and "sequences/s of 16 tokens" in out and "img/s" not in out
+
+
+def test_an_image_record_gains_no_unit(capsys, tmp_path):
+    from conftest import TINY_RUN
+
+    assert cli.main([*TINY_RUN, "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    metrics = only_record(tmp_path)["metrics"]
+    assert not any("token" in name or name == "unit" for name in metrics)
+    assert " img/s median" in out
+
+
+def test_a_bad_unit_is_refused_on_read():
+    from suite.run_record import BadRecord, check_record
+
+    record = {"schema": "suite.run", "schema_version": 1, "run_id": "r", "status": "ok"}
+    record["config"] = {"workload": "gpt2-small"}
+    for metrics, field in (
+        ({"unit": "furlongs"}, "metrics.unit"),
+        ({"unit": "tokens", "tokens_per_sample": 0}, "metrics.tokens_per_sample"),
+        ({"unit": "tokens", "tokens_per_second": -1.0}, "metrics.tokens_per_second"),
+    ):
+        with pytest.raises(BadRecord, match=field):
+            check_record({**record, "metrics": metrics})
+
+
+def test_flops_count_the_attention_the_cpu_counter_misses():
+    # FlopCounterMode counts every matmul of the step (6 per weight per token) but not the CPU's fused
+    # attention kernel: its 12·L·H·Q·T per token (PaLM, appendix B) is added, and the sum is exact.
+    from suite.measurement import flops
+
+    layers, width, context, vocabulary = 2, 32, 16, 64
+    workload = get_workload("gpt2-small").with_overrides(**TINY["gpt2-small"])
+    matmul_weights = layers * (width * 3 * width + width * width + 2 * width * 4 * width) + vocabulary * width
+    per_token = 6 * matmul_weights + 12 * layers * width * context
+    assert flops.count_flops_per_image(workload) == per_token * context
+
+
+def test_report_keeps_tokens_and_images_apart(capsys, tmp_path):
+    from conftest import TINY_RUN
+
+    for argv in (
+        TINY_RUN,
+        ["run", *TINY_OPTIONS, "--workload", "gpt2-small", *model_override_options(TINY["gpt2-small"])],
+    ):
+        assert cli.main([*argv, "--instance", "m6i.xlarge", "--out", str(tmp_path / "runs")]) == 0
+    capsys.readouterr()
+    assert cli.main(["report", str(tmp_path / "runs")]) == 0
+    out = capsys.readouterr().out
+    images, tokens = out.split("## Language models, in tokens")
+    assert "dcgan64" in images and "gpt2-small" not in images  # no token row among images
+    assert "gpt2-small" in tokens and "dcgan64" not in tokens  # nor an image row among tokens
+    assert "| tok/s |" in tokens and "$ per M tokens" in tokens and "Tokens per $" in tokens
+    row = next(line for line in tokens.splitlines() if line.startswith("| T1 "))
+    assert "2 × 16" in row
+
+
+def test_report_prices_tokens(tmp_path):
+    from suite.reporting.token_rows import add_unit
+
+    row = {"images_per_hour": 3600.0, "images_per_usd": 1800.0, "spot_images_per_usd": None}
+    row |= {"usd_per_million_images": 555.0, "spot_usd_per_million_images": None}
+    add_unit(row, {"metrics": {"unit": "tokens", "tokens_per_sample": 1000}})
+    assert row["tokens_per_hour"] == 3_600_000 and row["tokens_per_usd"] == 1_800_000
+    assert row["usd_per_million_tokens"] == pytest.approx(0.555) and row["spot_tokens_per_usd"] is None
+    image_row = dict(row)
+    add_unit(image_row, {"metrics": {}})
+    assert image_row["unit"] == "images" and image_row["units_per_sample"] == 1

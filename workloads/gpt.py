@@ -57,6 +57,14 @@ class Decoder(Workload):
     def units_per_sample(self) -> int:
         return self.context
 
+    def attention_flops_per_sample(self) -> int:
+        """The attention's matmuls in one training step of one sequence: 12·L·H·Q·T per token (Q·Kᵀ and
+        the weighted sum of V, 2·T·H·Q FLOPs each per token and layer forward, ×3 with the backward), the
+        causal mask's skipped half included, as Chowdhery et al. 2022 (PaLM, arXiv:2204.02311, appendix
+        B) and nanoGPT's estimate_mfu count it. suite/measurement/flops.py adds it where torch's FLOP
+        counter could not count the fused kernel."""
+        return 12 * self.layers * self.width * self.context * self.context
+
     def sample_text(self) -> str:
         return f"{self.context:,} tokens"
 

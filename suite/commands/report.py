@@ -195,7 +195,15 @@ def report_command(args) -> int:
     plotted = _plots(args, records, rows, shown or [catalog]) if args.plot else []
     if args.format == "html":
         from suite.reporting.page import render_page
+        from suite.reporting.token_rows import split
 
+        rows, tokens = split(rows)  # the page's table and answer are in images: token rows are not on it
+        if tokens:
+            print(
+                f"suite: {len(tokens)} row(s) measured in tokens are not on the page: "
+                "--format md, csv or json shows them",
+                file=sys.stderr,
+            )
         text = render_page(rows, shown or [catalog], records, dataset_size, args.columns, args.wide)
     else:
         text = render(

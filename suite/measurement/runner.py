@@ -23,7 +23,7 @@ from suite.backends import Backend, backend_class, check_options, resolve_backen
 from suite.config import RunConfig
 from suite.data import check_data, open_data
 from suite.errors import UserError, non_negative_int, positive_int
-from suite.measurement import diagnose, distributed, flops, numerics, probe, profiling, window_length
+from suite.measurement import diagnose, distributed, flops, numerics, probe, profiling, units, window_length
 from suite.measurement.telemetry import HostSampler, Telemetry, energy_per_image
 from suite.workloads import Workload, get_workload
 
@@ -188,6 +188,9 @@ def _add_efficiency(record: dict, workload: Workload) -> None:
     )
     metrics["energy_per_image_j"] = energy
     metrics["energy_method"] = method
+    if metrics.get("unit"):  # a token workload: the same figures per token
+        metrics["flops_per_token"] = units.per_unit(metrics, "flops_per_image")
+        metrics["energy_per_token_j"] = units.per_unit(metrics, "energy_per_image_j")
 
 
 def _measure(plan: Plan, record: dict, progress, group) -> None:
@@ -246,6 +249,7 @@ def _measure(plan: Plan, record: dict, progress, group) -> None:
             "steps_timed": steps * config.windows,
         }
     )
+    metrics.update(units.unit_metrics(metrics, workload.unit, workload.units_per_sample()))
     record["metrics"] = metrics
     if group.info.is_distributed:
         metrics["rank_window_time_s"] = rank_window_times

@@ -11,7 +11,7 @@ import io
 import json
 import os
 
-from suite.reporting import answer, narrow
+from suite.reporting import answer, narrow, token_rows
 from suite.reporting.cells import (
     COLUMNS,
     FLEET_COLUMNS,
@@ -226,6 +226,14 @@ CSV_FIELDS = [
     "prices_catalog",
     "prices_as_of",
     "prices_as_of_note",
+    # What a row's throughput counts (images, or tokens: then its figures in tokens beside)
+    "unit",
+    "units_per_sample",
+    "tokens_per_hour",
+    "tokens_per_usd",
+    "usd_per_million_tokens",
+    "spot_tokens_per_usd",
+    "spot_usd_per_million_tokens",
 ]
 # Only in a report with --published.
 PUBLISHED_FIELDS = ["published", "published_id", "published_source", "published_caveat", "published_ratio"]
@@ -282,7 +290,16 @@ def render(
     plots: tuple[str, ...] = (),
 ) -> str:
     if fmt == "md":
-        return render_markdown(rows, catalog, dataset_size, columns, wide, records, plots) + "\n"
+        # Rows measured in tokens get a table of their own: never a row or a ranking beside images.
+        images, tokens = token_rows.split(rows)
+        parts = (
+            []
+            if tokens and not images
+            else [render_markdown(images, catalog, dataset_size, columns, wide, records, plots)]
+        )
+        if tokens:
+            parts.append("\n".join(token_rows.markdown(tokens)))
+        return "\n\n".join(parts) + "\n"
     if fmt == "csv":
         return render_csv(rows)
     return render_json(rows, catalog, dataset_size, extrapolate)

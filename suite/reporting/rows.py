@@ -18,7 +18,7 @@ import dataclasses
 from collections import Counter
 
 from suite import stats
-from suite.reporting import row_prices
+from suite.reporting import row_prices, token_rows
 from suite.reporting.identity import LOADER_FIELDS, SETTING_FIELDS, row_identity, row_key, settings
 from suite.reporting.numerics_mark import under_failed_numerics
 from suite.reporting.pricing import Catalog
@@ -70,6 +70,7 @@ def build_rows(
     for group in groups.values():
         twin, catalog_of = _twin_key(group[0], pool), catalog_for(group[0])
         row = _row(group, catalog_of, dataset_size, extrapolate and twin not in measured, pool, price_as_if)
+        token_rows.add_unit(row, group[0])  # one workload and shape a row: one unit, one sequence length
         if extrapolate and twin in measured and not per_device(group[0]):
             row["notes"].append(_measured_note(measured[twin], row["instance_accelerators"]))
         if per_device(group[0]) and twin in one_device:

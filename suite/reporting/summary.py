@@ -58,15 +58,12 @@ def render(record: dict, path: str | None = None) -> str:
     if "images_per_second" in metrics and record["status"] != "diverged":
         # What the windows held; a record made before that was kept has it in its config only.
         steps = metrics.get("steps_per_window") or config.get("steps_per_window")
-        lines += [
-            f"  throughput   {metrics['images_per_second']:,.1f} img/s median "
-            f"± {metrics['images_per_second_stdev']:,.1f} σ "
-            f"({metrics['images_per_second_min']:,.1f} … {metrics['images_per_second_max']:,.1f}, "
-            f"cv {metrics['images_per_second_cv']:.1%}; {len(metrics['window_time_s'])} windows × "
-            f"{steps} step{'s' if steps != 1 else ''})",
-            f"               {metrics['images_per_hour']:,.0f} img/h",
-            f"  step time    {metrics['step_time_s'] * 1000:,.1f} ms",
-        ]
+        lines += (
+            token_throughput_lines(metrics, steps)
+            if metrics.get("unit") == "tokens"
+            else image_throughput_lines(metrics, steps)
+        )
+        lines.append(f"  step time    {metrics['step_time_s'] * 1000:,.1f} ms")
         chosen = window_length_line(metrics)
         if chosen:
             lines.append(f"  windows      {chosen}")
@@ -76,11 +73,19 @@ def render(record: dict, path: str | None = None) -> str:
             + (f"; time to first step {first:.2f} s (from Python's start)" if first else "")
         )
         if metrics.get("mfu") is not None:
-            lines.append(
-                f"  MFU          {metrics['mfu']:.1%} of {metrics['mfu_peak_tflops']:g} TFLOP/s "
-                f"(datasheet peak; {metrics['flops_per_image'] / 1e9:.2f} GFLOP per image)"
+            per = (
+                f"{metrics['flops_per_token'] / 1e9:.2f} GFLOP per token"
+                if metrics.get("flops_per_token") is not None
+                else f"{metrics['flops_per_image'] / 1e9:.2f} GFLOP per image"
             )
-        if metrics.get("energy_per_image_j") is not None:
+            lines.append(
+                f"  MFU          {metrics['mfu']:.1%} of {metrics['mfu_peak_tflops']:g} TFLOP/s (datasheet peak; {per})"
+            )
+        if metrics.get("energy_per_token_j") is not None:
+            lines.append(
+                f"  energy       {metrics['energy_per_token_j']:.3g} J per token ({metrics['energy_method']})"
+            )
+        elif metrics.get("energy_per_image_j") is not None:
             lines.append(
                 f"  energy       {metrics['energy_per_image_j']:.3f} J per image ({metrics['energy_method']})"
             )
@@ -109,6 +114,34 @@ def render(record: dict, path: str | None = None) -> str:
     if path:
         lines.append(f"  record       {path}")
     return "\n".join(lines)
+
+
+def _windows(metrics: dict, steps) -> str:
+    return f"{len(metrics['window_time_s'])} windows × {steps} step{'s' if steps != 1 else ''}"
+
+
+def image_throughput_lines(metrics: dict, steps) -> list[str]:
+    return [
+        f"  throughput   {metrics['images_per_second']:,.1f} img/s median "
+        f"± {metrics['images_per_second_stdev']:,.1f} σ "
+        f"({metrics['images_per_second_min']:,.1f} … {metrics['images_per_second_max']:,.1f}, "
+        f"cv {metrics['images_per_second_cv']:.1%}; {_windows(metrics, steps)})",
+        f"               {metrics['images_per_hour']:,.0f} img/h",
+    ]
+
+
+def token_throughput_lines(metrics: dict, steps) -> list[str]:
+    """A token workload (suite/measurement/units.py): tokens/s first, the sequences it is made of after."""
+    per_sample = metrics["tokens_per_sample"]
+    return [
+        f"  throughput   {metrics['tokens_per_second']:,.0f} tok/s median "
+        f"± {metrics['images_per_second_stdev'] * per_sample:,.0f} σ "
+        f"({metrics['images_per_second_min'] * per_sample:,.0f} … "
+        f"{metrics['images_per_second_max'] * per_sample:,.0f}, "
+        f"cv {metrics['images_per_second_cv']:.1%}; {_windows(metrics, steps)})",
+        f"               {metrics['tokens_per_hour']:,.0f} tok/h; "
+        f"{metrics['images_per_second']:,.2f} sequences/s of {per_sample:,} tokens",
+    ]
 
 
 def _seconds(value: float) -> str:

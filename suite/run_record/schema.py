@@ -257,6 +257,27 @@ def _check_window_length(metrics: _Section) -> None:
         )
 
 
+# What a throughput counts beyond the samples the windows count (suite/measurement/units.py): a record
+# without `metrics.unit` counts images, as every record made before the unit was kept.
+UNITS = ("images", "tokens")
+
+
+def _check_unit(metrics: _Section) -> None:
+    """A token workload's figures: its unit, the tokens one sample holds, and the rates in tokens."""
+    unit = metrics.mapping.get("unit")
+    if unit is None:
+        return
+    if unit not in UNITS:
+        raise BadRecord(metrics._path("unit"), f"one of {', '.join(UNITS)}", unit)
+    metrics.whole(f"{unit}_per_sample", minimum=1)
+    for name in ("per_second", "per_hour"):
+        metrics.number(f"{unit}_{name}", positive=True)
+    for name in ("per_second_min", "per_second_max", "per_second_stdev", "per_step"):
+        metrics.number(f"{unit}_{name}")
+    for name in ("flops_per_token", "energy_per_token_j"):
+        metrics.number(name)
+
+
 def _check_fields(record: dict) -> dict:
     """`record` if every field the suite's readers use has the right type and value, else BadRecord."""
     if _depth(record) > MAX_DEPTH:
@@ -289,6 +310,7 @@ def _check_fields(record: dict) -> dict:
     metrics.numbers("window_time_s")
     metrics.numbers("window_images_per_second")
     _check_window_length(metrics)
+    _check_unit(metrics)
 
     error = top.section("error")
     error.text("message", message=True)
