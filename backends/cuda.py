@@ -20,7 +20,8 @@ import os
 
 import torch
 
-from suite.errors import UserError, non_negative_int
+from suite.errors import UserError
+from suite.numbers import non_negative_int
 
 from . import probe, register_backend
 from .base import Backend, Schedule, ddp_without_buffer_broadcast, one_device_each

@@ -17,32 +17,8 @@ def one_of(kind: str, value, accepted) -> UserError:
 # The largest count any option takes unless it says otherwise (steps, images in a batch, workers,
 # processes, pixels on a side): a larger one is a typo or a probe, and would start work that never ends or
 # allocate what no machine has. Options that can truly be larger (a data set's size, a seed) say so.
+# Counts are parsed by suite.numbers; the bound is here, below it, for the record schema too.
 COUNT_CEILING = 1_000_000
-
-
-def _whole_number(name: str, value, least: int, most: int, wanted: str) -> int:
-    """VALUE as a base-10 whole number in least..most, or a UserError naming the option, the value and
-    the range. int() also reads "٣" and "1_000": only ASCII digits (and a sign) are taken."""
-    text = str(value).strip()
-    digits = text[1:] if text[:1] in "+-" else text
-    if not (digits.isascii() and digits.isdigit()) or len(digits) > 30:
-        raise UserError(f"{name} must be {wanted}, got {value!r}")
-    number = int(text, 10)
-    if number < least:
-        raise UserError(f"{name} must be {wanted}, got {value!r}")
-    if number > most:
-        raise UserError(f"{name} must be {wanted} of at most {most:,}, got {value!r}")
-    return number
-
-
-def positive_int(name: str, value, most: int = COUNT_CEILING) -> int:
-    """Parse a positive integer (at most MOST) or raise a UserError naming the option and the bad value."""
-    return _whole_number(name, value, 1, most, "a positive integer")
-
-
-def non_negative_int(name: str, value, most: int = COUNT_CEILING) -> int:
-    return _whole_number(name, value, 0, most, "a whole number >= 0")
-
 
 TRUE_WORDS = ("true", "on", "yes", "1")
 FALSE_WORDS = ("false", "off", "no", "0")
@@ -56,3 +32,13 @@ def truth(name: str, value) -> bool:
     if text not in TRUE_WORDS + FALSE_WORDS:
         raise UserError(f"{name} is a switch: give true or false (also on/off, yes/no, 1/0), got {value!r}")
     return text in TRUE_WORDS
+
+
+def __getattr__(name: str):
+    """The whole-number parsers' old home answers them: they live in suite.numbers, the one reader of
+    every number a person or a file gives."""
+    if name in ("positive_int", "non_negative_int"):
+        from suite import numbers
+
+        return getattr(numbers, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,9 +3,9 @@ started, as a failed run with an error record. Here they are bad input: one line
 
 from __future__ import annotations
 
-import math
 import os
 
+from suite import numbers
 from suite.errors import UserError
 
 
@@ -35,15 +35,10 @@ def check_profile_dir(path) -> None:
 
 
 def check_timeout(option: str, seconds) -> None:
-    """A timeout is a positive, finite number of seconds (float() reads "inf" and "nan")."""
+    """A timeout is a positive, finite number of seconds, at most a week (suite.numbers.SECONDS)."""
     if seconds is None:
         return
-    try:
-        value = float(seconds)
-    except (TypeError, ValueError):
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise UserError(f"{option} must be a positive, finite number of seconds, got {seconds!r}")
+    numbers.number(option, seconds, numbers.SECONDS)
 
 
 def check_model_builds(workload) -> None:

@@ -5,48 +5,29 @@ the option and what it accepts (a UserError: exit 2)."""
 from __future__ import annotations
 
 import argparse
-import math
 import os
 
-from suite import errors
+from suite import errors, numbers
 
 
 def positive_int(flag: str, most: int = errors.COUNT_CEILING):
     """A whole number from 1 to MOST (every count has a ceiling: errors.COUNT_CEILING unless said)."""
-    return lambda text: errors.positive_int(flag, text, most)
+    return lambda text: numbers.positive_int(flag, text, most)
 
 
 def non_negative_int(flag: str, most: int = errors.COUNT_CEILING):
     """A whole number from 0 to MOST."""
-    return lambda text: errors.non_negative_int(flag, text, most)
+    return lambda text: numbers.non_negative_int(flag, text, most)
 
 
-# A timeout longer than a week is no timeout; and threading's waits refuse more than threading.TIMEOUT_MAX
-# (about 292 years on Linux) with an OverflowError, so 1e308 seconds would crash where it is used.
-MAX_SECONDS = 7 * 24 * 3600.0
-
-
-def positive_float(flag: str, what: str = "a positive number", most: float | None = None):
-    """A finite number > 0 and at most MOST (seconds, dollars); WHAT says it in the error, e.g. "a positive
-    number of seconds"."""
-
-    def parse(text) -> float:
-        try:
-            value = float(text)
-        except (TypeError, ValueError):
-            value = -1.0
-        if not (value > 0 and math.isfinite(value)):  # float() reads "inf": no timeout or price is infinite
-            raise errors.UserError(f"{flag} must be {what}, got {text!r}")
-        if most is not None and value > most:
-            raise errors.UserError(f"{flag} must be {what} of at most {most:,g}, got {text!r}")
-        return value
-
-    return parse
+def quantity(flag: str, kind: numbers.Kind):
+    """A plain decimal number of KIND (a price per hour, hours, a percentage ...), within its range."""
+    return lambda text: numbers.number(flag, text, kind)
 
 
 def seconds(flag: str):
     """A timeout: a positive number of seconds, at most a week."""
-    return positive_float(flag, "a positive number of seconds", MAX_SECONDS)
+    return quantity(flag, numbers.SECONDS)
 
 
 def byte_size(flag: str):

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import re
 
+from suite import numbers
 from suite.errors import UserError
+
+# The figure before the unit: `1e400` would be infinity bytes; 10**15 of any unit is more than any disk.
+_SIZE_FIGURE = numbers.Kind("a size such as 2GiB, 512MiB or 1.5GB", 0.0, 1e15)
 
 _UNITS = {
     "": 1,
@@ -30,27 +34,20 @@ def parse_byte_size(name: str, text) -> int:
     unit = match.group(2).lower() if match else None
     if not match or unit not in _UNITS:
         raise UserError(f"{name} must be a size such as 2GiB, 512MiB or 1.5GB, got {text!r}")
-    size = int(float(match.group(1)) * _UNITS[unit])
+    size = int(numbers.number(name, match.group(1), _SIZE_FIGURE) * _UNITS[unit])
     if size < 1:
         raise UserError(f"{name} must be larger than zero, got {text!r}")
     return size
 
 
-def parse_scalar(text: str):
-    """`8` -> 8, `0.5` -> 0.5, `true` -> True, anything else stays a string."""
-    lowered = text.strip().lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
+def parse_scalar(text: str, name: str = "--model-override"):
+    """`8` -> 8, `0.5` -> 0.5, `true` -> True, anything else stays a string (suite.numbers.scalar: `1_0`,
+    `inf` and `nan` are refused, not read as 10 or as infinity)."""
+    return numbers.scalar(name, text)
 
 
 def parse_override(name: str, text: str) -> tuple[str, object]:
     key, sep, value = str(text).partition("=")
     if not sep or not key.strip() or not value.strip():
         raise UserError(f"{name} takes KEY=VALUE (e.g. ngf=8), got {text!r}")
-    return key.strip(), parse_scalar(value)
+    return key.strip(), parse_scalar(value, f"{name} {key.strip()}")

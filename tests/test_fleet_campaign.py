@@ -175,7 +175,7 @@ def test_unknown_instance_is_refused_with_near_matches_and_its_line(tmp_path, ca
         ),
         (
             "workload: dcgan64\nhours: -1\ninstances: [g6.xlarge]\n",
-            "'hours' must be a number above 0, got -1 ({path}, line 2)",
+            "'hours' ({path}, line 2) must be a number of hours from 0.01 to 168, got -1",
         ),
         (
             "workload: dcgan64\ninstances:\n  - {type: g6.xlarge, spot: maybe}\n",

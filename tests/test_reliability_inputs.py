@@ -182,7 +182,8 @@ def test_a_duplicate_instance_key_is_refused(tmp_path):
 def test_scale_usd_per_hour_must_be_positive_and_finite(capsys, value):
     assert main(["scale", "--nproc", "1", "--usd-per-hour", value]) == 2
     assert (
-        f"--usd-per-hour must be a positive number, got {value!r} (a finite price" in capsys.readouterr().err
+        f"--usd-per-hour must be a price in $ per hour from 0.0001 to 10,000, got {value!r}"
+        in capsys.readouterr().err
     )
 
 

@@ -76,7 +76,10 @@ def test_instances_one_for_all_or_one_per_count():
     "args, message",
     [
         (["--nproc", "1,zero"], "--nproc must be a positive integer, got 'zero'"),
-        (["--nproc", "1", "--usd-per-hour", "free"], "--usd-per-hour must be a positive number, got 'free'"),
+        (
+            ["--nproc", "1", "--usd-per-hour", "free"],
+            "--usd-per-hour must be a price in $ per hour from 0.0001 to 10,000, got 'free'",
+        ),
         (["--nproc", "1", "--usd-per-hour", "1", "--instance", "p3.2xlarge"], "not both"),
         (["--nproc", "1,2", "--instance", "1=p3.2xlarge,x"], "is not COUNT=NAME"),
     ],

@@ -57,7 +57,8 @@ def add_parser(subparsers) -> None:
 
 def batch_size_command(args) -> int:
     from suite import context, run_record
-    from suite.errors import UserError, positive_int
+    from suite.errors import UserError
+    from suite.numbers import positive_int
     from suite.orchestration import batch_size, sweep
     from suite.orchestration.child import log
     from suite.run_options import run_options

@@ -52,7 +52,7 @@ def _usage(parser) -> int:
 
 def synth_command(args) -> int:
     from suite.data.synth import synthesize
-    from suite.errors import non_negative_int
+    from suite.numbers import non_negative_int
 
     summary = synthesize(
         args.out,
@@ -70,7 +70,7 @@ def synth_command(args) -> int:
 
 def prepare_command(args) -> int:
     from suite.data.prepare import prepare
-    from suite.errors import positive_int
+    from suite.numbers import positive_int
 
     workers = positive_int("--workers", args.workers) if args.workers is not None else None
     manifest = prepare(args.src, args.size, args.out, workers=workers, force=args.force)

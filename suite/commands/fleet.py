@@ -55,6 +55,8 @@ def add_parser(subparsers) -> None:
 
 
 def add_campaign_options(p) -> None:
+    from suite import numbers, option_types
+
     p.add_argument("file", nargs="?", metavar="CAMPAIGN.yaml", help="campaign file (see docs/fleet.md)")
     p.add_argument(
         "--instances", action="append", default=[], metavar="TYPE,...", help="instance types inline"
@@ -68,9 +70,20 @@ def add_campaign_options(p) -> None:
         metavar="OPTION=VALUE",
         help="with --instances: a `suite run` option for every instance, e.g. --set batch-size=64",
     )
-    p.add_argument("--hours", type=float, metavar="H", help="with --instances: hours each instance is held")
+    p.add_argument(
+        "--hours",
+        type=option_types.quantity("--hours", numbers.HOURS),
+        metavar="H",
+        help="with --instances: hours each instance is held",
+    )
     p.add_argument("--spot", action="store_true", help="with --instances: rent spot instances")
-    p.add_argument("--max-cost", dest="max_cost_usd", type=float, metavar="USD", help="budget cap in $")
+    p.add_argument(
+        "--max-cost",
+        dest="max_cost_usd",
+        type=option_types.quantity("--max-cost", numbers.DOLLARS),
+        metavar="USD",
+        help="budget cap in $",
+    )
     p.add_argument("--prices", metavar="NAME|FILE", help="with --instances: the price catalog")
     p.add_argument("--bucket", metavar="URL", help="with --instances: s3:// or gs:// bucket for records")
     p.add_argument("--name", help="with --instances: the campaign's name (cluster names start with it)")

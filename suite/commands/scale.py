@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 
@@ -67,20 +66,14 @@ def _run_options(args, count: int, instance: str | None) -> dict:
 
 
 def _prices(args, counts) -> tuple[dict, dict]:
+    from suite import numbers
     from suite.errors import UserError
     from suite.reporting import scale
 
     if args.usd_per_hour is not None and args.instance:
         raise UserError("give --instance (priced from the catalog) or --usd-per-hour, not both")
     if args.usd_per_hour is not None:
-        try:
-            usd = float(args.usd_per_hour)
-        except ValueError:
-            usd = -1.0
-        if not (usd > 0 and math.isfinite(usd)):  # float() reads "inf" and "nan"
-            raise UserError(
-                f"--usd-per-hour must be a positive number, got {args.usd_per_hour!r} (a finite price in $/hour)"
-            )
+        usd = numbers.number("--usd-per-hour", args.usd_per_hour, numbers.PRICE_PER_HOUR)
         return {n: (usd, None, "given with --usd-per-hour") for n in counts}, {}
     instances = scale.parse_instances(args.instance, counts)
     return {n: scale.hourly_price(name, args.prices) for n, name in instances.items()}, instances

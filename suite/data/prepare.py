@@ -27,7 +27,8 @@ import suite
 from suite import atomic, limits
 from suite.data import cache as cache_format
 from suite.data.imagefolder import resize_and_crop, scan_folder
-from suite.errors import UserError, positive_int
+from suite.errors import UserError
+from suite.numbers import positive_int
 from suite.run_record.read import open_regular
 
 _transform = None  # set in each worker (and in the parent for a single process)

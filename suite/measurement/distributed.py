@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from suite import limits
-from suite.errors import UserError, non_negative_int, positive_int
+from suite.errors import UserError
+from suite.numbers import non_negative_int, positive_int
 
 # Long enough for a slow rank's graph compilation (first steps on Gaudi / torch.compile), short
 # enough that a hung peer ends the run in minutes rather than torch's default of 30 minutes.

@@ -9,21 +9,19 @@ Every instance type must be in the price catalog: the estimate is hours x $/hour
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from dataclasses import dataclass, field
 
-from suite.errors import UserError, positive_int
+from suite import numbers
+from suite.errors import UserError
+from suite.numbers import positive_int
 
 DEFAULT_HOURS = 1.0
 # Options the campaign decides for every instance (they would break collection or pricing).
 RESERVED_OPTIONS = ("out", "json", "instance", "prices", "workload", "backend", "help")
 # The bucket schemes whose command-line tools can bring records home (see sky_tasks.SYNC_COMMANDS).
 BUCKET_SCHEMES = ("s3", "gs")
-# Caps on a plan's numbers: beyond them the value is a slip (1e308 hours), not a plan.
-MAX_HOURS = 168.0  # a week per instance
-MAX_COST_USD = 100_000.0
 # Fields that end up in task files and `sky`/shell command lines: plain words only, no shell text.
 PLAIN_FIELDS = {
     "cloud": re.compile(r"^[a-z][a-z0-9]{1,19}$"),
@@ -109,13 +107,10 @@ def check_bucket(value: str, where: str) -> None:
         )
 
 
-def check_amount(key: str, value, where: str, most: float) -> float:
-    """A positive, finite number no larger than `most` (NaN, inf and 1e308 are slips, not plans)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise UserError(f"{key!r} must be a number above 0, got {value!r} ({where})")
-    if not math.isfinite(value) or value <= 0 or value > most:
-        raise UserError(f"{key!r} must be a number above 0 and at most {most:g}, got {value!r} ({where})")
-    return float(value)
+def check_amount(key: str, value, where: str, kind) -> float:
+    """A number of KIND (suite.numbers: hours, dollars) within its sane range: NaN, inf, 1e308 and 1e-300
+    are slips, not plans."""
+    return numbers.number(f"{key!r} ({where})", value, kind)
 
 
 def check_plain(key: str, value: str, where: str) -> str:
@@ -282,9 +277,9 @@ def build(settings: dict) -> Campaign:
             "'-' (at most 32): cluster names are made from it"
         )
     check_workload(settings["workload"], source)
-    default_hours = check_amount("hours", settings.get("hours", DEFAULT_HOURS), source, MAX_HOURS)
+    default_hours = check_amount("hours", settings.get("hours", DEFAULT_HOURS), source, numbers.HOURS)
     if settings.get("max_cost_usd") is not None:
-        check_amount("max_cost_usd", settings["max_cost_usd"], source, MAX_COST_USD)
+        check_amount("max_cost_usd", settings["max_cost_usd"], source, numbers.DOLLARS)
     for key in ("git", "ref"):
         if settings.get(key) is not None:
             check_plain(key, settings[key], source)
@@ -323,7 +318,7 @@ def build(settings: dict) -> Campaign:
             host_image, given = campaign_image, campaign_image_where
         if host_image is not None:
             host_image = check_host_image(host_image, entry.get("region"), given)
-        hours = check_amount("hours", entry.get("hours", default_hours), at, MAX_HOURS)
+        hours = check_amount("hours", entry.get("hours", default_hours), at, numbers.HOURS)
         spot = entry.get("spot", settings.get("spot", False))
         # SkyPilot launches a task with a host image only in the regions the image names: priced there.
         region = entry.get("region") or (tuple(host_image) if host_image else None)

@@ -21,6 +21,7 @@ The format (see suite/orchestration/campaign.py and docs/fleet.md):
 
 from __future__ import annotations
 
+from suite import numbers
 from suite.errors import UserError
 from suite.orchestration.campaign import check_bucket, check_option
 
@@ -79,18 +80,12 @@ class _Reader:
         return found
 
 
-def _number(reader: _Reader, key: str, node, positive: bool = True) -> float:
-    value = reader.value(node)
-    if isinstance(value, str):
-        # YAML 1.1 reads 1e300 (no '.') as text: take a number written that way for the number it is,
-        # so the message is about its size, not its type.
-        try:
-            value = float(value)
-        except ValueError:
-            pass
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (positive and value <= 0):
-        raise UserError(f"{key!r} must be a number above 0, got {value!r} ({reader.where(node)})")
-    return float(value)
+# The kind of quantity each number of the file is (suite.numbers): its sane range.
+NUMBER_KINDS = {"hours": numbers.HOURS, "max_cost_usd": numbers.DOLLARS}
+
+
+def _number(reader: _Reader, key: str, node) -> float:
+    return numbers.number(f"{key!r} ({reader.where(node)})", reader.value(node), NUMBER_KINDS[key])
 
 
 def _flag(reader: _Reader, key: str, node) -> bool:

@@ -67,13 +67,14 @@ METRICS = {
 
 def parse_min_change(text: str) -> float:
     """`3%` or `3` -> 0.03 (a percentage, as pyperf's --min-speed)."""
+    from suite import numbers
+
+    percent = str(text).strip()
+    percent = percent[:-1] if percent.endswith("%") else percent
     try:
-        value = float(str(text).strip().rstrip("%"))
-    except ValueError:
-        value = -1.0
-    if not 0 <= value < 100:
-        raise UserError(f"--min-change must be a percentage from 0 to 100, e.g. 3%, got {text!r}")
-    return value / 100
+        return numbers.number("--min-change", percent, numbers.PERCENT) / 100
+    except UserError:
+        raise UserError(f"--min-change must be a percentage from 0 to 100, e.g. 3%, got {text!r}") from None
 
 
 def expand_paths(path: str) -> list[str]:

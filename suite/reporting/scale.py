@@ -16,7 +16,8 @@ accelerator (a CPU priced as p3.8xlarge) is not priced: its $ per image would be
 from __future__ import annotations
 
 from suite import limits, stats
-from suite.errors import UserError, positive_int
+from suite.errors import UserError
+from suite.numbers import positive_int
 
 IMAGES_PER_MILLION = 1e6
 
