@@ -64,9 +64,12 @@ def test_slow_jpeg_loader_with_one_worker_is_input_bound(tmp_path, slow_jpegs):
     assert diagnosis["verdict"] == "input-bound"
     assert diagnosis["loader_images_per_second"] < 0.9 * diagnosis["compute_images_per_second"]
     assert record["data"]["source"] == "imagefolder" and record["config"]["workers"] == 1
-    # the three measurements are each recorded
+    # every process of the three measurements is recorded: 3 each by default, interleaved
     runs = {os.path.basename(p)[:-5] for p in glob.glob(str(tmp_path / "*.json"))}
-    assert set(diagnosis["records"].values()) <= runs and len(runs) == 3
+    assert set(diagnosis["records"].values()) <= runs and len(runs) == 9
+    assert diagnosis["processes"] == {"loader": 3, "compute": 3, "end_to_end": 3}
+    assert {run for ids in diagnosis["runs"].values() for run in ids} == runs
+    assert diagnosis["ratios"]["loader_over_compute"]["high"] < 0.9  # the interval separates
 
 
 @pytest.mark.parametrize(

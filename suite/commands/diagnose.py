@@ -8,6 +8,9 @@ import time
 from suite import option_types
 
 DEFAULT_OUT = "results/diagnose"
+# As suite.measurement.diagnose_evidence's (not imported here: `suite diagnose --help` imports no torch).
+DEFAULT_PROCESSES = 3
+MIN_PROCESSES = 3
 
 
 def add_parser(subparsers) -> None:
@@ -40,9 +43,32 @@ def add_parser(subparsers) -> None:
         "--out",
         default=DEFAULT_OUT,
         type=option_types.output_folder("--out"),
-        help=f"folder for the three records (default {DEFAULT_OUT}/)",
+        help=f"folder for the records, one per process (default {DEFAULT_OUT}/)",
+    )
+    p.add_argument(
+        "--processes",
+        default=str(DEFAULT_PROCESSES),
+        metavar="N",
+        help=f"fresh processes per measurement, run interleaved (loader, compute, end to end, loader, ...); "
+        f"a verdict only where their run-to-run intervals separate (default {DEFAULT_PROCESSES}, at least "
+        f"{MIN_PROCESSES})",
     )
     p.set_defaults(func=diagnose_command)
+
+
+def _processes(value: str) -> int:
+    """--processes N: a whole number ≥ MIN_PROCESSES (fewer give no run-to-run interval worth the name)."""
+    from suite.errors import UserError
+
+    try:
+        count = int(value)
+    except (TypeError, ValueError):
+        count = None
+    if count is None or count < MIN_PROCESSES:
+        raise UserError(
+            f"--processes must be a whole number ≥ {MIN_PROCESSES} (processes per measurement), got {value!r}"
+        )
+    return count
 
 
 def refuse_without_data(args) -> None:
@@ -66,10 +92,12 @@ def refuse_without_data(args) -> None:
 
 def diagnose_command(args) -> int:
     refuse_without_data(args)  # before torch is imported or anything is measured
+    processes = _processes(args.processes)
     from suite import run_record
     from suite.config import RunConfig
-    from suite.measurement import diagnose
+    from suite.measurement import diagnose, diagnose_evidence
     from suite.orchestration import child, sweep
+    from suite.reporting import compare_stats
     from suite.run_options import run_options
 
     options = run_options()
@@ -88,31 +116,38 @@ def diagnose_command(args) -> int:
     out_dir = run_record.check_out_dir(args.out)
 
     plan = child.plan(RunConfig(**config))  # the backend's capabilities shape the advice
-    loader, compute, end_to_end = _measure_three(plan, point, out_dir)
-
+    records = _measure_interleaved(plan, point, out_dir, processes)
     failed = [
-        (name, record)
-        for name, record in (("loader-only", loader), ("compute-only", compute), ("end-to-end", end_to_end))
-        if record is not None and record.get("status") != "ok"
+        (diagnose_evidence.ARM_NAMES[arm], record)
+        for arm, found in records.items()
+        for record in found
+        if record.get("status") != "ok"
     ]
     if failed:
         for name, record in failed:
             print(f"{name} measurement failed: {child.describe(record)}")
         print("no verdict: every measurement must complete")
         return 1
-    found = diagnose.from_records(
-        end_to_end,
-        compute,
-        loader,
+    rates = diagnose_evidence.rates_of(records)
+    end_to_end = records["end_to_end"][-1]  # the last end-to-end run's record gains the verdict
+    decided = diagnose_evidence.decide(rates, compare_stats.welch)
+    found = diagnose.verdict(
+        **_median_rates(rates),
+        **diagnose.from_records_settings(end_to_end),
         cores=os.cpu_count(),
         copies_to_device=getattr(plan.backend, "copies_to_device", True),
         precisions=tuple(plan.backend.precisions),
+        decided=decided,
     )
-    found["records"] = {
-        "loader_only": loader and loader["run_id"],
-        "compute_only": compute and compute["run_id"],
+    found["processes"] = decided["processes"]
+    found["ratios"] = decided["ratios"]
+    found["process_images_per_second"] = rates
+    found["records"] = {  # the last process of each arm, as a single-process diagnosis named them
+        "loader_only": records["loader"][-1]["run_id"],
+        "compute_only": records["compute"][-1]["run_id"],
         "end_to_end": end_to_end["run_id"],
     }
+    found["runs"] = {name: [r["run_id"] for r in records[arm]] for arm, name in RECORD_NAMES.items()}
     end_to_end["diagnosis"] = found
     # the same run id: the record gains its verdict
     path = run_record.write_record_or_stop(end_to_end, out_dir)
@@ -121,40 +156,73 @@ def diagnose_command(args) -> int:
     return 0
 
 
-def _measure_three(plan, point, out_dir: str) -> tuple[dict, dict, dict]:
-    """The loader alone (in this process), the model on synthetic data and the real run (fresh `suite run`s),
-    each said as it starts and ends, with the time the rest should take."""
+RECORD_NAMES = {"loader": "loader_only", "compute": "compute_only", "end_to_end": "end_to_end"}
+
+
+def _median_rates(rates: dict[str, list[float]]) -> dict:
+    """The arms' medians across processes, and each arm's run-to-run cv (its processes' rates)."""
+    from suite import stats
+
+    return {
+        "loader_ips": stats.median(rates["loader"]),
+        "compute_ips": stats.median(rates["compute"]),
+        "end_to_end_ips": stats.median(rates["end_to_end"]),
+        "loader_cv": stats.cv(rates["loader"]),
+        "compute_cv": stats.cv(rates["compute"]),
+        "end_to_end_cv": stats.cv(rates["end_to_end"]),
+    }
+
+
+def _measure_interleaved(plan, point, out_dir: str, processes: int) -> dict[str, list[dict]]:
+    """Each arm in PROCESSES fresh processes, interleaved (loader, compute, end to end, loader, ...): the
+    loader alone, the model on synthetic data and the real run, each said as it starts and ends, with
+    the time the rest should take from the second round on."""
     from suite import run_record
     from suite.data import progress
-    from suite.measurement.loader_only import measure_setting
+    from suite.measurement import diagnose_evidence
+    from suite.measurement.loader_only import measure_in_fresh_process
     from suite.orchestration import child, sweep
 
     config = point.config
-    started = time.monotonic()
-    child.log("1/3 loader only (no model), in this process ...")
-    loader = measure_setting(
-        plan,
-        # None where the backend grows a training window from warm-up timing: the loader grows its own
-        # windows from the backend's default steps (suite/data/loader_bench.py).
-        batches=config["steps_per_window"] or plan.backend.schedule.steps_per_window,
-        windows=config["windows"],
-        warmup=config["warmup_steps"],
-        to_device=False,
-    )
-    run_record.write_record_or_stop(loader, out_dir)
-    child.log(f"1/3 loader only: {child.describe(loader)} ({progress.seconds(time.monotonic() - started)})")
-    child.log("2/3 compute only (synthetic data), a fresh `suite run` ...")
-    started = time.monotonic()
     compute_point = sweep.Point(
         0, {"data": "synthetic"}, [*point.argv, "--data", "synthetic"], {**config, "data": "synthetic"}
     )
-    compute = sweep.run_point(compute_point, out_dir, origin="diagnose")
-    took = time.monotonic() - started
-    child.log(f"2/3 compute only: {child.describe(compute)} ({progress.seconds(took)})")
-    # The end-to-end run has the compute-only run's schedule and start-up; a slower loader stretches it.
+
+    def loader(_round: int) -> dict:
+        record = measure_in_fresh_process(
+            config,
+            # None where the backend grows a training window from warm-up timing: the loader grows its
+            # own windows from the backend's default steps (suite/data/loader_bench.py).
+            batches=config["steps_per_window"] or plan.backend.schedule.steps_per_window,
+            windows=config["windows"],
+            warmup=config["warmup_steps"],
+            origin="diagnose",
+        )
+        run_record.write_record_or_stop(record, out_dir)
+        return record
+
+    measure = {
+        "loader": loader,
+        "compute": lambda _round: sweep.run_point(compute_point, out_dir, origin="diagnose"),
+        "end_to_end": lambda _round: sweep.run_point(point, out_dir, origin="diagnose"),
+    }
+    total, started = processes * len(measure), time.monotonic()
+    done = [0]
+    names = diagnose_evidence.ARM_NAMES
+
+    def said(round_: int, arm: str, record: dict) -> None:
+        done[0] += 1
+        took = time.monotonic() - started
+        left = f"; {progress.about(took / done[0] * (total - done[0]))} left" if done[0] < total else ""
+        child.log(
+            f"{done[0]}/{total} {names[arm]} (round {round_ + 1}/{processes}): {child.describe(record)} "
+            f"({progress.seconds(took)} so far{left})"
+        )
+
     child.log(
-        f"3/3 end to end, a fresh `suite run` ... ({progress.about(took)} left, as long as the compute-only "
-        "run took; longer where the loader is the slower)"
+        f"{total} fresh processes: {', '.join(names.values())}, interleaved, {processes} round(s); a verdict "
+        "only where their run-to-run intervals separate"
     )
-    end_to_end = sweep.run_point(point, out_dir, origin="diagnose")
-    return loader, compute, end_to_end
+    return diagnose_evidence.measure_interleaved(
+        measure, processes, ok=lambda record: record.get("status") == "ok", said=said
+    )

@@ -89,6 +89,34 @@ def _above(a: float, a_cv: float | None, b: float, b_cv: float | None) -> bool:
     return a * (1 - _spread(a_cv)) > b * (1 + _spread(b_cv))
 
 
+def _window_case(
+    compute_ips: float,
+    end_to_end_ips: float,
+    loader_ips: float | None,
+    compute_cv: float | None,
+    loader_cv: float | None,
+    end_to_end_cv: float | None,
+) -> str:
+    """Which rule the rates of one process's windows meet, each with its window-to-window spread."""
+    if loader_ips is None:
+        return "synthetic"
+    if _above(end_to_end_ips, end_to_end_cv, compute_ips, compute_cv) or _above(
+        end_to_end_ips, end_to_end_cv, loader_ips, loader_cv
+    ):
+        return "disturbed"
+    if compute_ips and end_to_end_ips / compute_ips >= COMPUTE_BOUND_EFFICIENCY:
+        return "compute-bound"
+    if loader_ips < LOADER_SHORTFALL * compute_ips:
+        return (
+            "input-bound"
+            if _above(compute_ips, compute_cv, loader_ips, loader_cv)
+            else "loader-within-spread"
+        )
+    return (
+        "apart" if _above(compute_ips, compute_cv, end_to_end_ips, end_to_end_cv) else "short-within-spread"
+    )
+
+
 def _change(option: str, value, why: str) -> dict:
     return {"option": option, "value": value, "why": why}
 
@@ -115,9 +143,12 @@ def verdict(
     peak_memory_bytes: float | None = None,
     total_memory_bytes: float | None = None,
     telemetry_samples: int | None = None,
+    decided: dict | None = None,
 ) -> dict:
     """The verdict and its figures, as stored in a record's "diagnosis" section. The settings are the
-    run's (what ran); `copies_to_device` and `precisions` are the backend's capabilities."""
+    run's (what ran); `copies_to_device` and `precisions` are the backend's capabilities. `decided` is
+    the rule repeated processes met (suite.measurement.diagnose_evidence.decide): it replaces the
+    rule one run's windows meet, and brings its intervals as evidence."""
     efficiency = end_to_end_ips / compute_ips if compute_ips else None
     figures = {
         "loader_images_per_second": loader_ips,
@@ -138,15 +169,18 @@ def verdict(
     free_cores = None if cores is None else cores - compute_threads - workers
     e2e_text = f"{end_to_end_ips:,.1f} img/s"
 
-    if loader_ips is None:
+    case = (
+        decided["case"]
+        if decided
+        else _window_case(compute_ips, end_to_end_ips, loader_ips, compute_cv, loader_cv, end_to_end_cv)
+    )
+    if case == "synthetic":
         kind = "compute-bound"
         message = (
             f"compute-bound: synthetic data has no loader and no copy, so the device's compute sets the "
             f"pace ({e2e_text})"
         )
-    elif _above(end_to_end_ips, end_to_end_cv, compute_ips, compute_cv) or _above(
-        end_to_end_ips, end_to_end_cv, loader_ips, loader_cv
-    ):
+    elif case == "disturbed":
         kind = "inconclusive"
         slower = "compute-only" if end_to_end_ips > compute_ips else "the loader alone"
         message = (
@@ -155,7 +189,7 @@ def verdict(
             "probe was disturbed (a busy host, windows too short)"
         )
         advice.append("measure again on a quiet host, with more --steps or --windows")
-    elif efficiency is not None and efficiency >= COMPUTE_BOUND_EFFICIENCY:
+    elif case == "compute-bound":
         kind = "compute-bound"
         keeps_up = (
             "enough to keep up"
@@ -166,45 +200,50 @@ def verdict(
             f"compute-bound: end to end reaches {efficiency:.0%} of compute-only ({end_to_end_ips:,.1f} of "
             f"{compute_ips:,.1f} img/s); the loader alone delivers {loader_ips:,.1f} img/s, {keeps_up}"
         )
-    elif loader_ips < LOADER_SHORTFALL * compute_ips:
-        if not _above(compute_ips, compute_cv, loader_ips, loader_cv):
-            kind = "inconclusive"
-            message = (
-                f"inconclusive: the loader ({loader_ips:,.1f} img/s, cv {_spread(loader_cv):.0%}) and compute "
-                f"({compute_ips:,.1f} img/s, cv {_spread(compute_cv):.0%}) are within each other's spread"
+    elif case == "loader-within-spread":
+        kind = "inconclusive"
+        message = (
+            f"inconclusive: the loader ({loader_ips:,.1f} img/s, cv {_spread(loader_cv):.0%}) and compute "
+            f"({compute_ips:,.1f} img/s, cv {_spread(compute_cv):.0%}) are within each other's spread"
+        )
+        advice.append("measure again with more --steps or --windows to separate them")
+    elif case == "input-bound":
+        kind = "input-bound"
+        message = (
+            f"input-bound: the loader delivers {loader_ips:,.1f} img/s, the device could do "
+            f"{compute_ips:,.1f} img/s (end to end {e2e_text})"
+        )
+        # From repeated evidence, the fewest workers its interval of compute ÷ loader supports: a figure
+        # the runs agree on, not one that moves with each run's noise.
+        factor = decided["need_factor"] if decided else (compute_ips / loader_ips, compute_ips / loader_ips)
+        need = workers_needed(workers, 1.0, factor[0])
+        most = workers_needed(workers, 1.0, factor[1])
+        target = need if free_cores is None else min(need, workers + max(free_cores, 0))
+        if target > workers:
+            short = f" (about {need} would be needed; {cores} cores)" if need > target else ""
+            short += f" (these runs put the need at {need} to {most})" if most > need else ""
+            changes.append(_change("--workers", target, f"more decoding in parallel{short}"))
+        elif need > workers and cores is not None:
+            advice.append(
+                f"about {need} workers would be needed, and the {cores} cores are taken "
+                f"({compute_threads} by compute, {workers} by workers)"
             )
-            advice.append("measure again with more --steps or --windows to separate them")
+        if data_kind == "cache":
+            advice.append("a prepared cache already skips decoding: faster storage, or fewer images per step")
         else:
-            kind = "input-bound"
-            message = (
-                f"input-bound: the loader delivers {loader_ips:,.1f} img/s, the device could do "
-                f"{compute_ips:,.1f} img/s (end to end {e2e_text})"
+            changes.append(
+                _change("--data", "cache", "a prepared cache skips decoding (`suite data prepare`)")
             )
-            need = workers_needed(workers, loader_ips, compute_ips)
-            target = need if free_cores is None else min(need, workers + max(free_cores, 0))
-            if target > workers:
-                short = f" (about {need} would be needed; {cores} cores)" if need > target else ""
-                changes.append(_change("--workers", target, f"more decoding in parallel{short}"))
-            elif need > workers and cores is not None:
-                advice.append(
-                    f"about {need} workers would be needed, and the {cores} cores are taken "
-                    f"({compute_threads} by compute, {workers} by workers)"
-                )
-            if data_kind == "cache":
-                advice.append(
-                    "a prepared cache already skips decoding: faster storage, or fewer images per step"
-                )
-            else:
-                changes.append(
-                    _change("--data", "cache", "a prepared cache skips decoding (`suite data prepare`)")
-                )
-    elif not _above(compute_ips, compute_cv, end_to_end_ips, end_to_end_cv):
+    elif case == "short-within-spread":
         kind = "inconclusive"
         message = (
             f"inconclusive: end to end ({e2e_text}) is short of compute-only ({compute_ips:,.1f} img/s) by "
             "less than their spread"
         )
         advice.append("measure again with more --steps or --windows to separate them")
+    elif case == "inconclusive":  # repeated evidence whose intervals do not separate: its own words
+        kind, message = "inconclusive", decided["message"]
+        advice.append(decided["advice"])
     elif copies_to_device:
         kind = "transfer-bound"
         message = (
@@ -236,6 +275,8 @@ def verdict(
             changes.append(_change("--data", "cache", "no decoding left to compete with compute"))
         if not changes:
             advice.append("the host is the limit: a machine with more cores")
+    if decided:
+        evidence.extend(decided["evidence"])
 
     if kind == "compute-bound" and loader_ips is not None:
         lower = [p for p in precisions if p != precision and p != "fp32"]
@@ -329,8 +370,6 @@ def from_records(
     precisions: tuple[str, ...] = (),
 ) -> dict:
     """The verdict from the three records (a loader record from `suite loader`'s measurement)."""
-    summary = (end_to_end.get("telemetry") or {}).get("summary") or {}
-    memory = end_to_end.get("memory") or {}
     metrics = end_to_end["metrics"]
     source = compute["metrics"] if compute else metrics
     return verdict(
@@ -340,16 +379,25 @@ def from_records(
         end_to_end_cv=metrics.get("images_per_second_cv"),
         loader_ips=loader["metrics"]["images_per_second"] if loader else None,
         loader_cv=loader["metrics"].get("images_per_second_cv") if loader else None,
-        **_settings(end_to_end),
+        **from_records_settings(end_to_end),
         cores=cores,
         copies_to_device=copies_to_device,
         precisions=precisions,
-        host_cpu_percent=host_cpu_util_percent(summary),
-        device_util=device_util_percent(summary),
-        peak_memory_bytes=memory.get("peak_memory_bytes"),
-        total_memory_bytes=memory.get("total_memory_bytes"),
-        telemetry_samples=(end_to_end.get("telemetry") or {}).get("samples"),
     )
+
+
+def from_records_settings(end_to_end: dict) -> dict:
+    """What an end-to-end record says beside its rate: the settings that ran, its telemetry, its memory."""
+    summary = (end_to_end.get("telemetry") or {}).get("summary") or {}
+    memory = end_to_end.get("memory") or {}
+    return {
+        **_settings(end_to_end),
+        "host_cpu_percent": host_cpu_util_percent(summary),
+        "device_util": device_util_percent(summary),
+        "peak_memory_bytes": memory.get("peak_memory_bytes"),
+        "total_memory_bytes": memory.get("total_memory_bytes"),
+        "telemetry_samples": (end_to_end.get("telemetry") or {}).get("samples"),
+    }
 
 
 def render(diagnosis: dict) -> str:
@@ -357,6 +405,10 @@ def render(diagnosis: dict) -> str:
         value, cv = diagnosis[f"{name}_images_per_second"], diagnosis.get(f"{name}_cv")
         if value is None:
             return "- (no loader)"
+        processes = (diagnosis.get("processes") or {}).get(name)
+        if processes:  # repeated evidence: the median of its processes, and their run-to-run spread
+            spread = f"cv {cv:.1%} run to run" if cv is not None else "spread unknown"
+            return f"{value:,.1f} img/s (median of {processes} processes, {spread})"
         return f"{value:,.1f} img/s" + (
             f" (cv {cv:.1%})" if cv is not None else " (one window: spread unknown)"
         )
