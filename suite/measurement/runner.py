@@ -24,6 +24,7 @@ from suite.config import RunConfig
 from suite.data import check_data, open_data
 from suite.errors import UserError, non_negative_int, positive_int
 from suite.measurement import diagnose, distributed, flops, numerics, probe, profiling, units, window_length
+from suite.measurement.cpu_share import add_to_load as add_cpu_share_to_load
 from suite.measurement.telemetry import HostSampler, Telemetry, energy_per_image
 from suite.workloads import Workload, get_workload
 
@@ -230,6 +231,7 @@ def _measure(plan: Plan, record: dict, progress, group) -> None:
             )
     finally:
         record["telemetry"] = telemetry.close()
+        add_cpu_share_to_load(record)  # the CPU this run got in its windows, beside the host's load
         record["warnings"].extend(
             f"telemetry '{name}' off: {why}" for name, why in record["telemetry"]["failed"].items()
         )

@@ -18,6 +18,7 @@ import time
 import psutil
 
 from suite.backends.sampler import Sampler
+from suite.measurement.cpu_share import CpuShare
 
 
 class HostSampler(Sampler):
@@ -45,8 +46,9 @@ def summarise(values: list[float]) -> dict[str, float]:
 class Telemetry:
     """Samples while a window is open. Use `window_open()` / `window_closed()` around each window."""
 
-    def __init__(self, samplers: list[Sampler], interval_s: float = 0.15):
+    def __init__(self, samplers: list[Sampler], interval_s: float = 0.15, cpu_share: CpuShare | None = None):
         self.interval_s = interval_s
+        self.cpu_share = cpu_share or CpuShare()  # this process's CPU time per window, read at its edges
         self.samplers: list[Sampler] = []
         self.series: list[dict[str, float]] = []  # each row: {"t_s": seconds since start, gauge: value}
         self.windows: list[list[float]] = []  # [open t_s, closed t_s] per window
@@ -114,9 +116,11 @@ class Telemetry:
             self._counters_at_open = self._read_counters()
             self.windows.append([self._now(), math.nan])
             self._open.set()
+            self.cpu_share.open()
 
     def window_closed(self) -> None:
         with self._lock:
+            self.cpu_share.close()
             self._open.clear()
             if self.windows:
                 self.windows[-1][1] = self._now()
@@ -146,6 +150,7 @@ class Telemetry:
             "series": self.series,
             "windows_s": self.windows,
             "counters": self.counters,
+            "own_cpu_cores": [round(c, 4) for c in self.cpu_share.cores],
             "failed": self.failed,
         }
 
