@@ -4,6 +4,12 @@
   (a run that slows down — thermal throttling, a starving data loader — shows as a falling line).
 - images_per_dollar.png: images per $ per configuration and instance, on-demand beside spot.
 
+A plot stays one picture however many records there are: past MAX_NAMED_RUNS runs the runs are drawn as
+one collection of thin lines with no legend (a legend of thousands of names is unreadable, and laying it
+out took minutes), and past MAX_BARS priced rows the bars are the MAX_BARS rows with the most images per $
+(a figure 1.6 inches wider per row passed the 65,536 pixels a PNG of matplotlib's Agg can be); each title
+says so.
+
 matplotlib is imported here only (the `plot` extra), so the rest of the suite never needs it.
 """
 
@@ -13,6 +19,9 @@ import os
 
 from suite import atomic, stats
 from suite.errors import UserError
+
+MAX_NAMED_RUNS = 40  # runs drawn one by one, with markers and a legend entry each
+MAX_BARS = 24  # priced rows drawn as bars
 
 
 def _pyplot():
@@ -59,6 +68,8 @@ def throughput_over_run(records: list[dict], path: str) -> str | None:
         return None
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(9, 5))
+    named = len(runs) <= MAX_NAMED_RUNS
+    lines = []
     for record in runs:
         metrics = record["metrics"]
         rates = [
@@ -72,6 +83,9 @@ def throughput_over_run(records: list[dict], path: str) -> str | None:
             ends.append(total)
         # dashed: failed or diverged; dotted: profiled (its steps were slowed by the profiler)
         style = "--" if record.get("status") != "ok" else (":" if profiled(record) else "-")
+        if not named:
+            lines.append((list(zip(ends, rates)), style))
+            continue
         ax.plot(
             ends,
             rates,
@@ -79,14 +93,24 @@ def throughput_over_run(records: list[dict], path: str) -> str | None:
             marker="o",
             label=_run_label(record) + ("" if record.get("status") == "ok" else f" [{record.get('status')}]"),
         )
+    if lines:  # one artist for every run: drawing and laying out grow with the points, not per run
+        from matplotlib.collections import LineCollection
+
+        segments, styles = zip(*lines)
+        ax.add_collection(LineCollection(segments, linestyles=styles, linewidths=0.6, alpha=0.5))
+        ax.autoscale_view()
     ax.set_xlabel("time into the timed windows (s, warm-up excluded)")
     ax.set_ylabel("throughput (img/h, per window)")
-    ax.set_title("Throughput over each run")
+    ax.set_title(
+        "Throughput over each run"
+        if named
+        else f"Throughput over each run ({len(runs):,} runs, too many to name: the table lists them)"
+    )
     ax.set_ylim(bottom=0)
     ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:,.0f}"))
     ax.grid(alpha=0.3)
-    # below the axes, so that no line is hidden behind it
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
+    if named:  # below the axes, so that no line is hidden behind it
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
     fig.tight_layout()
     with atomic.atomic_path(path) as tmp:  # an existing plot stays whole if the disk is full
         fig.savefig(tmp, dpi=120, bbox_inches="tight")
@@ -114,6 +138,11 @@ def images_per_dollar(rows: list[dict], caption: str, path: str) -> str | None:
     priced = [r for r in rows if r["images_per_usd"] is not None]
     if not priced:
         return None
+    title = "Images per dollar, on-demand beside spot"
+    if len(priced) > MAX_BARS:  # the most images per $, in the table's order
+        kept = {id(r) for r in sorted(priced, key=lambda r: -r["images_per_usd"])[:MAX_BARS]}
+        title += f": the {MAX_BARS} rows with the most of {len(priced):,} priced"
+        priced = [r for r in priced if id(r) in kept]
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(priced) + 2), 5.5))
     width = 0.38
@@ -141,7 +170,7 @@ def images_per_dollar(rows: list[dict], caption: str, path: str) -> str | None:
     ax.set_xticks(positions)
     ax.set_xticklabels(labels, fontsize=8)
     ax.set_ylabel("images per $")
-    ax.set_title("Images per dollar, on-demand beside spot")
+    ax.set_title(title)
     ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:,.0f}"))
     ax.grid(axis="y", alpha=0.3)
     ax.legend()

@@ -1,0 +1,70 @@
+"""A report and a comparison grow with their records, not with their square: the work each does is counted
+here (never timed). benchmarks/report_scale.py times them."""
+
+from __future__ import annotations
+
+import pytest
+from test_report import make_record
+
+from suite.reporting.pricing import load_catalog
+from suite.reporting.rows import build_rows
+
+SEED = load_catalog("seed-2022")
+
+
+class _Figures:
+    """matplotlib.pyplot, keeping each figure a plot closes (to count what it drew)."""
+
+    def __init__(self, plt):
+        self._plt, self.closed = plt, []
+
+    def __getattr__(self, name):
+        return getattr(self._plt, name)
+
+    def close(self, fig):
+        self.closed.append(fig)
+        self._plt.close(fig)
+
+
+@pytest.fixture
+def figures(monkeypatch):
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    from suite.reporting import plots
+
+    kept = _Figures(plots._pyplot())
+    monkeypatch.setattr(plots, "_pyplot", lambda: kept)
+    # what was drawn is counted, not rendered: an empty file stands for the PNG
+    monkeypatch.setattr(Figure, "savefig", lambda self, path, **_: open(path, "wb").close())
+    return kept
+
+
+def test_many_runs_are_one_collection_without_a_legend(figures, tmp_path):
+    from suite.reporting import plots
+
+    records = [make_record(1_000_000 + i, run=str(i)) for i in range(plots.MAX_NAMED_RUNS + 60)]
+    plots.throughput_over_run(records, str(tmp_path / "many.png"))
+    plots.throughput_over_run(records[:3], str(tmp_path / "few.png"))
+    many, few = (fig.axes[0] for fig in figures.closed)
+    # drawn as one artist, whatever the count: no line and no legend entry per run
+    assert len(many.lines) == 0 and len(many.collections) == 1 and many.get_legend() is None
+    assert len(many.collections[0].get_segments()) == len(records)
+    assert "too many to name" in many.get_title()
+    # a few runs are drawn as before: a line and a legend entry each
+    assert len(few.lines) == 3 and len(few.get_legend().get_texts()) == 3
+    assert few.get_title() == "Throughput over each run"
+
+
+def test_many_priced_rows_draw_at_most_max_bars(figures, tmp_path):
+    from suite.reporting import plots
+
+    count = plots.MAX_BARS + 30
+    records = [make_record(1_000_000 + 1000 * i, batch=i + 1, run=str(i)) for i in range(count)]
+    rows = build_rows(records, SEED)
+    plots.images_per_dollar(rows, "caption", str(tmp_path / "bars.png"))
+    (ax,) = figures.closed[0].axes
+    assert len(ax.patches) == 2 * plots.MAX_BARS  # on-demand and spot, per row kept
+    kept = sorted(r["images_per_usd"] for r in rows)[-plots.MAX_BARS :]
+    assert sorted(bar.get_height() for bar in ax.containers[0]) == pytest.approx(kept)
+    assert f"the {plots.MAX_BARS} rows with the most of {count} priced" in ax.get_title()
