@@ -68,3 +68,56 @@ def test_many_priced_rows_draw_at_most_max_bars(figures, tmp_path):
     kept = sorted(r["images_per_usd"] for r in rows)[-plots.MAX_BARS :]
     assert sorted(bar.get_height() for bar in ax.containers[0]) == pytest.approx(kept)
     assert f"the {plots.MAX_BARS} rows with the most of {count} priced" in ax.get_title()
+
+
+def _brute_closest(ours: list[dict], theirs: list[dict]) -> tuple[int, int]:
+    """compare's closest pair as it was found before: every pair, in order, the first of the fewest."""
+    best = None
+    for i, a in enumerate(ours):
+        for j, b in enumerate(theirs):
+            differ = sum(a.get(k) != b.get(k) for k in a.keys() | b.keys())
+            if best is None or differ < best[0]:
+                best = (differ, i, j)
+    return best[1], best[2]
+
+
+def test_the_closest_pair_is_the_one_every_pair_compared_finds():
+    import random
+
+    from suite.reporting import closest_pair
+
+    rng = random.Random(7)
+    for _ in range(300):
+        width = rng.randint(0, 7)
+        values = rng.randint(1, 3)
+
+        ours, theirs = (
+            [
+                {f"f{k}": str(rng.randint(1, values)) for k in range(width) if rng.random() < 0.9}
+                for _ in range(rng.randint(1, 12))
+            ]
+            for _side in range(2)
+        )
+        assert closest_pair.closest(ours, theirs) == _brute_closest(ours, theirs)
+    assert closest_pair.closest([], [{"a": "1"}]) is None
+
+
+def test_many_configurations_a_side_are_not_compared_pair_by_pair(monkeypatch):
+    from suite.reporting import closest_pair, compare
+
+    compared = []
+    real = closest_pair._compare_pairs
+    monkeypatch.setattr(closest_pair, "_compare_pairs", lambda *a: compared.append(a) or real(*a))
+    # 150 configurations a side (batch sizes), the candidate's on another torch: no pair matches
+    base = [
+        (f"a/{b}.json", make_record(1_000_000, batch=b, run=f"a{b}", backend="cpu", device="CPU"))
+        for b in range(1, 151)
+    ]
+    cand = []
+    for b in range(1, 151):
+        record = make_record(1_000_000, batch=b, run=f"b{b}", backend="cpu", device="CPU")
+        record["context"]["torch"] = "9.9"
+        cand.append((f"b/{b}.json", record))
+    result = compare.compare(base, cand)
+    assert not result["comparisons"] and not compared  # found by hashing, not by 22,500 pairs
+    assert result["unpaired"]["differs"] == [{"field": "context.torch", "baseline": None, "candidate": "9.9"}]

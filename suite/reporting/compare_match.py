@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from suite import run_options, stats
 from suite.config import RunConfig
 from suite.errors import UserError
+from suite.reporting import closest_pair
 
 # The one place compare learns what makes two runs the same configuration: the report's row key.
 from suite.reporting.identity import LOADER_FIELDS, row_identity, row_key, settings
@@ -129,15 +130,12 @@ def why_unpaired(base_groups: dict, cand_groups: dict, by: tuple[str, ...] | Non
         return {"same_runs": same_runs}
     if not base_groups or not cand_groups:
         return {}
-    cands = [(_identity(c.first, by), c) for c in cand_groups.values()]
-    best = None
-    for base in base_groups.values():
-        ours = _identity(base.first, by)
-        for theirs, cand in cands:
-            differ = sorted(k for k in ours.keys() | theirs.keys() if ours.get(k) != theirs.get(k))
-            if best is None or len(differ) < len(best[0]):
-                best = (differ, base, cand)
-    differ, base, cand = best
+    bases, cands = list(base_groups.values()), list(cand_groups.values())
+    ours = [_identity(group.first, by) for group in bases]
+    theirs = [_identity(group.first, by) for group in cands]
+    i, j = closest_pair.closest(ours, theirs)  # not every pair: thousands a side are millions of pairs
+    base, cand = bases[i], cands[j]
+    differ = sorted(k for k in ours[i].keys() | theirs[j].keys() if ours[i].get(k) != theirs[j].get(k))
     values = row_identity(base.first), row_identity(cand.first)
     return {
         "differs": [
