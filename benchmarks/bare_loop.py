@@ -1,7 +1,8 @@
-"""The bare loop: the suite's dcgan64 or resnet50 training step written by hand, with no harness.
+"""The bare loop: the suite's dcgan64, resnet50 or gpt2-small training step written by hand, with no harness.
 
 Same model (the registry's architecture and initialisation), optimizer and hyper-parameters (AdamW for
-each DCGAN network, SGD for ResNet-50; fused on CUDA, as the suite's CUDA backend builds them), batch
+each DCGAN network and for GPT-2, SGD for ResNet-50; fused on CUDA, as the suite's CUDA backend builds
+them), batch
 (the suite's synthetic batch: one batch made on the device and reused), precision (fp32 with TF32 off
 unless --tf32; bf16 autocast; amp = fp16 autocast with one GradScaler updated once per iteration) and
 cuDNN autotuning. No backend object, no telemetry thread, no record: warm-up steps, then timed windows,
@@ -42,9 +43,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from suite.workloads import get_workload  # noqa: E402
 from suite.workloads.dcgan import ADAMW  # noqa: E402
+from suite.workloads.gpt import ADAMW as GPT_ADAMW  # noqa: E402
 from suite.workloads.resnet import SGD  # noqa: E402
 
-WORKLOADS = ("dcgan64", "resnet50")
+WORKLOADS = ("dcgan64", "resnet50", "gpt2-small")
 PRECISIONS = ("fp32", "bf16", "amp")
 # The CUDA backend's schedule (backends/cuda.py): windows of at least 10 steps, grown to last 1 s, at most
 # 1000 steps. The CPU backend declares no minimum window.
@@ -82,7 +84,21 @@ def build(workload, device: torch.device, precision: str, batch_size: int):
             scaler.step(opt)
 
     images, labels = workload.synthetic_batch(batch_size, device)
-    if workload.num_classes == 0:  # DCGAN: a discriminator step on real and fake, then a generator step
+    if workload.unit == "tokens":  # a decoder: next-token cross-entropy over every position, AdamW
+        model = modules["model"]
+        opt = optimizer(torch.optim.AdamW, model.parameters(), device, precision, **GPT_ADAMW)
+        inputs, targets = images, labels  # token ids, and the same shifted by one
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            with autocast():
+                logits = model(inputs)
+                loss = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+            backward_and_step(loss, opt)
+            if scaler is not None:
+                scaler.update()
+
+    elif workload.num_classes == 0:  # DCGAN: a discriminator step on real and fake, then a generator step
         netG, netD = modules["generator"], modules["discriminator"]
         optG = optimizer(torch.optim.AdamW, netG.parameters(), device, precision, **ADAMW)
         optD = optimizer(torch.optim.AdamW, netD.parameters(), device, precision, **ADAMW)
@@ -262,9 +278,18 @@ def main(argv=None) -> int:
         "images_per_second": statistics.median(rates),
         "torch": torch.__version__,
     }
+    rate = f"{result['images_per_second']:.2f} img/s"
+    if workload.unit == "tokens":  # a sample is a sequence: the rate in tokens, as `suite run` gives it
+        per_sample = workload.units_per_sample()
+        result["tokens_per_sample"] = per_sample
+        result["tokens_per_second"] = result["images_per_second"] * per_sample
+        rate = (
+            f"{result['tokens_per_second']:,.0f} tok/s ({result['images_per_second']:.2f} sequences/s "
+            f"of {per_sample:,} tokens)"
+        )
     print(
         f"bare loop: {args.workload} on {args.backend}, {args.precision}, batch {batch_size}: "
-        f"{result['images_per_second']:.2f} img/s median of {args.windows} windows × {steps} steps ({how})"
+        f"{rate} median of {args.windows} windows × {steps} steps ({how})"
     )
     if args.json:
         with open(args.json, "w") as handle:

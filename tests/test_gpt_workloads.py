@@ -208,3 +208,22 @@ def test_report_prices_tokens(tmp_path):
     image_row = dict(row)
     add_unit(image_row, {"metrics": {}})
     assert image_row["unit"] == "images" and image_row["units_per_sample"] == 1
+
+
+def test_the_bare_loop_trains_gpt2_small_and_counts_tokens(tmp_path):
+    import json
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[1] / "benchmarks"))
+    import bare_loop
+
+    out = tmp_path / "bare.json"
+    argv = ["--backend", "cpu", "--workload", "gpt2-small", "--batch-size", "2", "--warmup", "1"]
+    argv += ["--steps", "1", "--windows", "1", "--json", str(out)]
+    argv += [
+        arg for key, value in TINY["gpt2-small"].items() for arg in ("--model-override", f"{key}={value}")
+    ]
+    assert bare_loop.main(argv) == 0
+    result = json.loads(out.read_text())
+    assert result["tokens_per_sample"] == 16
+    assert result["tokens_per_second"] == pytest.approx(result["images_per_second"] * 16)
