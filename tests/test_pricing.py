@@ -171,7 +171,7 @@ def write_catalog(tmp_path, instance_fields: dict, name="mine.yaml") -> str:
         ),
         ({"on_demand_usd_per_hour": None}, "'g4dn.xlarge': on_demand_usd_per_hour is missing a value"),
         ({"on_demand_usd_per_hour": True}, "on_demand_usd_per_hour must be a number, got True"),
-        ({"on_demand_usd_per_hour": 0}, "on_demand_usd_per_hour must be above 0"),
+        ({"on_demand_usd_per_hour": 0}, "on_demand_usd_per_hour must be at least 0.0001"),
         ({"accelerator_count": 1.5}, "accelerator_count must be a whole number, got 1.5"),
     ],
 )

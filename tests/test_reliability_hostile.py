@@ -339,7 +339,7 @@ TINY_DCGAN_RUN += ["--windows", "1"]
         (["--windows", "1_000"], "--windows must be a positive integer, got '1_000'"),
         (
             ["--dist-timeout", "1e308"],
-            "--dist-timeout must be a positive number of seconds of at most 604,800",
+            "--dist-timeout must be a positive number of seconds from 0.001 to 604,800",
         ),
         (["--prices", "seed-2022"], "--prices 'seed-2022' names the catalog --instance is looked up in"),
         (["--prices", ""], "--prices is empty"),
@@ -358,11 +358,14 @@ def test_run_numbers_and_prices_out_of_bounds_are_refused_before_anything_runs(t
     [
         (
             ["batch-size", "--try-timeout", "-1"],
-            "--try-timeout must be a positive number of seconds, got '-1'",
+            "--try-timeout must be a positive number of seconds from 0.001 to 604,800, got '-1'",
         ),
-        (["batch-size", "--try-timeout", "0"], "--try-timeout must be a positive number of seconds, got '0'"),
+        (
+            ["batch-size", "--try-timeout", "0"],
+            "--try-timeout must be a positive number of seconds from 0.001 to 604,800, got '0'",
+        ),
         (["batch-size", "--try-timeout", "nan"], "--try-timeout must be a positive number of seconds"),
-        (["sweep", "--grid", "batch-size=2", "--point-timeout", "1e12"], "of at most 604,800"),
+        (["sweep", "--grid", "batch-size=2", "--point-timeout", "1e12"], "to 604,800, got '1e12'"),
         (
             ["data", "synth", "--out", "x", "--count", "1", "--seed", str(2**40)],
             "--seed must be a whole number",
@@ -379,7 +382,11 @@ def test_other_commands_numbers_are_bounded_too(tmp_path, capsys, monkeypatch, a
 @pytest.mark.parametrize(
     "sweep_file, inline, said",
     [
-        ("grid:\n  batch-size: [2, 4]\n  batch_size: [8]\n", [], "option 'batch-size' is given twice"),
+        (
+            "grid:\n  batch-size: [2, 4]\n  batch_size: [8]\n",
+            [],
+            "keys 'batch-size' and 'batch_size' are one key",
+        ),
         ("grid:\n  batch-size: [2, 4]\nfixed:\n  batch-size: 2\n", [], "option 'batch-size' is given twice"),
         ("grid:\n  nproc: [1]\n  nproc-per-node: [2]\n", [], "option 'nproc-per-node' is given twice"),
         ("grid:\n  batch-size: [2, 4]\n", ["--grid", "batch_size=8"], "option 'batch-size' is given twice"),

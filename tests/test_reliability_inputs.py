@@ -131,10 +131,10 @@ instances:
 @pytest.mark.parametrize(
     "on_demand,spot,expected",
     [
-        (".nan", "0.9", "on_demand_usd_per_hour must be a finite number, got nan"),
-        (".inf", "0.9", "on_demand_usd_per_hour must be a finite number, got inf"),
-        ("3.06", ".nan", "spot_usd_per_hour must be a finite number"),
-        ("3.06", "-.inf", "spot_usd_per_hour must be a finite number"),
+        (".nan", "0.9", "on_demand_usd_per_hour must be a number, got '.nan'"),
+        (".inf", "0.9", "on_demand_usd_per_hour must be a number, got '.inf'"),
+        ("3.06", ".nan", "spot_usd_per_hour must be a number, got '.nan'"),
+        ("3.06", "-.inf", "spot_usd_per_hour must be a number, got '-.inf'"),
         ("3060000", "0.9", "on_demand_usd_per_hour is 3060000, above 10000"),
     ],
 )

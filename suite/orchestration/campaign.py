@@ -261,7 +261,7 @@ def _given_at(settings: dict, key: str) -> str:
 
 def build(settings: dict) -> Campaign:
     """Check every instance against the price catalog and the budget cap; return the priced campaign."""
-    from suite.orchestration import campaign_prices, sky_tasks
+    from suite.orchestration import campaign_prices, campaign_runs, sky_tasks
     from suite.reporting.pricing import load_catalog
 
     source = settings.get("source_file") or "command line"
@@ -371,6 +371,7 @@ def build(settings: dict) -> Campaign:
             f"spot instances ({', '.join(spot_without_bucket)}) run as managed jobs whose clusters go away "
             f"by themselves: give a bucket for their records (records: {{bucket: s3://...}}) in {source}"
         )
+    campaign_runs.check_runs(campaign)  # what `suite run` would refuse, refused before anything is rented
     check_budget(campaign)
     return campaign
 

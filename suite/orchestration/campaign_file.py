@@ -33,35 +33,22 @@ INSTANCE_KEYS = ("type", "spot", "hours", "cloud", "region", "backend", "options
 
 
 class _Reader:
-    """YAML nodes with their line numbers, so every message can say where the bad value is."""
+    """YAML nodes with their line numbers, so every message can say where the bad value is; read by the
+    suite's one strict YAML reader (suite/yaml_file.py: duplicate keys, aliases, tags and YAML 1.1's
+    sexagesimal numbers and yes/no refused or read as text)."""
 
     def __init__(self, path: str):
-        import yaml
+        from suite import yaml_file
 
         self.path = path
-        from suite.run_record.read import NotAFile, read_text
-
-        try:
-            self.loader = yaml.SafeLoader(read_text(path))
-            self.root = self.loader.get_single_node()
-        except NotAFile as error:
-            raise UserError(f"cannot read campaign file {path!r}: {error}") from None
-        except UnicodeDecodeError as error:
-            raise UserError(
-                f"campaign file {path} is not UTF-8 text (byte {error.start}): save it as UTF-8"
-            ) from None
-        except yaml.MarkedYAMLError as error:
-            mark = error.problem_mark or error.context_mark
-            line = f", line {mark.line + 1}" if mark else ""
-            raise UserError(
-                f"campaign file {path}{line} is not valid YAML: {error.problem or error}"
-            ) from None
+        self.document = yaml_file.read(path, "campaign file")
+        self.root = self.document.root
 
     def where(self, node) -> str:
         return f"{self.path}, line {node.start_mark.line + 1}"
 
     def value(self, node):
-        return self.loader.construct_object(node, deep=True)
+        return self.document.value(node)
 
     def mapping(self, node, what: str, keys) -> dict:
         """{key: (key node, value node)} of a mapping, refusing keys not in `keys`."""

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 
-from suite import stats
+from suite import numbers, stats
 from suite.errors import UserError
 from suite.reporting.pricing import _read_yaml  # one YAML reader: duplicate keys refused, errors in a line
 
@@ -81,29 +81,21 @@ def _text(value, where: str, field: str, nullable: bool = False) -> str | None:
 def _whole(value, where: str, field: str, nullable: bool) -> int | None:
     if value is None and nullable:
         return None
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())  # a CSV cell
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
-        null = " or null (not stated)" if nullable else ""
-        raise UserError(
-            f"{where}: field {field!r} must be a whole number from 1 to {MAX_COUNT:,}{null}, got {value!r}"
-        )
-    return value
+    null = " or null (not stated)" if nullable else ""
+    return numbers.whole(  # a CSV cell's text too, by the suite's one reader of numbers
+        f"{where}: field {field!r}", value, 1, MAX_COUNT, f"a whole number from 1 to {MAX_COUNT:,}{null}"
+    )
 
 
 def _throughput(value, unit: str, where: str) -> float:
-    try:
-        number = float(value.replace(",", "")) if isinstance(value, str) else value
-    except ValueError:
-        number = None
-    if isinstance(number, bool) or not isinstance(number, (int, float)) or not number > 0:
-        raise UserError(f"{where}: field 'throughput' must be a number above 0, got {value!r}")
-    if number * UNITS[unit] > MAX_IMAGES_PER_HOUR:  # also refuses infinity
+    # Plain decimal, with a spreadsheet's thousands grouping (1,234.5) allowed: float("3_06") is 306.
+    number = numbers.number(f"{where}: field 'throughput'", value, numbers.RATE, grouped=True)
+    if number * UNITS[unit] > MAX_IMAGES_PER_HOUR:
         raise UserError(
             f"{where}: field 'throughput' {value!r} {unit} is above {MAX_IMAGES_PER_HOUR:.0e} images/hour "
             "(a wrong unit?)"
         )
-    return float(number)
+    return number
 
 
 def _source(value, where: str) -> Source:

@@ -24,6 +24,7 @@ from datetime import date
 
 import yaml
 
+from suite import numbers
 from suite.errors import UserError
 from suite.reporting.price_date import parse_price_date
 from suite.reporting.pricing import parse_catalog
@@ -40,17 +41,33 @@ class Malformed(Exception):
 
 def _price(text) -> float | None:
     """A price as the sources write it: a number or a string; empty, "N/A", 0, NaN, infinity or junk text
-    -> None (no quote; float() reads "inf" and "nan", which are no price). Any other type (a list, an
-    object, true) is not a price at all: Malformed."""
+    -> None (no quote). Text Python alone reads as a number (`3_06` is 306 to float()) and a price outside
+    suite.numbers' sane range for a price per hour are Malformed, as is any other type (a list, an
+    object, true): never priced, never silently dropped."""
     if text is None:
         return None
     if isinstance(text, bool) or not isinstance(text, (str, int, float)):
         raise Malformed(f"a price is a {type(text).__name__} ({_short(text)})")
-    try:
-        value = float(str(text).strip())
-    except ValueError:
+    value = numbers.decimal(text)
+    if value is None:
+        if isinstance(text, str) and _finite_to_python(text):
+            raise Malformed(f"a price is {_short(text)}, not a plain decimal number")
         return None
-    return value if math.isfinite(value) and value > 0 else None
+    if value <= 0:
+        return None
+    if not numbers.PRICE_PER_HOUR.holds(value):
+        raise Malformed(
+            f"a price of {_short(text)} is not {numbers.PRICE_PER_HOUR.what} "
+            f"{numbers.PRICE_PER_HOUR.range_text()}"
+        )
+    return value
+
+
+def _finite_to_python(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
 
 
 def _short(value) -> str:
@@ -66,14 +83,7 @@ def _hardware(value, field: str, whole: bool, required: bool) -> float | int:
         if required:
             raise Malformed(f"{field} is missing")
         return 0
-    number = None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        number = float(value)
-    elif isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            number = None
+    number = numbers.decimal(value)  # plain decimal only: float() reads "1_6" as 16
     good = number is not None and math.isfinite(number) and number >= 0 and (number > 0 or not required)
     if not good or (whole and number != int(number)):
         wanted = "a whole number" if whole else "a number"

@@ -23,8 +23,7 @@ import sys
 from dataclasses import dataclass
 from importlib import resources
 
-import yaml
-
+from suite import numbers
 from suite.errors import UserError
 from suite.reporting import price_date
 from suite.run_record.facts import other_device
@@ -173,7 +172,15 @@ def _number(value, kind, where: str, field: str, nullable: bool):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise UserError(
             f"{where}: {field} must be a number, got {value!r}"
-            + (" (quoted: write it without quotes)" if isinstance(value, str) else "")
+            + (
+                (
+                    " (quoted: write it without quotes)"
+                    if numbers.decimal(value) is not None
+                    else " (a plain decimal)"
+                )
+                if isinstance(value, str)
+                else ""
+            )
         )
     # `nan < 0` is false: NaN and infinity must be refused by name, or they reach every division.
     if not math.isfinite(value):
@@ -206,10 +213,18 @@ def parse_instance(name: str, entry, catalog_where: str, sources: dict[str, str]
             values[field] = _text(entry[field], where, field)
         else:
             values[field] = _number(entry[field], kind, where, field, nullable)
-    if values["on_demand_usd_per_hour"] == 0:
-        raise UserError(f"{where}: on_demand_usd_per_hour must be above 0 (images per $ divide by it)")
-    if values["spot_usd_per_hour"] == 0:
-        raise UserError(f"{where}: spot_usd_per_hour must be above 0, or null for no quote")
+    # A price is at least suite.numbers' least price per hour: 0 or 1e-300 would make images per $ endless.
+    least = numbers.PRICE_PER_HOUR.least
+    if values["on_demand_usd_per_hour"] < least:
+        raise UserError(
+            f"{where}: on_demand_usd_per_hour must be at least {least:g} (images per $ divide by it), "
+            f"got {values['on_demand_usd_per_hour']!r}"
+        )
+    if values["spot_usd_per_hour"] is not None and values["spot_usd_per_hour"] < least:
+        raise UserError(
+            f"{where}: spot_usd_per_hour must be at least {least:g}, or null for no quote, "
+            f"got {values['spot_usd_per_hour']!r}"
+        )
     note = entry.get("note")
     return Instance(
         name=str(name),
@@ -304,42 +319,14 @@ def parse_catalog(data, where: str, path: str | None = None) -> Catalog:
     )
 
 
-# libyaml's parser where PyYAML was built with it (its wheels are): ten times faster than the pure-Python
-# one on these files (1.5 ms against 15 ms for a 10 KB figures file), and the same safe constructor.
-_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _UniqueKeyLoader(_SafeLoader):
-    """YAML's safe loader, but a key given twice in one mapping is refused: plain YAML loading keeps
-    the last one silently, and two prices for one instance is a question, not an answer."""
-
-    def construct_mapping(self, node, deep=False):
-        seen = {}
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            line = key_node.start_mark.line + 1
-            try:
-                first = seen.get(key)
-                seen[key] = line
-            except TypeError:
-                continue  # an unhashable key: the base loader gives its own error
-            if first is not None:  # on another line, or twice in one flow mapping ({a: 1, a: 2})
-                where = f"lines {first} and {line}" if first != line else f"line {line}"
-                raise yaml.constructor.ConstructorError(None, None, f"key {key!r} appears twice ({where})")
-        return super().construct_mapping(node, deep=deep)
-
-
 def _read_yaml(path: str, where: str):
-    from suite.run_record.read import NotAFile, read_text
+    """The file's data, read by the suite's one strict YAML reader (suite/yaml_file.py): a key given twice
+    is refused (two prices for one instance is a question, not an answer), and so are aliases, tags and
+    YAML 1.1's sexagesimal and `_` numbers (read as text, which the field checks then refuse)."""
+    from suite import yaml_file
 
-    try:
-        return yaml.load(read_text(path), Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
-    except NotAFile as error:
-        raise UserError(f"{where}: {error}") from None
-    except UnicodeDecodeError as error:
-        raise UserError(f"{where} is not UTF-8 text (byte {error.start}: {error.reason})") from None
-    except yaml.YAMLError as error:
-        raise UserError(f"{where} is not valid YAML: {' '.join(str(error).split())}") from None
+    document = yaml_file.read(path, where, name=where)
+    return document.value(document.root)
 
 
 def load_catalog(name_or_path: str | None = None) -> Catalog:
