@@ -100,25 +100,13 @@ def _scalars(key: str, node, source: str) -> list[str]:
 
 
 def load_spec(path: str, options: dict) -> Spec:
-    """Parse a sweep file; anything malformed is a UserError naming the key and its line."""
+    """Parse a sweep file; anything malformed is a UserError naming the key and its line. Read by the
+    suite's one strict YAML reader (suite/yaml_file.py): each value is kept as written, as text."""
     import yaml
 
-    from suite.run_record.read import NotAFile, read_text
+    from suite import yaml_file
 
-    try:
-        root = yaml.compose(read_text(path), Loader=yaml.SafeLoader)
-    except NotAFile as error:
-        raise UserError(f"cannot read sweep file {path!r}: {error}") from None
-    except UnicodeDecodeError as error:
-        raise UserError(
-            f"sweep file {path!r} is not UTF-8 text (byte {error.start}: {error.reason})"
-        ) from None
-    except yaml.reader.ReaderError as error:
-        raise UserError(f"sweep file {path!r} cannot be read as text: {error}") from None
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        line = f", line {mark.line + 1}" if mark else ""
-        raise UserError(f"sweep file {path}{line} is not valid YAML: {error.problem or error}") from None
+    root = yaml_file.read(path, "sweep file").root
     spec = Spec(source=path)
     if root is None or not isinstance(root, yaml.MappingNode):
         raise UserError(f"sweep file {path} must be a mapping with a 'grid' (and optionally 'fixed') section")
