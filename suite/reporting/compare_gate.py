@@ -84,8 +84,11 @@ def judge(comparison: dict, fail_on: str) -> tuple[str, str]:
         return UNDECIDED, prefix + "no run-to-run spread on either side: the noise cannot be estimated"
     if metric["p_not_worse"] is None or metric["p_not_worse"] >= ALPHA:
         return UNDECIDED, prefix + _not_ruled_out(metric, word)
-    side, why = compare_load.busier(comparison["baseline"]["load"], comparison["candidate"]["load"])
-    if side == "baseline":
+    # any load signal that calls the baseline busier, whatever the others say (compare_load.signals)
+    why = compare_load.could_be_busier(
+        comparison["baseline"]["load"], comparison["candidate"]["load"], "baseline"
+    )
+    if why:
         return (
             UNDECIDED,
             prefix + f"{why} and the baseline ran busier: its load could hide a change for the worse",

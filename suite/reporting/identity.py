@@ -94,6 +94,11 @@ NOT_KEYED = {
                 "cpu_max_mhz",
             )
         },
+        # The CPU this run got in its timed windows (suite.measurement.cpu_share): a condition too.
+        **{
+            f"load.{name}": "the CPU the run got in its windows, a condition of the measurement"
+            for name in ("own_cpu_cores", "own_cpu_percent")
+        },
     },
     "device": {
         "backend": "the backend is keyed from config",
