@@ -38,10 +38,12 @@ def suite(*argv: str) -> subprocess.CompletedProcess:
 
 
 def diagnosis_of(out: str) -> dict | None:
+    """The diagnosis `suite diagnose` wrote (it names its processes); each end-to-end process's record
+    also keeps its own in-run probe's verdict, from that one process's windows, which is not counted."""
     for path in glob.glob(os.path.join(out, "*.json")):
         with open(path, encoding="utf-8") as handle:
             record = json.load(handle)
-        if record.get("diagnosis"):
+        if (record.get("diagnosis") or {}).get("processes"):
             return record["diagnosis"]
     return None
 

@@ -39,7 +39,7 @@ def diagnosed_record(out) -> dict:
     for path in glob.glob(os.path.join(str(out), "*.json")):
         with open(path) as handle:
             record = json.load(handle)
-        if "diagnosis" in record:
+        if (record.get("diagnosis") or {}).get("processes"):  # the diagnosis's, not a run's own probe
             found.append(record)
     [record] = found
     return record
