@@ -27,6 +27,7 @@ from torch import nn
 from suite.errors import UserError
 
 from . import installed
+from . import user_code as guard
 from .base import Workload, count_parameters
 from .classifier import EXPECTED_OUTPUT, ClassifierTraining, describe_output, logits  # the registry's step
 
@@ -109,19 +110,24 @@ def build_model(source: str, model: str, num_classes: int, image_size: int, size
 @contextlib.contextmanager
 def user_code(what: str):
     """Run a person's code (importing their module, calling their factory, a forward): whatever it raises,
-    and a sys.exit() in it too, becomes one UserError naming WHAT, so it cannot end the suite with their
-    exit status and nothing said. KeyboardInterrupt still stops the suite; os._exit() cannot be caught
-    by any Python code."""
+    a sys.exit(), a GeneratorExit or any other BaseException too, becomes one UserError naming WHAT, so it
+    cannot end the suite with their exit status and nothing said. KeyboardInterrupt still stops the suite;
+    os._exit() cannot be caught by any Python code. A copy of the process that the code forked ends here,
+    and the suite's own variables it changed are put back (workloads/user_code.py)."""
+    pid = os.getpid()
     try:
         yield
-    except UserError:
+    except (UserError, KeyboardInterrupt):
         raise
     except SystemExit as stop:
         raise UserError(
             f"{what} called sys.exit({stop.code!r}): code the suite runs must return or raise, not end the process"
         ) from None
-    except Exception as error:  # noqa: BLE001 - the user's code: its failure is the person's to fix
+    except BaseException as error:  # noqa: BLE001 - the user's code: its failure is the person's to fix
         raise UserError(f"{what} raised {type(error).__name__}: {_first_line(error)}") from None
+    finally:
+        guard.end_if_a_copy(pid)  # only the process that started the run goes on
+        guard.restore_environment()
 
 
 def load_factory(path: str):

@@ -96,6 +96,38 @@ def progress_for(args, rank) -> tuple[object, bool]:
 
 
 def run_command(args) -> int:
+    """`suite run`, with the ways a model's own code could end or hang it closed (workloads/user_code.py):
+    whatever happens, the process ends at most user_code.THREAD_GRACE_S after the command is done."""
+    from suite.workloads import user_code
+
+    with user_code.Guard() as guard:
+        try:
+            guard.status = _run_command(args, guard)
+        except BaseException as error:
+            guard.status = _exit_status_of(error)
+            raise
+        finally:
+            guard.exit_without_threads()
+    return guard.status
+
+
+def _exit_status_of(error: BaseException) -> int:
+    """The status the command line exits with for ERROR (suite/cli.py's main), for a process that must end
+    with it while threads the model's code started would keep it alive."""
+    from suite import run_record
+    from suite.errors import UserError
+    from suite.orchestration import child
+
+    if isinstance(error, run_record.RecordNotWritten):
+        return run_record.EXIT_RECORD_NOT_WRITTEN
+    if isinstance(error, UserError):
+        return 2  # the command line's EXIT_USER_ERROR
+    if isinstance(error, KeyboardInterrupt):
+        return child.INTERRUPTED
+    return 1  # what Python exits with after a traceback
+
+
+def _run_command(args, guard) -> int:
     from suite import run_record
     from suite.measurement import distributed
     from suite.measurement.runner import execute
@@ -132,9 +164,11 @@ def run_command(args) -> int:
                 flush=True,
             )
     record = execute(plan, progress=show)
+    guard.end_if_a_copy()  # a copy forked by the model's code writes nothing
     mismatch = device_mismatch_warning(record)
     if mismatch:
         record["warnings"].append(mismatch)
+    record["warnings"].extend([*guard.notes, *filter(None, [guard.thread_note()])])
     if rank.is_distributed:
         failed = record["status"] not in ("ok", "diverged")
         if rank.rank != 0:

@@ -27,6 +27,7 @@ from suite.measurement import diagnose, distributed, flops, numerics, probe, pro
 from suite.measurement.cpu_share import add_to_load as add_cpu_share_to_load
 from suite.measurement.telemetry import HostSampler, Telemetry, energy_per_image
 from suite.workloads import Workload, get_workload
+from suite.workloads import user_code as guard
 
 
 class Plan:
@@ -128,8 +129,9 @@ def _noop(*_args, **_kwargs) -> None:
 
 
 def execute(plan: Plan, progress=_noop) -> dict:
-    """Measure. Returns the record; failures (OOM, errors, NaN) are in it, not raised.
-    KeyboardInterrupt is not caught: an interrupted run leaves no record."""
+    """Measure. Returns the record; failures (OOM, errors, NaN, a sys.exit() or another BaseException from
+    the model's code) are in it, not raised. KeyboardInterrupt is not caught: an interrupted run leaves no
+    record."""
     config, backend, workload = plan.config, plan.backend, plan.workload
     ctx = context.collect()
     # A launcher parent (`suite run --nproc`) names the run, so that it can find rank 0's record.
@@ -148,20 +150,26 @@ def execute(plan: Plan, progress=_noop) -> dict:
     group = distributed.process_group(backend, config)  # does nothing for a single process
     try:
         _measure(plan, record, progress, group)
+        guard.restore_environment()  # before the numerics ledger and the FLOP cache read theirs
         if config.check_numerics and record["status"] == "ok":
             before_s = time.time() - process_start_time()  # what the check's own time is set against
             record["numerics"] = numerics.check(plan)  # after the timed windows: no figure changes
             record["numerics"]["run_s"] = before_s
-    except Exception as error:  # noqa: BLE001 - every failure becomes a record
-        status = "oom" if backend.is_out_of_memory(error) else "error"
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # noqa: BLE001 - every failure becomes a record, a model's sys.exit() too
+        status = "oom" if isinstance(error, Exception) and backend.is_out_of_memory(error) else "error"
         record["status"] = status
-        record["error"] = run_record.error_of(error)
+        record["error"] = (
+            run_record.error_of(error) if isinstance(error, Exception) else guard.escape_error(error)
+        )
         if status == "oom":
             record["error"]["hint"] = (
                 f"batch size {config.batch_size} does not fit: lower --batch-size, "
                 "or find the largest that fits with `suite batch-size`"
             )
         group.report_failure(record["error"], status)  # for the launcher's summary
+    guard.restore_environment()  # the model's code has run: the suite's own variables as they were
     try:
         record["device"] = backend.device_info()
         record["memory"] = backend.memory_stats()
@@ -325,6 +333,7 @@ def _warm_up(
             first_step_done_at = time.time()
             idle = True
         progress("warmup", step=step + 1, of=total)
+        guard.end_if_a_copy()  # a copy the model's code forked stops here, before it measures anything
     backend.synchronize()
     warmup_end = clock()
     backend.reset_peak_memory()
@@ -356,6 +365,7 @@ def _timed_windows(
         backend.synchronize()  # window edge: all of this window's work is done
         elapsed = clock() - start
         telemetry.window_closed()
+        guard.end_if_a_copy()  # after the clock: a copy the model's code forked measures no window
         rank_window_times.append(elapsed)
         # A collective, after the clock stopped: the window lasts until its slowest rank is done.
         elapsed = group.slowest(elapsed)
