@@ -121,3 +121,41 @@ def test_many_configurations_a_side_are_not_compared_pair_by_pair(monkeypatch):
     result = compare.compare(base, cand)
     assert not result["comparisons"] and not compared  # found by hashing, not by 22,500 pairs
     assert result["unpaired"]["differs"] == [{"field": "context.torch", "baseline": None, "candidate": "9.9"}]
+
+
+class _CountedReads(list):
+    """A list of records that counts how often it is read through."""
+
+    reads = 0
+
+    def __iter__(self):
+        self.reads += 1
+        return super().__iter__()
+
+
+def _repeats(configurations: int, runs: int) -> list[dict]:
+    return [
+        make_record(1_000_000 * (1 + c) * (1 + 0.01 * r), batch=c + 1, run=f"{c}-{r}")
+        for c in range(configurations)
+        for r in range(runs)
+    ]
+
+
+def test_the_answer_reads_the_records_once_not_once_per_lead():
+    from suite.reporting import answer
+
+    runs = _repeats(20, 3)
+    rows, records = build_rows(runs, SEED), _CountedReads(runs)
+    result = answer.answer(rows, records)
+    assert result["family"]["family"] >= 3  # leads were judged from their runs
+    assert records.reads == 1
+
+
+def test_a_row_consults_the_numerics_standing_once(monkeypatch):
+    from suite.reporting import rows as rows_module
+
+    asked = []
+    real = rows_module.under_failed_numerics
+    monkeypatch.setattr(rows_module, "under_failed_numerics", lambda group: asked.append(1) or real(group))
+    build_rows(_repeats(10, 3), SEED)
+    assert len(asked) == 10

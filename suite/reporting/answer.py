@@ -57,15 +57,21 @@ class _Answer:
         self.number = {id(row): n for n, row in enumerate(rows, 1)}
         self.records = records
         self.tests: list[tuple] = []  # (metric, words, lead, sides' samples)
+        # Each run by its id and instance, and its place among the records: a row finds its runs without
+        # reading every record (a report of thousands asks for the runs of a few rows per workload).
+        self.by_run: dict[tuple, list[dict]] = {}
+        self.place: dict[int, int] = {}
+        for n, r in enumerate(records or []):
+            self.by_run.setdefault(
+                (str(r.get("run_id")), (r.get("config") or {}).get("instance")), []
+            ).append(r)
+            self.place[id(r)] = n
 
     def runs_of(self, row: dict) -> list[dict]:
-        """The row's runs: its run ids, on its instance (the same run priced as two instances is two rows)."""
-        ids = set(row["run_ids"])
-        return [
-            r
-            for r in self.records or []
-            if str(r.get("run_id")) in ids and (r.get("config") or {}).get("instance") == row["instance"]
-        ]
+        """The row's runs: its run ids, on its instance (the same run priced as two instances is two rows),
+        in the records' order."""
+        found = [r for run_id in set(row["run_ids"]) for r in self.by_run.get((run_id, row["instance"]), [])]
+        return sorted(found, key=lambda r: self.place[id(r)])
 
     def lead(self, kind: str, field: str, rows: list[dict], words) -> dict | None:
         candidates = [r for r in rows if r[field] is not None and r[field] > 0]

@@ -186,6 +186,7 @@ class _Runs:
     failed: list[dict]
     not_ok: Counter
     traced: list[dict]
+    marked: bool = False  # the configuration stands under a failed numerics check
 
 
 def _sort_runs(group: list[dict]) -> _Runs:
@@ -201,7 +202,8 @@ def _sort_runs(group: list[dict]) -> _Runs:
         and not numerics_failed(r)
         and not marked
     ]
-    failed = [r for r in group if not any(r is o for o in ok)]
+    counted = {id(r) for r in ok}
+    failed = [r for r in group if id(r) not in counted]
     # an "ok" record without a throughput is damaged, a profiled one perturbed: counted apart, never in the median
     not_ok = Counter(
         (
@@ -216,7 +218,7 @@ def _sort_runs(group: list[dict]) -> _Runs:
         for r in failed
     )
     traced = [r for r in group if r.get("status") == "ok" and profiled(r) and images_per_hour(r)]
-    return _Runs(ok, failed, not_ok, traced)
+    return _Runs(ok, failed, not_ok, traced, marked)
 
 
 def _blank_row(group: list[dict], runs: _Runs, catalog: Catalog) -> dict:
@@ -299,7 +301,7 @@ def _describe(row: dict, group: list[dict], runs: _Runs, pool: tuple[str, ...]) 
             row["notes"].append(f"pooled across {name.split('.', 1)[1]}: {', '.join(values)}")
     if row["upper_bound"]:
         row["notes"].append(SYNTHETIC_NOTE)
-    if under_failed_numerics(group):
+    if runs.marked:  # read once, in _sort_runs: it consults the numerics ledger
         unchecked = sum(1 for r in group if not (r.get("numerics") or {}).get("verdict"))
         row["notes"].append(
             f"its latest numerics check FAILED: no run counts until a later check passes ({unchecked} unchecked "
