@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 
 from suite import option_types
 
@@ -235,6 +236,11 @@ def run_parser() -> argparse.ArgumentParser:
 def run_options() -> dict[str, argparse.Action]:
     """`suite run`'s options by name without dashes (e.g. "batch-size"), and their argparse actions;
     a switch with a `--no-` twin is listed once, under its positive name."""
+    return dict(_listed_options())
+
+
+@functools.cache  # the options are declared once: `suite compare` writes a rerun command per configuration
+def _listed_options() -> dict[str, argparse.Action]:
     from suite.option_types import Switch
 
     options = {}

@@ -159,3 +159,17 @@ def test_a_row_consults_the_numerics_standing_once(monkeypatch):
     monkeypatch.setattr(rows_module, "under_failed_numerics", lambda group: asked.append(1) or real(group))
     build_rows(_repeats(10, 3), SEED)
     assert len(asked) == 10
+
+
+def test_compare_declares_the_run_options_once_for_every_rerun_command(monkeypatch):
+    from suite import run_options
+    from suite.reporting import compare
+
+    built = []
+    real = run_options.run_parser
+    monkeypatch.setattr(run_options, "run_parser", lambda: built.append(1) or real())
+    run_options._listed_options.cache_clear()
+    side = [(f"{b}.json", make_record(1_000_000, batch=b, run=f"{s}{b}")) for s in "ab" for b in range(1, 31)]
+    result = compare.compare(side[:30], side[30:])
+    assert sum("--repeat" in note for c in result["comparisons"] for note in c["notes"]) == 30
+    assert len(built) == 1  # not two per configuration and side
