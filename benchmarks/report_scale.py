@@ -5,14 +5,15 @@ N times with what a results folder varies: run id and time, workload, instance (
 prices it), precision, batch size, torch version, throughput and its windows. Runs come in groups of
 --runs-per-group repeats of one configuration, so a report has many rows of many runs each. Every copy
 passes the suite's own record check before it is written. Then each command runs as a user runs it (a
-fresh `python -m suite` process, output to a file) and its wall time is printed, per N and format;
+fresh `python -m suite` process, output to a file) and its wall and CPU time are printed, per N and format;
 a command that passes --timeout is stopped and shown as `>T`, and larger N are not tried for that format.
 
     python benchmarks/report_scale.py [--records 1000,2000,5000,10000] [--compare-runs 1000]
         [--formats md,csv,json,html] [--runs-per-group 5] [--timeout 300] [--template RECORD]
 
 `suite compare` is timed on two folders of K runs each (--compare-runs, comma-separated), the candidate's
-configurations the baseline's with rates 2% higher. No network: the price catalog is the shipped one,
+configurations the baseline's with rates 2% higher: with repeats, with one run per configuration, and
+with nothing matched (the candidate on another torch version). No network: the price catalog is the shipped one,
 and the numerics ledger, cache and SkyPilot folders are the benchmark's own temporary ones.
 """
 
@@ -23,6 +24,7 @@ import copy
 import glob
 import os
 import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -69,17 +71,23 @@ def tiny_record(folder: str, env: dict) -> dict:
 
 
 def varied(
-    template: dict, group: int, run: int, rng: random.Random, scale: float = 1.0, side: str = "a"
+    template: dict,
+    group: int,
+    run: int,
+    rng: random.Random,
+    scale: float = 1.0,
+    side: str = "a",
+    torch: str | None = None,
 ) -> dict:
     """A copy of TEMPLATE as run RUN of configuration GROUP (deterministic), its rate times SCALE, its run
-    id marked with SIDE (a compare's two sides are other runs)."""
+    id marked with SIDE (a compare's two sides are other runs), on TORCH where given."""
     record = copy.deepcopy(template)
     workload = WORKLOADS[group % len(WORKLOADS)]
     instance, backend, device, count = INSTANCES[(group // len(WORKLOADS)) % len(INSTANCES)]
     rest = group // (len(WORKLOADS) * len(INSTANCES))
     precision = PRECISIONS[backend][rest % 3 % len(PRECISIONS[backend])]
     batch = BATCHES[(rest // 3) % len(BATCHES)]
-    torch = TORCH_VERSIONS[(rest // (3 * len(BATCHES))) % len(TORCH_VERSIONS)]
+    torch = torch or TORCH_VERSIONS[(rest // (3 * len(BATCHES))) % len(TORCH_VERSIONS)]
     seconds = group * 600 + run * 60
     utc = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1_780_000_000 + seconds))
     record["run_id"] = (
@@ -110,31 +118,37 @@ def varied(
 
 
 def write_side(
-    template: dict, folder: str, count: int, per_group: int, seed: int, scale=1.0, side="a"
+    template: dict, folder: str, count: int, per_group: int, seed: int, scale=1.0, side="a", torch=None
 ) -> None:
     """COUNT varied records in FOLDER, PER_GROUP runs of each configuration, each written as a run is."""
     rng = random.Random(seed)
     os.makedirs(folder, exist_ok=True)
     for index in range(count):
         run_record.write_record(
-            varied(template, index // per_group, index % per_group, rng, scale, side), folder
+            varied(template, index // per_group, index % per_group, rng, scale, side, torch), folder
         )
 
 
-def timed(command: list[str], env: dict, timeout: float) -> float | None:
-    """Wall seconds of COMMAND (None: stopped at TIMEOUT). A failing command stops the benchmark."""
+def timed(command: list[str], env: dict, timeout: float) -> tuple[float, float] | None:
+    """Wall and CPU seconds (user + system) of COMMAND (None: stopped at TIMEOUT). The CPU time tells a
+    command's own work from a busy machine's. A failing command stops the benchmark."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     try:
         done = subprocess.run(command, env=env, timeout=timeout, capture_output=True, text=True)
     except subprocess.TimeoutExpired:
         return None
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1, 4):  # compare's verdict statuses are answers, not failures
         raise SystemExit(f"{' '.join(command)} exited {done.returncode}:\n{done.stderr[-2000:]}")
-    return time.perf_counter() - start
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
 
 
-def cell(seconds: float | None, timeout: float) -> str:
-    return f">{timeout:.0f}" if seconds is None else f"{seconds:.1f}"
+def cell(seconds: tuple[float, float] | None, timeout: float) -> str:
+    """`wall (cpu)` seconds, or `>T` for a command stopped at the timeout."""
+    return f">{timeout:.0f}" if seconds is None else f"{seconds[0]:.1f} ({seconds[1]:.1f})"
 
 
 def numbers(text: str) -> list[int]:
@@ -164,7 +178,8 @@ def main() -> int:
         template = run_record.read_record(args.template) if args.template else tiny_record(work, env)
         suite = [sys.executable, "-m", "suite"]
 
-        print(f"suite report, seconds (runs per configuration: {args.runs_per_group})")
+        print(f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f} at the start")
+        print(f"suite report, seconds: wall (CPU) (runs per configuration: {args.runs_per_group})")
         print("| records | " + " | ".join(formats) + " |")
         print("|---:|" + "---:|" * len(formats))
         gave_up: set[str] = set()
@@ -183,16 +198,30 @@ def main() -> int:
                 cells.append(cell(seconds, args.timeout))
             print(f"| {count:,} | " + " | ".join(cells) + " |", flush=True)
 
-        print(f"\nsuite compare, seconds (runs per configuration: {args.runs_per_group})")
-        print("| runs a side | md |")
-        print("|---:|---:|")
+        # Matched with repeats; one run per configuration (each pair too few runs: a rerun command each);
+        # nothing matched (the candidate on another torch: the closest pair is named).
+        cases = (
+            (f"matched, {args.runs_per_group} runs each", args.runs_per_group, None),
+            ("matched, 1 run each", 1, None),
+            ("none matched, 1 run each", 1, "0.0.0+other"),
+        )
+        print("\nsuite compare, seconds: wall (CPU)")
+        print("| runs a side | " + " | ".join(name for name, _, _ in cases) + " |")
+        print("|---:|" + "---:|" * len(cases))
         for count in args.compare_runs:
-            base, cand = os.path.join(work, f"base-{count}"), os.path.join(work, f"cand-{count}")
-            write_side(template, base, count, args.runs_per_group, seed=1)
-            write_side(template, cand, count, args.runs_per_group, seed=2, scale=1.02, side="b")
-            out = os.path.join(work, "compare.md")
-            seconds = timed([*suite, "compare", base, cand, "--out", out], env, args.timeout)
-            print(f"| {count:,} | {cell(seconds, args.timeout)} |", flush=True)
+            cells = []
+            for n, (_, per_group, torch) in enumerate(cases):
+                base, cand = os.path.join(work, f"base-{count}-{n}"), os.path.join(work, f"cand-{count}-{n}")
+                write_side(template, base, count, per_group, seed=1)
+                write_side(template, cand, count, per_group, seed=2, scale=1.02, side="b", torch=torch)
+                out = os.path.join(work, "compare.md")
+                cells.append(
+                    cell(
+                        timed([*suite, "compare", base, cand, "--out", out], env, args.timeout), args.timeout
+                    )
+                )
+            print(f"| {count:,} | " + " | ".join(cells) + " |", flush=True)
+        print(f"\nload average {os.getloadavg()[0]:.1f} at the end")
     return 0
 
 
