@@ -32,13 +32,3 @@ def truth(name: str, value) -> bool:
     if text not in TRUE_WORDS + FALSE_WORDS:
         raise UserError(f"{name} is a switch: give true or false (also on/off, yes/no, 1/0), got {value!r}")
     return text in TRUE_WORDS
-
-
-def __getattr__(name: str):
-    """The whole-number parsers' old home answers them: they live in suite.numbers, the one reader of
-    every number a person or a file gives."""
-    if name in ("positive_int", "non_negative_int"):
-        from suite import numbers
-
-        return getattr(numbers, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -109,7 +109,8 @@ def report_command(args) -> int:
     from collections import Counter
 
     from suite import run_record
-    from suite.errors import UserError, one_of, positive_int
+    from suite.errors import UserError, one_of
+    from suite.numbers import positive_int
     from suite.reporting.gather import include_origins, load_records, repriced
     from suite.reporting.identity import pool_fields
     from suite.reporting.pricing import find_instance, load_catalog

@@ -22,10 +22,11 @@ from suite import context, input_checks, run_record, stats
 from suite.backends import Backend, backend_class, check_options, resolve_backend_name
 from suite.config import RunConfig
 from suite.data import check_data, open_data
-from suite.errors import UserError, non_negative_int, positive_int
+from suite.errors import UserError
 from suite.measurement import diagnose, distributed, flops, numerics, probe, profiling, units, window_length
 from suite.measurement.cpu_share import add_to_load as add_cpu_share_to_load
 from suite.measurement.telemetry import HostSampler, Telemetry, energy_per_image
+from suite.numbers import non_negative_int, positive_int
 from suite.workloads import Workload, get_workload
 from suite.workloads import user_code as guard
 
