@@ -4,7 +4,8 @@ exits with a documented status and never hangs.
 
 Each case writes a tiny module to tmp_path and runs it as a real `suite run --backend cpu` child, in a
 session of its own, with stdin an open pipe (a debugger would wait on it) and a deadline: a run that hangs
-is killed with its whole session and the test fails; it is never left to run.
+is killed with its whole session and the test fails; it is never left to run. Those are slow (each starts
+a fresh Python that imports torch and trains); the guard's own parts are checked in this process at the end.
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ import textwrap
 
 import pytest
 from conftest import ROOT, records, suite_env
-
-pytestmark = pytest.mark.slow  # each case starts a fresh Python that imports torch and trains
 
 DEADLINE_S = 180  # a tiny run takes 10-30 s on a loaded 2-core machine; a hang never ends
 
@@ -91,6 +90,7 @@ def only(found: list[dict]) -> dict:
 # -- a thread that is not a daemon ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_thread_the_model_leaves_running_does_not_keep_the_suite_from_exiting(tmp_path):
     status, said, errors, found = run_user_model(
         tmp_path,
@@ -107,6 +107,7 @@ def test_a_thread_the_model_leaves_running_does_not_keep_the_suite_from_exiting(
     assert "still running 5 s after the run (model-sleeper): exiting without them, status 0" in errors
 
 
+@pytest.mark.slow
 def test_a_thread_left_by_a_model_that_fails_planning_does_not_keep_the_error_waiting(tmp_path):
     status, said, errors, found = run_user_model(
         tmp_path,
@@ -125,6 +126,7 @@ def test_a_thread_left_by_a_model_that_fails_planning_does_not_keep_the_error_wa
 # -- a fork --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "code",
     [
@@ -151,6 +153,7 @@ def test_a_fork_in_the_model_writes_one_record_from_the_suites_own_process(tmp_p
 # -- ways out of Python: sys.exit(), BaseException, GeneratorExit ------------------------------------
 
 
+@pytest.mark.slow
 def test_sys_exit_in_forward_is_a_failed_run_with_its_record(tmp_path):
     status, said, errors, found = run_user_model(
         tmp_path,
@@ -166,6 +169,7 @@ def test_sys_exit_in_forward_is_a_failed_run_with_its_record(tmp_path):
     assert "called sys.exit(3)" in said
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "code,kind",
     [
@@ -182,6 +186,7 @@ def test_a_base_exception_in_forward_is_a_failed_run_with_its_record(tmp_path, c
     assert f"raised {kind}, a BaseException" in record["error"]["message"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["Escape", "GeneratorExit"])
 def test_a_base_exception_in_the_factory_is_one_line_and_exit_2(tmp_path, kind):
     status, said, errors, found = run_user_model(tmp_path, f"def make():\n    raise {kind}('no model')\n")
@@ -192,6 +197,7 @@ def test_a_base_exception_in_the_factory_is_one_line_and_exit_2(tmp_path, kind):
 # -- a debugger ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_debugger_in_the_model_neither_waits_on_stdin_nor_ends_the_run(tmp_path):
     status, said, errors, found = run_user_model(
         tmp_path,
@@ -214,6 +220,7 @@ def test_a_debugger_in_the_model_neither_waits_on_stdin_nor_ends_the_run(tmp_pat
 # -- the suite's own variables -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_model_that_changes_the_suites_variables_cannot_hide_its_run(tmp_path):
     status, said, errors, found = run_user_model(
         tmp_path,
@@ -228,3 +235,85 @@ def test_a_model_that_changes_the_suites_variables_cannot_hide_its_run(tmp_path)
     assert record["origin"] == "run"
     assert any("set SUITE_ORIGIN to 'sweep': undone" in line for line in record["warnings"])
     assert any("set SUITE_FALLBACK_DIR to '/nowhere': undone" in line for line in record["warnings"])
+
+
+# -- the guard's parts, in this process -----------------------------------------------------------------
+
+
+def test_the_guard_puts_the_suites_variables_back_and_names_the_change(monkeypatch):
+    from suite.workloads import user_code
+
+    monkeypatch.setenv("SUITE_ORIGIN", "run")
+    monkeypatch.delenv("SUITE_FALLBACK_DIR", raising=False)
+    with user_code.Guard() as guard:
+        os.environ["SUITE_ORIGIN"] = "sweep"
+        os.environ["SUITE_FALLBACK_DIR"] = "/nowhere"
+        user_code.restore_environment()
+        assert os.environ["SUITE_ORIGIN"] == "run" and "SUITE_FALLBACK_DIR" not in os.environ
+    assert guard.notes == [
+        "the model's code set SUITE_FALLBACK_DIR to '/nowhere': undone, the suite keeps its own variables as "
+        "they were before the model's code ran",
+        "the model's code set SUITE_ORIGIN to 'sweep': undone, the suite keeps its own variables as they were "
+        "before the model's code ran",
+    ]
+
+
+def test_the_guard_turns_debuggers_off_and_puts_everything_back():
+    import bdb
+    import pdb
+
+    hook, set_trace, variable = sys.breakpointhook, bdb.Bdb.set_trace, os.environ.get("PYTHONBREAKPOINT")
+    with user_code_guard() as guard:
+        breakpoint()  # noqa: T100 - the point: it must do nothing here
+        pdb.Pdb().set_trace()  # noqa: T100 - pdb.set_trace() itself, which pytest replaces, builds one of these
+        assert os.environ["PYTHONBREAKPOINT"] == "0" and os.read(0, 1) == b""  # stdin: end-of-file at once
+    assert (sys.breakpointhook, bdb.Bdb.set_trace) == (hook, set_trace)
+    assert os.environ.get("PYTHONBREAKPOINT") == variable
+    assert [note.split(" at ")[0] for note in guard.notes] == [
+        "the model's code called breakpoint()",
+        "the model's code called a debugger (pdb.set_trace() or the like)",
+    ]
+    assert all("test_user_code.py:" in note for note in guard.notes)
+
+
+def user_code_guard():
+    from suite.workloads import user_code
+
+    return user_code.Guard()
+
+
+def test_a_record_error_names_a_sys_exit_or_a_base_exception():
+    from suite.workloads import user_code
+
+    assert user_code.escape_error(SystemExit(3)) == {
+        "type": "SystemExit",
+        "message": "the run's code called sys.exit(3): code the suite runs must return or raise, not end the "
+        "process",
+    }
+    assert user_code.escape_error(GeneratorExit("closed\nmore")) == {
+        "type": "GeneratorExit",
+        "message": "the run's code raised GeneratorExit, a BaseException, not an Exception: closed",
+    }
+
+
+def test_the_guard_counts_only_threads_started_under_it_that_are_not_daemons():
+    import threading
+
+    from suite.workloads import user_code
+
+    stop = threading.Event()
+    with user_code.Guard() as guard:
+        threads = [threading.Thread(target=stop.wait, name=name, daemon=daemon) for name, daemon in
+                   (("kept", False), ("daemon", True))]  # fmt: skip
+        for thread in threads:
+            thread.start()
+        try:
+            assert guard.left_threads() == threads[:1]
+            assert guard.thread_note().startswith(
+                "1 thread(s) started during the run still running at its end (kept)"
+            )
+        finally:
+            stop.set()
+            for thread in threads:
+                thread.join()
+    assert guard.thread_note() is None
