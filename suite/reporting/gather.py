@@ -44,22 +44,23 @@ def origin(record: dict) -> str:
 def load_records(
     paths: list[str], warn=None, include: set[str] | None = None, left_out: Counter | None = None
 ) -> list[tuple[str, dict]]:
-    """Every readable run record under `paths`; anything else is skipped with a warning naming it.
-    Records of sub-runs whose origin is not in `include` are counted in `left_out`, not returned."""
+    """Every readable run record under `paths`, each run once (`run_record.unique_runs`); anything else is
+    skipped with a warning naming it. Records of sub-runs whose origin is not in `include` are counted in
+    `left_out`, not returned."""
     warn = warn or (lambda message: print(f"suite: warning: {message}", file=sys.stderr))
     include = include if include is not None else {"run", *SUB_RUN_ORIGINS}
-    loaded = []
+    read = []
     for path in run_record.iter_record_paths(paths):
         try:
-            record = run_record.read_record(path)
+            read.append((path, run_record.read_record(path)))
         except run_record.OtherSuiteRecord:
             continue  # the suite's own non-run records (batch-size searches) share results folders
         except run_record.NotARecord as error:
             warn(f"skipped {printable(path)}: {error}")
-            continue
         except (OSError, UnicodeDecodeError) as error:
             warn(f"skipped {printable(path)}: cannot be read ({error})")
-            continue
+    loaded = []
+    for path, record in run_record.unique_runs(read, warn):  # a run counts once, however many files hold it
         if record.get("kind", "train") != "train":
             continue  # loader-only and other non-training records are not rows of a training table
         if not isinstance(record.get("config"), dict) or not record["config"].get("workload"):

@@ -2,14 +2,14 @@
 summary, report tables, plots, compare) is rendered from these records.
 
     schema.py   what a record is, and `check_record`: the one check every reader applies
-    read.py     files -> checked records (`read_record`, `iter_record_paths`)
+    read.py     files -> checked records (`read_record`, `iter_record_paths`; `unique_runs`: a run id once)
     write.py    a new record, its id, strict JSON, atomic writes with a fallback folder
 
 Readers ignore fields they do not know; a record of another schema version is refused, never misread.
 Callers use the names below (`from suite import run_record; run_record.read_record(path)`).
 """
 
-from suite.run_record.read import iter_record_paths, read_record
+from suite.run_record.read import iter_record_paths, read_record, unique_runs
 from suite.run_record.schema import (
     SCHEMA,
     SCHEMA_VERSION,
@@ -71,6 +71,7 @@ __all__ = [
     "read_record",
     "record_json",
     "save_record",
+    "unique_runs",
     "write_record",
     "write_record_or_stop",
     "write_text",

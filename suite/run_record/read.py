@@ -22,7 +22,7 @@ import sys
 
 from suite import atomic
 from suite.errors import UserError
-from suite.run_record.schema import NotARecord, check_record
+from suite.run_record.schema import NotARecord, check_record, printable
 
 # A record is a few KiB; a file a thousand times larger is not one (and would be read into memory).
 RECORD_LIMIT = 16 * 1024 * 1024
@@ -246,6 +246,44 @@ def read_record(path: str) -> dict:
     except UnicodeDecodeError as error:
         raise NotARecord(f"not UTF-8 text (byte {error.start}: {error.reason})") from None
     return check_record(parse_json(text))
+
+
+def _content(record: dict) -> str:
+    """A record's content, comparable: key order ignored, NaN equal to NaN (json.loads reads it)."""
+    return json.dumps(record, sort_keys=True)
+
+
+def unique_runs(loaded: list[tuple[str, dict]], warn) -> list[tuple[str, dict]]:
+    """`loaded` ((path, checked record) pairs) with each run once: a run id is one run, however many files
+    hold it (a copied folder, a record kept in two places). Copies of one record are dropped, the first
+    kept, and `warn` says how many; two different records under one run id are both refused, named, since
+    which one is the run cannot be told. Every reader that gathers records for a table or a comparison
+    goes through here, so a run is never counted twice."""
+    by_id: dict[str, list[tuple[str, dict]]] = {}
+    for path, record in loaded:
+        by_id.setdefault(record["run_id"], []).append((path, record))
+    kept, copies, example = [], 0, None
+    for run_id, found in by_id.items():
+        if len(found) == 1:
+            kept.append(found[0])
+            continue
+        if len({_content(record) for _, record in found}) > 1:
+            files = ", ".join(printable(path) for path, _ in found)
+            warn(
+                f"skipped {len(found)} files: run id {printable(run_id)} has different records in {files} "
+                "(one run id is one run; which of them it is cannot be told)"
+            )
+            continue
+        kept.append(found[0])
+        copies += len(found) - 1
+        example = example or (run_id, [path for path, _ in found])
+    if copies:
+        run_id, paths = example
+        warn(
+            f"dropped {copies} duplicate record(s): a run id counts once (e.g. {printable(run_id)} in "
+            f"{', '.join(printable(path) for path in paths)})"
+        )
+    return kept  # in the order read: each run where its first file was
 
 
 def iter_record_paths(paths: list[str]):

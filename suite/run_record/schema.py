@@ -5,7 +5,9 @@ A record is JSON a person can edit, copy half of, or damage; the report must not
 `check_record` refuses a file that is not a run record of this version, then checks the fields the
 readers use (types, finiteness, ranges, hashable settings) and raises `BadRecord` naming the first bad
 field, e.g. `field metrics.images_per_second: must be a finite number >= 0, got nan`; the report skips
-that file with one line and goes on. Unknown fields are allowed (readers ignore them), so records of this
+that file with one line and goes on. Every text in a record, a field's name included, is valid Unicode
+(a lone surrogate is refused wherever it is), and every figure derived from others agrees with them
+(`derived.py`: 10 img/s beside 9.9e12 img/h is refused). Unknown fields are allowed (readers ignore them), so records of this
 schema version from newer suites still load.
 """
 
@@ -15,6 +17,8 @@ import dataclasses
 import math
 import re
 import sys
+
+from suite.run_record.derived import Disagreement, check_derived
 
 SCHEMA = "suite.run"
 SCHEMA_VERSION = 1
@@ -199,17 +203,36 @@ OTHER_FIGURES = ("images_per_second_mean", "mfu", "energy_per_image_j", "time_to
 STEPS_CHOSEN_BY = ("--steps", "schedule", "warm-up timing")
 
 
-def _depth(data) -> int:
-    """How deeply `data` nests, counted without recursion (a hostile record could exhaust the stack)."""
-    deepest, stack = 0, [(data, 1)]
+# A lone UTF-16 surrogate: JSON's escape "\udc80" parses to one, but it is no character, and every text
+# it reaches (a terminal, a UTF-8 file, a CSV or HTML report) fails to encode it. Refused wherever it is.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _child_path(where: str, key) -> str:
+    if isinstance(key, int):
+        return f"{where}[{key}]"
+    return f"{where}.{key}" if where else str(key)
+
+
+def _check_tree(data) -> None:
+    """The whole record, walked without recursion (a hostile one could exhaust the stack): nested at most
+    MAX_DEPTH levels, and every text in it, a field's name included, valid Unicode (no lone surrogate)."""
+    stack = [(data, "", 1)]
     while stack:
-        value, level = stack.pop()
-        if isinstance(value, (dict, list)):
-            deepest = max(deepest, level)
+        value, where, level = stack.pop()
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                raise BadRecord(where or "record", "valid Unicode text (no lone surrogate)", value)
+        elif isinstance(value, (dict, list)):
             if level > MAX_DEPTH:
-                break
-            stack.extend((item, level + 1) for item in (value.values() if isinstance(value, dict) else value))
-    return deepest
+                raise BadRecord("record", f"nested at most {MAX_DEPTH} levels deep", "deeper")
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                if isinstance(key, str) and _SURROGATE.search(key):
+                    raise BadRecord(
+                        f"{where or 'record'} (a field's name)", "valid Unicode text (no lone surrogate)", key
+                    )
+                stack.append((item, _child_path(where, key), level + 1))
 
 
 def _check_config(config: _Section) -> None:
@@ -280,8 +303,7 @@ def _check_unit(metrics: _Section) -> None:
 
 def _check_fields(record: dict) -> dict:
     """`record` if every field the suite's readers use has the right type and value, else BadRecord."""
-    if _depth(record) > MAX_DEPTH:
-        raise BadRecord("record", f"nested at most {MAX_DEPTH} levels deep", "deeper")
+    _check_tree(record)
     top = _Section(record, "", required=True)
     top.text("run_id", required=True)
     if record.get("status") not in STATUSES:
@@ -309,8 +331,14 @@ def _check_fields(record: dict) -> dict:
     metrics.number("images_per_second", maximum=sys.float_info.max / 3600)
     metrics.numbers("window_time_s")
     metrics.numbers("window_images_per_second")
+    metrics.numbers("images_per_second_per_device")
+    for name in ("images_per_window", "images_timed", "time_timed_s"):
+        metrics.number(name)
+    for name in ("flops_per_image", "model_tflops_per_second", "mfu_peak_tflops"):
+        metrics.number(name)
     _check_window_length(metrics)
     _check_unit(metrics)
+    top.section("per_device").number("images_per_second_sum")
 
     error = top.section("error")
     error.text("message", message=True)
@@ -346,6 +374,10 @@ def _check_fields(record: dict) -> dict:
     for name in ("telemetry", "profile"):
         top.section(name)
     top.texts("warnings")
+    try:
+        check_derived(record)  # after the types and ranges above, which its arithmetic builds on
+    except Disagreement as disagreement:
+        raise BadRecord(disagreement.field, disagreement.expected, disagreement.value) from None
     return record
 
 

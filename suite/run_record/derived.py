@@ -1,0 +1,217 @@
+"""The figures a record derives from its other figures, checked on read: a record whose derived figure
+disagrees with what it is derived from is refused (`schema.BadRecord`, naming the field, the figure it should
+hold and the one it holds), and the report, the comparison and every other reader never see it. 10 img/s
+beside 9.9e12 img/h is an edited or damaged record, and which of the two figures is the run's cannot be
+told.
+
+Each relation is checked only where the record holds every figure it needs (older records lack some), as
+the suite derives it (`stats.summarise_windows`, `measurement/flops.mfu_metrics`, `per_device.combine`):
+
+    images_per_hour            images_per_second × 3600
+    window_images_per_second   images_per_window ÷ window_time_s, window by window
+    images_per_second          the median of window_images_per_second (a per-device run: the copies' sum)
+    images_per_second_mean, _min, _max, _stdev, _cv      of window_images_per_second
+    step_time_s                median(window_time_s) ÷ steps_per_window
+    images_timed, time_timed_s images_per_window × the windows; the sum of window_time_s
+    model_tflops_per_second    flops_per_image × images_per_second ÷ world_size ÷ 1e12 (per device)
+    mfu                        model_tflops_per_second ÷ mfu_peak_tflops
+
+Figures per dollar are never stored in a record: the report derives them from the rate and a catalog's
+price. Energy per image comes from telemetry counters and power samples and is not re-derived here.
+"""
+
+from __future__ import annotations
+
+import math
+
+from suite import stats
+
+
+class Disagreement(ValueError):
+    """A derived figure that is not what it is derived from (the schema refuses the record, naming it)."""
+
+    def __init__(self, field: str, expected: str, value):
+        super().__init__(field)
+        self.field, self.expected, self.value = field, expected, value
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# Figures the suite writes agree with their sources to about 1e-15 (JSON keeps a float's digits); a
+# person who rounds an hourly rate to whole images stays within this too.
+RELATIVE = 1e-6
+
+
+def _number(mapping: dict, name: str) -> float | None:
+    value = mapping.get(name)
+    return float(value) if _is_number(value) else None
+
+
+def _agree(field: str, held: float | None, expected: float | None, how: str, floor: float = 0.0) -> None:
+    """Disagreement unless `held` is `expected` to RELATIVE (or within `floor`, for spreads near zero)."""
+    if held is None or expected is None:
+        return
+    if math.isfinite(expected) and math.isclose(held, expected, rel_tol=RELATIVE, abs_tol=floor):
+        return
+    raise Disagreement(field, f"{how} ({expected:.6g})" if math.isfinite(expected) else how, held)
+
+
+def _spread(values: list[float]) -> tuple[float, float]:
+    """Mean and sample standard deviation of `values` (two or more), scaled by the largest so that sums
+    of rates near the largest float do not overflow."""
+    top = max(values) or 1.0
+    scaled = [v / top for v in values]
+    mean = math.fsum(scaled) / len(scaled)
+    variance = math.fsum((v - mean) ** 2 for v in scaled) / (len(scaled) - 1)
+    return mean * top, math.sqrt(variance) * top
+
+
+def _check_windows(metrics: dict, config: dict) -> None:
+    rates = metrics.get("window_images_per_second")
+    times = metrics.get("window_time_s")
+    per_window = _number(metrics, "images_per_window")
+    if isinstance(times, list) and times:
+        if isinstance(rates, list) and rates and len(rates) != len(times):
+            raise Disagreement(
+                "metrics.window_images_per_second", f"one rate per window ({len(times)})", f"{len(rates)}"
+            )
+        if per_window is not None:
+            for i, seconds in enumerate(times):
+                if seconds == 0:
+                    raise Disagreement(f"metrics.window_time_s[{i}]", "> 0 (a window's images took time)", 0)
+                if isinstance(rates, list) and rates:
+                    _agree(
+                        f"metrics.window_images_per_second[{i}]",
+                        rates[i],
+                        per_window / seconds,
+                        "images_per_window ÷ window_time_s",
+                    )
+            _agree(
+                "metrics.images_timed",
+                _number(metrics, "images_timed"),
+                per_window * len(times),
+                "images_per_window × windows",
+            )
+        top = max(times)
+        _agree(
+            "metrics.time_timed_s",
+            _number(metrics, "time_timed_s"),
+            math.fsum(t / top for t in times) * top if top else 0.0,
+            "the sum of window_time_s",
+        )
+        steps = _number(metrics, "steps_per_window") or _number(config, "steps_per_window")
+        if steps:
+            _agree(
+                "metrics.step_time_s",
+                _number(metrics, "step_time_s"),
+                stats.median(times) / steps,
+                "median(window_time_s) ÷ steps_per_window",
+            )
+    if not (isinstance(rates, list) and rates):
+        return
+    _agree(
+        "metrics.images_per_second",
+        _number(metrics, "images_per_second"),
+        stats.median(rates),
+        "the median of window_images_per_second",
+    )
+    _agree(
+        "metrics.images_per_second_min",
+        _number(metrics, "images_per_second_min"),
+        min(rates),
+        "the least of window_images_per_second",
+    )
+    _agree(
+        "metrics.images_per_second_max",
+        _number(metrics, "images_per_second_max"),
+        max(rates),
+        "the most of window_images_per_second",
+    )
+    if len(rates) == 1:
+        mean, stdev = rates[0], 0.0
+    else:
+        mean, stdev = _spread(rates)
+    scale = max(rates)
+    _agree(
+        "metrics.images_per_second_mean",
+        _number(metrics, "images_per_second_mean"),
+        mean,
+        "the mean of window_images_per_second",
+    )
+    _agree(
+        "metrics.images_per_second_stdev",
+        _number(metrics, "images_per_second_stdev"),
+        stdev,
+        "the standard deviation of window_images_per_second",
+        floor=scale * 1e-9,
+    )
+    _agree(
+        "metrics.images_per_second_cv",
+        _number(metrics, "images_per_second_cv"),
+        stdev / mean if mean else 0.0,
+        "images_per_second_stdev ÷ images_per_second_mean",
+        floor=1e-9,
+    )
+
+
+def _check_efficiency(metrics: dict, config: dict) -> None:
+    rate = _number(metrics, "images_per_second")
+    flops = _number(metrics, "flops_per_image")
+    peak = _number(metrics, "mfu_peak_tflops")
+    if metrics.get("mfu") is not None and (flops is None or peak is None):
+        raise Disagreement("metrics.mfu", "null where flops_per_image or mfu_peak_tflops is", metrics["mfu"])
+    if rate is None or flops is None:
+        return
+    tflops = flops * (rate / (_number(config, "world_size") or 1)) / 1e12
+    _agree(
+        "metrics.model_tflops_per_second",
+        _number(metrics, "model_tflops_per_second"),
+        tflops,
+        "flops_per_image × images_per_second per device ÷ 1e12",
+    )
+    if peak:
+        _agree(
+            "metrics.mfu", _number(metrics, "mfu"), tflops / peak, "model_tflops_per_second ÷ mfu_peak_tflops"
+        )
+
+
+def _check_per_device(record: dict, metrics: dict) -> None:
+    rates = metrics.get("images_per_second_per_device")
+    if not (isinstance(rates, list) and rates and all(_is_number(r) for r in rates)):
+        return
+    top = max(rates) or 1.0
+    total = math.fsum(r / top for r in rates) * top
+    _agree(
+        "metrics.images_per_second",
+        _number(metrics, "images_per_second"),
+        total,
+        "the sum of images_per_second_per_device",
+    )
+    section = record.get("per_device")
+    if isinstance(section, dict):
+        _agree(
+            "per_device.images_per_second_sum",
+            _number(section, "images_per_second_sum"),
+            total,
+            "the sum of the copies' images_per_second",
+        )
+
+
+def check_derived(record: dict) -> None:
+    """Disagreement naming the first derived figure of `record` (checked by the schema for types and ranges
+    already) that disagrees with the figures it is derived from."""
+    metrics = record.get("metrics") or {}
+    config = record.get("config") or {}
+    rate = _number(metrics, "images_per_second")
+    _agree(
+        "metrics.images_per_hour",
+        _number(metrics, "images_per_hour"),
+        None if rate is None else rate * stats.SECONDS_PER_HOUR,
+        "images_per_second × 3600",
+        floor=1e-300,  # a rate so small that × 3600 lands among the subnormals keeps few digits
+    )
+    _check_windows(metrics, config)
+    _check_per_device(record, metrics)
+    _check_efficiency(metrics, config)
