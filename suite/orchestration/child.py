@@ -8,6 +8,7 @@ typed on the command line reaches a child (or a torchrun worker) exactly as it w
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -89,12 +90,47 @@ def argv_from_args(args) -> list[str]:
 
 @dataclass
 class Child:
-    """How a child `suite run` ended: its record (None if it left none), exit status and stderr."""
+    """How a child `suite run` ended: its record (None if it left none), exit status and stderr; for a
+    child that ran a group (`--repeat N`, with `--against`), the group's records instead, each with the
+    folder under the child's --out it was written to ("", or "baseline" and "candidate")."""
 
     record: dict | None
     returncode: int | None
     stderr: str
     timed_out: bool = False
+    group: list[tuple[str, dict]] | None = None
+
+
+# The sides of `suite run --repeat N --against ...`, each a folder of its own under --out (commands/run.py).
+GROUP_SIDES = ("baseline", "candidate")
+
+
+def _is_record(value) -> bool:
+    return isinstance(value, dict) and value.get("schema") == run_record.SCHEMA
+
+
+def reported_runs(stdout: str) -> tuple[dict | None, list[tuple[str, dict]] | None]:
+    """What `suite run ... --json` printed: one record (a run), or a group's records (`--repeat N`: a list
+    of records; with `--against`: {"baseline": [...], "candidate": [...]}) with the folder of each.
+    (None, None) for anything else: the child left no result."""
+    try:
+        value = json.loads(stdout)
+    except json.JSONDecodeError:
+        return None, None
+    if _is_record(value):
+        return value, None
+    if isinstance(value, list) and value and all(_is_record(item) for item in value):
+        return None, [("", item) for item in value]
+    if (
+        isinstance(value, dict)
+        and set(value) == set(GROUP_SIDES)
+        and all(
+            isinstance(value[side], list) and all(_is_record(r) for r in value[side]) for side in GROUP_SIDES
+        )
+        and any(value[side] for side in GROUP_SIDES)
+    ):
+        return None, [(side, item) for side in GROUP_SIDES for item in value[side]]
+    return None, None
 
 
 def spawn(argv: list[str], out_dir: str, timeout_s: float | None = None, **env) -> Child:
@@ -127,16 +163,11 @@ def spawn(argv: list[str], out_dir: str, timeout_s: float | None = None, **env) 
             child.kill()
             child.communicate()
         raise
-    try:
-        record = json.loads(stdout)
-    except json.JSONDecodeError:
-        record = None
-    if not (isinstance(record, dict) and record.get("schema") == run_record.SCHEMA):
-        record = None
-    if record is None and child.returncode in (INTERRUPTED, -signal.SIGINT):
+    record, group = reported_runs(stdout)
+    if record is None and group is None and child.returncode in (INTERRUPTED, -signal.SIGINT):
         # Ctrl-C reached the child before this process: the same interrupt, not a failed run.
         raise KeyboardInterrupt
-    return Child(record, child.returncode, stderr)
+    return Child(record, child.returncode, stderr, group=group)
 
 
 def failure_record(config: dict, kind: str, message: str, exit_status=None) -> dict:
@@ -158,17 +189,31 @@ def failure_of(child: Child, config: dict, timeout_s: float | None = None) -> di
 
 
 def run(
-    argv: list[str], config: dict, out_dir: str, timeout_s: float | None = None, origin: str = "run", **extra
+    argv: list[str],
+    config: dict,
+    out_dir: str,
+    timeout_s: float | None = None,
+    origin: str | None = None,
+    **extra,
 ) -> dict:
-    """Run one configuration in a fresh process and return its record, tagged with the command (`origin`)
-    that ran it; a child that left none gets a failure record, written to OUT_DIR with EXTRA fields (e.g.
-    which sweep point it was)."""
+    """Run one configuration in a fresh process and return its record, tagged with the command (`origin`;
+    by default the one this process runs for, else "run") that ran it; a child that left none gets a
+    failure record, written to OUT_DIR with EXTRA fields (e.g. which sweep point it was). A child that ran
+    a group (ARGV holds --repeat) returns the group's outcome (`group_outcome`), each of its records
+    tagged alike."""
+    origin = origin or os.environ.get(run_record.ORIGIN_ENV) or "run"
     child = spawn(argv, out_dir, timeout_s, **{run_record.ORIGIN_ENV: origin})
-    if child.record is not None:
+    if child.record is not None or child.group is not None:
         if child.returncode == run_record.EXIT_RECORD_NOT_WRITTEN:  # it said where the record went instead
             last = [line for line in child.stderr.strip().splitlines() if line.strip()]
             raise run_record.RecordNotWritten(last[-1].removeprefix("suite: error: ") if last else out_dir)
-        return child.record
+        if child.group is None:
+            return child.record
+        for folder, record in child.group:  # its runs wrote them; they say which command and point too
+            record.update(origin=origin, **extra)
+            run_record.write_record_or_stop(record, os.path.join(out_dir, folder))
+        own = [record for folder, record in child.group if folder in ("", GROUP_SIDES[0])]
+        return group_outcome([record for _, record in child.group], own)
     record = failure_of(child, config, timeout_s)
     record["origin"] = origin
     record.update(extra)
@@ -183,6 +228,18 @@ def throughput(record: dict | None) -> float | None:
     if not record or record.get("status") != "ok":
         return None
     return (record.get("metrics") or {}).get("images_per_second")
+
+
+def group_outcome(runs: list[dict], own: list[dict] | None = None) -> dict:
+    """A group of runs as one outcome, from the records its runs wrote: the first run that did not end ok
+    (the group failed, and that record says why), else, of the runs of the configuration asked for (OWN:
+    an --against group's baseline side; by default all), the run of median throughput (of an even count,
+    the lower of the middle two): a run that happened, never a figure made up."""
+    failed = [record for record in runs if record.get("status") != "ok"]
+    if failed:
+        return failed[0]
+    ordered = sorted(own or runs, key=lambda record: throughput(record) or 0.0)
+    return ordered[(len(ordered) - 1) // 2]
 
 
 def describe(record: dict) -> str:

@@ -32,9 +32,8 @@ from suite import atomic, limits, run_record
 from suite.errors import UserError
 from suite.orchestration import child
 from suite.orchestration.child import describe
+from suite.orchestration.sweep_resume import DONE_STATUSES, find_record, group_of, matches  # noqa: F401
 
-# Outcomes that a second run would only repeat: such a point is done. "error" points are run again.
-DONE_STATUSES = ("ok", "diverged", "oom")
 # More points than this would run for days (each point is a fresh process); SUITE_ALLOW_LARGE=1 overrides.
 MAX_POINTS = 10_000
 # A point's claim file in the out folder (hidden: readers of the folder skip it).
@@ -70,6 +69,8 @@ class Point:
     knobs: dict[str, str]  # the grid's values for this point, e.g. {"batch-size": "32"}
     argv: list[str]  # `suite run` options
     config: dict = field(default_factory=dict)  # the resolved RunConfig (what a record of it holds)
+    repeat: int | None = None  # the runs of its group (`repeat` among its options), else one run
+    candidate_config: dict | None = None  # with `against`: the group's other side, resolved
 
     def label(self) -> str:
         return " ".join(f"{k}={v}" for k, v in self.knobs.items()) or "(single point)"
@@ -215,6 +216,7 @@ def resolve(points: list[Point]) -> None:
     for point in points:
         try:
             point.config = child.resolved_config(point.argv)
+            point.repeat, point.candidate_config = group_of(point.argv)
         except UserError as error:
             # One point (diagnose, batch-size): the error is about the command's own options, no point named.
             where = f"sweep point {point.index + 1} ({point.label()}): " if point.knobs else ""
@@ -232,27 +234,14 @@ def existing_records(out_dir: str, warn=None) -> list[dict]:
         return found
     for path in run_record.iter_record_paths([out_dir]):
         try:
-            found.append(run_record.read_record(path))
+            found.append((path, run_record.read_record(path)))
         except run_record.OtherSuiteRecord:
             continue
         except (run_record.NotARecord, OSError) as error:
             if warn:  # other files in the folder are not ours to judge, but a person should know
                 warn(f"suite: warning: skipped {run_record.printable(path)}: {error}")
-    return found
-
-
-def matches(config: dict, record: dict) -> bool:
-    from suite.config import RunConfig
-
-    defaults = json.loads(json.dumps(RunConfig().to_dict()))
-    recorded = record.get("config") or {}
-    return all(recorded.get(key, defaults.get(key)) == value for key, value in config.items())
-
-
-def find_record(point: Point, records: list[dict]) -> dict | None:
-    """The newest record of this point's configuration whose outcome a re-run would only repeat."""
-    done = [r for r in records if r.get("status") in DONE_STATUSES and matches(point.config, r)]
-    return max(done, key=lambda r: r.get("context", {}).get("utc_time", ""), default=None)
+    said = (lambda message: warn(f"suite: warning: {message}")) if warn else (lambda message: None)
+    return [record for _, record in run_record.unique_runs(found, said)]  # a group's runs counted once each
 
 
 # -- running -------------------------------------------------------------------------------------------
