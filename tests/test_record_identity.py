@@ -241,8 +241,10 @@ def test_every_report_format_skips_a_record_with_a_lone_surrogate(tmp_path, caps
     bad = made("run-\udc80")
     (tmp_path / "bad.json").write_text(json.dumps(bad))  # ASCII: the surrogate as JSON's \\udc80 escape
     put(tmp_path, made("run-good"))
-    assert main(["report", str(tmp_path), "--format", form]) == 0
-    captured = capsys.readouterr()
-    assert "bad.json: field run_id: must be valid Unicode text" in captured.err
-    assert "run-good" in captured.out
-    captured.out.encode("utf-8")  # what a terminal or a file is given encodes
+    out = (
+        tmp_path / "report" / f"report.{form}"
+    )  # a file is written as UTF-8: a surrogate ended in a traceback
+    out.parent.mkdir()
+    assert main(["report", str(tmp_path), "--format", form, "--out", str(out)]) == 0
+    assert "bad.json: field run_id: must be valid Unicode text" in capsys.readouterr().err
+    assert "run-good" in out.read_text(encoding="utf-8")

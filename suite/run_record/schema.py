@@ -7,8 +7,8 @@ readers use (types, finiteness, ranges, hashable settings) and raises `BadRecord
 field, e.g. `field metrics.images_per_second: must be a finite number >= 0, got nan`; the report skips
 that file with one line and goes on. Every text in a record, a field's name included, is valid Unicode
 (a lone surrogate is refused wherever it is), and every figure derived from others agrees with them
-(`derived.py`: 10 img/s beside 9.9e12 img/h is refused). Unknown fields are allowed (readers ignore them), so records of this
-schema version from newer suites still load.
+(`derived.py`: 10 img/s beside 9.9e12 img/h is refused). Unknown fields are allowed (readers ignore
+them), so records of this schema version from newer suites still load.
 """
 
 from __future__ import annotations
