@@ -8,6 +8,8 @@ noise from a seeded host stream. It keeps, as device tensors read once after its
     drift    per layer group, ‖w_T − w_0‖: how far the recipe moved those weights in the check
     grad     per layer group, the root mean square over the steps of ‖∇w‖ as the optimizer received it
              (after a GradScaler unscaled it; a step the scaler skipped is not counted)
+    updates  per step and layer group, ‖w_t − w_(t−1)‖: the size of each step's update, so that one step
+             whose update vanished or exploded shows at that step, not diluted in the whole run's drift
 
 A layer group is one module of the workload (generator, discriminator, model) and one kind of layer in it
 (conv, norm, linear, other): a convolutional body that never updates shows as a `conv` drift of zero.
@@ -98,9 +100,12 @@ def run(backend, workload, steps: int, batches: list, order: list[int], noise_se
     # A GAN's z from one seeded host stream, copied: the CPU's and a GPU's generators differ for one seed.
     training.host_generator = torch.Generator().manual_seed(noise_seed)
     scaler = getattr(backend, "scaler", None)  # fp16 AMP's GradScaler, where the backend keeps one
-    losses, scales = [], []
+    losses, scales, updates = [], [], []
+    with torch.no_grad():
+        previous = {name: [p.detach().clone() for p in params] for name, params in groups.items()}
     for step in range(steps):
         losses.append(training.train_step(on_device[order[step % len(order)]]))
+        updates.append(_updates(groups, previous))
         if scaler is not None:
             # GradScaler keeps its scale as a device tensor (`_scale`); get_scale() would read it (a sync).
             scales.append(scaler._scale.detach().clone())
@@ -120,18 +125,38 @@ def run(backend, workload, steps: int, batches: list, order: list[int], noise_se
         "losses": torch.stack([loss.reshape(-1) for loss in losses]).float().cpu(),
         "drift": dict(zip(names, torch.stack([drift[n] for n in names]).cpu().tolist())),
         "grad": dict(zip(list(grad), torch.stack(list(grad.values())).cpu().tolist())) if grad else {},
+        # [step][group], in the order of `names`
+        "updates": dict(zip(names, torch.stack(updates).float().cpu().T.tolist())) if updates else {},
     }
     if scales:
         read = torch.stack([s.reshape(-1)[0] for s in scales]).float().cpu().tolist()
-        result["grad_scaler"] = {"final_scale": read[-1], "skipped_steps": _skipped(read, scaler)}
+        skipped = _skipped(read, scaler)
+        result["grad_scaler"] = {
+            "final_scale": read[-1],
+            "skipped_steps": len(skipped),
+            "skipped_at": skipped,
+        }
     return result
 
 
-def _skipped(scales: list[float], scaler) -> int:
-    """Steps whose update the scaler skipped: each one lowers the scale (backoff) at its update."""
-    previous, skipped = float(getattr(scaler, "_init_scale", scales[0])), 0
-    for scale in scales:
+def _updates(groups: dict[str, list[nn.Parameter]], previous: dict[str, list[torch.Tensor]]) -> torch.Tensor:
+    """Per layer group, ‖w − w_previous‖ of the step just taken (a device tensor, in the groups' order);
+    PREVIOUS is then moved to the weights now (a copy on the device: no read, no sync)."""
+    with torch.no_grad():
+        sizes = []
+        for name, params in groups.items():
+            sizes.append(_norm([p.detach() - q for p, q in zip(params, previous[name])]))
+            for p, q in zip(params, previous[name]):
+                q.copy_(p.detach())
+        return torch.stack(sizes)
+
+
+def _skipped(scales: list[float], scaler) -> list[int]:
+    """The steps (from 1) whose update the scaler skipped: each one lowers the scale (backoff) at its
+    update."""
+    previous, skipped = float(getattr(scaler, "_init_scale", scales[0])), []
+    for step, scale in enumerate(scales, start=1):
         if scale < previous:
-            skipped += 1
+            skipped.append(step)
         previous = scale
     return skipped
