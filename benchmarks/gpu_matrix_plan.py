@@ -40,10 +40,22 @@ PARTS = ("quick", "more", "extra")
 # (its preflight, then each run's wall time less its timed windows).
 START_S = 10.0
 MIN_WINDOW_S = 1.0  # the CUDA schedule's shortest timed window (backends/cuda.py)
+# Windows are grown to this multiple of the minimum (suite/measurement/window_length.py, WARMUP_MARGIN; a test
+# holds the two equal): warm-up steps run slower than timed ones.
+WARMUP_MARGIN = 1.5
 WINDOWS = 5  # the CUDA schedule's timed windows
 CUDA_STEPS = 3 + 10 * WINDOWS  # the CUDA schedule's fewest steps: 3 warm-up, 5 windows of at least 10
-DEFAULT_BATCH = 256  # every workload of the matrix trains at its default batch of 256 on the GPU
-FLOPS_PER_IMAGE = {"dcgan64": 2.48e9, "dcgan64-safe": 1.16e10, "dcgan128": 1.56e10, "resnet50": 2.43e10}
+DEFAULT_BATCH = 256  # the image workloads of the matrix train at their default batch of 256 on the GPU
+BATCH = {"gpt2-small": 16}  # sequences of 1,024 tokens: its default batch
+# FLOPs per sample (an image; for gpt2-small a sequence of 1,024 tokens: 6 × 123.5 M matmul weights, the tied
+# head included, plus the attention term 12·L·H·Q·T, per token: docs/transformers.md).
+FLOPS_PER_IMAGE = {
+    "dcgan64": 2.48e9,
+    "dcgan64-safe": 1.16e10,
+    "dcgan128": 1.56e10,
+    "resnet50": 2.43e10,
+    "gpt2-small": 8.75e11,
+}
 ESTIMATE_GPU = "NVIDIA H100 80GB HBM3"  # whose peaks estimate a GPU the table does not know
 DEFAULT_GPU = "NVIDIA H100 80GB HBM3"  # what the dry run plans for without --as-gpu
 
@@ -91,6 +103,7 @@ TINY = {
     "dcgan64-safe": {"ngf": 8, "ndf": 8, "nz": 16},
     "dcgan128": {"ngf": 4, "ndf": 4, "nz": 16},
     "resnet50": {"image_size": 32},
+    "gpt2-small": {"layers": 2, "width": 32, "heads": 2, "context": 16, "vocabulary": 64},
 }
 TINY_RUN = ["--batch-size", "2", "--warmup", "1", "--steps", "1", "--windows", "1", "--threads", "1"]
 
@@ -133,8 +146,9 @@ class Planner:
 
     def timed_s(self, workload: str, precision: str, steps: int = CUDA_STEPS) -> float:
         """The timed windows and warm-up: the FLOP estimate, never under the windows' floor."""
-        compute = steps * DEFAULT_BATCH * FLOPS_PER_IMAGE[workload] / self.rates[precision]
-        return max(compute, WINDOWS * MIN_WINDOW_S)
+        batch = BATCH.get(workload, DEFAULT_BATCH)
+        compute = steps * batch * FLOPS_PER_IMAGE[workload] / self.rates[precision]
+        return max(compute, WINDOWS * MIN_WINDOW_S * WARMUP_MARGIN)
 
     def gpu_run(self, workload: str, *options: str) -> list[str]:
         return suite("run", "--backend", "cuda", "--workload", workload, *self.priced(), *options)
@@ -189,7 +203,6 @@ class Planner:
 
     def quick(self) -> list[Step]:
         """The README's cuda row, most valuable first: whatever the budget cuts comes last."""
-        photos = f"{self.data}/photos"
         return [
             Step(
                 "nvidia-smi",
@@ -210,6 +223,8 @@ class Planner:
             self.precision("quick", "resnet50", "bf16"),
             self.precision("quick", "dcgan64", "fp32"),
             self.precision("quick", "resnet50", "fp32"),
+            self.precision("quick", "gpt2-small", "bf16"),
+            self.bare("quick", "gpt2-small", "bf16"),
             Step(
                 "peer-timm-resnet50-amp",
                 "quick",
@@ -241,34 +256,6 @@ class Planner:
                 self.gpu_run("resnet50", "--precision", "bf16", "--windows", "2"),
                 self.cpu_run("resnet50", "--precision", "bf16"),
                 self.timed_s("resnet50", "bf16") * 2 / WINDOWS,
-            ),
-            Step(
-                "data-synth",
-                "quick",
-                suite(
-                    "data", "synth", "--out", photos, "--count", "1024", "--size", "96x96", "--classes", "4"
-                ),
-                suite("data", "synth", "--out", photos, "--count", "24", "--size", "72x72", "--classes", "2"),
-                3,
-                records=False,
-            ),
-            Step(
-                "diagnose-folder",
-                "quick",
-                suite(
-                    *("diagnose", "--data", photos, "--backend", "cuda", "--workload", "dcgan64"),
-                    *("--precision", "amp", "--workers", "8"),
-                    *(("--set", f"instance={self.instance}") if self.instance else ()),
-                ),
-                suite(
-                    *("diagnose", "--data", photos, "--backend", "cpu", "--workload", "dcgan64"),
-                    *("--precision", "bf16", "--batch-size", "2", "--workers", "1", *tiny_sets("dcgan64")),
-                ),
-                # a parent and three child runs: synthetic, loader only, the folder
-                3 * self.timed_s("dcgan64", "amp") + 10,
-                fresh_processes=3,
-                needs_step="data-synth",
-                cpu_note="bf16 for amp; 1 worker",
             ),
             # `-o addopts=`: the project's addopts spread tests over cores with pytest-xdist, which a bare
             # GPU machine may not have; the GPU tests share one device and run in one process anyway.
@@ -321,7 +308,40 @@ class Planner:
 
     def extra(self) -> list[Step]:
         photos, cache = f"{self.data}/photos", f"{self.data}/cache64"
-        steps = [Step("list", "extra", suite("list"), suite("list"), 0, records=False)]
+        steps = [
+            Step("list", "extra", suite("list"), suite("list"), 0, records=False),
+            # `suite diagnose` runs each arm in three fresh processes, interleaved: nine processes, too
+            # many for the quick part (one round took 88 s on an H200).
+            Step(
+                "data-synth",
+                "extra",
+                suite(
+                    "data", "synth", "--out", photos, "--count", "1024", "--size", "96x96", "--classes", "4"
+                ),
+                suite("data", "synth", "--out", photos, "--count", "24", "--size", "72x72", "--classes", "2"),
+                3,
+                records=False,
+            ),
+            Step(
+                "diagnose-folder",
+                "extra",
+                suite(
+                    *("diagnose", "--data", photos, "--backend", "cuda", "--workload", "dcgan64"),
+                    *("--precision", "amp", "--workers", "8"),
+                    *(("--set", f"instance={self.instance}") if self.instance else ()),
+                ),
+                suite(
+                    *("diagnose", "--data", photos, "--backend", "cpu", "--workload", "dcgan64"),
+                    *("--precision", "bf16", "--batch-size", "2", "--workers", "1", *tiny_sets("dcgan64")),
+                ),
+                # a parent and 3 rounds of three fresh processes (loader only, synthetic, the folder),
+                # interleaved: six runs and three loader-only measurements of about 5 s
+                6 * self.timed_s("dcgan64", "amp") + 3 * 5 + 10,
+                fresh_processes=9,
+                needs_step="data-synth",
+                cpu_note="bf16 for amp; 1 worker",
+            ),
+        ]
         for workload in ("dcgan64-safe", "dcgan128"):
             steps += [self.precision("extra", workload, case) for case in ("bf16", "fp32", "tf32")]
         steps += [

@@ -50,3 +50,9 @@ def test_the_ratio_is_of_the_medians_of_every_process_a_side(tmp_path):
 def test_the_more_part_interleaves_two_more_suite_and_bare_dcgan64_amp_processes():
     names = [s.name for s in gpu_matrix_plan.plan("/d", "/r", "/r.md") if s.part == "more"]
     assert names[-4:] == ["dcgan64-amp-2", "bare-dcgan64-amp-2", "dcgan64-amp-3", "bare-dcgan64-amp-3"]
+
+
+def test_the_plan_grows_windows_as_the_suite_does():
+    from suite.measurement import window_length
+
+    assert gpu_matrix_plan.WARMUP_MARGIN == window_length.WARMUP_MARGIN
