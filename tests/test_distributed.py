@@ -167,7 +167,10 @@ def test_cpu_backend_wraps_in_ddp_without_device_ids():
         ),
         (["--nproc", "1", "--rdzv-endpoint", "nohost"], "--rdzv-endpoint 'nohost' is not HOST:PORT"),
         (["--nnodes", "2"], "--nnodes needs --nproc N"),
-        (["--dist-timeout", "0"], "--dist-timeout must be a positive number of seconds, got '0'"),
+        (
+            ["--dist-timeout", "0"],
+            "--dist-timeout must be a positive number of seconds from 0.001 to 604,800, got '0'",
+        ),
         (["--model-override", "ngf"], "--model-override takes KEY=VALUE (e.g. ngf=8), got 'ngf'"),
     ],
 )

@@ -139,7 +139,7 @@ def test_a_repeat_whose_folder_turns_read_only_stops_with_the_fallback(tmp_path,
     assert kept_in_out == ["r0.json"] and [r["run_id"] for r in fallback_records(tmp_path)] == ["r1"]
 
 
-def test_diagnose_on_a_full_disk_keeps_its_verdict_in_the_fallback(tmp_path, monkeypatch, capsys):
+def test_diagnose_on_a_full_disk_keeps_what_it_measured_in_the_fallback(tmp_path, monkeypatch, capsys):
     from test_data_imagefolder import make_folder
 
     from suite.measurement import loader_only
@@ -149,7 +149,13 @@ def test_diagnose_on_a_full_disk_keeps_its_verdict_in_the_fallback(tmp_path, mon
     with tmpfs(tmp_path / "disk", size="256k") as disk:
         out = os.path.join(disk, "results")
         os.makedirs(out)
-        monkeypatch.setattr(loader_only, "measure_setting", lambda plan, **kw: ok_record("loader-only"))
+        loaders = []  # each round's loader-only arm, a fresh process: its record, as that child returns it
+
+        def fresh_loader(config, **kwargs):
+            loaders.append(ok_record(f"loader{len(loaders)}"))
+            return loaders[-1]
+
+        monkeypatch.setattr(loader_only, "measure_in_fresh_process", fresh_loader)
         made = fake_runs(monkeypatch)
         run = child.run
 
@@ -160,9 +166,11 @@ def test_diagnose_on_a_full_disk_keeps_its_verdict_in_the_fallback(tmp_path, mon
         monkeypatch.setattr(child, "run", run_then_fill)
         code = main(["diagnose", *CPU_RUN, "--data", photos, "--out", out])
         assert_stopped_with_the_fallback_named(code, capsys, tmp_path, out)
-        assert os.listdir(out) == ["loader-only.json"] and len(made) == 2
+        assert os.listdir(out) == ["loader0.json"] and len(made) == 2 and len(loaders) == 2
+    # The second round's loader record could not be written to the full disk: the fallback keeps it, and
+    # the diagnosis, which needs every round, stops there with nothing measured lost.
     (kept,) = fallback_records(tmp_path)
-    assert kept["diagnosis"] and kept["run_id"] == "r1"
+    assert kept["run_id"] == "loader1"
 
 
 def test_batch_size_on_a_full_disk_keeps_its_search_in_the_fallback(tmp_path, full_disk, monkeypatch, capsys):

@@ -73,9 +73,9 @@ def loader_command(args) -> int:
     from suite import run_record
     from suite.config import RunConfig
     from suite.errors import UserError
-    from suite.numbers import non_negative_int, positive_int
     from suite.measurement.loader_only import measure_setting
     from suite.measurement.runner import plan_run
+    from suite.numbers import non_negative_int, positive_int
     from suite.option_types import comma_list
     from suite.workloads import get_workload
 

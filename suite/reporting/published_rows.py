@@ -75,6 +75,8 @@ def published_row(figure: Figure, catalog: Catalog, dataset_size: int) -> dict:
         "retired": None,
         "region": instance.region if instance else None,
         "images_per_hour": rate,
+        "unit": "images",  # published figures are of image workloads (token_rows.py counts the others)
+        "units_per_sample": 1,
         "usd_per_hour": None,
         "images_per_usd": None,
         "spot_usd_per_hour": None,

@@ -11,7 +11,7 @@ import io
 import json
 import os
 
-from suite.reporting import answer, narrow, token_rows
+from suite.reporting import answer, narrow, token_rows, token_table
 from suite.reporting.cells import (
     COLUMNS,
     FLEET_COLUMNS,
@@ -298,7 +298,7 @@ def render(
             else [render_markdown(images, catalog, dataset_size, columns, wide, records, plots)]
         )
         if tokens:
-            parts.append("\n".join(token_rows.markdown(tokens)))
+            parts.append("\n".join(token_table.markdown(tokens)))
         return "\n\n".join(parts) + "\n"
     if fmt == "csv":
         return render_csv(rows)

@@ -1,0 +1,85 @@
+"""The table of a report's rows measured in tokens (token_rows.py makes their figures): the leads per workload,
+rows T1, T2, …, their notes and runs, after the image table and never ranked with it."""
+
+from __future__ import annotations
+
+from suite.reporting.cells import dollars, whole_number
+from suite.reporting.narrow import marks, short_device
+from suite.run_record import printable
+
+HEADING = "Language models, in tokens"
+
+
+def tokens_per_second(row: dict) -> str:
+    value = row.get("tokens_per_hour")
+    if value is None:
+        return "profiled" if row["status"] == "profiled" else str(row["status"]).upper()
+    per_second = value / 3600
+    return f"{per_second:,.0f}" if per_second >= 100 else f"{per_second:.3g}"
+
+
+def _leads(rows: list[dict]) -> list[str]:
+    """Per workload, the fastest row and the cheapest on demand, by their tokens: rows of one workload only."""
+    lines = []
+    workloads = list(dict.fromkeys(str(r["model_run"]) for r in rows))
+    for workload in workloads:
+        own = [(n, r) for n, r in enumerate(rows, 1) if str(r["model_run"]) == workload]
+        parts = []
+        for what, field, shown in (
+            ("fastest", "tokens_per_hour", lambda r: f"{tokens_per_second(r)} tok/s"),
+            (
+                "cheapest on demand",
+                "tokens_per_usd",
+                lambda r: f"{whole_number(r['tokens_per_usd'])} tokens per $",
+            ),
+        ):
+            ranked = sorted((p for p in own if p[1].get(field)), key=lambda p: -p[1][field])
+            if ranked:
+                n, top = ranked[0]
+                parts.append(f"{what} T{n} ({shown(top)})")
+        lines.append(f"- {printable(workload)}: " + ("; ".join(parts) or "no run measured"))
+    return lines
+
+
+COLUMNS = (
+    ("Workload", lambda r: str(r["model_run"]), True),
+    ("Instance", lambda r: r["instance"] or "—", True),
+    ("Device", lambda r: f"{short_device(r['device'])} ×{r['accelerators_used']}", True),
+    ("Precision", lambda r: r["precision"] or "—", True),
+    ("Batch", lambda r: f"{r['batch_size']} × {r['units_per_sample']:,}", False),
+    ("tok/s", tokens_per_second, False),
+    ("$/h", lambda r: dollars(r["usd_per_hour"]), False),
+    ("Tokens per $", lambda r: whole_number(r.get("tokens_per_usd")), False),
+    ("$ per M tokens", lambda r: dollars(r.get("usd_per_million_tokens")), False),
+    ("Spot $ per M tokens", lambda r: dollars(r.get("spot_usd_per_million_tokens")), False),
+    ("Marks", lambda r: " ".join(marks(r)), True),
+)
+
+
+def markdown(rows: list[dict]) -> list[str]:
+    """The token rows' section: the leads per workload, the table (rows T1, T2, …), their notes and runs."""
+    lines = [
+        f"## {HEADING}",
+        "",
+        "Workloads measured in tokens (one sample is one sequence; Batch is sequences × tokens each). "
+        "They are never ranked with images. Tokens per $ = tokens/hour ÷ $/hour of the whole instance; "
+        "$ per M tokens = $/hour ÷ tokens/hour × 1,000,000.",
+        "",
+        *_leads(rows),
+        "",
+        "| # | " + " | ".join(name for name, _, _ in COLUMNS) + " |",
+        "|---:|" + "|".join("---" if left else "---:" for _, _, left in COLUMNS) + "|",
+    ]
+    lines += [
+        f"| T{n} | "
+        + " | ".join(printable(str(cell(r)).replace("|", "\\|")) for _, cell, _ in COLUMNS)
+        + " |"
+        for n, r in enumerate(rows, 1)
+    ]
+    noted = [(n, r) for n, r in enumerate(rows, 1) if r["notes"] or r["errors"]]
+    if noted:
+        lines += ["", "Notes:", ""]
+        lines += [f"- T{n}: {printable('; '.join(r['notes'] + r['errors']))}" for n, r in noted]
+    lines += ["", "Runs behind each row:", ""]
+    lines += [f"- T{n}: {printable(', '.join(r['run_ids']))}" for n, r in enumerate(rows, 1)]
+    return lines
