@@ -17,6 +17,7 @@ import sys
 import threading
 
 import suite
+from suite import errors
 from suite.errors import UserError
 from suite.option_types import Parser
 
@@ -131,10 +132,8 @@ def _drop_unowned_handoffs() -> None:
     from suite import context
 
     for name in context.drop_unowned_handoffs():
-        print(
-            f"suite: warning: {name} in the environment ignored: only a suite command sets it, for the runs "
-            "it starts",
-            file=sys.stderr,
+        errors.warn(
+            f"{name} in the environment ignored: only a suite command sets it, for the runs it starts"
         )
 
 
@@ -149,7 +148,7 @@ def _check_environment() -> None:
     _drop_unowned_handoffs()
     for ignored in (distributed.check_launcher_environment(), limits.check_override_env()):
         if ignored:
-            print(f"suite: warning: {ignored}", file=sys.stderr)
+            errors.warn(ignored)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -157,11 +156,11 @@ def main(argv: list[str] | None = None) -> int:
 
     ignored = limits.end_with_launcher()  # a torchrun rank ends with the launcher that started it
     if ignored:
-        print(f"suite: warning: {ignored}", file=sys.stderr)
+        errors.warn(ignored)
     try:
         _check_environment()  # before the load sample, which reads WORLD_SIZE and SUITE_SIBLINGS
     except UserError as error:
-        print(f"suite: error: {error}", file=sys.stderr)
+        errors.say_error(error)
         return EXIT_USER_ERROR
     context.start_load_sample()  # the record's host-load sample spans start-up, not a sleep before the run
 
@@ -180,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as error:
         from suite import run_record
 
-        print(f"suite: error: {error}", file=sys.stderr)
+        errors.say_error(error)
         return (
             run_record.EXIT_RECORD_NOT_WRITTEN
             if isinstance(error, run_record.RecordNotWritten)

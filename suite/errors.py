@@ -4,6 +4,9 @@ A `UserError` is bad input or an unusable environment: the CLI prints it as
 `suite: error: <message>` on stderr and exits with status 2, never with a traceback.
 """
 
+import re
+import sys
+
 
 class UserError(Exception):
     """Bad input or an unusable environment; the message says what was wrong and what is accepted."""
@@ -11,7 +14,7 @@ class UserError(Exception):
 
 def one_of(kind: str, value, accepted) -> UserError:
     """`unknown backend 'tpu' (known: auto, cpu, cuda, hpu)`"""
-    return UserError(f"unknown {kind} {value!r} (known: {', '.join(accepted)})")
+    return UserError(f"unknown {kind} {shown(value)} (known: {', '.join(accepted)})")
 
 
 # The largest count any option takes unless it says otherwise (steps, images in a batch, workers,
@@ -30,5 +33,48 @@ def truth(name: str, value) -> bool:
         return value
     text = str(value).strip().lower()
     if text not in TRUE_WORDS + FALSE_WORDS:
-        raise UserError(f"{name} is a switch: give true or false (also on/off, yes/no, 1/0), got {value!r}")
+        raise UserError(
+            f"{name} is a switch: give true or false (also on/off, yes/no, 1/0), got {shown(value)}"
+        )
     return text in TRUE_WORDS
+
+
+# How much of a value a message quotes: enough to recognise it, never a 100,000-character argument whole.
+SHOWN_LENGTH = 80
+# The most a printed message may hold (a list of names, a quoted path): longer is cut, its length said.
+MESSAGE_LENGTH = 2_000
+# An unbroken run over 300 characters (a long path is shorter) is a value no one cut: cut at print time.
+_LONG_RUN = re.compile(r"\S{301,}")
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
+
+def shown(value, limit: int = SHOWN_LENGTH) -> str:
+    """VALUE as an error message quotes it: its repr (control characters escaped, quotes said), the first
+    LIMIT characters and then its full length: `'xxxx…' (100,000 characters)`."""
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]!r}… ({len(value):,} characters)"
+    text = repr(value)
+    return _cut(text, limit)
+
+
+def for_terminal(message) -> str:
+    """A message as the suite prints it on a terminal: every control character escaped by the one
+    `printable` (an escape sequence from a file or an argument is shown, never obeyed), each unbroken run
+    over 300 characters cut with its length said, and the whole at most MESSAGE_LENGTH."""
+    from suite.run_record.schema import printable  # lazy: the schema module imports this one
+
+    text = _LONG_RUN.sub(lambda run: _cut(run.group(), SHOWN_LENGTH), printable(message))
+    return _cut(text, MESSAGE_LENGTH)
+
+
+def warn(message) -> None:
+    """`suite: warning: MESSAGE` on stderr, through `for_terminal`."""
+    print(f"suite: warning: {for_terminal(message)}", file=sys.stderr)
+
+
+def say_error(message) -> None:
+    """`suite: error: MESSAGE` on stderr, through `for_terminal`."""
+    print(f"suite: error: {for_terminal(message)}", file=sys.stderr)

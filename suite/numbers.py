@@ -19,6 +19,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from suite import errors
 from suite.errors import COUNT_CEILING, UserError
 
 # Plain decimal: sign, digits with at most one point, exponent. `[0-9]`, not `\d`: `\d` matches other
@@ -73,9 +74,9 @@ GIB = Kind("a size in GiB", 0.0, 1_048_576.0)
 
 
 def _shown(value) -> str:
-    """The value as the error shows it: repr, cut short (a 5,000-digit number is not printed whole)."""
-    text = repr(value)
-    return text if len(text) <= MAX_CHARACTERS + 2 else text[: MAX_CHARACTERS - 1] + "…'"
+    """The value as the error shows it: repr, cut short with its length said (a 5,000-digit number is not
+    printed whole), by the one helper every error that quotes input uses."""
+    return errors.shown(value, MAX_CHARACTERS)
 
 
 def _why_not(text: str) -> str:

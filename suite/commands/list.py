@@ -11,8 +11,6 @@ GPU or a Gaudi.
 
 from __future__ import annotations
 
-import sys
-
 LIBRARIES = ("torchvision", "timm")
 CACHE_KIND = "parameters"  # parameters.json in the suite's cache folder (suite/measurement/counts_cache.py)
 
@@ -62,6 +60,7 @@ def list_models(library: str, pattern: str | None) -> int:
 def _installed_workload(name: str, path: str):
     """(workload, its parameter counts) for a third-party package's workload, or None after one warning
     naming the plugin and its error: a broken plugin must not hide the rest of the listing."""
+    from suite import errors
     from suite.errors import UserError
     from suite.workloads import get_workload
     from suite.workloads.named import user_code
@@ -72,7 +71,7 @@ def _installed_workload(name: str, path: str):
             # A package's model may change under the same name: counted afresh every time.
             return workload, workload.parameter_counts()
     except UserError as error:
-        print(f"suite: warning: installed workload {name!r} ({path}) not listed: {error}", file=sys.stderr)
+        errors.warn(f"installed workload {name!r} ({path}) not listed: {error}")
         return None
 
 

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from suite import option_types
+from suite import errors, option_types
 
 DEFAULT_OUT = "results"
 
@@ -105,7 +105,7 @@ def scale_command(args) -> int:
         try:
             records[count] = run_record.read_record(path)
         except run_record.NotARecord as error:  # replaced or damaged since its run wrote it
-            child.log(f"suite: warning: skipped {run_record.printable(path)}: {error}")
+            child.log(f"suite: warning: {errors.for_terminal(f'skipped {path}: {error}')}")
             records[count] = child.failure_of(done, {"world_size": count})
             continue
         child.log(f"  {records[count]['status']}, record {os.path.relpath(path)}")

@@ -12,8 +12,8 @@ The runner pulls batches inside its timed windows, so a real-data run's throughp
 from __future__ import annotations
 
 import os
-import sys
 
+from suite import errors
 from suite.errors import UserError
 from suite.numbers import non_negative_int, positive_int
 
@@ -196,7 +196,7 @@ def check_data(config, workload, backend, batch_size: int) -> None:
     if config.data == "synthetic":
         ignored = ignored_loader_options(config)
         if ignored:
-            print(f"suite: warning: {ignored}", file=sys.stderr)
+            errors.warn(ignored)
         return
     if workload.unit != "images":  # the folders and caches hold images: no token files yet
         raise UserError(

@@ -30,12 +30,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
 
-from suite import run_record
+from suite import errors, run_record
 from suite.errors import UserError
 from suite.orchestration import fleet_ledger, sky_tasks
 
@@ -87,7 +86,7 @@ def recorded_instances(folder: str) -> set[str]:
             continue
         except (run_record.NotARecord, OSError) as error:
             # not ours to judge, but named: a planted FIFO or device is skipped, never waited on
-            print(f"suite: warning: skipped {run_record.printable(path)}: {error}", file=sys.stderr)
+            errors.warn(f"skipped {path}: {error}")
             continue
         instance = (record.get("config") or {}).get("instance")
         if instance and record.get("status") in DONE_STATUSES:

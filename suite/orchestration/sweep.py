@@ -28,7 +28,7 @@ import socket
 import time
 from dataclasses import dataclass, field
 
-from suite import atomic, limits, run_record
+from suite import atomic, errors, limits, run_record
 from suite.errors import UserError
 from suite.orchestration import child
 from suite.orchestration.child import describe
@@ -239,8 +239,12 @@ def existing_records(out_dir: str, warn=None) -> list[dict]:
             continue
         except (run_record.NotARecord, OSError) as error:
             if warn:  # other files in the folder are not ours to judge, but a person should know
-                warn(f"suite: warning: skipped {run_record.printable(path)}: {error}")
-    said = (lambda message: warn(f"suite: warning: {message}")) if warn else (lambda message: None)
+                warn(f"suite: warning: {errors.for_terminal(f'skipped {path}: {error}')}")
+    said = (
+        (lambda message: warn(f"suite: warning: {errors.for_terminal(message)}"))
+        if warn
+        else (lambda message: None)
+    )
     return [record for _, record in run_record.unique_runs(found, said)]  # a group's runs counted once each
 
 

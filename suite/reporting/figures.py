@@ -12,22 +12,23 @@ the file, the entry and the field.
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from importlib import resources
 
-from suite import numbers, stats
+from suite import errors, numbers, stats
 from suite.errors import UserError
+from suite.reporting import price_date
 from suite.reporting.pricing import _read_yaml  # one YAML reader: duplicate keys refused, errors in a line
+from suite.run_record import printable
 
 UNITS = {"images/s": stats.SECONDS_PER_HOUR, "images/hour": 1.0}
 # Far above any single published training figure (a DGX of 8 A100s trains ResNet-50 at ~16,600 img/s):
 # a value above it is a unit mistake, not a throughput.
 MAX_IMAGES_PER_HOUR = 1e11
 MAX_COUNT = 100_000
+MAX_ID_LENGTH = 200  # an id names a figure in a table's row: a person's short label
 FIGURE_FIELDS = ("model", "batch", "precision", "device", "count", "throughput", "unit", "source")
 SOURCE_FIELDS = ("citation", "table", "read")
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 @dataclass(frozen=True)
@@ -72,9 +73,9 @@ def _text(value, where: str, field: str, nullable: bool = False) -> str | None:
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool) and field == "precision":
         value = str(value)
-    if not isinstance(value, str) or not value.strip():
-        wanted = "a non-empty text" + (" or null" if nullable else "")
-        raise UserError(f"{where}: field {field!r} must be {wanted}, got {value!r}")
+    if not isinstance(value, str) or not value.strip() or printable(value.strip()) != value.strip():
+        wanted = "a non-empty text without control characters" + (" or null" if nullable else "")
+        raise UserError(f"{where}: field {field!r} must be {wanted}, got {errors.shown(value)}")
     return value.strip()
 
 
@@ -92,7 +93,7 @@ def _throughput(value, unit: str, where: str) -> float:
     number = numbers.number(f"{where}: field 'throughput'", value, numbers.RATE, grouped=True)
     if number * UNITS[unit] > MAX_IMAGES_PER_HOUR:
         raise UserError(
-            f"{where}: field 'throughput' {value!r} {unit} is above {MAX_IMAGES_PER_HOUR:.0e} images/hour "
+            f"{where}: field 'throughput' {errors.shown(value)} {unit} is above {MAX_IMAGES_PER_HOUR:.0e} images/hour "
             "(a wrong unit?)"
         )
     return number
@@ -104,11 +105,7 @@ def _source(value, where: str) -> Source:
     for field in SOURCE_FIELDS:
         if field not in value:
             raise UserError(f"{where}: field 'source.{field}' is missing (a figure must cite its source)")
-    read = _text(value["read"], where, "source.read")
-    if not _DATE.match(read):
-        raise UserError(
-            f"{where}: field 'source.read' must be the date it was read, YYYY-MM-DD, got {read!r}"
-        )
+    read = price_date.calendar_date(value["read"], f"{where}: field 'source.read' (the day it was read)")
     return Source(
         citation=_text(value["citation"], where, "source.citation"),
         table=_text(value["table"], where, "source.table"),
@@ -119,9 +116,15 @@ def _source(value, where: str) -> Source:
 
 def parse_figure(figure_id: str, entry, file_where: str) -> Figure:
     """One entry, checked field by field; the first bad field is refused in one line."""
-    where = f"{file_where}, entry {figure_id!r}"
+    where = f"{file_where}, entry {errors.shown(figure_id)}"
+    if not isinstance(figure_id, str) or printable(figure_id) != figure_id or len(figure_id) > MAX_ID_LENGTH:
+        raise UserError(
+            f"{where}: an id is a text of at most {MAX_ID_LENGTH} characters without control characters"
+        )
     if not isinstance(entry, dict):
-        raise UserError(f"{where}: expected a mapping of fields ({', '.join(FIGURE_FIELDS)}), got {entry!r}")
+        raise UserError(
+            f"{where}: expected a mapping of fields ({', '.join(FIGURE_FIELDS)}), got {errors.shown(entry)}"
+        )
     for field in FIGURE_FIELDS:
         if field not in entry:
             null = (
@@ -130,7 +133,7 @@ def parse_figure(figure_id: str, entry, file_where: str) -> Figure:
             raise UserError(f"{where}: field {field!r} is missing{null}")
     unit = _text(entry["unit"], where, "unit")
     if unit not in UNITS:
-        raise UserError(f"{where}: field 'unit' must be one of {', '.join(UNITS)}, got {unit!r}")
+        raise UserError(f"{where}: field 'unit' must be one of {', '.join(UNITS)}, got {errors.shown(unit)}")
     return Figure(
         id=str(figure_id),
         model=_text(entry["model"], where, "model"),

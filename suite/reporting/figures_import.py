@@ -50,6 +50,9 @@ def import_csv(path: str, name: str | None = None) -> dict:
             f"{path!r}: column(s) {', '.join(missing)} missing (needed: {', '.join(REQUIRED_COLUMNS)}; "
             f"optional: {', '.join(OPTIONAL_COLUMNS)})"
         )
+    from suite.reporting.price_import import warn_unknown_columns
+
+    warn_unknown_columns(path, header, (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS))
     figures: dict[str, dict] = {}
     try:
         rows = list(reader)

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 
+from suite import errors
 from suite.errors import UserError
 
 LEDGER = "fleet-ledger.json"
@@ -51,7 +51,7 @@ def read_ledger(folder: str) -> dict:
     try:
         data = json.loads(read_text(path))  # bounded: a FIFO or /dev/zero named like a ledger cannot hang it
     except (NotAFile, ValueError, RecursionError) as error:
-        print(f"suite: warning: {path} cannot be read ({error}); costs are left out", file=sys.stderr)
+        errors.warn(f"{path} cannot be read ({error}); costs are left out")
         data = {}
     if not isinstance(data, dict) or data.get("schema") != LEDGER_SCHEMA:
         return {"schema": LEDGER_SCHEMA, "instances": {}, "controller": None}

@@ -7,10 +7,9 @@ them priced as if run on other instances.
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 
-from suite import run_record
+from suite import errors, run_record
 from suite.run_record import printable
 from suite.run_record.facts import accelerators_used, other_device
 
@@ -47,7 +46,7 @@ def load_records(
     """Every readable run record under `paths`, each run once (`run_record.unique_runs`); anything else is
     skipped with a warning naming it. Records of sub-runs whose origin is not in `include` are counted in
     `left_out`, not returned."""
-    warn = warn or (lambda message: print(f"suite: warning: {message}", file=sys.stderr))
+    warn = warn or errors.warn
     include = include if include is not None else {"run", *SUB_RUN_ORIGINS}
     read = []
     for path in run_record.iter_record_paths(paths):

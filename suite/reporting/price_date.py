@@ -8,6 +8,7 @@ import calendar
 import datetime
 import re
 
+from suite import errors
 from suite.errors import UserError
 
 ACCEPTED = "a date: YYYY-MM-DD, or YYYY-MM or YYYY when only that much is known"
@@ -49,7 +50,7 @@ def parse_price_date(value, what: str, today: datetime.date | None = None) -> st
         start = datetime.date(int(match[1]), int(match[2] or 1), int(match[3] or 1))
     except ValueError:
         raise UserError(
-            f"{what} must be {ACCEPTED}, got {value!r}"
+            f"{what} must be {ACCEPTED}, got {errors.shown(value)}"
             + (": write the date alone and any words in as_of_note" if what.endswith("as_of") else "")
         ) from None
     if start.year < EARLIEST_YEAR:
@@ -81,3 +82,28 @@ def age(as_of: str, today: datetime.date | None = None) -> str | None:
     if months >= 2:
         return f"over {months} months old"
     return "over a month old" if months == 1 else None
+
+
+# A day a figure was read: not before 2000 (no published training throughput this suite compares with is
+# older), and not after next year (a later year is a typo; a day in the coming year a clock's drift).
+EARLIEST_READ_YEAR = 2000
+READ_ACCEPTED = "a calendar date, YYYY-MM-DD in ASCII digits, from 2000 to next year"
+
+
+def calendar_date(value, what: str, today: datetime.date | None = None) -> str:
+    """VALUE as a real calendar day (datetime.date refuses 2025-02-30), written YYYY-MM-DD in ASCII digits
+    (int() would read full-width ones), its year from EARLIEST_READ_YEAR to next year; else a UserError
+    naming WHAT, the value and what is accepted. YAML's unquoted 2025-06-01 (a date) is taken as written."""
+    if isinstance(value, datetime.datetime):
+        value = value.date()
+    text = value.isoformat() if isinstance(value, datetime.date) else value
+    match = re.fullmatch(r"([0-9]{4})-([0-9]{2})-([0-9]{2})", text.strip()) if isinstance(text, str) else None
+    try:
+        if match is None:
+            raise ValueError
+        day = datetime.date(int(match[1]), int(match[2]), int(match[3]))
+    except ValueError:
+        raise UserError(f"{what} must be {READ_ACCEPTED}, got {errors.shown(value)}") from None
+    if not EARLIEST_READ_YEAR <= day.year <= (today or datetime.date.today()).year + 1:
+        raise UserError(f"{what} must be {READ_ACCEPTED}, got {errors.shown(value)} (year {day.year})")
+    return day.isoformat()

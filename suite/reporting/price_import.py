@@ -19,12 +19,11 @@ import csv
 import json
 import math
 import statistics
-import sys
 from datetime import date
 
 import yaml
 
-from suite import numbers
+from suite import errors, numbers
 from suite.errors import UserError
 from suite.reporting.price_date import parse_price_date
 from suite.reporting.pricing import parse_catalog
@@ -71,8 +70,7 @@ def _finite_to_python(text: str) -> bool:
 
 
 def _short(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return errors.shown(value, 40)
 
 
 def _hardware(value, field: str, whole: bool, required: bool) -> float | int:
@@ -106,16 +104,38 @@ def _name(value) -> str:
     return value
 
 
+# The columns of a SkyPilot vms.csv the import reads (AvailabilityZone: each row is one zone's quote); any
+# other column is said to be ignored, never dropped without a word.
+SKYPILOT_COLUMNS = (
+    "InstanceType",
+    "AcceleratorName",
+    "AcceleratorCount",
+    "vCPUs",
+    "MemoryGiB",
+    "GpuInfo",
+    "Price",
+    "SpotPrice",
+    "Region",
+    "AvailabilityZone",
+)
+
+
+def warn_unknown_columns(path: str, header, known) -> None:
+    """One warning naming the columns of HEADER the import does not read (the first ten, each cut short)."""
+    unknown = [column for column in header or () if column not in known]
+    if unknown:
+        names = ", ".join(errors.shown(column, 40) for column in unknown[:10])
+        more = f" and {len(unknown) - 10:,} more" if len(unknown) > 10 else ""
+        errors.warn(f"{path}: {len(unknown):,} column(s) ignored, not read by the import: {names}{more}")
+
+
 def warn_malformed(path: str, malformed: list[str]) -> None:
     """One warning naming the skipped instances (the first ten) and why."""
     if malformed:
         shown = "; ".join(malformed[:10]) + (
             f"; and {len(malformed) - 10} more" if len(malformed) > 10 else ""
         )
-        print(
-            f"suite: warning: {path}: {len(malformed)} instance(s) skipped, malformed: {shown}",
-            file=sys.stderr,
-        )
+        errors.warn(f"{path}: {len(malformed)} instance(s) skipped, malformed: {shown}")
 
 
 def detect_format(path: str, head: str) -> str:
@@ -365,6 +385,7 @@ def import_file(
             rows = list(reader)
         except csv.Error as error:  # e.g. a field over csv.field_size_limit() (131,072 characters)
             raise UserError(f"{path!r} is not a readable CSV (line {reader.line_num + 1}: {error})") from None
+        warn_unknown_columns(path, reader.fieldnames, SKYPILOT_COLUMNS)
         instances, unpriced, malformed = from_skypilot(rows, region, zone_stat, gcp_host, include_cpu_only)
         source = f"SkyPilot catalog vms.csv ({path})"
         spot_basis = f"{zone_stat} of the per-availability-zone spot quotes in {region}"
@@ -385,7 +406,7 @@ def import_file(
     }
     parsed = parse_catalog(catalog, f"imported catalog from {path!r}")  # what we write must load back
     for warning in parsed.warnings:
-        print(f"suite: warning: {warning}", file=sys.stderr)
+        errors.warn(warning)
     return catalog, unpriced
 
 

@@ -19,11 +19,10 @@ import dataclasses
 import difflib
 import math
 import os
-import sys
 from dataclasses import dataclass
 from importlib import resources
 
-from suite import numbers
+from suite import errors, numbers
 from suite.errors import UserError
 from suite.reporting import price_date
 from suite.run_record.facts import other_device
@@ -147,7 +146,9 @@ class Catalog:
 def unknown_instance(name: str, known, where: str) -> UserError:
     close = difflib.get_close_matches(name, list(known), n=4, cutoff=0.5)
     hint = f"did you mean {', '.join(close)}? " if close else ""
-    return UserError(f"unknown instance {name!r}: {hint}(looked in {where}; see `suite prices list`)")
+    return UserError(
+        f"unknown instance {errors.shown(name)}: {hint}(looked in {where}; see `suite prices list`)"
+    )
 
 
 def shipped_catalog_names() -> list[str]:
@@ -350,7 +351,7 @@ def load_catalog(name_or_path: str | None = None) -> Catalog:
             )
         catalog = parse_catalog(_read_yaml(choice, f"price catalog file {choice!r}"), choice, choice)
         for warning in catalog.warnings:
-            print(f"suite: warning: {warning}", file=sys.stderr)
+            errors.warn(warning)
         return catalog
     raise UserError(
         f"unknown price catalog {choice!r} (shipped: {', '.join(shipped)}; or a path to a YAML file)"
