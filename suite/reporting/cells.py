@@ -51,6 +51,19 @@ def _throughput_cell(row: dict) -> str:
     return text + (" ⚠" if row["warnings"] else "")
 
 
+def interval_cell(row: dict) -> str:
+    """The median's distribution-free 95% interval (rows.py) and its coverage; where the runs are too few
+    for one, how many they are and how many it needs."""
+    from suite.reporting.rows import MIN_RUNS_FOR_INTERVAL  # here: rows imports this module
+
+    if row["median_ci_low"] is not None:
+        low, high = whole_number(row["median_ci_low"]), whole_number(row["median_ci_high"])
+        return f"{low}–{high} ({row['median_ci_coverage']:.1%})"
+    if row.get("published") or row["images_per_hour"] is None:
+        return "—"
+    return f"— ({row['runs']} run(s); {MIN_RUNS_FOR_INTERVAL} needed)"
+
+
 def _spread_cell(row: dict) -> str:
     """Across runs (max − min) ÷ median; within a run, the worst run's window cv when it is wide."""
     from suite.stats import WIDE_SPREAD_CV
@@ -123,6 +136,7 @@ COLUMNS = [
     ("spot_epoch_usd", "Spot Epoch ($)", "Spot epoch ($)", lambda r: dollars(r["spot_epoch_usd"])),
     ("runs", "Runs", "Runs", lambda r: "published" if r.get("published") else r["runs"]),
     ("spread", "Spread", "Spread", _spread_cell),
+    ("median_ci", "Median 95% CI (Imgs/Hr)", "95% interval of the median (img/h)", interval_cell),
 ]
 VERDICT_COLUMN = ("Bottleneck", lambda r: r["verdict"] or "—")
 NUMERICS_COLUMN = ("Numerics", lambda r: r["numerics"] or "—")

@@ -48,9 +48,15 @@ _FAILED = {"diverged": "DIVERGED", "oom": "OOM", "numerics failed": "NUMERICS FA
 
 
 def _rate_cell(row: dict) -> str:
+    """The median rate; beside it, where the runs are enough for one, the median's 95% interval and the
+    runs (`2,919 (2,905–2,931, 12 runs)`). Fewer runs say so in a note, with how many an interval needs."""
     if row["images_per_hour"] is None:
         return "profiled" if row["status"] == "profiled" else _FAILED.get(row["status"], "FAILED")
-    return images_per_second(row["images_per_hour"])
+    text = images_per_second(row["images_per_hour"])
+    if row["median_ci_low"] is not None:
+        low, high = images_per_second(row["median_ci_low"]), images_per_second(row["median_ci_high"])
+        text += f" ({low}–{high}, {row['runs']} runs)"
+    return text
 
 
 MODIFIED = " (modified: "  # rows._model_label's mark of a model changed with --model-override

@@ -45,7 +45,7 @@ ul.answer li { margin: 0.3em 0; }
 """
 
 # Click a header to sort by it; again to reverse. Numbers sort as numbers ("1,234" and "0.91×" included),
-# "—" (no value) always last.
+# "—" (no value, also "— (2 run(s); 6 needed)") always last.
 SCRIPT = """
 document.querySelectorAll("table.sortable th").forEach(function (th, column) {
   th.addEventListener("click", function () {
@@ -56,7 +56,7 @@ document.querySelectorAll("table.sortable th").forEach(function (th, column) {
     function key(row) {
       var text = row.cells[column].textContent.trim();
       var number = parseFloat(text.replace(/,/g, ""));
-      return { none: text === "—" || text === "", number: number, text: text };
+      return { none: text.charAt(0) === "—" || text === "", number: number, text: text };
     }
     Array.from(body.rows).sort(function (a, b) {
       var x = key(a), y = key(b);

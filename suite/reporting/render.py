@@ -174,7 +174,8 @@ def footer(catalogs, dataset_size: int) -> str:
         f"{captions}\n\n"
         "Spot: interruptible capacity, reclaimable at short notice; its price varies by hour and zone.\n\n"
         f"Throughput: median over runs of each run's median timed window; Spread: (max − min) ÷ median "
-        f"across runs, and a run's window cv (stdev ÷ mean) when over 5%. Images per $ = images/hour ÷ "
+        f"across runs, and a run's window cv (stdev ÷ mean) when over 5%. The median's 95% interval: the sign "
+        "test's, from the runs' order statistics (6 runs at least), with the runs behind it. Images per $ = images/hour ÷ "
         f"$/hour of the whole instance. Epoch: {dataset_size:,} images. A run on another device than the "
         "instance's accelerator is priced only with --price-as-if, marked hypothetical; synthetic data "
         "rows are compute-only ceilings."
@@ -218,6 +219,9 @@ CSV_FIELDS = [
     "window_cv_max",
     "images_per_hour_min",
     "images_per_hour_max",
+    "median_ci_low",  # the median's distribution-free 95% interval, empty where the runs are too few
+    "median_ci_high",
+    "median_ci_coverage",
     "status",
     "verdict",
     "warnings",
