@@ -141,8 +141,8 @@ def test_failed_and_profiled_runs_are_not_samples_but_are_noted():
     notes = " ".join(comparison["notes"])
     assert "2 vs 3" not in notes and "3 vs 2 runs: need ≥ 3 a side" in notes
     assert (
-        "suite run --workload dcgan64 --backend cpu --batch-size 8 --precision fp32 --repeat 1 --out c"
-        in notes
+        "suite run --workload dcgan64 --backend cpu --batch-size 8 --precision fp32 --repeat 3 "
+        "--against workload=dcgan64 --out interleaved" in notes
     )
     assert "candidate: 1 oom, 1 profiled run(s) not counted" in notes
 
@@ -277,8 +277,8 @@ def test_cli_glob_and_too_few(tmp_path, capsys):
     out = captured.out
     assert "suite: undecided (too few runs): dcgan64" in captured.err
     assert "**too few runs**" in out
-    assert "2 vs 3 runs: need ≥ 3 a side for a verdict; suite run --workload dcgan64 --backend cpu" in out
-    assert f"--threads 1 --repeat 1 --out {tmp_path / 'r'}" in out
+    assert "2 vs 3 runs: need ≥ 3 a side for a verdict; measure both sides again, interleaved" in out
+    assert f"--threads 1 --repeat 3 --against threads=2 --out {tmp_path / 'interleaved'}" in out
 
 
 @pytest.mark.parametrize(

@@ -110,12 +110,12 @@ def test_rerun_hint_reproduces_overrides_and_schedule():
     )
     (comparison,) = compare.compare(base, cand)["comparisons"]
     (note,) = [n for n in comparison["notes"] if "suite run" in n]
-    command = shlex.split(note.split("; ", 1)[1])
+    command = shlex.split(note[note.index("suite run ") :].split(", then ")[0])
     assert command[:2] == ["suite", "run"]
     args = run_parser().parse_args(command[2:])
     assert args.model_overrides == {"ngf": 8, "ndf": 8}
     assert (args.warmup_steps, args.steps_per_window, args.windows) == (1, 2, 3)
-    assert (args.workload, args.batch_size, args.precision, args.repeat) == ("dcgan64", 8, "fp32", 1)
+    assert (args.workload, args.batch_size, args.precision, args.repeat) == ("dcgan64", 8, "fp32", 3)
 
 
 def with_parameters(loaded, count):

@@ -68,7 +68,7 @@ def test_repeat_runs_fresh_processes_and_compare_reads_them(tmp_path, capsys):
     assert len({r["group"]["id"] for r in found}) == 1 and len({r["run_id"] for r in found}) == 2
     assert all(r["config"].get("per_device") is None and "repeat" not in r["config"] for r in found)
     # A candidate of the same configuration, 2 runs as well: too few to decide, and compare says so,
-    # with the command that adds the missing run to each side.
+    # with the command that measures both sides again, interleaved.
     for record in found:
         twin = {**record, "run_id": record["run_id"] + "-b"}
         run_record.write_record(twin, str(tmp_path / "other"))
@@ -76,4 +76,4 @@ def test_repeat_runs_fresh_processes_and_compare_reads_them(tmp_path, capsys):
     assert main(["compare", str(out), str(tmp_path / "other")]) == 0
     text = capsys.readouterr().out
     assert "**too few runs**" in text
-    assert f"--repeat 1 --out {out}" in text and f"--repeat 1 --out {tmp_path / 'other'}" in text
+    assert f"--repeat 3 --against workload=dcgan64 --out {tmp_path / 'interleaved'}" in text

@@ -31,6 +31,7 @@ from suite.reporting.compare_match import (
     by_value,
     describe,
     group_records,
+    interleaved_hint,
     match_key,
     parse_by,
     rerun_hint,
@@ -203,12 +204,16 @@ def _hypothetical(base: Group, cand: Group, by) -> list[str]:
 
 
 def _too_few_note(baseline: Group, candidate: Group, n_base: int, n_cand: int) -> str:
+    head = f"{n_base} vs {n_cand} runs: need ≥ {MIN_RUNS} a side for a verdict; "
+    both = interleaved_hint(baseline, candidate, MIN_RUNS)  # not runs added to one side after the fact
+    if both:
+        return head + both
     hints = [
         rerun_hint(group, MIN_RUNS - n)
         for group, n in ((baseline, n_base), (candidate, n_cand))
         if n < MIN_RUNS
     ]
-    return f"{n_base} vs {n_cand} runs: need ≥ {MIN_RUNS} a side for a verdict; " + "; ".join(hints)
+    return head + "; ".join(hints)
 
 
 def _side(group: Group, by, usd_per_hour) -> dict:

@@ -261,9 +261,88 @@ NOT_RERUN = ("profile", "node-rank", "rdzv-endpoint")
 ALWAYS_RERUN = ("workload", "backend", "batch-size", "precision")  # named even at their defaults
 
 
+def _rerun_argv(group: Group) -> list[str]:
+    """Every option the group's record holds (model overrides and the timing schedule included), so new
+    runs match it."""
+    return run_options.config_argv(group.first["config"], leave_out=NOT_RERUN, always=ALWAYS_RERUN)
+
+
 def rerun_hint(group: Group, runs: int) -> str:
-    """The command that would add `runs` runs of this configuration next to its records: every option
-    its record holds (model overrides and the timing schedule included), so the new runs match it."""
-    options = run_options.config_argv(group.first["config"], leave_out=NOT_RERUN, always=ALWAYS_RERUN)
+    """The command that would add `runs` runs of this configuration next to its records. Runs added to
+    one side after the fact meet another host load than the other side's: `interleaved_hint` is the
+    better advice wherever both sides can run on one machine."""
     out = os.path.dirname(group.paths[0]) if group.paths else "results"
-    return f"suite run {shlex.join(options)} --repeat {runs} --out {out or '.'}"
+    return f"suite run {shlex.join(_rerun_argv(group))} --repeat {runs} --out {out or '.'}"
+
+
+def _by_option(argv: list[str]) -> dict[str, list[str]]:
+    """`suite run` options as typed -> {name: the words typed for it}: `--no-pin-memory` is pin-memory's."""
+    known = run_options.run_options()
+    options: dict[str, list[str]] = {}
+    name = None
+    for word in argv:
+        if word.startswith("--"):
+            name = word[2:]
+            if name not in known and name.startswith("no-") and name[3:] in known:
+                name = name[3:]
+        if name is not None:
+            options.setdefault(name, []).append(word)
+    return options
+
+
+def _default(action) -> object:
+    """What a run has when the option is not given: the option's default, else the config field's."""
+    if action.default is not None:
+        return action.default
+    fields = {f.name: f for f in dataclasses.fields(RunConfig)}
+    found = fields.get(action.dest)
+    return None if found is None or found.default is dataclasses.MISSING else found.default
+
+
+def _against(name: str, words: list[str] | None) -> str | None:
+    """One `--against NAME=VALUE` that gives the candidate the option as typed (WORDS; None: the option at
+    its default); None where one such entry cannot say it (a repeated option, a default with no value, a
+    flag that cannot be turned off)."""
+    from suite.option_types import Switch
+
+    action = run_options.run_options()[name]
+    if words is None:  # the candidate has the default where the baseline names a value
+        default = _default(action)
+        if isinstance(action, Switch) and isinstance(default, bool):
+            return f"{name}={'on' if default else 'off'}"
+        if default is None or action.nargs == 0 or isinstance(default, (bool, dict, list, tuple)):
+            return None
+        return f"{name}={default}"
+    if len(words) == 1:  # a switch or a flag: --name or --no-name
+        return f"{name}={'off' if words[0].startswith('--no-') else 'on'}"
+    return f"{name}={words[1]}" if len(words) == 2 else None
+
+
+# Runs of two instances are made on two machines: there is no one host to interleave them on.
+ONE_HOST_ONLY = ("instance",)
+
+
+def interleaved_hint(baseline: Group, candidate: Group, runs: int) -> str | None:
+    """The command that measures both configurations again, `runs` each, interleaved A B B A … in one
+    invocation (`suite run --repeat N --against OPTION=VALUE`), so that both sides meet the same host
+    load, and the comparison of those runs alone; None where `--against` cannot make the candidate from
+    the baseline (a repeated option changed, an option the candidate leaves at an unnamed default) or
+    the sides ran on different instances."""
+    base, cand = _by_option(_rerun_argv(baseline)), _by_option(_rerun_argv(candidate))
+    changed = [name for name in dict.fromkeys([*base, *cand]) if base.get(name) != cand.get(name)]
+    if any(name in ONE_HOST_ONLY for name in changed):
+        return None
+    against = [_against(name, cand.get(name)) for name in changed]
+    if None in against:
+        return None
+    # The same configuration on both sides (they differ in no option): an A/A pair, interleaved all the same.
+    against = against or [f"workload={baseline.first['config'].get('workload')}"]
+    folder = os.path.dirname(baseline.paths[0]) if baseline.paths else ""
+    out = os.path.join(os.path.dirname(folder.rstrip(os.sep)), "interleaved")
+    options = [*_rerun_argv(baseline), "--repeat", str(runs)]
+    options += [word for entry in against for word in ("--against", entry)] + ["--out", out]
+    compared = shlex.join(["suite", "compare", os.path.join(out, "baseline"), os.path.join(out, "candidate")])
+    return (
+        f"measure both sides again, interleaved (both meet the same host load): suite run {shlex.join(options)}, "
+        f"then {compared}"
+    )
