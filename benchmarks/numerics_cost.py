@@ -4,7 +4,8 @@ For each workload, one real `suite run --backend cpu --check-numerics` at the CP
 schedule, in its own process. Both figures are the record's, the ones the run's summary prints: the check's
 own time (`numerics.time_s`: its three runs, reference, noise and candidate, builds included) and the run's
 time before it (`numerics.run_s`: from process start to the check, so start-up, build, warm-up and the timed
-windows). The ratio check ÷ run is the price of asking; the goal is at most 0.15 at default settings.
+windows). The ratio check ÷ run is the price of asking; the goal is at most 0.25 at default settings
+(docs/numerics.md says where the check does not reach it, and why).
 
     python benchmarks/numerics_cost.py [--workloads dcgan64 resnet50] [--precision bf16] [--repeats 3]
 
