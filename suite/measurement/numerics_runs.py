@@ -145,9 +145,12 @@ def _updates(groups: dict[str, list[nn.Parameter]], previous: dict[str, list[tor
     with torch.no_grad():
         sizes = []
         for name, params in groups.items():
-            sizes.append(_norm([p.detach() - q for p, q in zip(params, previous[name])]))
+            # In place (w_previous − w, then w): no temporary the size of the weights at every step.
             for p, q in zip(params, previous[name]):
-                q.copy_(p.detach())
+                q.sub_(p)
+            sizes.append(_norm(previous[name]))
+            for p, q in zip(params, previous[name]):
+                q.copy_(p)
         return torch.stack(sizes)
 
 
