@@ -172,13 +172,19 @@ def test_a_nan_fails_and_says_from_which_step():
 @pytest.mark.slow  # a classifier's check runs
 def test_where_fp32_itself_is_chaotic_the_check_says_it_cannot_judge():
     # At batch 2 the tiny ResNet's last BatchNorm normalises two numbers (a 1×1 map): fp32 runs in two
-    # orders disagree by more than a frozen body would, and a pass would prove nothing.
-    plan = runner.plan_run(tiny_config("resnet18-cifar", precision="fp32", check_numerics=True))
-    plan.config = plan.config.resolved(precision="frozen")
-    result = numerics.check(plan, backend_factory=lambda name, config: BrokenPrecisions(config))
+    # orders disagree on the drift by more than a frozen body would, and a pass would prove nothing.
+    found = {}
+    for precision in ("fp32", "frozen"):
+        plan = runner.plan_run(tiny_config("resnet18-cifar", precision="fp32", check_numerics=True))
+        plan.config = plan.config.resolved(precision=precision)
+        found[precision] = numerics.check(plan, backend_factory=lambda name, config: BrokenPrecisions(config))
+    result = found["fp32"]
     assert result["verdict"] == "inconclusive", result["reason"]
     assert "the check cannot tell a layer group that never trains" in result["reason"]
     assert "a larger --batch-size, up to 8" in result["reason"]
+    # But a body that never moves is an update that vanished at every step, which no fp32 noise explains.
+    frozen = found["frozen"]
+    assert frozen["verdict"] == "fail" and "update model.conv vanished at step 1" in frozen["reason"]
 
 
 def test_the_summary_names_the_worst_quantity_and_the_checks_cost(checked):
