@@ -60,12 +60,21 @@ def shown(value, limit: int = SHOWN_LENGTH) -> str:
     return _cut(text, limit)
 
 
+# C0 and C1 controls (a terminal's escape sequences start with ESC or CSI), and the line separators and
+# bidirectional overrides that make text display other than it reads.
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text, keep: str = "") -> str:
+    """`text` with every control character written as an escape (ESC as \\x1b), but those in `keep`: what
+    the renderers put in a terminal, a markdown table or a CSV cell from a record or a file name."""
+    return CONTROL.sub(lambda m: m.group() if m.group() in keep else ascii(m.group())[1:-1], str(text))
+
+
 def for_terminal(message) -> str:
     """A message as the suite prints it on a terminal: every control character escaped by the one
     `printable` (an escape sequence from a file or an argument is shown, never obeyed), each unbroken run
     over 300 characters cut with its length said, and the whole at most MESSAGE_LENGTH."""
-    from suite.run_record.schema import printable  # lazy: the schema module imports this one
-
     text = _LONG_RUN.sub(lambda run: _cut(run.group(), SHOWN_LENGTH), printable(message))
     return _cut(text, MESSAGE_LENGTH)
 

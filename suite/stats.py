@@ -51,6 +51,10 @@ def relative_range(values: list[float]) -> float:
     return (max(values) - min(values)) / statistics.median(values)
 
 
+# The fewest values whose min … max covers the median with ≥ 95 % (median_interval: 1 − 2·½⁶ = 0.969).
+MIN_RUNS_FOR_INTERVAL = 6
+
+
 def median_interval(values: list[float], confidence: float = 0.95) -> tuple[float, float, float] | None:
     """A distribution-free interval of the median: the order statistics x(k) … x(n−k+1) with the largest k
     whose coverage 1 − 2·P(Binomial(n, ½) < k) is still ≥ `confidence` (the sign-test interval; e.g.

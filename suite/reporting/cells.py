@@ -54,7 +54,7 @@ def _throughput_cell(row: dict) -> str:
 def interval_cell(row: dict) -> str:
     """The median's distribution-free 95% interval (rows.py) and its coverage; where the runs are too few
     for one, how many they are and how many it needs."""
-    from suite.reporting.rows import MIN_RUNS_FOR_INTERVAL  # here: rows imports this module
+    from suite.stats import MIN_RUNS_FOR_INTERVAL
 
     if row["median_ci_low"] is not None:
         low, high = whole_number(row["median_ci_low"]), whole_number(row["median_ci_high"])

@@ -34,9 +34,6 @@ from suite.run_record.facts import (
 
 # The seed's data set: Mapillary Street Level Sequences, ~1.2 M JPEGs.
 DEFAULT_DATASET_SIZE = 1_200_000
-MIN_RUNS_FOR_INTERVAL = (
-    6  # the fewest runs whose min … max covers the median with ≥ 95% (stats.median_interval)
-)
 SYNTHETIC_NOTE = "synthetic data: a compute-only ceiling (upper bound), not real-data training"
 # Runs of one row whose relative range passes both the floor and a multiple of their windows' own noise
 # (cv, at least stats.WIDE_SPREAD_CV) are flagged: fresh processes on a busy host differ by tens of percent,
@@ -328,7 +325,7 @@ def _measure(row: dict, ok: list[dict]) -> float:
     interval = stats.median_interval(rates)
     if interval is None:
         row["notes"].append(
-            f"{len(rates)} run(s): too few for a 95% interval of the median ({MIN_RUNS_FOR_INTERVAL} needed; "
+            f"{len(rates)} run(s): too few for a 95% interval of the median ({stats.MIN_RUNS_FOR_INTERVAL} needed; "
             "add runs with `suite run --repeat N`)"
         )
     else:

@@ -50,21 +50,15 @@ _MISSING = object()
 # Bounds on what a record may hold: every figure it reports is finite, every count one a run could have
 # had (errors.COUNT_CEILING, as the options themselves), every text short and, where it names something
 # (an id, a device, a setting), free of control characters: those go into terminals and markdown tables.
-from suite.errors import COUNT_CEILING  # noqa: E402 - the bounds sit with the checks that use them
+# What a terminal must never be handed raw (CONTROL, printable) lives with the messages, in suite/errors.py;
+# run_record exports printable for every renderer of a record's text.
+from suite.errors import CONTROL as _CONTROL  # noqa: E402, I001
+from suite.errors import COUNT_CEILING, printable  # noqa: E402, F401
 
 NAME_LENGTH = 500  # a run id, a workload, a device, a setting
 MESSAGE_LENGTH = 20_000  # an error message, a warning, a diagnosis
 LARGEST_WHOLE = 2**63  # bytes, seeds: what a C int64 holds
 MAX_DEPTH = 32  # a record is a few levels deep; deeper is not one (and recursion on it could overflow)
-# C0 and C1 controls (a terminal's escape sequences start with ESC or CSI), and the line separators and
-# bidirectional overrides that make text display other than it reads.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-def printable(text, keep: str = "") -> str:
-    """`text` with every control character written as an escape (ESC as \\x1b), but those in `keep`: what
-    the renderers put in a terminal, a markdown table or a CSV cell from a record or a file name."""
-    return _CONTROL.sub(lambda m: m.group() if m.group() in keep else ascii(m.group())[1:-1], str(text))
 
 
 def _is_number(value) -> bool:
