@@ -13,10 +13,47 @@ DEFAULT_OUT = "results"
 MAX_REPEAT = 1000
 
 
-def add_run_options(p: argparse.ArgumentParser) -> None:
-    """Every `suite run` option, on parser `p`."""
+class _Declaring:
+    """A parser or one of its argument groups that also lists every option declared on it, in order: the
+    suite's own listing of `suite run`'s options (argparse keeps none that is public)."""
+
+    def __init__(self, target, declared: list[argparse.Action]):
+        self._target = target
+        self._declared = declared
+
+    def add_argument(self, *names, **settings) -> argparse.Action:
+        action = self._target.add_argument(*names, **settings)
+        self._declared.append(action)
+        return action
+
+    def add_argument_group(self, *title, **settings) -> _Declaring:
+        return _Declaring(self._target.add_argument_group(*title, **settings), self._declared)
+
+
+def add_run_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
+    """Every `suite run` option, on parser `p`, group by group as `suite run --help` shows them; returns
+    the options declared, in order."""
+    declared: list[argparse.Action] = []
+    target = _Declaring(p, declared)
+    for declare in (
+        _workload_options,
+        _schedule_options,
+        _output_options,
+        _data_options,
+        _cost_options,
+        _backend_options,
+        _diagnosis_options,
+        _numerics_options,
+        _several_options,
+        _distributed_options,
+    ):
+        declare(target)
+    return declared
+
+
+def _workload_options(p: _Declaring) -> None:
     from suite.backends import declared
-    from suite.option_types import Once, Switch, non_negative_int, positive_int
+    from suite.option_types import positive_int
 
     p.add_argument(
         "--backend",
@@ -47,6 +84,11 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         help="images per step per process (default: the workload's, or the backend's cap)",
     )
     p.add_argument("--precision", help="fp32, bf16, amp (cuda), ... (default: the backend's)")
+
+
+def _schedule_options(p: _Declaring) -> None:
+    from suite.option_types import non_negative_int, positive_int
+
     p.add_argument(
         "--warmup",
         dest="warmup_steps",
@@ -74,6 +116,9 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         type=positive_int("--threads"),
         help="host threads for CPU compute (torch.set_num_threads)",
     )
+
+
+def _output_options(p: _Declaring) -> None:
     p.add_argument(
         "--out",
         default=DEFAULT_OUT,
@@ -87,6 +132,10 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         help="no progress on stderr (at a terminal one line rewritten in place; otherwise plain lines: the "
         "start, warm-up done, each window's rate, the record's path); errors and warnings still show",
     )
+
+
+def _data_options(p: _Declaring) -> None:
+    from suite.option_types import Switch, non_negative_int, positive_int
 
     data = p.add_argument_group("data path")
     data.add_argument(
@@ -109,6 +158,10 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         "--prefetch", type=positive_int("--prefetch"), help="batches each worker prepares ahead (default 2)"
     )
 
+
+def _cost_options(p: _Declaring) -> None:
+    from suite.option_types import Once
+
     cost = p.add_argument_group("where it runs (cost)")
     cost.add_argument(
         "--instance",
@@ -123,12 +176,18 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         help="price catalog the instance is looked up in (default: any shipped catalog)",
     )
 
+
+def _backend_options(p: _Declaring) -> None:
+    from suite.backends import declared
+
     for backend in declared.DECLARED:  # each backend's own options, as it declares them
         if backend.options:
             group = p.add_argument_group(backend.name)
             for option in backend.options:
                 group.add_argument(option.flag, dest=option.field, help=option.help, **option.argparse)
 
+
+def _diagnosis_options(p: _Declaring) -> None:
     diagnosis = p.add_argument_group("profiling and diagnosis")
     diagnosis.add_argument(
         "--profile",
@@ -145,6 +204,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         help=argparse.SUPPRESS,
     )  # tiny models for tests and sweeps
 
+
+def _numerics_options(p: _Declaring) -> None:
     numerics = p.add_argument_group(
         "numerics",
         "after the timed windows (no figure changes): 8 steps of the workload's recipe in fp32 (TF32 off) "
@@ -164,6 +225,10 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="run the fp32 reference on this backend instead (e.g. cpu: the device against the CPU)",
     )
+
+
+def _several_options(p: _Declaring) -> None:
+    from suite.option_types import positive_int
 
     several = p.add_argument_group("several runs")
     several.add_argument(
@@ -190,6 +255,10 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         help="N independent copies at once, each pinned to its own device (on the CPU: a group of "
         "cores), no collectives; one record holds each copy's rate and their sum",
     )
+
+
+def _distributed_options(p: _Declaring) -> None:
+    from suite.option_types import non_negative_int, positive_int
 
     distributed = p.add_argument_group(
         "distributed",
@@ -229,7 +298,7 @@ def run_parser() -> argparse.ArgumentParser:
     from suite.option_types import Parser
 
     parser = Parser(prog="suite run")
-    add_run_options(parser)
+    parser.run_options = add_run_options(parser)  # the suite's own listing, read by run_options()
     return parser
 
 
@@ -244,7 +313,7 @@ def _listed_options() -> dict[str, argparse.Action]:
     from suite.option_types import Switch
 
     options = {}
-    for action in run_parser()._actions:  # argparse has no public listing of a parser's options
+    for action in run_parser().run_options:
         for string in action.option_strings:
             name = string.lstrip("-")
             if not string.startswith("--") or name == "help":
