@@ -125,39 +125,54 @@ _NO_G1 = (GAUDI2, GAUDI3)  # first-generation Gaudi dropped in 1.22 ([matrix-1.2
 GENERATION_NAMES = {GAUDI1: "first-generation Gaudi", GAUDI2: "Gaudi 2", GAUDI3: "Gaudi 3"}
 
 
-def _row(version, torch, eager, default, autoload, compile_backend, lists, hmp, generations, sources):
+def _release(row: tuple) -> Release:
+    """A row of _TABLE as a Release (lazy mode is "1" in every release)."""
+    version, torch, eager, default, autoload, compile_backend, lists, hmp, generations, sources = row
     return Release(
-        version, torch, "1", eager, default, autoload, compile_backend, *lists, hmp, generations, sources
+        version=version,
+        torch=torch,
+        lazy_value="1",
+        eager_value=eager,
+        default_mode=default,
+        autoload=autoload,
+        compile_backend=compile_backend,
+        bf16_ops_env=lists[0],
+        fp32_ops_env=lists[1],
+        hmp=hmp,
+        generations=generations,
+        sources=sources,
     )
 
 
 # fmt: off
-RELEASES: tuple[Release, ...] = (
-    _row("1.10", "2.0.1", "2", "lazy", False, None, _OLD_LISTS, True, _ALL, "mr-1.10.0, matrix-1.10.0"),
-    _row("1.11", "2.0.1", "2", "lazy", False, None, _OLD_LISTS, True, _ALL, "mr-1.11.0, matrix-1.11.0"),
-    _row("1.12", "2.0.1", "0", "lazy", False, "aot_hpu_training_backend", _OLD_LISTS, True, _ALL,
-         "mr-1.12.0, matrix-1.12.1"),
-    _row("1.13", None, "0", "lazy", False, "aot_hpu_training_backend", _NEW_LISTS, False, _ALL, "mr-1.13.0"),
-    _row("1.14", "2.1.1", "0", "lazy", False, "aot_hpu_training_backend", _NEW_LISTS, False, _ALL,
-         "mr-1.14.0, matrix-1.14.0"),
-    _row("1.15", "2.2.0", "0", "lazy", False, "hpu_backend", _NEW_LISTS, False, _ALL, "mr-1.15.0, matrix-1.15.0"),
-    _row("1.16", "2.2.2", "0", "lazy", False, "hpu_backend", _NEW_LISTS, False, _WITH_G3, "matrix-1.16.0"),
-    _row("1.17", "2.3.1", "0", "lazy", False, "hpu_backend", _NEW_LISTS, False, _WITH_G3, "matrix-1.17.0"),
-    _row("1.18", "2.4.0", "0", "lazy", False, "hpu_backend", _NEW_LISTS, False, _WITH_G3,
-         "bridge-1.18, matrix-1.18.0"),
-    _row("1.19", "2.5.1", "0", "lazy", True, "hpu_backend", _NEW_LISTS, False, _WITH_G3,
-         "bridge-1.19, torch-2.5, mr-1.19.0, matrix-1.19.0, flags"),
+# version, torch, eager value, unset means, autoload, compile backend, op lists, hmp, generations, sources
+_TABLE: tuple[tuple, ...] = (
+    ("1.10", "2.0.1", "2", "lazy", False, None, _OLD_LISTS, True, _ALL, "mr-1.10.0, matrix-1.10.0"),
+    ("1.11", "2.0.1", "2", "lazy", False, None, _OLD_LISTS, True, _ALL, "mr-1.11.0, matrix-1.11.0"),
+    ("1.12", "2.0.1", "0", "lazy", False, "aot_hpu_training_backend", _OLD_LISTS, True, _ALL,
+        "mr-1.12.0, matrix-1.12.1"),
+    ("1.13", None, "0", "lazy", False, "aot_hpu_training_backend", _NEW_LISTS, False, _ALL, "mr-1.13.0"),
+    ("1.14", "2.1.1", "0", "lazy", False, "aot_hpu_training_backend", _NEW_LISTS, False, _ALL,
+        "mr-1.14.0, matrix-1.14.0"),
+    ("1.15", "2.2.0", "0", "lazy", False, "hpu_backend", _NEW_LISTS, False, _ALL, "mr-1.15.0, matrix-1.15.0"),
+    ("1.16", "2.2.2", "0", "lazy", False, "hpu_backend", _NEW_LISTS, False, _WITH_G3, "matrix-1.16.0"),
+    ("1.17", "2.3.1", "0", "lazy", False, "hpu_backend", _NEW_LISTS, False, _WITH_G3, "matrix-1.17.0"),
+    ("1.18", "2.4.0", "0", "lazy", False, "hpu_backend", _NEW_LISTS, False, _WITH_G3,
+        "bridge-1.18, matrix-1.18.0"),
+    ("1.19", "2.5.1", "0", "lazy", True, "hpu_backend", _NEW_LISTS, False, _WITH_G3,
+        "bridge-1.19, torch-2.5, mr-1.19.0, matrix-1.19.0, flags"),
     # From 1.20 the default mode is not checked ([flags]: v1.19.0 says lazy, the current page eager), and
     # torch autoload is assumed as in 1.19 (no later Habana bridge source was read).
-    _row("1.20", "2.6.0", "0", None, True, "hpu_backend", _NEW_LISTS, False, _WITH_G3, "mr-1.20.0, flags"),
-    _row("1.21", "2.6.0", "0", None, True, "hpu_backend", _NEW_LISTS, False, _WITH_G3,
-         "mr-1.21.0, matrix-1.21.0, flags"),
-    _row("1.22", "2.7.1", "0", None, True, "hpu_backend", _NEW_LISTS, False, _NO_G1,
-         "mr-1.22.0, matrix-1.22.0, flags"),
-    _row("1.23", "2.9.0", "0", None, True, "hpu_backend", _NEW_LISTS, False, _NO_G1,
-         "mr-1.23.0, matrix-1.23.0, flags"),
+    ("1.20", "2.6.0", "0", None, True, "hpu_backend", _NEW_LISTS, False, _WITH_G3, "mr-1.20.0, flags"),
+    ("1.21", "2.6.0", "0", None, True, "hpu_backend", _NEW_LISTS, False, _WITH_G3,
+        "mr-1.21.0, matrix-1.21.0, flags"),
+    ("1.22", "2.7.1", "0", None, True, "hpu_backend", _NEW_LISTS, False, _NO_G1,
+        "mr-1.22.0, matrix-1.22.0, flags"),
+    ("1.23", "2.9.0", "0", None, True, "hpu_backend", _NEW_LISTS, False, _NO_G1,
+        "mr-1.23.0, matrix-1.23.0, flags"),
 )
 # fmt: on
+RELEASES: tuple[Release, ...] = tuple(_release(row) for row in _TABLE)
 _BY_VERSION = {release.version: release for release in RELEASES}
 
 
