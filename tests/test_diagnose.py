@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from suite.measurement.diagnose import device_util_percent, from_records, render, verdict, workers_needed
+from suite.measurement.diagnose import (
+    BottleneckEvidence,
+    device_util_percent,
+    from_records,
+    render,
+    verdict,
+    workers_needed,
+)
 
 
 def test_slow_loader_is_input_bound_with_a_workers_suggestion():
-    found = verdict(compute_ips=1000.0, end_to_end_ips=240.0, loader_ips=250.0, workers=1, cores=16)
+    found = verdict(
+        BottleneckEvidence(compute_ips=1000.0, end_to_end_ips=240.0, loader_ips=250.0, workers=1, cores=16)
+    )
     assert found["verdict"] == "input-bound"
     assert "the loader delivers 250.0 img/s, the device could do 1,000.0 img/s" in found["message"]
     assert found["suggestions"][0] == "try --workers 4: more decoding in parallel"
@@ -21,30 +30,34 @@ def test_slow_loader_is_input_bound_with_a_workers_suggestion():
 
 
 def test_input_bound_beyond_the_cores_suggests_a_prepared_cache():
-    found = verdict(compute_ips=1000.0, end_to_end_ips=100.0, loader_ips=100.0, workers=1, cores=2)
+    found = verdict(
+        BottleneckEvidence(compute_ips=1000.0, end_to_end_ips=100.0, loader_ips=100.0, workers=1, cores=2)
+    )
     assert "about 10 workers would be needed, and the 2 cores are taken" in "; ".join(found["suggestions"])
     assert not any(c["option"] == "--workers" for c in found["changes"])
 
 
 def test_input_bound_on_a_cache_does_not_suggest_a_cache():
-    found = verdict(compute_ips=1000.0, end_to_end_ips=500.0, loader_ips=500.0, data_kind="cache")
+    found = verdict(
+        BottleneckEvidence(compute_ips=1000.0, end_to_end_ips=500.0, loader_ips=500.0, data_kind="cache")
+    )
     assert found["verdict"] == "input-bound" and "already skips decoding" in "; ".join(found["suggestions"])
     assert not any(c["value"] == "cache" for c in found["changes"])
 
 
 def test_end_to_end_near_compute_is_compute_bound():
-    found = verdict(compute_ips=1000.0, end_to_end_ips=950.0, loader_ips=3000.0)
+    found = verdict(BottleneckEvidence(compute_ips=1000.0, end_to_end_ips=950.0, loader_ips=3000.0))
     assert found["verdict"] == "compute-bound"
     assert "reaches 95% of compute-only" in found["message"]
 
 
 def test_synthetic_data_is_compute_bound():
-    found = verdict(compute_ips=800.0, end_to_end_ips=800.0, loader_ips=None)
+    found = verdict(BottleneckEvidence(compute_ips=800.0, end_to_end_ips=800.0, loader_ips=None))
     assert found["verdict"] == "compute-bound" and "synthetic data has no loader" in found["message"]
 
 
 def test_fast_parts_slow_together_is_transfer_bound():
-    found = verdict(compute_ips=1000.0, end_to_end_ips=500.0, loader_ips=2000.0)
+    found = verdict(BottleneckEvidence(compute_ips=1000.0, end_to_end_ips=500.0, loader_ips=2000.0))
     assert found["verdict"] == "transfer-bound"
     assert "--pin-memory" in found["suggestions"][0]
 
@@ -59,47 +72,72 @@ def test_fast_parts_slow_together_is_transfer_bound():
 )
 def test_thresholds(loader, e2e, expected):
     tight = {"compute_cv": 0.01, "loader_cv": 0.01, "end_to_end_cv": 0.01}
-    assert verdict(compute_ips=1000.0, end_to_end_ips=e2e, loader_ips=loader, **tight)["verdict"] == expected
+    found = verdict(BottleneckEvidence(compute_ips=1000.0, end_to_end_ips=e2e, loader_ips=loader, **tight))
+    assert found["verdict"] == expected
 
 
 def test_telemetry_evidence_follows_seed_002():
     busy_host = verdict(
-        compute_ips=1000.0, end_to_end_ips=200.0, loader_ips=200.0, host_cpu_percent=95.0, device_util=20.0
+        BottleneckEvidence(
+            compute_ips=1000.0,
+            end_to_end_ips=200.0,
+            loader_ips=200.0,
+            host_cpu_percent=95.0,
+            device_util=20.0,
+        )
     )
     assert "the device waits on the host" in busy_host["evidence"][0]
     idle = verdict(
-        compute_ips=1000.0, end_to_end_ips=500.0, loader_ips=2000.0, host_cpu_percent=10.0, device_util=30.0
+        BottleneckEvidence(
+            compute_ips=1000.0,
+            end_to_end_ips=500.0,
+            loader_ips=2000.0,
+            host_cpu_percent=10.0,
+            device_util=30.0,
+        )
     )
     assert "neither is busy" in idle["evidence"][0]
     busy_device = verdict(
-        compute_ips=1000.0, end_to_end_ips=990.0, loader_ips=5000.0, host_cpu_percent=10.0, device_util=97.0
+        BottleneckEvidence(
+            compute_ips=1000.0,
+            end_to_end_ips=990.0,
+            loader_ips=5000.0,
+            host_cpu_percent=10.0,
+            device_util=97.0,
+        )
     )
     assert busy_device["evidence"] == ["device utilisation 97%"]
 
 
 def test_free_memory_suggests_a_larger_batch_only_when_compute_bound():
     roomy = verdict(
-        compute_ips=1000.0,
-        end_to_end_ips=990.0,
-        loader_ips=5000.0,
-        peak_memory_bytes=2e9,
-        total_memory_bytes=16e9,
+        BottleneckEvidence(
+            compute_ips=1000.0,
+            end_to_end_ips=990.0,
+            loader_ips=5000.0,
+            peak_memory_bytes=2e9,
+            total_memory_bytes=16e9,
+        ),
     )
     assert any("a larger batch may help" in s for s in roomy["suggestions"])
     full = verdict(
-        compute_ips=1000.0,
-        end_to_end_ips=990.0,
-        loader_ips=5000.0,
-        peak_memory_bytes=14e9,
-        total_memory_bytes=16e9,
+        BottleneckEvidence(
+            compute_ips=1000.0,
+            end_to_end_ips=990.0,
+            loader_ips=5000.0,
+            peak_memory_bytes=14e9,
+            total_memory_bytes=16e9,
+        ),
     )
     assert not any("may help" in s for s in full["suggestions"])
     starved = verdict(
-        compute_ips=1000.0,
-        end_to_end_ips=100.0,
-        loader_ips=100.0,
-        peak_memory_bytes=2e9,
-        total_memory_bytes=16e9,
+        BottleneckEvidence(
+            compute_ips=1000.0,
+            end_to_end_ips=100.0,
+            loader_ips=100.0,
+            peak_memory_bytes=2e9,
+            total_memory_bytes=16e9,
+        ),
     )
     assert not any("may help" in s for s in starved["suggestions"])
 
@@ -135,13 +173,15 @@ def test_from_records_reads_the_three_records():
 def test_telemetry_from_too_few_samples_is_not_evidence():
     rates = dict(compute_ips=1000.0, end_to_end_ips=500.0, loader_ips=2000.0)
     # "host CPUs 0 % busy" from 3 samples: recorded, but it backs nothing, and the evidence says why
-    few = verdict(**rates, host_cpu_percent=0.0, device_util=30.0, telemetry_samples=3)
+    few = verdict(BottleneckEvidence(**rates, host_cpu_percent=0.0, device_util=30.0, telemetry_samples=3))
     assert few["host_cpu_util_percent"] == 0.0 and few["telemetry_samples"] == 3
     assert few["evidence"] == [
         "telemetry: only 3 sample(s), fewer than 10: not evidence (utilisation not used; run longer windows "
         "with --steps or --windows)"
     ]
-    enough = verdict(**rates, host_cpu_percent=0.0, device_util=30.0, telemetry_samples=40)
+    enough = verdict(
+        BottleneckEvidence(**rates, host_cpu_percent=0.0, device_util=30.0, telemetry_samples=40)
+    )
     assert "neither is busy" in enough["evidence"][0]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from suite.measurement.diagnose import verdict
+from suite.measurement.diagnose import BottleneckEvidence, verdict
 
 TIGHT = {"compute_cv": 0.01, "loader_cv": 0.01, "end_to_end_cv": 0.01}
 CPU = {"copies_to_device": False, "precisions": ("fp32", "bf16"), "cores": 2}
@@ -109,7 +109,9 @@ CASES = [
 def test_advice_table(name, rates, settings, backend, expected, wanted, refused):
     loader, compute, e2e = rates
     found = verdict(
-        compute_ips=compute, end_to_end_ips=e2e, loader_ips=loader, **TIGHT, **settings, **backend
+        BottleneckEvidence(
+            compute_ips=compute, end_to_end_ips=e2e, loader_ips=loader, **TIGHT, **settings, **backend
+        )
     )
     assert found["verdict"] == expected
     assert wanted.items() <= options(found).items()
@@ -126,25 +128,27 @@ def test_advice_table(name, rates, settings, backend, expected, wanted, refused)
 
 
 def test_the_loader_slower_than_compute_is_never_called_enough_to_keep_up():
-    found = verdict(compute_ips=1000, end_to_end_ips=950, loader_ips=980, **TIGHT)
+    found = verdict(BottleneckEvidence(compute_ips=1000, end_to_end_ips=950, loader_ips=980, **TIGHT))
     assert found["verdict"] == "compute-bound" and "enough to keep up" not in found["message"]
-    fast = verdict(compute_ips=1000, end_to_end_ips=950, loader_ips=3000, **TIGHT)
+    fast = verdict(BottleneckEvidence(compute_ips=1000, end_to_end_ips=950, loader_ips=3000, **TIGHT))
     assert "enough to keep up" in fast["message"]
 
 
 @pytest.mark.parametrize("loader, e2e", [(3000.0, 2010.0), (500.0, 900.0)])
 def test_end_to_end_faster_than_a_part_alone_is_inconclusive(loader, e2e):
-    found = verdict(compute_ips=1000.0, end_to_end_ips=e2e, loader_ips=loader, **TIGHT)
+    found = verdict(BottleneckEvidence(compute_ips=1000.0, end_to_end_ips=e2e, loader_ips=loader, **TIGHT))
     assert found["verdict"] == "inconclusive" and "cannot be" in found["message"]
     assert found["changes"] == []
 
 
 def test_rates_within_their_spread_are_inconclusive_not_a_verdict():
     noisy = {"compute_cv": 0.3, "loader_cv": 0.3, "end_to_end_cv": 0.3}
-    found = verdict(compute_ips=1000.0, end_to_end_ips=600.0, loader_ips=800.0, **noisy)
+    found = verdict(BottleneckEvidence(compute_ips=1000.0, end_to_end_ips=600.0, loader_ips=800.0, **noisy))
     assert found["verdict"] == "inconclusive"
     assert (
-        verdict(compute_ips=1000.0, end_to_end_ips=600.0, loader_ips=800.0, **TIGHT)["verdict"]
+        verdict(BottleneckEvidence(compute_ips=1000.0, end_to_end_ips=600.0, loader_ips=800.0, **TIGHT))[
+            "verdict"
+        ]
         == "input-bound"
     )
 
@@ -163,7 +167,11 @@ def test_following_the_advice_never_returns_to_the_start():
     seen = [dict(state)]
     for _ in range(4):
         loader, compute, e2e = simulated_rates(state["workers"], state["threads"], cores=2)
-        found = verdict(compute_ips=compute, end_to_end_ips=e2e, loader_ips=loader, **TIGHT, **state, **CPU)
+        found = verdict(
+            BottleneckEvidence(
+                compute_ips=compute, end_to_end_ips=e2e, loader_ips=loader, **TIGHT, **state, **CPU
+            )
+        )
         steps = {k: v for k, v in options(found).items() if k in ("--workers", "--threads")}
         if not steps:
             break

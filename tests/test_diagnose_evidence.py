@@ -37,11 +37,13 @@ def diagnosed(true_rates, noise, seed, processes=3, **settings):
     decided = diagnose_evidence.decide(rates, welch)
     medians = diagnose_evidence.medians(rates)
     return diagnose.verdict(
-        loader_ips=medians["loader"],
-        compute_ips=medians["compute"],
-        end_to_end_ips=medians["end_to_end"],
-        decided=decided,
-        **settings,
+        diagnose.BottleneckEvidence(
+            loader_ips=medians["loader"],
+            compute_ips=medians["compute"],
+            end_to_end_ips=medians["end_to_end"],
+            decided=decided,
+            **settings,
+        ),
     )
 
 
@@ -88,12 +90,14 @@ def test_a_noisy_host_never_flips_between_verdicts_on_an_unchanged_setup():
     rng = random.Random(0)
     single = {
         diagnose.verdict(
-            **{f"{arm}_ips": EDGE[arm] * rng.lognormvariate(0, 0.5) for arm in ("loader", "compute")},
-            end_to_end_ips=EDGE["end_to_end"] * rng.lognormvariate(0, 0.5),
-            loader_cv=0.05,
-            compute_cv=0.05,
-            end_to_end_cv=0.05,
-            **CPU,
+            diagnose.BottleneckEvidence(
+                **{f"{arm}_ips": EDGE[arm] * rng.lognormvariate(0, 0.5) for arm in ("loader", "compute")},
+                end_to_end_ips=EDGE["end_to_end"] * rng.lognormvariate(0, 0.5),
+                loader_cv=0.05,
+                compute_cv=0.05,
+                end_to_end_cv=0.05,
+                **CPU,
+            ),
         )["verdict"]
         for _ in range(40)
     }
@@ -136,10 +140,12 @@ def test_identical_processes_show_no_noise_and_decide_nothing():
 def test_end_to_end_separably_faster_than_a_part_is_a_disturbed_probe():
     rates = {"loader": [50.0, 51.0, 49.0], "compute": [100.0, 101.0, 99.0], "end_to_end": [80.0, 81.0, 79.0]}
     found = diagnose.verdict(
-        loader_ips=50.0,
-        compute_ips=100.0,
-        end_to_end_ips=80.0,
-        decided=diagnose_evidence.decide(rates, welch),
+        diagnose.BottleneckEvidence(
+            loader_ips=50.0,
+            compute_ips=100.0,
+            end_to_end_ips=80.0,
+            decided=diagnose_evidence.decide(rates, welch),
+        ),
     )
     assert found["verdict"] == "inconclusive" and "cannot be" in found["message"]
 

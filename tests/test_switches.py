@@ -9,7 +9,7 @@ import pytest
 from suite import run_options
 from suite.cli import main
 from suite.errors import UserError
-from suite.measurement.diagnose import verdict
+from suite.measurement.diagnose import BottleneckEvidence, verdict
 from suite.orchestration import child
 
 
@@ -49,16 +49,18 @@ def test_run_refuses_a_bad_switch_value_in_one_line(argv, message):
 def test_the_diagnosis_advice_parses_as_suite_run_options():
     """ "try --pin-memory on" is printed to be typed: it must be a valid `suite run` option."""
     found = verdict(
-        compute_ips=1000.0,
-        end_to_end_ips=500.0,
-        loader_ips=4000.0,
-        compute_cv=0.01,
-        loader_cv=0.01,
-        end_to_end_cv=0.01,
-        workers=4,
-        pin_memory=False,
-        copies_to_device=True,
-        cores=8,
+        BottleneckEvidence(
+            compute_ips=1000.0,
+            end_to_end_ips=500.0,
+            loader_ips=4000.0,
+            compute_cv=0.01,
+            loader_cv=0.01,
+            end_to_end_cv=0.01,
+            workers=4,
+            pin_memory=False,
+            copies_to_device=True,
+            cores=8,
+        ),
     )
     changes = {c["option"]: c["value"] for c in found["changes"]}
     assert changes.get("--pin-memory") == "on"

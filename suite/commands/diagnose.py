@@ -131,7 +131,7 @@ def diagnose_command(args) -> int:
     rates = diagnose_evidence.rates_of(records)
     end_to_end = records["end_to_end"][-1]  # the last end-to-end run's record gains the verdict
     decided = diagnose_evidence.decide(rates, compare_stats.welch)
-    found = diagnose.verdict(
+    evidence = diagnose.BottleneckEvidence(
         **_median_rates(rates),
         **diagnose.from_records_settings(end_to_end),
         cores=os.cpu_count(),
@@ -139,6 +139,7 @@ def diagnose_command(args) -> int:
         precisions=tuple(plan.backend.precisions),
         decided=decided,
     )
+    found = diagnose.verdict(evidence)
     found["processes"] = decided["processes"]
     found["ratios"] = decided["ratios"]
     found["process_images_per_second"] = rates

@@ -34,6 +34,8 @@ Everything here is a pure function of numbers, so the rules are tested with numb
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import NamedTuple
 
 # The end-to-end run is "as fast as compute" from this fraction of compute-only on.
 COMPUTE_BOUND_EFFICIENCY = 0.90
@@ -121,192 +123,86 @@ def _change(option: str, value, why: str) -> dict:
     return {"option": option, "value": value, "why": why}
 
 
-def verdict(
-    *,
-    compute_ips: float,
-    end_to_end_ips: float,
-    loader_ips: float | None = None,
-    compute_cv: float | None = None,
-    loader_cv: float | None = None,
-    end_to_end_cv: float | None = None,
-    workers: int | None = None,
-    pin_memory: bool | None = None,
-    prefetch: int | None = None,
-    threads: int | None = None,
-    precision: str | None = None,
-    cores: int | None = None,
-    data_kind: str = "imagefolder",
-    copies_to_device: bool = True,
-    precisions: tuple[str, ...] = (),
-    host_cpu_percent: float | None = None,
-    device_util: float | None = None,
-    peak_memory_bytes: float | None = None,
-    total_memory_bytes: float | None = None,
-    telemetry_samples: int | None = None,
-    decided: dict | None = None,
-) -> dict:
-    """The verdict and its figures, as stored in a record's "diagnosis" section. The settings are the
-    run's (what ran); `copies_to_device` and `precisions` are the backend's capabilities. `decided` is
-    the rule repeated processes met (suite.measurement.diagnose_evidence.decide): it replaces the
-    rule one run's windows meet, and brings its intervals as evidence."""
-    efficiency = end_to_end_ips / compute_ips if compute_ips else None
-    figures = {
-        "loader_images_per_second": loader_ips,
-        "compute_images_per_second": compute_ips,
-        "end_to_end_images_per_second": end_to_end_ips,
-        "loader_cv": loader_cv,
-        "compute_cv": compute_cv,
-        "end_to_end_cv": end_to_end_cv,
-        "end_to_end_over_compute": efficiency,
-        "host_cpu_util_percent": host_cpu_percent,
-        "device_util_percent": device_util,
-        "telemetry_samples": telemetry_samples,
-    }
-    evidence, changes, advice = [], [], []
-    workers = workers or 0
-    # Host cores compute takes: its threads on a backend computing in host memory, one feeding thread else.
-    compute_threads = (threads or cores or 1) if not copies_to_device else 1
-    free_cores = None if cores is None else cores - compute_threads - workers
-    e2e_text = f"{end_to_end_ips:,.1f} img/s"
+@dataclass(frozen=True)
+class BottleneckEvidence:
+    """What a verdict weighs: the three rates and their spreads; the settings the run had (what ran); the
+    host's cores and the backend's capabilities (`copies_to_device`, `precisions`); the run's telemetry and
+    memory; and `decided`, the rule repeated processes met (suite.measurement.diagnose_evidence.decide),
+    which replaces the rule one run's windows meet and brings its intervals as evidence."""
 
+    compute_ips: float
+    end_to_end_ips: float
+    loader_ips: float | None = None
+    compute_cv: float | None = None
+    loader_cv: float | None = None
+    end_to_end_cv: float | None = None
+    workers: int | None = None
+    pin_memory: bool | None = None
+    prefetch: int | None = None
+    threads: int | None = None
+    precision: str | None = None
+    cores: int | None = None
+    data_kind: str = "imagefolder"
+    copies_to_device: bool = True
+    precisions: tuple[str, ...] = ()
+    host_cpu_percent: float | None = None
+    device_util: float | None = None
+    peak_memory_bytes: float | None = None
+    total_memory_bytes: float | None = None
+    telemetry_samples: int | None = None
+    decided: dict | None = None
+
+    @property
+    def loader_workers(self) -> int:
+        return self.workers or 0
+
+    @property
+    def compute_threads(self) -> int:
+        """Host cores compute takes: its threads on a backend computing in host memory, one feeding thread
+        else."""
+        return (self.threads or self.cores or 1) if not self.copies_to_device else 1
+
+    @property
+    def free_cores(self) -> int | None:
+        return None if self.cores is None else self.cores - self.compute_threads - self.loader_workers
+
+    @property
+    def efficiency(self) -> float | None:
+        return self.end_to_end_ips / self.compute_ips if self.compute_ips else None
+
+    @property
+    def end_to_end_text(self) -> str:
+        return f"{self.end_to_end_ips:,.1f} img/s"
+
+
+class _Judgement(NamedTuple):
+    """A case's verdict: its kind, its sentence, the changes it proposes and its other advice."""
+
+    kind: str
+    message: str
+    changes: list[dict]
+    advice: list[str]
+
+
+def verdict(evidence: BottleneckEvidence) -> dict:
+    """The verdict and its figures, as stored in a record's "diagnosis" section."""
+    e = evidence
+    figures = _figures(e)
     case = (
-        decided["case"]
-        if decided
-        else _window_case(compute_ips, end_to_end_ips, loader_ips, compute_cv, loader_cv, end_to_end_cv)
+        e.decided["case"]
+        if e.decided
+        else _window_case(
+            e.compute_ips, e.end_to_end_ips, e.loader_ips, e.compute_cv, e.loader_cv, e.end_to_end_cv
+        )
     )
-    if case == "synthetic":
-        kind = "compute-bound"
-        message = (
-            f"compute-bound: synthetic data has no loader and no copy, so the device's compute sets the "
-            f"pace ({e2e_text})"
-        )
-    elif case == "disturbed":
-        kind = "inconclusive"
-        slower = "compute-only" if end_to_end_ips > compute_ips else "the loader alone"
-        message = (
-            f"inconclusive: end to end ({e2e_text}) measured faster than {slower} (loader "
-            f"{loader_ips:,.1f}, compute {compute_ips:,.1f} img/s) beyond their spread, which cannot be: the "
-            "probe was disturbed (a busy host, windows too short)"
-        )
-        advice.append("measure again on a quiet host, with more --steps or --windows")
-    elif case == "compute-bound":
-        kind = "compute-bound"
-        keeps_up = (
-            "enough to keep up"
-            if loader_ips >= compute_ips
-            else "slower than compute alone, yet end to end keeps up (the loader works ahead during steps)"
-        )
-        message = (
-            f"compute-bound: end to end reaches {efficiency:.0%} of compute-only ({end_to_end_ips:,.1f} of "
-            f"{compute_ips:,.1f} img/s); the loader alone delivers {loader_ips:,.1f} img/s, {keeps_up}"
-        )
-    elif case == "loader-within-spread":
-        kind = "inconclusive"
-        message = (
-            f"inconclusive: the loader ({loader_ips:,.1f} img/s, cv {_spread(loader_cv):.0%}) and compute "
-            f"({compute_ips:,.1f} img/s, cv {_spread(compute_cv):.0%}) are within each other's spread"
-        )
-        advice.append("measure again with more --steps or --windows to separate them")
-    elif case == "input-bound":
-        kind = "input-bound"
-        message = (
-            f"input-bound: the loader delivers {loader_ips:,.1f} img/s, the device could do "
-            f"{compute_ips:,.1f} img/s (end to end {e2e_text})"
-        )
-        # From repeated evidence, the fewest workers its interval of compute ÷ loader supports: a figure
-        # the runs agree on, not one that moves with each run's noise.
-        factor = decided["need_factor"] if decided else (compute_ips / loader_ips, compute_ips / loader_ips)
-        need = workers_needed(workers, 1.0, factor[0])
-        most = workers_needed(workers, 1.0, factor[1])
-        target = need if free_cores is None else min(need, workers + max(free_cores, 0))
-        if target > workers:
-            short = f" (about {need} would be needed; {cores} cores)" if need > target else ""
-            short += f" (these runs put the need at {need} to {most})" if most > need else ""
-            changes.append(_change("--workers", target, f"more decoding in parallel{short}"))
-        elif need > workers and cores is not None:
-            advice.append(
-                f"about {need} workers would be needed, and the {cores} cores are taken "
-                f"({compute_threads} by compute, {workers} by workers)"
-            )
-        if data_kind == "cache":
-            advice.append("a prepared cache already skips decoding: faster storage, or fewer images per step")
-        else:
-            changes.append(
-                _change("--data", "cache", "a prepared cache skips decoding (`suite data prepare`)")
-            )
-    elif case == "short-within-spread":
-        kind = "inconclusive"
-        message = (
-            f"inconclusive: end to end ({e2e_text}) is short of compute-only ({compute_ips:,.1f} img/s) by "
-            "less than their spread"
-        )
-        advice.append("measure again with more --steps or --windows to separate them")
-    elif case == "inconclusive":  # repeated evidence whose intervals do not separate: its own words
-        kind, message = "inconclusive", decided["message"]
-        advice.append(decided["advice"])
-    elif copies_to_device:
-        kind = "transfer-bound"
-        message = (
-            f"transfer-bound: the loader alone delivers {loader_ips:,.1f} img/s and compute alone "
-            f"{compute_ips:,.1f} img/s, but together only {e2e_text}: the copy to the device costs the "
-            "difference"
-        )
-        if not pin_memory:
-            changes.append(_change("--pin-memory", "on", "page-locked batches copy faster"))
-        if workers and (prefetch or 2) < 4:
-            changes.append(_change("--prefetch", 4, "more batches ready ahead of each copy"))
-        if data_kind != "cache":
-            changes.append(_change("--data", "cache", "uint8 batches: a quarter of the bytes to copy"))
-    else:
-        kind = "host-contention"
-        message = (
-            f"host-contention: the loader alone delivers {loader_ips:,.1f} img/s and compute alone "
-            f"{compute_ips:,.1f} img/s, but together only {e2e_text}: with no copy to a device, the "
-            f"loader's {workers} worker(s) and compute's {compute_threads} thread(s) share "
-            f"{cores if cores is not None else 'the'} cores"
-        )
-        if cores is not None and workers + compute_threads > cores and compute_threads > 1:
-            fit = max(1, cores - workers)
-            if fit < compute_threads:
-                changes.append(
-                    _change("--threads", fit, f"compute threads and loader workers within {cores} cores")
-                )
-        if data_kind != "cache":
-            changes.append(_change("--data", "cache", "no decoding left to compete with compute"))
-        if not changes:
-            advice.append("the host is the limit: a machine with more cores")
-    if decided:
-        evidence.extend(decided["evidence"])
-
-    if kind == "compute-bound" and loader_ips is not None:
-        lower = [p for p in precisions if p != precision and p != "fp32"]
-        if precision == "fp32" and lower:
-            changes.append(_change("--precision", lower[0], "lower-precision math is faster where supported"))
+    kind, message, changes, advice = _CASES.get(case, _apart)(e)
+    lines = list(e.decided["evidence"]) if e.decided else []
+    if kind == "compute-bound" and e.loader_ips is not None:
+        changes += _precision_change(e)
         advice.append("the data path is not the limit: a faster device")
-
-    too_few = telemetry_samples is not None and telemetry_samples < MIN_TELEMETRY_SAMPLES
-    if too_few and (device_util is not None or host_cpu_percent is not None):
-        evidence.append(
-            f"telemetry: only {telemetry_samples} sample(s), fewer than {MIN_TELEMETRY_SAMPLES}: not evidence "
-            "(utilisation not used; run longer windows with --steps or --windows)"
-        )
-    elif device_util is not None and host_cpu_percent is not None:
-        if device_util < LOW_DEVICE_UTIL and host_cpu_percent > BUSY_HOST_CPU:
-            evidence.append(
-                f"device utilisation {device_util:.0f}% with host CPUs {host_cpu_percent:.0f}% busy: "
-                "the device waits on the host (input pipeline)"
-            )
-        elif device_util < LOW_DEVICE_UTIL and host_cpu_percent < IDLE_HOST_CPU:
-            evidence.append(
-                f"device utilisation {device_util:.0f}% and host CPUs {host_cpu_percent:.0f}%: "
-                "neither is busy; look for synchronisations in the step or a batch too small"
-            )
-        elif device_util >= LOW_DEVICE_UTIL:
-            evidence.append(f"device utilisation {device_util:.0f}%")
-    elif host_cpu_percent is not None:
-        evidence.append(f"host CPUs {host_cpu_percent:.0f}% busy")
-    if kind == "compute-bound" and peak_memory_bytes and total_memory_bytes:
-        share = peak_memory_bytes / total_memory_bytes
+    lines += _telemetry_evidence(e)
+    if kind == "compute-bound" and e.peak_memory_bytes and e.total_memory_bytes:
+        share = e.peak_memory_bytes / e.total_memory_bytes
         figures["memory_in_use_fraction"] = share
         if share < MUCH_FREE_MEMORY:
             advice.append(f"only {share:.0%} of memory in use: a larger batch may help (`suite batch-size`)")
@@ -314,12 +210,204 @@ def verdict(
     return {
         "verdict": kind,
         "message": message,
-        "evidence": evidence,
+        "evidence": lines,
         "suggestions": suggestions,
         "changes": changes,
-        "copies_to_device": copies_to_device,
+        "copies_to_device": e.copies_to_device,
         **figures,
     }
+
+
+def _figures(e: BottleneckEvidence) -> dict:
+    return {
+        "loader_images_per_second": e.loader_ips,
+        "compute_images_per_second": e.compute_ips,
+        "end_to_end_images_per_second": e.end_to_end_ips,
+        "loader_cv": e.loader_cv,
+        "compute_cv": e.compute_cv,
+        "end_to_end_cv": e.end_to_end_cv,
+        "end_to_end_over_compute": e.efficiency,
+        "host_cpu_util_percent": e.host_cpu_percent,
+        "device_util_percent": e.device_util,
+        "telemetry_samples": e.telemetry_samples,
+    }
+
+
+def _synthetic(e: BottleneckEvidence) -> _Judgement:
+    message = (
+        f"compute-bound: synthetic data has no loader and no copy, so the device's compute sets the "
+        f"pace ({e.end_to_end_text})"
+    )
+    return _Judgement("compute-bound", message, [], [])
+
+
+def _disturbed(e: BottleneckEvidence) -> _Judgement:
+    slower = "compute-only" if e.end_to_end_ips > e.compute_ips else "the loader alone"
+    message = (
+        f"inconclusive: end to end ({e.end_to_end_text}) measured faster than {slower} (loader "
+        f"{e.loader_ips:,.1f}, compute {e.compute_ips:,.1f} img/s) beyond their spread, which cannot be: the "
+        "probe was disturbed (a busy host, windows too short)"
+    )
+    return _Judgement(
+        "inconclusive", message, [], ["measure again on a quiet host, with more --steps or --windows"]
+    )
+
+
+def _compute_bound(e: BottleneckEvidence) -> _Judgement:
+    keeps_up = (
+        "enough to keep up"
+        if e.loader_ips >= e.compute_ips
+        else "slower than compute alone, yet end to end keeps up (the loader works ahead during steps)"
+    )
+    message = (
+        f"compute-bound: end to end reaches {e.efficiency:.0%} of compute-only ({e.end_to_end_ips:,.1f} of "
+        f"{e.compute_ips:,.1f} img/s); the loader alone delivers {e.loader_ips:,.1f} img/s, {keeps_up}"
+    )
+    return _Judgement("compute-bound", message, [], [])
+
+
+def _loader_within_spread(e: BottleneckEvidence) -> _Judgement:
+    message = (
+        f"inconclusive: the loader ({e.loader_ips:,.1f} img/s, cv {_spread(e.loader_cv):.0%}) and compute "
+        f"({e.compute_ips:,.1f} img/s, cv {_spread(e.compute_cv):.0%}) are within each other's spread"
+    )
+    return _Judgement(
+        "inconclusive", message, [], ["measure again with more --steps or --windows to separate them"]
+    )
+
+
+def _input_bound(e: BottleneckEvidence) -> _Judgement:
+    message = (
+        f"input-bound: the loader delivers {e.loader_ips:,.1f} img/s, the device could do "
+        f"{e.compute_ips:,.1f} img/s (end to end {e.end_to_end_text})"
+    )
+    changes, advice = _more_workers(e)
+    if e.data_kind == "cache":
+        advice.append("a prepared cache already skips decoding: faster storage, or fewer images per step")
+    else:
+        changes.append(_change("--data", "cache", "a prepared cache skips decoding (`suite data prepare`)"))
+    return _Judgement("input-bound", message, changes, advice)
+
+
+def _more_workers(e: BottleneckEvidence) -> tuple[list[dict], list[str]]:
+    """Workers into the cores compute does not use, or why none can be added."""
+    workers, cores = e.loader_workers, e.cores
+    # From repeated evidence, the fewest workers its interval of compute ÷ loader supports: a figure
+    # the runs agree on, not one that moves with each run's noise.
+    factor = e.decided["need_factor"] if e.decided else (e.compute_ips / e.loader_ips,) * 2
+    need = workers_needed(workers, 1.0, factor[0])
+    most = workers_needed(workers, 1.0, factor[1])
+    target = need if e.free_cores is None else min(need, workers + max(e.free_cores, 0))
+    if target > workers:
+        short = f" (about {need} would be needed; {cores} cores)" if need > target else ""
+        short += f" (these runs put the need at {need} to {most})" if most > need else ""
+        return [_change("--workers", target, f"more decoding in parallel{short}")], []
+    if need > workers and cores is not None:
+        return [], [
+            f"about {need} workers would be needed, and the {cores} cores are taken "
+            f"({e.compute_threads} by compute, {workers} by workers)"
+        ]
+    return [], []
+
+
+def _short_within_spread(e: BottleneckEvidence) -> _Judgement:
+    message = (
+        f"inconclusive: end to end ({e.end_to_end_text}) is short of compute-only ({e.compute_ips:,.1f} img/s) by "
+        "less than their spread"
+    )
+    return _Judgement(
+        "inconclusive", message, [], ["measure again with more --steps or --windows to separate them"]
+    )
+
+
+def _undecided(e: BottleneckEvidence) -> _Judgement:
+    """Repeated evidence whose intervals do not separate: its own words."""
+    return _Judgement("inconclusive", e.decided["message"], [], [e.decided["advice"]])
+
+
+def _apart(e: BottleneckEvidence) -> _Judgement:
+    """Loader and compute each fast alone, together slow: the copy, or with no copy the shared cores."""
+    return _transfer_bound(e) if e.copies_to_device else _host_contention(e)
+
+
+def _transfer_bound(e: BottleneckEvidence) -> _Judgement:
+    message = (
+        f"transfer-bound: the loader alone delivers {e.loader_ips:,.1f} img/s and compute alone "
+        f"{e.compute_ips:,.1f} img/s, but together only {e.end_to_end_text}: the copy to the device costs the "
+        "difference"
+    )
+    changes = []
+    if not e.pin_memory:
+        changes.append(_change("--pin-memory", "on", "page-locked batches copy faster"))
+    if e.workers and (e.prefetch or 2) < 4:
+        changes.append(_change("--prefetch", 4, "more batches ready ahead of each copy"))
+    if e.data_kind != "cache":
+        changes.append(_change("--data", "cache", "uint8 batches: a quarter of the bytes to copy"))
+    return _Judgement("transfer-bound", message, changes, [])
+
+
+def _host_contention(e: BottleneckEvidence) -> _Judgement:
+    workers, threads, cores = e.loader_workers, e.compute_threads, e.cores
+    message = (
+        f"host-contention: the loader alone delivers {e.loader_ips:,.1f} img/s and compute alone "
+        f"{e.compute_ips:,.1f} img/s, but together only {e.end_to_end_text}: with no copy to a device, the "
+        f"loader's {workers} worker(s) and compute's {threads} thread(s) share "
+        f"{cores if cores is not None else 'the'} cores"
+    )
+    changes, advice = [], []
+    if cores is not None and workers + threads > cores and threads > 1:
+        fit = max(1, cores - workers)
+        if fit < threads:
+            changes.append(
+                _change("--threads", fit, f"compute threads and loader workers within {cores} cores")
+            )
+    if e.data_kind != "cache":
+        changes.append(_change("--data", "cache", "no decoding left to compete with compute"))
+    if not changes:
+        advice.append("the host is the limit: a machine with more cores")
+    return _Judgement("host-contention", message, changes, advice)
+
+
+_CASES = {
+    "synthetic": _synthetic,
+    "disturbed": _disturbed,
+    "compute-bound": _compute_bound,
+    "loader-within-spread": _loader_within_spread,
+    "input-bound": _input_bound,
+    "short-within-spread": _short_within_spread,
+    "inconclusive": _undecided,
+}
+
+
+def _precision_change(e: BottleneckEvidence) -> list[dict]:
+    """A compute-bound fp32 run: the backend's first lower precision, if it has one."""
+    lower = [p for p in e.precisions if p != e.precision and p != "fp32"]
+    if e.precision == "fp32" and lower:
+        return [_change("--precision", lower[0], "lower-precision math is faster where supported")]
+    return []
+
+
+def _telemetry_evidence(e: BottleneckEvidence) -> list[str]:
+    """What the utilisation gauges say, when there are enough samples to say anything."""
+    device, host, samples = e.device_util, e.host_cpu_percent, e.telemetry_samples
+    if samples is not None and samples < MIN_TELEMETRY_SAMPLES and (device is not None or host is not None):
+        return [
+            f"telemetry: only {samples} sample(s), fewer than {MIN_TELEMETRY_SAMPLES}: not evidence "
+            "(utilisation not used; run longer windows with --steps or --windows)"
+        ]
+    if device is not None and host is not None:
+        if device < LOW_DEVICE_UTIL and host > BUSY_HOST_CPU:
+            return [
+                f"device utilisation {device:.0f}% with host CPUs {host:.0f}% busy: "
+                "the device waits on the host (input pipeline)"
+            ]
+        if device < LOW_DEVICE_UTIL and host < IDLE_HOST_CPU:
+            return [
+                f"device utilisation {device:.0f}% and host CPUs {host:.0f}%: "
+                "neither is busy; look for synchronisations in the step or a batch too small"
+            ]
+        return [f"device utilisation {device:.0f}%"] if device >= LOW_DEVICE_UTIL else []
+    return [f"host CPUs {host:.0f}% busy"] if host is not None else []
 
 
 def from_probe(record: dict, probed: dict, backend, cores: int | None) -> dict:
@@ -331,7 +419,7 @@ def from_probe(record: dict, probed: dict, backend, cores: int | None) -> dict:
     settings = _settings(record)
     if settings["threads"] is None:  # the device section comes later: the threads compute has now
         settings["threads"] = torch.get_num_threads()
-    return verdict(
+    evidence = BottleneckEvidence(
         compute_ips=probed["compute_images_per_second"],
         compute_cv=probed.get("compute_cv"),
         loader_ips=probed["loader_images_per_second"],
@@ -345,7 +433,10 @@ def from_probe(record: dict, probed: dict, backend, cores: int | None) -> dict:
         host_cpu_percent=host_cpu_util_percent(summary),
         device_util=device_util_percent(summary),
         telemetry_samples=(record.get("telemetry") or {}).get("samples"),
-    ) | {"probe": {k: v for k, v in probed.items() if k.endswith(("_windows", "_window_s"))}}
+    )
+    return verdict(evidence) | {
+        "probe": {k: v for k, v in probed.items() if k.endswith(("_windows", "_window_s"))}
+    }
 
 
 def _settings(record: dict) -> dict:
@@ -372,7 +463,7 @@ def from_records(
     """The verdict from the three records (a loader record from `suite loader`'s measurement)."""
     metrics = end_to_end["metrics"]
     source = compute["metrics"] if compute else metrics
-    return verdict(
+    evidence = BottleneckEvidence(
         compute_ips=source["images_per_second"],
         compute_cv=source.get("images_per_second_cv"),
         end_to_end_ips=metrics["images_per_second"],
@@ -384,6 +475,7 @@ def from_records(
         copies_to_device=copies_to_device,
         precisions=precisions,
     )
+    return verdict(evidence)
 
 
 def from_records_settings(end_to_end: dict) -> dict:
