@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from suite.measurement.bottleneck_cases import workers_needed
 from suite.measurement.diagnose import (
     BottleneckEvidence,
     device_util_percent,
     from_records,
     render,
     verdict,
-    workers_needed,
 )
 
 

@@ -33,9 +33,7 @@ Everything here is a pure function of numbers, so the rules are tested with numb
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-from typing import NamedTuple
+from suite.measurement.bottleneck_cases import BottleneckEvidence, change, judge, spread
 
 # The end-to-end run is "as fast as compute" from this fraction of compute-only on.
 COMPUTE_BOUND_EFFICIENCY = 0.90
@@ -70,25 +68,9 @@ def host_cpu_util_percent(telemetry_summary: dict) -> float | None:
     return stats.get("mean")
 
 
-def workers_needed(workers: int, loader_ips: float, compute_ips: float) -> int:
-    """Workers to feed the device, if decoding scales with workers (it does, up to a plateau: more worker
-    processes decode more batches at once until the cores or the disk run out)."""
-    return max(1, math.ceil(max(workers, 1) * compute_ips / loader_ips))
-
-
-# A rate's relative uncertainty when its spread was not measured (one window), and the least one assumed
-# when it was (three windows agreeing to 0.1% on a shared host are luck, not precision).
-UNKNOWN_SPREAD = 0.10
-LEAST_SPREAD = 0.02
-
-
-def _spread(cv: float | None) -> float:
-    return UNKNOWN_SPREAD if cv is None else max(float(cv), LEAST_SPREAD)
-
-
 def _above(a: float, a_cv: float | None, b: float, b_cv: float | None) -> bool:
     """a is above b by more than both spreads."""
-    return a * (1 - _spread(a_cv)) > b * (1 + _spread(b_cv))
+    return a * (1 - spread(a_cv)) > b * (1 + spread(b_cv))
 
 
 def _window_case(
@@ -119,71 +101,6 @@ def _window_case(
     )
 
 
-def _change(option: str, value, why: str) -> dict:
-    return {"option": option, "value": value, "why": why}
-
-
-@dataclass(frozen=True)
-class BottleneckEvidence:
-    """What a verdict weighs: the three rates and their spreads; the settings the run had (what ran); the
-    host's cores and the backend's capabilities (`copies_to_device`, `precisions`); the run's telemetry and
-    memory; and `decided`, the rule repeated processes met (suite.measurement.diagnose_evidence.decide),
-    which replaces the rule one run's windows meet and brings its intervals as evidence."""
-
-    compute_ips: float
-    end_to_end_ips: float
-    loader_ips: float | None = None
-    compute_cv: float | None = None
-    loader_cv: float | None = None
-    end_to_end_cv: float | None = None
-    workers: int | None = None
-    pin_memory: bool | None = None
-    prefetch: int | None = None
-    threads: int | None = None
-    precision: str | None = None
-    cores: int | None = None
-    data_kind: str = "imagefolder"
-    copies_to_device: bool = True
-    precisions: tuple[str, ...] = ()
-    host_cpu_percent: float | None = None
-    device_util: float | None = None
-    peak_memory_bytes: float | None = None
-    total_memory_bytes: float | None = None
-    telemetry_samples: int | None = None
-    decided: dict | None = None
-
-    @property
-    def loader_workers(self) -> int:
-        return self.workers or 0
-
-    @property
-    def compute_threads(self) -> int:
-        """Host cores compute takes: its threads on a backend computing in host memory, one feeding thread
-        else."""
-        return (self.threads or self.cores or 1) if not self.copies_to_device else 1
-
-    @property
-    def free_cores(self) -> int | None:
-        return None if self.cores is None else self.cores - self.compute_threads - self.loader_workers
-
-    @property
-    def efficiency(self) -> float | None:
-        return self.end_to_end_ips / self.compute_ips if self.compute_ips else None
-
-    @property
-    def end_to_end_text(self) -> str:
-        return f"{self.end_to_end_ips:,.1f} img/s"
-
-
-class _Judgement(NamedTuple):
-    """A case's verdict: its kind, its sentence, the changes it proposes and its other advice."""
-
-    kind: str
-    message: str
-    changes: list[dict]
-    advice: list[str]
-
-
 def verdict(evidence: BottleneckEvidence) -> dict:
     """The verdict and its figures, as stored in a record's "diagnosis" section."""
     e = evidence
@@ -195,7 +112,7 @@ def verdict(evidence: BottleneckEvidence) -> dict:
             e.compute_ips, e.end_to_end_ips, e.loader_ips, e.compute_cv, e.loader_cv, e.end_to_end_cv
         )
     )
-    kind, message, changes, advice = _CASES.get(case, _apart)(e)
+    kind, message, changes, advice = judge(case, e)
     lines = list(e.decided["evidence"]) if e.decided else []
     if kind == "compute-bound" and e.loader_ips is not None:
         changes += _precision_change(e)
@@ -233,157 +150,11 @@ def _figures(e: BottleneckEvidence) -> dict:
     }
 
 
-def _synthetic(e: BottleneckEvidence) -> _Judgement:
-    message = (
-        f"compute-bound: synthetic data has no loader and no copy, so the device's compute sets the "
-        f"pace ({e.end_to_end_text})"
-    )
-    return _Judgement("compute-bound", message, [], [])
-
-
-def _disturbed(e: BottleneckEvidence) -> _Judgement:
-    slower = "compute-only" if e.end_to_end_ips > e.compute_ips else "the loader alone"
-    message = (
-        f"inconclusive: end to end ({e.end_to_end_text}) measured faster than {slower} (loader "
-        f"{e.loader_ips:,.1f}, compute {e.compute_ips:,.1f} img/s) beyond their spread, which cannot be: the "
-        "probe was disturbed (a busy host, windows too short)"
-    )
-    return _Judgement(
-        "inconclusive", message, [], ["measure again on a quiet host, with more --steps or --windows"]
-    )
-
-
-def _compute_bound(e: BottleneckEvidence) -> _Judgement:
-    keeps_up = (
-        "enough to keep up"
-        if e.loader_ips >= e.compute_ips
-        else "slower than compute alone, yet end to end keeps up (the loader works ahead during steps)"
-    )
-    message = (
-        f"compute-bound: end to end reaches {e.efficiency:.0%} of compute-only ({e.end_to_end_ips:,.1f} of "
-        f"{e.compute_ips:,.1f} img/s); the loader alone delivers {e.loader_ips:,.1f} img/s, {keeps_up}"
-    )
-    return _Judgement("compute-bound", message, [], [])
-
-
-def _loader_within_spread(e: BottleneckEvidence) -> _Judgement:
-    message = (
-        f"inconclusive: the loader ({e.loader_ips:,.1f} img/s, cv {_spread(e.loader_cv):.0%}) and compute "
-        f"({e.compute_ips:,.1f} img/s, cv {_spread(e.compute_cv):.0%}) are within each other's spread"
-    )
-    return _Judgement(
-        "inconclusive", message, [], ["measure again with more --steps or --windows to separate them"]
-    )
-
-
-def _input_bound(e: BottleneckEvidence) -> _Judgement:
-    message = (
-        f"input-bound: the loader delivers {e.loader_ips:,.1f} img/s, the device could do "
-        f"{e.compute_ips:,.1f} img/s (end to end {e.end_to_end_text})"
-    )
-    changes, advice = _more_workers(e)
-    if e.data_kind == "cache":
-        advice.append("a prepared cache already skips decoding: faster storage, or fewer images per step")
-    else:
-        changes.append(_change("--data", "cache", "a prepared cache skips decoding (`suite data prepare`)"))
-    return _Judgement("input-bound", message, changes, advice)
-
-
-def _more_workers(e: BottleneckEvidence) -> tuple[list[dict], list[str]]:
-    """Workers into the cores compute does not use, or why none can be added."""
-    workers, cores = e.loader_workers, e.cores
-    # From repeated evidence, the fewest workers its interval of compute ÷ loader supports: a figure
-    # the runs agree on, not one that moves with each run's noise.
-    factor = e.decided["need_factor"] if e.decided else (e.compute_ips / e.loader_ips,) * 2
-    need = workers_needed(workers, 1.0, factor[0])
-    most = workers_needed(workers, 1.0, factor[1])
-    target = need if e.free_cores is None else min(need, workers + max(e.free_cores, 0))
-    if target > workers:
-        short = f" (about {need} would be needed; {cores} cores)" if need > target else ""
-        short += f" (these runs put the need at {need} to {most})" if most > need else ""
-        return [_change("--workers", target, f"more decoding in parallel{short}")], []
-    if need > workers and cores is not None:
-        return [], [
-            f"about {need} workers would be needed, and the {cores} cores are taken "
-            f"({e.compute_threads} by compute, {workers} by workers)"
-        ]
-    return [], []
-
-
-def _short_within_spread(e: BottleneckEvidence) -> _Judgement:
-    message = (
-        f"inconclusive: end to end ({e.end_to_end_text}) is short of compute-only ({e.compute_ips:,.1f} img/s) by "
-        "less than their spread"
-    )
-    return _Judgement(
-        "inconclusive", message, [], ["measure again with more --steps or --windows to separate them"]
-    )
-
-
-def _undecided(e: BottleneckEvidence) -> _Judgement:
-    """Repeated evidence whose intervals do not separate: its own words."""
-    return _Judgement("inconclusive", e.decided["message"], [], [e.decided["advice"]])
-
-
-def _apart(e: BottleneckEvidence) -> _Judgement:
-    """Loader and compute each fast alone, together slow: the copy, or with no copy the shared cores."""
-    return _transfer_bound(e) if e.copies_to_device else _host_contention(e)
-
-
-def _transfer_bound(e: BottleneckEvidence) -> _Judgement:
-    message = (
-        f"transfer-bound: the loader alone delivers {e.loader_ips:,.1f} img/s and compute alone "
-        f"{e.compute_ips:,.1f} img/s, but together only {e.end_to_end_text}: the copy to the device costs the "
-        "difference"
-    )
-    changes = []
-    if not e.pin_memory:
-        changes.append(_change("--pin-memory", "on", "page-locked batches copy faster"))
-    if e.workers and (e.prefetch or 2) < 4:
-        changes.append(_change("--prefetch", 4, "more batches ready ahead of each copy"))
-    if e.data_kind != "cache":
-        changes.append(_change("--data", "cache", "uint8 batches: a quarter of the bytes to copy"))
-    return _Judgement("transfer-bound", message, changes, [])
-
-
-def _host_contention(e: BottleneckEvidence) -> _Judgement:
-    workers, threads, cores = e.loader_workers, e.compute_threads, e.cores
-    message = (
-        f"host-contention: the loader alone delivers {e.loader_ips:,.1f} img/s and compute alone "
-        f"{e.compute_ips:,.1f} img/s, but together only {e.end_to_end_text}: with no copy to a device, the "
-        f"loader's {workers} worker(s) and compute's {threads} thread(s) share "
-        f"{cores if cores is not None else 'the'} cores"
-    )
-    changes, advice = [], []
-    if cores is not None and workers + threads > cores and threads > 1:
-        fit = max(1, cores - workers)
-        if fit < threads:
-            changes.append(
-                _change("--threads", fit, f"compute threads and loader workers within {cores} cores")
-            )
-    if e.data_kind != "cache":
-        changes.append(_change("--data", "cache", "no decoding left to compete with compute"))
-    if not changes:
-        advice.append("the host is the limit: a machine with more cores")
-    return _Judgement("host-contention", message, changes, advice)
-
-
-_CASES = {
-    "synthetic": _synthetic,
-    "disturbed": _disturbed,
-    "compute-bound": _compute_bound,
-    "loader-within-spread": _loader_within_spread,
-    "input-bound": _input_bound,
-    "short-within-spread": _short_within_spread,
-    "inconclusive": _undecided,
-}
-
-
 def _precision_change(e: BottleneckEvidence) -> list[dict]:
     """A compute-bound fp32 run: the backend's first lower precision, if it has one."""
     lower = [p for p in e.precisions if p != e.precision and p != "fp32"]
     if e.precision == "fp32" and lower:
-        return [_change("--precision", lower[0], "lower-precision math is faster where supported")]
+        return [change("--precision", lower[0], "lower-precision math is faster where supported")]
     return []
 
 
