@@ -2,6 +2,7 @@
 summary, report tables, plots, compare) is rendered from these records.
 
     schema.py   what a record is, and `check_record`: the one check every reader applies
+    record.py   the record as a type: `RunRecord.from_json` (checked) and `to_json`; its parts in parts.py
     read.py     files -> checked records (`read_record`, `iter_record_paths`; `unique_runs`: a run id once)
     write.py    a new record, its id, strict JSON, atomic writes with a fallback folder
 
@@ -10,6 +11,7 @@ Callers use the names below (`from suite import run_record; run_record.read_reco
 """
 
 from suite.run_record.read import iter_record_paths, read_record, unique_runs
+from suite.run_record.record import RunRecord
 from suite.run_record.schema import (
     SCHEMA,
     SCHEMA_VERSION,
@@ -51,6 +53,7 @@ __all__ = [
     "ORIGIN_ENV",
     "OtherSuiteRecord",
     "RecordNotWritten",
+    "RunRecord",
     "SCHEMA",
     "SCHEMA_VERSION",
     "STATUSES",

@@ -1,0 +1,108 @@
+"""The run record as a type: `RunRecord`, a frozen dataclass of the record's top fields and its parts
+(parts.py), read from JSON by `RunRecord.from_json` (which applies `schema.check_record`, the one check every
+reader applies, and raises what it raises) and written back by `to_json`, field for field and in the same
+order: `RunRecord.from_json(d).to_json() == d` for every record the suite reads.
+
+`config` stays a plain mapping (the run's settings as `RunConfig.to_dict` wrote them). A top field no type
+models (`loader`, `ranks`, `profile`, `non_finite` ...) is kept in `extra`, read with `record.get(name)`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from suite.run_record.parts import (
+    Context,
+    Data,
+    Device,
+    Diagnosis,
+    Error,
+    Group,
+    Memory,
+    Metrics,
+    Numerics,
+    Part,
+    PerDevice,
+    Telemetry,
+    Workload,
+)
+from suite.run_record.schema import SCHEMA, SCHEMA_VERSION, check_record
+
+_PARTS = {
+    "error": Error,
+    "context": Context,
+    "device": Device,
+    "data": Data,
+    "metrics": Metrics,
+    "memory": Memory,
+    "telemetry": Telemetry,
+    "workload": Workload,
+    "numerics": Numerics,
+    "diagnosis": Diagnosis,
+    "group": Group,
+    "per_device": PerDevice,
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class RunRecord(Part):
+    """One run: what was asked (`config`), where it ran (`context`, `device`, `data`), what was measured
+    (`metrics`, `memory`, `telemetry`) and how it ended (`status`, `error`, `warnings`). Every part is there
+    (empty where the JSON has none); `error` is None unless the run failed."""
+
+    schema: str = SCHEMA
+    schema_version: int = SCHEMA_VERSION
+    run_id: str | None = None
+    status: str | None = None
+    error: Error | None = None
+    warnings: Sequence[str] = dataclasses.field(default_factory=list)
+    origin: str | None = None
+    kind: str | None = None
+    backend_choice: str | None = None
+    context: Context = dataclasses.field(default_factory=Context)
+    config: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    device: Device = dataclasses.field(default_factory=Device)
+    data: Data = dataclasses.field(default_factory=Data)
+    metrics: Metrics = dataclasses.field(default_factory=Metrics)
+    memory: Memory = dataclasses.field(default_factory=Memory)
+    telemetry: Telemetry = dataclasses.field(default_factory=Telemetry)
+    workload: Workload = dataclasses.field(default_factory=Workload)
+    numerics: Numerics = dataclasses.field(default_factory=Numerics)
+    diagnosis: Diagnosis = dataclasses.field(default_factory=Diagnosis)
+    group: Group = dataclasses.field(default_factory=Group)
+    sweep_point: Mapping[str, Any] | None = None
+    per_device: PerDevice = dataclasses.field(default_factory=PerDevice)
+
+    _nested = _PARTS
+    _always = frozenset(_PARTS) - {"error"}
+
+    @classmethod
+    def from_json(cls, data) -> RunRecord:
+        """The record of parsed JSON, checked as every reader checks it: NotARecord (OtherSuiteRecord,
+        BadRecord naming the field) for what is not a run record this suite reads."""
+        return cls.from_checked(check_record(data))
+
+    @classmethod
+    def from_checked(cls, data: Mapping[str, Any]) -> RunRecord:
+        """The record of a mapping already checked, or made by the suite itself (no check: cheap)."""
+        return Part.from_json.__func__(cls, data)
+
+    @classmethod
+    def of(cls, record) -> RunRecord:
+        """`record` as a RunRecord: itself, or a checked mapping's record (readers that take either)."""
+        return record if isinstance(record, RunRecord) else cls.from_checked(record)
+
+    # -- what readers ask of every record ----------------------------------------------------------------
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def workload_name(self) -> str | None:
+        return self.config.get("workload")
+
+    @property
+    def backend(self) -> str | None:
+        return self.config.get("backend")
