@@ -111,3 +111,24 @@ def test_a_part_built_in_code_writes_its_set_fields_in_declared_order():
         "warnings": [],  # a record built in code always has these two
         "config": {},
     }
+
+
+def test_a_failure_record_made_now_has_the_kept_ones_fields_in_order():
+    from conftest import tiny_config
+
+    from suite.orchestration import child
+
+    kept = _load(Path(ROOT) / "tests/data/records/child-failure.json")
+    made = child.failure_record(tiny_config().to_dict(), "Timeout", "no result within 5 s")
+    assert list(made) == list(kept) and made["error"] == kept["error"] and made["config"] == kept["config"]
+    assert RunRecord.from_json(made).error.type == "Timeout"
+
+
+def test_a_run_record_is_written_as_its_json(tmp_path):
+    from suite import run_record
+
+    record = RunRecord.from_json(_load(Path(ROOT) / "tests/data/records/dcgan64-cpu.json"))
+    path = run_record.write_record(record, str(tmp_path))
+    assert Path(path).name == f"{record.run_id}.json"
+    assert json.loads(Path(path).read_text(encoding="utf-8")) == record.to_json()
+    assert run_record.record_json(record) == run_record.record_json(record.to_json())

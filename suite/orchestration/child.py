@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 from suite import context, limits, run_options, run_record
 from suite.run_options import option_argv, run_argv  # noqa: F401 - callers reach them here too
+from suite.run_record.parts import Error
+from suite.run_record.record import RunRecord
 
 # Options every child is given by the one starting it, never taken from a caller's list.
 RESERVED = {"out", "json", "help"}
@@ -82,7 +84,8 @@ def argv_from_args(args) -> list[str]:
         if action.nargs == 0:
             value = value == action.const  # store_true / store_false: given or not
         options[name] = value
-    return ["run", *run_argv(options)]
+    spec = getattr(args, "spec", None)  # a run given as a RunSpec file: its children read the same file
+    return ["run", *run_argv(options), *(["--spec", spec] if spec is not None else [])]
 
 
 # -- starting a child ------------------------------------------------------------------------------
@@ -174,9 +177,8 @@ def failure_record(config: dict, kind: str, message: str, exit_status=None) -> d
     """The record of a run that left none of its own (crash, kill, timeout)."""
     ctx = context.collect()
     run_id = run_record.new_run_id(config.get("workload", "run"), config.get("backend", "?"), ctx["utc_time"])
-    record = run_record.new_record(run_id, ctx, config)
-    record["error"] = {"type": kind, "message": message, "exit_status": exit_status}
-    return record
+    error = Error.from_json({"type": kind, "message": message, "exit_status": exit_status})
+    return RunRecord.new(run_id, ctx, config).replaced(error=error).to_json()
 
 
 def failure_of(child: Child, config: dict, timeout_s: float | None = None) -> dict:

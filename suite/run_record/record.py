@@ -10,6 +10,7 @@ models (`loader`, `ranks`, `profile`, `non_finite` ...) is kept in `extra`, read
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -29,6 +30,28 @@ from suite.run_record.parts import (
     Workload,
 )
 from suite.run_record.schema import SCHEMA, SCHEMA_VERSION, check_record
+
+# Set by a command for the runs it starts (`suite sweep` -> "sweep"): the record says which command made
+# it, so a report can leave sub-runs out unless asked for.
+ORIGIN_ENV = "SUITE_ORIGIN"
+
+# A new record's fields, in the order every record has had them (the rest follow as a run adds them).
+_SKELETON = (
+    "schema",
+    "schema_version",
+    "run_id",
+    "status",
+    "error",
+    "warnings",
+    "origin",
+    "context",
+    "config",
+    "device",
+    "data",
+    "metrics",
+    "memory",
+    "telemetry",
+)
 
 _PARTS = {
     "error": Error,
@@ -77,6 +100,18 @@ class RunRecord(Part):
 
     _nested = _PARTS
     _always = frozenset(_PARTS) - {"error"}
+
+    @classmethod
+    def new(cls, run_id: str, context: Mapping[str, Any], config: Mapping[str, Any]) -> RunRecord:
+        """A run's record before it has measured anything: an error until the run says otherwise."""
+        return cls(
+            keys=_SKELETON,
+            run_id=run_id,
+            status="error",
+            origin=os.environ.get(ORIGIN_ENV) or "run",
+            context=Context.from_json(context),
+            config=config,
+        )
 
     @classmethod
     def from_json(cls, data) -> RunRecord:

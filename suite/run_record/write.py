@@ -15,11 +15,7 @@ from dataclasses import dataclass
 
 from suite import atomic
 from suite.errors import UserError
-from suite.run_record.schema import SCHEMA, SCHEMA_VERSION
-
-# Set by a command for the runs it starts (`suite sweep` -> "sweep"): the record says which command made
-# it, so a report can leave sub-runs out unless asked for.
-ORIGIN_ENV = "SUITE_ORIGIN"
+from suite.run_record.record import ORIGIN_ENV, RunRecord  # noqa: F401 - ORIGIN_ENV: its old home
 
 
 def new_run_id(workload: str, backend: str, utc_time: str) -> str:
@@ -30,22 +26,8 @@ def new_run_id(workload: str, backend: str, utc_time: str) -> str:
 
 
 def new_record(run_id: str, context: dict, config: dict) -> dict:
-    return {
-        "schema": SCHEMA,
-        "schema_version": SCHEMA_VERSION,
-        "run_id": run_id,
-        "status": "error",  # until the run says otherwise
-        "error": None,
-        "warnings": [],
-        "origin": os.environ.get(ORIGIN_ENV) or "run",
-        "context": context,
-        "config": config,
-        "device": {},
-        "data": {},
-        "metrics": {},
-        "memory": {},
-        "telemetry": {},
-    }
+    """A new record as a mapping that a run fills in as it goes (`RunRecord.new`'s JSON)."""
+    return RunRecord.new(run_id, context, config).to_json()
 
 
 def error_of(error: BaseException) -> dict:
@@ -114,17 +96,22 @@ def finite_json(value, where: str = "", found: dict | None = None, _open: frozen
     return value
 
 
-def record_json(record: dict) -> str:
+def _mapping(record: RunRecord | dict) -> dict:
+    return record.to_json() if isinstance(record, RunRecord) else record
+
+
+def record_json(record: RunRecord | dict) -> str:
     """The record as strict JSON: non-finite numbers become null, and `non_finite` says which and why."""
     found: dict = {}
-    data = finite_json(record, "", found)
+    data = finite_json(_mapping(record), "", found)
     if found:
         data["non_finite"] = {**(data.get("non_finite") or {}), **found}
     return json.dumps(data, indent=2, sort_keys=False, default=str, allow_nan=False) + "\n"
 
 
-def write_record(record: dict, out_dir: str) -> str:
+def write_record(record: RunRecord | dict, out_dir: str) -> str:
     """Write atomically: a temporary file in the same folder, fsync, then rename over the final name."""
+    record = _mapping(record)
     check_run_id(record["run_id"])
     text = record_json(record)  # before any file exists: a record that cannot be serialised leaves none
     os.makedirs(out_dir, exist_ok=True)
@@ -166,7 +153,7 @@ class RecordNotWritten(UserError):
 EXIT_RECORD_NOT_WRITTEN = 3
 
 
-def save_record(record: dict, out_dir: str) -> Saved:
+def save_record(record: RunRecord | dict, out_dir: str) -> Saved:
     """Write the record to `out_dir`; when that fails (full disk, read-only or vanished folder), to the
     fallback folder; when that fails too, Saved(None): the caller prints it on stdout. Nothing measured
     is lost to a bad disk."""
@@ -180,7 +167,7 @@ def save_record(record: dict, out_dir: str) -> Saved:
         return Saved(None, failed=why)
 
 
-def write_record_or_stop(record: dict, out_dir: str) -> str:
+def write_record_or_stop(record: RunRecord | dict, out_dir: str) -> str:
     """For commands that write records as they go (sweeps, diagnoses, loader and batch-size searches):
     the path written, or, when `out_dir` cannot take it, the record saved as save_record does and a
     RecordNotWritten naming where it went (the command stops: later records would fail alike)."""
