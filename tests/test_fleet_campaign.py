@@ -12,7 +12,7 @@ import yaml
 
 from suite.cli import build_parser, main
 from suite.errors import UserError
-from suite.orchestration import campaign, campaign_file, sky_tasks
+from suite.orchestration import campaign, campaign_file, campaign_inline, sky_tasks
 from suite.reporting.pricing import load_catalog
 
 DOCS = os.path.join(os.path.dirname(__file__), os.pardir, "docs", "fleet.md")
@@ -308,7 +308,11 @@ def test_sky_is_never_imported_by_the_other_commands_nor_by_plan(argv, tmp_path)
 def test_run_script_copies_records_to_the_bucket_and_keeps_the_exit_status(tmp_path):
     """Executed by bash with a stand-in `suite` that writes a record and exits 1 (as an OOM run does)."""
     plan_ = campaign.build(
-        campaign.from_inline(["g6.xlarge"], "dcgan64", [], 1, False, None, None, "s3://b/x", None)
+        campaign_inline.from_inline(
+            campaign_inline.InlineCampaign(
+                ["g6.xlarge"], "dcgan64", [], 1, False, None, None, "s3://b/x", None
+            )
+        )
     )
     bucket = tmp_path / "bucket"
     script = sky_tasks.task(plan_, plan_.targets[0])["run"].replace(sky_tasks.RECORDS_MOUNT, str(bucket))

@@ -218,10 +218,14 @@ def test_a_damaged_catalog_is_not_read(sky_home):
 
 
 def test_the_running_cost_meter_counts_the_controller_while_managed_jobs_run(tmp_path):
-    from suite.orchestration import campaign, campaign_prices, sky_driver
+    from suite.orchestration import campaign, campaign_inline, campaign_prices, sky_driver
 
     plan = campaign.build(
-        campaign.from_inline(["g6.xlarge"], "dcgan64", [], 1.0, True, None, None, "s3://b/c", "meter")
+        campaign_inline.from_inline(
+            campaign_inline.InlineCampaign(
+                ["g6.xlarge"], "dcgan64", [], 1.0, True, None, None, "s3://b/c", "meter"
+            )
+        )
     )
     assert isinstance(plan.controller, campaign_prices.Controller)
     fleet = sky_driver.Fleet(plan, str(tmp_path), None, None, print, False, None, 1.0)

@@ -108,7 +108,7 @@ def add_campaign_options(p) -> None:
 
 def load_campaign(args):
     from suite.errors import UserError
-    from suite.orchestration import campaign, campaign_file
+    from suite.orchestration import campaign, campaign_file, campaign_inline
 
     if args.file and args.instances:
         raise UserError("give a campaign file or --instances, not both")
@@ -123,18 +123,20 @@ def load_campaign(args):
         if args.max_cost_usd is not None:
             settings["max_cost_usd"] = args.max_cost_usd
     else:
-        settings = campaign.from_inline(
-            args.instances,
-            args.workload,
-            args.options,
-            args.hours,
-            args.spot,
-            args.max_cost_usd,
-            args.prices,
-            args.bucket,
-            args.name,
-            args.host_images,
-            args.habana_image,
+        settings = campaign_inline.from_inline(
+            campaign_inline.InlineCampaign(
+                instances=args.instances,
+                workload=args.workload,
+                options=args.options,
+                hours=args.hours,
+                spot=args.spot,
+                max_cost_usd=args.max_cost_usd,
+                prices=args.prices,
+                bucket=args.bucket,
+                name=args.name,
+                host_images=args.host_images,
+                habana_image=args.habana_image,
+            )
         )
     return campaign.build(settings)
 

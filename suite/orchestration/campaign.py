@@ -1,7 +1,7 @@
 """A fleet campaign: one benchmark on several cloud instance types, and what renting them will cost.
 
 A campaign names the workload once and the instance types to run it on (the file format: see
-campaign_file.py, which reads it, and docs/fleet.md; or inline: `from_inline`).
+campaign_file.py, which reads it, and docs/fleet.md; or inline: campaign_inline.py).
 
 Every instance type must be in the price catalog: the estimate is hours x $/hour from that catalog
 (on-demand, or spot for a spot instance), and an unknown name is refused with near matches.
@@ -259,98 +259,29 @@ def _given_at(settings: dict, key: str) -> str:
     return "--" + key.replace("_", "-")
 
 
+@dataclass(frozen=True)
+class InstanceDefaults:
+    """What the campaign gives each instance that does not say otherwise."""
+
+    hours: float
+    spot: bool
+    options: dict
+    host_image: dict | None  # {region: AMI id}, checked; for the Gaudi instances only
+    host_image_where: str  # where the campaign's host image was given, for an error
+
+
 def build(settings: dict) -> Campaign:
     """Check every instance against the price catalog and the budget cap; return the priced campaign."""
-    from suite.orchestration import campaign_prices, campaign_runs, sky_tasks
+    from suite.orchestration import campaign_prices, campaign_runs
     from suite.reporting.pricing import load_catalog
 
     source = settings.get("source_file") or "command line"
-    where = settings.get("where") or {}
     catalog = load_catalog(settings.get("prices"))
-    name = settings.get("name") or (
-        os.path.splitext(os.path.basename(source))[0] if settings.get("source_file") else "suite-fleet"
-    )
-    name = name.lower().replace("_", "-")
-    if not NAME_PATTERN.match(name):
-        raise UserError(
-            f"campaign name {name!r} ({source}) must start with a letter and hold only letters, digits and "
-            "'-' (at most 32): cluster names are made from it"
-        )
+    name = _campaign_name(settings, source)
     check_workload(settings["workload"], source)
-    default_hours = check_amount("hours", settings.get("hours", DEFAULT_HOURS), source, numbers.HOURS)
-    if settings.get("max_cost_usd") is not None:
-        check_amount("max_cost_usd", settings["max_cost_usd"], source, numbers.DOLLARS)
-    for key in ("git", "ref"):
-        if settings.get(key) is not None:
-            check_plain(key, settings[key], source)
-    habana_image = settings.get("habana_image")
-    if habana_image is not None and not (isinstance(habana_image, str) and IMAGE_PATTERN.match(habana_image)):
-        raise UserError(
-            f"{_given_at(settings, 'habana_image')}: {habana_image!r} is not a container image reference (e.g. "
-            "vault.habana.ai/gaudi-docker/1.21.0/ubuntu22.04/habanalabs/pytorch-installer-2.6.0:latest)"
-        )
-    campaign_image = settings.get("host_image")
-    campaign_image_where = _given_at(settings, "host_image")
-    if campaign_image is not None:  # checked whether or not an instance needs it
-        campaign_image = check_host_image(campaign_image, None, campaign_image_where)
-    targets, seen = [], set()
-    for entry in settings["instances"]:
-        instance_type = entry["type"]
-        at = where.get(instance_type, source)
-        if instance_type in seen:
-            raise UserError(f"instance {instance_type!r} is listed twice ({at})")
-        seen.add(instance_type)
-        try:
-            instance = catalog.get(instance_type)
-        except UserError as error:
-            raise UserError(f"{error} ({at})") from None
-        check_current(instance, catalog, at)
-        check_launchable(instance, at)
-        for key in ("cloud", "region"):
-            if entry.get(key) is not None:
-                check_plain(key, entry[key], at)
-        backend = sky_tasks.backend_of(
-            entry.get("backend"), instance.accelerator, instance.accelerator_count, instance_type
-        )
-        host_image, given = entry.get("host_image"), at
-        if host_image is None and campaign_image is not None and backend == "hpu":
-            # The campaign's host image is its Gaudi instances' (the others run on SkyPilot's own image).
-            host_image, given = campaign_image, campaign_image_where
-        if host_image is not None:
-            host_image = check_host_image(host_image, entry.get("region"), given)
-        hours = check_amount("hours", entry.get("hours", default_hours), at, numbers.HOURS)
-        spot = entry.get("spot", settings.get("spot", False))
-        # SkyPilot launches a task with a host image only in the regions the image names: priced there.
-        region = entry.get("region") or (tuple(host_image) if host_image else None)
-        price = campaign_prices.price(instance, catalog, region, at)
-        rate = price.spot if spot else price.on_demand
-        if rate is None:
-            sky = price.source.startswith("SkyPilot catalog")
-            where = "SkyPilot's catalog" if sky else f"the {catalog.name} catalog"
-            raise UserError(
-                f"{instance_type} has no spot price in {where} ({at}): "
-                "run it on-demand (spot: false) or give a catalog with a spot quote"
-            )
-        targets.append(
-            Target(
-                instance_type=instance_type,
-                spot=spot,
-                hours=hours,
-                usd_per_hour=rate,
-                on_demand_usd_per_hour=price.on_demand,
-                spot_usd_per_hour=price.spot,
-                accelerator=instance.accelerator,
-                accelerator_count=instance.accelerator_count,
-                cloud=entry.get("cloud"),
-                region=entry.get("region"),
-                backend=entry.get("backend"),
-                options={**settings.get("options", {}), **entry.get("options", {})},
-                host_image=host_image,
-                provider=instance.provider,
-                price=price,
-            )
-        )
-        check_target(targets[-1], at)
+    hours = check_amount("hours", settings.get("hours", DEFAULT_HOURS), source, numbers.HOURS)
+    _check_run_settings(settings, source)
+    targets = _targets(settings, source, catalog, _instance_defaults(settings, hours))
     campaign = Campaign(
         name=name,
         workload=settings["workload"],
@@ -363,17 +294,145 @@ def build(settings: dict) -> Campaign:
         bucket=settings.get("bucket"),
         source=source,
         controller=campaign_prices.controller(targets, catalog),
-        habana_image=habana_image,
+        habana_image=settings.get("habana_image"),
     )
-    spot_without_bucket = [t.instance_type for t in targets if t.spot and not campaign.bucket]
-    if spot_without_bucket:
-        raise UserError(
-            f"spot instances ({', '.join(spot_without_bucket)}) run as managed jobs whose clusters go away "
-            f"by themselves: give a bucket for their records (records: {{bucket: s3://...}}) in {source}"
-        )
+    _check_spot_records(campaign)
     campaign_runs.check_runs(campaign)  # what `suite run` would refuse, refused before anything is rented
     check_budget(campaign)
     return campaign
+
+
+def _campaign_name(settings: dict, source: str) -> str:
+    """The campaign's name (given, else the campaign file's), as cluster names can hold it."""
+    name = settings.get("name") or (
+        os.path.splitext(os.path.basename(source))[0] if settings.get("source_file") else "suite-fleet"
+    )
+    name = name.lower().replace("_", "-")
+    if not NAME_PATTERN.match(name):
+        raise UserError(
+            f"campaign name {name!r} ({source}) must start with a letter and hold only letters, digits and "
+            "'-' (at most 32): cluster names are made from it"
+        )
+    return name
+
+
+def _check_run_settings(settings: dict, source: str) -> None:
+    """How the campaign runs: its budget cap, the repository it installs, the Gaudi container."""
+    if settings.get("max_cost_usd") is not None:
+        check_amount("max_cost_usd", settings["max_cost_usd"], source, numbers.DOLLARS)
+    for key in ("git", "ref"):
+        if settings.get(key) is not None:
+            check_plain(key, settings[key], source)
+    habana_image = settings.get("habana_image")
+    if habana_image is not None and not (isinstance(habana_image, str) and IMAGE_PATTERN.match(habana_image)):
+        raise UserError(
+            f"{_given_at(settings, 'habana_image')}: {habana_image!r} is not a container image reference (e.g. "
+            "vault.habana.ai/gaudi-docker/1.21.0/ubuntu22.04/habanalabs/pytorch-installer-2.6.0:latest)"
+        )
+
+
+def _instance_defaults(settings: dict, hours: float) -> InstanceDefaults:
+    image, given = settings.get("host_image"), _given_at(settings, "host_image")
+    if image is not None:  # checked whether or not an instance needs it
+        image = check_host_image(image, None, given)
+    spot, options = settings.get("spot", False), settings.get("options", {})
+    return InstanceDefaults(hours=hours, spot=spot, options=options, host_image=image, host_image_where=given)
+
+
+def _targets(settings: dict, source: str, catalog, defaults: InstanceDefaults) -> list[Target]:
+    """Every instance of the campaign, priced and checked, in the order given (each once)."""
+    where = settings.get("where") or {}
+    targets, seen = [], set()
+    for entry in settings["instances"]:
+        at = where.get(entry["type"], source)
+        if entry["type"] in seen:
+            raise UserError(f"instance {entry['type']!r} is listed twice ({at})")
+        seen.add(entry["type"])
+        targets.append(_target(entry, at, catalog, defaults))
+        check_target(targets[-1], at)
+    return targets
+
+
+def _target(entry: dict, at: str, catalog, defaults: InstanceDefaults) -> Target:
+    """One instance's entry as a Target: a current, launchable catalog row, priced where it may run."""
+    from suite.orchestration import campaign_prices, sky_tasks
+
+    instance = _catalog_instance(entry["type"], catalog, at)
+    for key in ("cloud", "region"):
+        if entry.get(key) is not None:
+            check_plain(key, entry[key], at)
+    backend = sky_tasks.backend_of(
+        entry.get("backend"), instance.accelerator, instance.accelerator_count, entry["type"]
+    )
+    host_image = _instance_host_image(entry, backend, at, defaults)
+    hours = check_amount("hours", entry.get("hours", defaults.hours), at, numbers.HOURS)
+    spot = entry.get("spot", defaults.spot)
+    # SkyPilot launches a task with a host image only in the regions the image names: priced there.
+    region = entry.get("region") or (tuple(host_image) if host_image else None)
+    price = campaign_prices.price(instance, catalog, region, at)
+    return Target(
+        instance_type=entry["type"],
+        spot=spot,
+        hours=hours,
+        usd_per_hour=_rate(price, spot, entry["type"], catalog, at),
+        on_demand_usd_per_hour=price.on_demand,
+        spot_usd_per_hour=price.spot,
+        accelerator=instance.accelerator,
+        accelerator_count=instance.accelerator_count,
+        cloud=entry.get("cloud"),
+        region=entry.get("region"),
+        backend=entry.get("backend"),
+        options={**defaults.options, **entry.get("options", {})},
+        host_image=host_image,
+        provider=instance.provider,
+        price=price,
+    )
+
+
+def _catalog_instance(instance_type: str, catalog, at: str):
+    """The catalog's row for INSTANCE_TYPE, refused unless it is current and SkyPilot can launch it."""
+    try:
+        instance = catalog.get(instance_type)
+    except UserError as error:
+        raise UserError(f"{error} ({at})") from None
+    check_current(instance, catalog, at)
+    check_launchable(instance, at)
+    return instance
+
+
+def _instance_host_image(entry: dict, backend: str, at: str, defaults: InstanceDefaults) -> dict | None:
+    """The instance's own host image, else the campaign's on Gaudi; checked against its region."""
+    host_image, given = entry.get("host_image"), at
+    if host_image is None and defaults.host_image is not None and backend == "hpu":
+        # The campaign's host image is its Gaudi instances' (the others run on SkyPilot's own image).
+        host_image, given = defaults.host_image, defaults.host_image_where
+    if host_image is not None:
+        host_image = check_host_image(host_image, entry.get("region"), given)
+    return host_image
+
+
+def _rate(price, spot: bool, instance_type: str, catalog, at: str) -> float:
+    """The $/hour the instance is estimated at: its spot quote for a spot instance, else on-demand."""
+    rate = price.spot if spot else price.on_demand
+    if rate is None:
+        sky = price.source.startswith("SkyPilot catalog")
+        quoted_in = "SkyPilot's catalog" if sky else f"the {catalog.name} catalog"
+        raise UserError(
+            f"{instance_type} has no spot price in {quoted_in} ({at}): "
+            "run it on-demand (spot: false) or give a catalog with a spot quote"
+        )
+    return rate
+
+
+def _check_spot_records(campaign: Campaign) -> None:
+    """Spot instances run as managed jobs, whose clusters go away by themselves: records need a bucket."""
+    spot_without_bucket = [t.instance_type for t in campaign.targets if t.spot and not campaign.bucket]
+    if spot_without_bucket:
+        raise UserError(
+            f"spot instances ({', '.join(spot_without_bucket)}) run as managed jobs whose clusters go away "
+            "by themselves: give a bucket for their records (records: {bucket: s3://...}) in "
+            + campaign.source
+        )
 
 
 def _is_shipped(prices: str | None) -> bool:
@@ -388,54 +447,3 @@ def check_budget(campaign: Campaign) -> None:
             f"the campaign's estimate is ${campaign.cost_usd:,.2f}, above its max_cost_usd "
             f"${campaign.max_cost_usd:,.2f}: drop instances, shorten 'hours' or use spot ({campaign.source})"
         )
-
-
-def from_inline(
-    instances: list[str],
-    workload: str,
-    options: list[str],
-    hours: float | None,
-    spot: bool,
-    max_cost_usd: float | None,
-    prices: str | None,
-    bucket: str | None,
-    name: str | None,
-    host_images: list[str] = (),
-    habana_image: str | None = None,
-) -> dict:
-    """`--instances g6e.xlarge,g5.xlarge --workload dcgan64 --set batch-size=64` as settings;
-    `--host-image REGION=AMI` (repeatable) is the Gaudi instances' host image."""
-    settings: dict = {"workload": workload, "spot": spot, "options": {}}
-    for text in options:
-        option, sep, value = text.partition("=")
-        option = option.strip().replace("_", "-")
-        if not sep or not option:
-            raise UserError(f"--set takes OPTION=VALUE (e.g. batch-size=64), got {text!r}")
-        check_option(option, "--set")
-        settings["options"][option] = value.strip()
-    for key, value in (
-        ("hours", hours), ("max_cost_usd", max_cost_usd), ("prices", prices), ("name", name),
-        ("habana_image", habana_image),
-    ):  # fmt: skip
-        if value is not None:
-            settings[key] = value
-    if bucket:
-        check_bucket(bucket, "--bucket")
-        settings["bucket"] = bucket.rstrip("/")
-    if host_images:
-        settings["host_image"] = {}
-        for text in host_images:
-            region, sep, ami = text.partition("=")
-            if not sep or not region.strip() or not ami.strip():
-                raise UserError(
-                    f"--host-image takes REGION=AMI (e.g. us-east-1=ami-0123456789abcdef0), got {text!r}"
-                )
-            if region.strip() in settings["host_image"]:
-                raise UserError(
-                    f"--host-image names region {region.strip()!r} twice: give one AMI per region"
-                )
-            settings["host_image"][region.strip()] = ami.strip()
-    settings["instances"] = [{"type": t.strip()} for t in ",".join(instances).split(",") if t.strip()]
-    if not settings["instances"]:
-        raise UserError("no instances: give a campaign file or --instances TYPE[,TYPE...]")
-    return settings
