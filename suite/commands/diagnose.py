@@ -95,9 +95,29 @@ def diagnose_command(args) -> int:
     processes = _processes(args.processes)
     from suite import run_record
     from suite.config import RunConfig
-    from suite.measurement import diagnose, diagnose_evidence
-    from suite.orchestration import child, sweep
-    from suite.reporting import compare_stats
+    from suite.measurement import diagnose
+    from suite.orchestration import child
+
+    point = _checked_point(args)
+    out_dir = run_record.check_out_dir(args.out)
+    plan = child.plan(RunConfig(**point.config))  # the backend's capabilities shape the advice
+    records = _measure_interleaved(plan, point, out_dir, processes)
+    if _said_failures(records):
+        return 1
+    end_to_end = records["end_to_end"][-1]  # the last end-to-end run's record gains the verdict
+    found = _diagnosis(records, plan)
+    end_to_end["diagnosis"] = found
+    # the same run id: the record gains its verdict
+    path = run_record.write_record_or_stop(end_to_end, out_dir)
+    print(diagnose.render(found))
+    print(f"record: {path}")
+    return 0
+
+
+def _checked_point(args):
+    """The one configuration diagnosed, as `suite run` would resolve it: every value checked (and the data
+    opened) before anything is measured."""
+    from suite.orchestration import sweep
     from suite.run_options import run_options
 
     options = run_options()
@@ -111,25 +131,36 @@ def diagnose_command(args) -> int:
     }
     spec = sweep.parse_inline([], args.fixed, options, sweep.own_options(own, options), require_grid=False)
     [point] = sweep.expand(spec, options)
-    sweep.resolve([point])  # every value checked (and the data opened) before anything is measured
-    config = point.config
-    out_dir = run_record.check_out_dir(args.out)
+    sweep.resolve([point])
+    return point
 
-    plan = child.plan(RunConfig(**config))  # the backend's capabilities shape the advice
-    records = _measure_interleaved(plan, point, out_dir, processes)
+
+def _said_failures(records: dict[str, list[dict]]) -> bool:
+    """Say each process that failed, and that there is no verdict then; whether any did."""
+    from suite.measurement import diagnose_evidence
+    from suite.orchestration import child
+
     failed = [
         (diagnose_evidence.ARM_NAMES[arm], record)
         for arm, found in records.items()
         for record in found
         if record.get("status") != "ok"
     ]
+    for name, record in failed:
+        print(f"{name} measurement failed: {child.describe(record)}")
     if failed:
-        for name, record in failed:
-            print(f"{name} measurement failed: {child.describe(record)}")
         print("no verdict: every measurement must complete")
-        return 1
+    return bool(failed)
+
+
+def _diagnosis(records: dict[str, list[dict]], plan) -> dict:
+    """The verdict from the processes' rates and the last end-to-end run's settings, with the evidence
+    behind it: each arm's processes, their ratios and rates, and the run ids they were recorded under."""
+    from suite.measurement import diagnose, diagnose_evidence
+    from suite.reporting import compare_stats
+
     rates = diagnose_evidence.rates_of(records)
-    end_to_end = records["end_to_end"][-1]  # the last end-to-end run's record gains the verdict
+    end_to_end = records["end_to_end"][-1]
     decided = diagnose_evidence.decide(rates, compare_stats.welch)
     evidence = diagnose.BottleneckEvidence(
         **_median_rates(rates),
@@ -149,12 +180,7 @@ def diagnose_command(args) -> int:
         "end_to_end": end_to_end["run_id"],
     }
     found["runs"] = {name: [r["run_id"] for r in records[arm]] for arm, name in RECORD_NAMES.items()}
-    end_to_end["diagnosis"] = found
-    # the same run id: the record gains its verdict
-    path = run_record.write_record_or_stop(end_to_end, out_dir)
-    print(diagnose.render(found))
-    print(f"record: {path}")
-    return 0
+    return found
 
 
 RECORD_NAMES = {"loader": "loader_only", "compute": "compute_only", "end_to_end": "end_to_end"}
