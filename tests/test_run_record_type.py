@@ -132,3 +132,22 @@ def test_a_run_record_is_written_as_its_json(tmp_path):
     assert Path(path).name == f"{record.run_id}.json"
     assert json.loads(Path(path).read_text(encoding="utf-8")) == record.to_json()
     assert run_record.record_json(record) == run_record.record_json(record.to_json())
+
+
+@pytest.mark.parametrize("name", ["dcgan64-cpu", "gpt2-small-tokens", "per-device-2", "oom-max-memory"])
+def test_the_facts_of_a_record_are_the_same_from_the_type_and_the_mapping(name):
+    from suite.run_record import facts
+
+    data = _load(Path(ROOT) / f"tests/data/records/{name}.json")
+    record = RunRecord.from_json(data)
+    for fact in (
+        facts.data_path,
+        facts.nodes,
+        facts.accelerators_used,
+        facts.numerics_failed,
+        facts.profiled,
+        facts.images_per_hour,
+        facts.log_images_per_hour,
+        facts.per_device,
+    ):
+        assert fact(record) == fact(data), fact.__name__

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 
 from suite import stats
+from suite.run_record.parts import Metrics
 
 
 class Disagreement(ValueError):
@@ -49,6 +50,15 @@ def _number(mapping: dict, name: str) -> float | None:
     return float(value) if _is_number(value) else None
 
 
+def _figure(value) -> float | None:
+    """A figure of the record's metrics (a number or null: the schema has checked its type)."""
+    return float(value) if _is_number(value) else None
+
+
+def _rates(values) -> list | None:
+    return values if isinstance(values, list) and values else None
+
+
 def _agree(field: str, held: float | None, expected: float | None, how: str, floor: float = 0.0) -> None:
     """Disagreement unless `held` is `expected` to RELATIVE (or within `floor`, for spreads near zero)."""
     if held is None or expected is None:
@@ -68,12 +78,12 @@ def _spread(values: list[float]) -> tuple[float, float]:
     return mean * top, math.sqrt(variance) * top
 
 
-def _check_windows(metrics: dict, config: dict) -> None:
-    rates = metrics.get("window_images_per_second")
-    times = metrics.get("window_time_s")
-    per_window = _number(metrics, "images_per_window")
+def _check_windows(metrics: Metrics, config: dict) -> None:
+    rates = _rates(metrics.window_images_per_second)
+    times = metrics.window_time_s
+    per_window = _figure(metrics.images_per_window)
     if isinstance(times, list) and times:
-        if isinstance(rates, list) and rates and len(rates) != len(times):
+        if rates and len(rates) != len(times):
             raise Disagreement(
                 "metrics.window_images_per_second", f"one rate per window ({len(times)})", f"{len(rates)}"
             )
@@ -81,7 +91,7 @@ def _check_windows(metrics: dict, config: dict) -> None:
             for i, seconds in enumerate(times):
                 if seconds == 0:
                     raise Disagreement(f"metrics.window_time_s[{i}]", "> 0 (a window's images took time)", 0)
-                if isinstance(rates, list) and rates:
+                if rates:
                     _agree(
                         f"metrics.window_images_per_second[{i}]",
                         rates[i],
@@ -90,42 +100,42 @@ def _check_windows(metrics: dict, config: dict) -> None:
                     )
             _agree(
                 "metrics.images_timed",
-                _number(metrics, "images_timed"),
+                _figure(metrics.images_timed),
                 per_window * len(times),
                 "images_per_window × windows",
             )
         top = max(times)
         _agree(
             "metrics.time_timed_s",
-            _number(metrics, "time_timed_s"),
+            _figure(metrics.time_timed_s),
             math.fsum(t / top for t in times) * top if top else 0.0,
             "the sum of window_time_s",
         )
-        steps = _number(metrics, "steps_per_window") or _number(config, "steps_per_window")
+        steps = _figure(metrics.steps_per_window) or _number(config, "steps_per_window")
         if steps:
             _agree(
                 "metrics.step_time_s",
-                _number(metrics, "step_time_s"),
+                _figure(metrics.step_time_s),
                 stats.median(times) / steps,
                 "median(window_time_s) ÷ steps_per_window",
             )
-    if not (isinstance(rates, list) and rates):
+    if not rates:
         return
     _agree(
         "metrics.images_per_second",
-        _number(metrics, "images_per_second"),
+        _figure(metrics.images_per_second),
         stats.median(rates),
         "the median of window_images_per_second",
     )
     _agree(
         "metrics.images_per_second_min",
-        _number(metrics, "images_per_second_min"),
+        _figure(metrics.images_per_second_min),
         min(rates),
         "the least of window_images_per_second",
     )
     _agree(
         "metrics.images_per_second_max",
-        _number(metrics, "images_per_second_max"),
+        _figure(metrics.images_per_second_max),
         max(rates),
         "the most of window_images_per_second",
     )
@@ -136,56 +146,56 @@ def _check_windows(metrics: dict, config: dict) -> None:
     scale = max(rates)
     _agree(
         "metrics.images_per_second_mean",
-        _number(metrics, "images_per_second_mean"),
+        _figure(metrics.images_per_second_mean),
         mean,
         "the mean of window_images_per_second",
     )
     _agree(
         "metrics.images_per_second_stdev",
-        _number(metrics, "images_per_second_stdev"),
+        _figure(metrics.images_per_second_stdev),
         stdev,
         "the standard deviation of window_images_per_second",
         floor=scale * 1e-9,
     )
     _agree(
         "metrics.images_per_second_cv",
-        _number(metrics, "images_per_second_cv"),
+        _figure(metrics.images_per_second_cv),
         stdev / mean if mean else 0.0,
         "images_per_second_stdev ÷ images_per_second_mean",
         floor=1e-9,
     )
 
 
-def _check_efficiency(metrics: dict, config: dict) -> None:
-    rate = _number(metrics, "images_per_second")
-    flops = _number(metrics, "flops_per_image")
-    peak = _number(metrics, "mfu_peak_tflops")
-    if metrics.get("mfu") is not None and (flops is None or peak is None):
-        raise Disagreement("metrics.mfu", "null where flops_per_image or mfu_peak_tflops is", metrics["mfu"])
+def _check_efficiency(metrics: Metrics, config: dict) -> None:
+    rate = _figure(metrics.images_per_second)
+    flops = _figure(metrics.flops_per_image)
+    peak = _figure(metrics.mfu_peak_tflops)
+    if metrics.mfu is not None and (flops is None or peak is None):
+        raise Disagreement("metrics.mfu", "null where flops_per_image or mfu_peak_tflops is", metrics.mfu)
     if rate is None or flops is None:
         return
     tflops = flops * (rate / (_number(config, "world_size") or 1)) / 1e12
     _agree(
         "metrics.model_tflops_per_second",
-        _number(metrics, "model_tflops_per_second"),
+        _figure(metrics.model_tflops_per_second),
         tflops,
         "flops_per_image × images_per_second per device ÷ 1e12",
     )
     if peak:
         _agree(
-            "metrics.mfu", _number(metrics, "mfu"), tflops / peak, "model_tflops_per_second ÷ mfu_peak_tflops"
+            "metrics.mfu", _figure(metrics.mfu), tflops / peak, "model_tflops_per_second ÷ mfu_peak_tflops"
         )
 
 
-def _check_per_device(record: dict, metrics: dict) -> None:
-    rates = metrics.get("images_per_second_per_device")
+def _check_per_device(record: dict, metrics: Metrics) -> None:
+    rates = metrics.images_per_second_per_device
     if not (isinstance(rates, list) and rates and all(_is_number(r) for r in rates)):
         return
     top = max(rates) or 1.0
     total = math.fsum(r / top for r in rates) * top
     _agree(
         "metrics.images_per_second",
-        _number(metrics, "images_per_second"),
+        _figure(metrics.images_per_second),
         total,
         "the sum of images_per_second_per_device",
     )
@@ -202,12 +212,12 @@ def _check_per_device(record: dict, metrics: dict) -> None:
 def check_derived(record: dict) -> None:
     """Disagreement naming the first derived figure of `record` (checked by the schema for types and ranges
     already) that disagrees with the figures it is derived from."""
-    metrics = record.get("metrics") or {}
+    metrics = Metrics.from_json(record.get("metrics") or {})
     config = record.get("config") or {}
-    rate = _number(metrics, "images_per_second")
+    rate = _figure(metrics.images_per_second)
     _agree(
         "metrics.images_per_hour",
-        _number(metrics, "images_per_hour"),
+        _figure(metrics.images_per_hour),
         None if rate is None else rate * stats.SECONDS_PER_HOUR,
         "images_per_second × 3600",
         floor=1e-300,  # a rate so small that × 3600 lands among the subnormals keeps few digits

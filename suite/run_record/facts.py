@@ -2,7 +2,8 @@
 plots): its data source, nodes and accelerators, its throughput, whether it was profiled or failed its
 numerics check, and whether it ran on another device than an instance's accelerator.
 
-Each reads a record that `schema.check_record` accepted, and fills in what older records leave out.
+Each reads a record that `schema.check_record` accepted, as a `RunRecord` or (from readers not yet given
+the type) the mapping it was built from, and fills in what older records leave out.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import re
 
 from suite import stats
+from suite.run_record.record import RunRecord, metrics_of
 
 # Words that name a vendor or a memory size, not the accelerator model (for "ran on another device").
 _GENERIC_TOKENS = re.compile(
@@ -18,49 +20,55 @@ _GENERIC_TOKENS = re.compile(
 )
 
 
-def data_path(record: dict) -> str:
-    data = record.get("data") or {}
-    return str(data.get("source") or record["config"].get("data") or "?")
+def _config(record) -> dict:
+    return record.config if isinstance(record, RunRecord) else record["config"]
 
 
-def nodes(record: dict) -> int:
-    return int(record["config"].get("nnodes") or 1)
+def data_path(record) -> str:
+    source = record.data.source if isinstance(record, RunRecord) else (record.get("data") or {}).get("source")
+    return str(source or _config(record).get("data") or "?")
 
 
-def accelerators_used(record: dict) -> int:
+def nodes(record) -> int:
+    return int(_config(record).get("nnodes") or 1)
+
+
+def accelerators_used(record) -> int:
     """Accelerators used on each instance (node) of the run."""
-    config = record["config"]
+    config = _config(record)
     used = config.get("accelerators_used")
     return int(used) if used is not None else max(1, int(config.get("world_size", 1) or 1) // nodes(record))
 
 
-def numerics_failed(record: dict) -> bool:
+def numerics_failed(record) -> bool:
     """A run whose precision failed the numerics check trained another model: shown, never ranked."""
+    if isinstance(record, RunRecord):
+        return record.numerics.verdict == "fail"
     return (record.get("numerics") or {}).get("verdict") == "fail"
 
 
-def profiled(record: dict) -> bool:
+def profiled(record) -> bool:
     """A profiled run's steps were slowed by the profiler: shown, never in a median."""
-    return bool(record.get("profile") or record["config"].get("profile_dir"))
+    return bool(record.get("profile") or _config(record).get("profile_dir"))
 
 
-def images_per_hour(record: dict) -> float | None:
-    metrics = record.get("metrics") or {}
-    if metrics.get("images_per_hour") is not None:
-        return float(metrics["images_per_hour"])
-    if metrics.get("images_per_second") is not None:
-        return float(metrics["images_per_second"]) * stats.SECONDS_PER_HOUR
+def images_per_hour(record) -> float | None:
+    metrics = metrics_of(record)
+    if metrics.images_per_hour is not None:
+        return float(metrics.images_per_hour)
+    if metrics.images_per_second is not None:
+        return float(metrics.images_per_second) * stats.SECONDS_PER_HOUR
     return None
 
 
-def log_images_per_hour(record: dict) -> float | None:
+def log_images_per_hour(record) -> float | None:
     """The log of `images_per_hour`, taken without forming a number that is no float: what ratios and
     geometric means of rates are computed from (`stats.from_log`)."""
-    metrics = record.get("metrics") or {}
-    if metrics.get("images_per_hour") is not None:
-        return stats.log_rate(float(metrics["images_per_hour"]))
-    if metrics.get("images_per_second") is not None:
-        return stats.log_rate(float(metrics["images_per_second"])) + stats.LOG_SECONDS_PER_HOUR
+    metrics = metrics_of(record)
+    if metrics.images_per_hour is not None:
+        return stats.log_rate(float(metrics.images_per_hour))
+    if metrics.images_per_second is not None:
+        return stats.log_rate(float(metrics.images_per_second)) + stats.LOG_SECONDS_PER_HOUR
     return None
 
 
@@ -77,6 +85,6 @@ def other_device(device_name: str | None, accelerator: str) -> bool:
     return not (_model_tokens(device_name) & _model_tokens(accelerator))
 
 
-def per_device(record: dict) -> int | None:
+def per_device(record) -> int | None:
     """Copies run at once, one per device (`suite run --per-device`), or None for an ordinary run."""
-    return record["config"].get("per_device")
+    return _config(record).get("per_device")

@@ -141,3 +141,12 @@ class RunRecord(Part):
     @property
     def backend(self) -> str | None:
         return self.config.get("backend")
+
+
+def metrics_of(record: RunRecord | Mapping[str, Any] | None) -> Metrics:
+    """A record's metrics as the type, from a RunRecord or from a record still held as a mapping (a child's
+    record as it reported it): readers ask for fields, never for a mapping's keys."""
+    if isinstance(record, RunRecord):
+        return record.metrics
+    metrics = (record or {}).get("metrics")
+    return Metrics.from_json(metrics) if isinstance(metrics, dict) else Metrics()
