@@ -383,10 +383,37 @@ class OverrideAction(argparse.Action):
         setattr(namespace, self.dest, overrides)
 
 
+def spec_from_args(args):
+    """The one way a run's RunSpec is built from `suite run`'s options (typed, or a sweep point's or a
+    campaign run's, both typed back into options): the file given to --spec, else the run options given."""
+    from suite.spec.run_spec import FLAT, RunSpec
+
+    path = getattr(args, "spec", None)
+    if path is None:
+        return RunSpec.from_flat({k: v for k, v in vars(args).items() if k in FLAT and v is not None})
+    typed = [
+        name
+        for name, action in run_options().items()
+        if action.dest in FLAT and getattr(args, action.dest, None) not in (None, action.default)
+    ]
+    if typed:
+        from suite.errors import UserError
+
+        raise UserError(f"--spec {path!r} gives the whole run: drop --{typed[0]}, or change it in the file")
+    return read_spec(path)
+
+
+def read_spec(path: str):
+    """The RunSpec in the JSON file PATH, or one line naming the file and what is wrong."""
+    from suite.run_record.read import read_user_file
+    from suite.spec.json_form import from_json
+
+    return from_json(read_user_file(path, "--spec"), f"--spec {path!r}")
+
+
 def config_from_args(args):
-    """RunConfig from parsed options: every option whose dest names a RunConfig field."""
+    """RunConfig from parsed options, through their RunSpec (`spec_from_args`)."""
 
     from suite.config import RunConfig
 
-    names = {f.name for f in dataclasses.fields(RunConfig)}
-    return RunConfig(**{k: v for k, v in vars(args).items() if k in names and v is not None})
+    return RunConfig(**spec_from_args(args).flat())

@@ -16,6 +16,11 @@ def add_parser(subparsers) -> None:
         description="Measure training throughput: warm-up steps, then timed windows.",
     )
     run_options.add_run_options(p)
+    p.add_argument(
+        "--spec",
+        metavar="FILE",
+        help="run the RunSpec in this JSON file instead of the run options (docs/spec.md)",
+    )
     p.set_defaults(func=run_command)
 
 

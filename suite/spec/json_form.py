@@ -28,8 +28,10 @@ def from_json(text: str, source: str = "--spec") -> RunSpec:
     """The RunSpec TEXT holds; SOURCE names it in an error (one line: where, and what is wrong)."""
     try:
         data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as error:
-        raise UserError(f"{source}: not JSON ({error})") from None
+    except RecursionError:
+        raise UserError(f"{source}: not JSON (nested too deeply)") from None
+    except ValueError as error:  # not JSON, or an integer of more digits than Python reads
+        raise UserError(f"{source}: not JSON ({str(error).split(';')[0]})") from None
     return _read(RunSpec, data, source, "")
 
 

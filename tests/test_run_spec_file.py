@@ -1,0 +1,68 @@
+"""`suite run --spec FILE`: a run given as a RunSpec in JSON is the run its options would give, a bad
+file is one line naming it (exit 2), and the runs it starts read the same file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from suite.cli import main
+from suite.commands import run as run_command
+from suite.orchestration import child
+from suite.run_options import spec_from_args
+from suite.spec import RunSpec
+
+
+def parsed(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers()
+    run_command.add_parser(sub)
+    return parser.parse_args(["run", *argv])
+
+
+def test_a_spec_file_gives_the_run_its_options_would(tmp_path):
+    path = tmp_path / "spec.json"
+    path.write_text(
+        json.dumps(
+            {
+                "backend": "cpu",
+                "workload": {"batch_size": 2, "model_overrides": {"ngf": 8}},
+                "schedule": {"windows": 2},
+                "cuda": {"tf32": True},
+            }
+        )
+    )
+    typed = spec_from_args(
+        parsed(
+            "--backend", "cpu", "--batch-size", "2", "--model-override", "ngf=8", "--windows", "2", "--tf32"
+        )
+    )
+    assert spec_from_args(parsed("--spec", str(path))) == typed
+    assert typed == RunSpec().replace(
+        backend="cpu", batch_size=2, model_overrides={"ngf": 8}, windows=2, tf32=True
+    )
+
+
+def test_the_runs_a_spec_run_starts_read_the_same_file():
+    argv = child.argv_from_args(parsed("--spec", "s.json", "--repeat", "3", "--json"))
+    assert argv == ["run", "--json", "--repeat", "3", "--spec", "s.json"]
+
+
+@pytest.mark.parametrize(
+    "content, extra, said",
+    [
+        (None, [], "--spec '{path}': cannot be opened"),
+        ("{", [], "--spec '{path}': not JSON"),
+        ('{"workload": {"batch_size": "8"}}', [], "workload.batch_size must be int or None, got '8'"),
+        ('{"backend": "cpu"}', ["--batch-size", "4"], "gives the whole run: drop --batch-size"),
+    ],
+)
+def test_a_bad_spec_is_one_line_and_exit_2(tmp_path, capsys, content, extra, said):
+    path = tmp_path / "spec.json"
+    if content is not None:
+        path.write_text(content)
+    assert main(["run", "--spec", str(path), *extra, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert said.format(path=path) in err and "\n" not in err and "Traceback" not in err
