@@ -135,6 +135,15 @@ def _regions_cell(target) -> str:
 
 def estimate_table(campaign) -> str:
     """Each instance's hours x $/hour, the controller, and the campaign's total, with every price's source."""
+    lines = [_instances_table(campaign.targets), ""]
+    if campaign.controller is not None:
+        lines.append(_controller_line(campaign.controller))
+    lines += _totals(campaign)
+    lines += _sources(campaign)
+    return "\n".join(lines)
+
+
+def _instances_table(targets) -> str:
     from tabulate import tabulate
 
     rows = [
@@ -148,9 +157,9 @@ def estimate_table(campaign) -> str:
             f"{t.cost_usd:,.2f}",
             _regions_cell(t),
         ]
-        for t in campaign.targets
+        for t in targets
     ]
-    table = tabulate(
+    return tabulate(
         rows,
         headers=[
             "instance",
@@ -165,48 +174,59 @@ def estimate_table(campaign) -> str:
         disable_numparse=True,
         colalign=("left", "left", "left", "right", "right", "right", "right", "left"),
     )
-    lines = [table, ""]
-    instances = sum(t.cost_usd for t in campaign.targets)
-    ctl = campaign.controller
-    if ctl is not None:
-        rate = f"${ctl.usd_per_hour:,.3f}/h" if ctl.usd_per_hour else "not priced"
-        lines.append(
-            f"managed-jobs controller (spot runs as managed jobs): {ctl.instance_type} on {ctl.cloud}, on-demand "
-            f"{rate} x {ctl.hours:.2f} h (longest job + {sky_catalog.CONTROLLER_IDLE_MINUTES} idle minutes) = "
-            f"${ctl.cost_usd:,.2f}"
-        )
+
+
+def _controller_line(ctl: Controller) -> str:
+    rate = f"${ctl.usd_per_hour:,.3f}/h" if ctl.usd_per_hour else "not priced"
+    return (
+        f"managed-jobs controller (spot runs as managed jobs): {ctl.instance_type} on {ctl.cloud}, on-demand "
+        f"{rate} x {ctl.hours:.2f} h (longest job + {sky_catalog.CONTROLLER_IDLE_MINUTES} idle minutes) = "
+        f"${ctl.cost_usd:,.2f}"
+    )
+
+
+def _totals(campaign) -> list[str]:
+    """The estimate, what it would be all on-demand or all spot, the dearest zones' extra, the budget."""
+    targets, ctl = campaign.targets, campaign.controller
     total = f"estimated cost of the campaign: ${campaign.cost_usd:,.2f}"
     if ctl is not None:
-        total += f" (instances ${instances:,.2f} + controller ${ctl.cost_usd:,.2f})"
+        total += f" (instances ${sum(t.cost_usd for t in targets):,.2f} + controller ${ctl.cost_usd:,.2f})"
         if ctl.usd_per_hour is None:
             total += "; the controller is not priced"
-    lines.append(total)
-    on_demand = sum(t.hours * t.on_demand_usd_per_hour for t in campaign.targets)
-    lines.append(f"  all on-demand: ${on_demand:,.2f}")
-    all_spot = [t.hours * t.spot_usd_per_hour for t in campaign.targets if t.spot_usd_per_hour is not None]
-    if len(all_spot) == len(campaign.targets):
+    on_demand = sum(t.hours * t.on_demand_usd_per_hour for t in targets)
+    lines = [total, f"  all on-demand: ${on_demand:,.2f}"]
+    all_spot = [t.hours * t.spot_usd_per_hour for t in targets if t.spot_usd_per_hour is not None]
+    if len(all_spot) == len(targets):
         lines.append(
             f"  all spot:      ${sum(all_spot):,.2f} (the instances; managed jobs add the controller)"
         )
-    dearest = [t.hours * t.price.spot_range[1] for t in campaign.targets if t.spot and t.price.spot_range]
-    if dearest and len(dearest) == sum(t.spot for t in campaign.targets):
-        low = sum(t.cost_usd for t in campaign.targets if t.spot)
+    dearest = [t.hours * t.price.spot_range[1] for t in targets if t.spot and t.price.spot_range]
+    if dearest and len(dearest) == sum(t.spot for t in targets):
+        low = sum(t.cost_usd for t in targets if t.spot)
         if sum(dearest) > low:
             lines.append(
                 f"  spot, if every spot instance lands in its dearest zone: +${sum(dearest) - low:,.2f}"
             )
     if campaign.max_cost_usd is not None:
         lines.append(f"  budget (max_cost_usd): ${campaign.max_cost_usd:,.2f}")
+    return lines
+
+
+def _sources(campaign) -> list[str]:
+    """Where each price came from (instances sharing a source on one line), and what a catalog's region
+    mark means."""
     sources: dict[str, list[str]] = {}
     for t in campaign.targets:
         sources.setdefault(t.price.source, []).append(t.instance_type)
-    if ctl is not None:
-        sources.setdefault(ctl.source, []).append("controller")
-    for source, names in sources.items():
-        lines.append(f"Prices of {', '.join(names)}: {source.removeprefix('Prices: ')}")
+    if campaign.controller is not None:
+        sources.setdefault(campaign.controller.source, []).append("controller")
+    lines = [
+        f"Prices of {', '.join(names)}: {source.removeprefix('Prices: ')}"
+        for source, names in sources.items()
+    ]
     if not all(t.price.from_sky for t in campaign.targets):
         lines.append(
             f"* the one region the price catalog prices; SkyPilot's own catalog ({sky_catalog.catalog_root()}/"
             "VERSION/CLOUD/vms.csv, downloaded by SkyPilot on first use) lists every region that offers it"
         )
-    return "\n".join(lines)
+    return lines
