@@ -11,8 +11,6 @@ DEFAULT_RESULTS = "results"
 
 
 def add_parser(subparsers) -> None:
-    from suite.reporting.pricing import DEFAULT_CATALOG
-
     p = subparsers.add_parser(
         "report",
         help="a cost table (images/hour, $/hour, images per $) from run records",
@@ -21,6 +19,19 @@ def add_parser(subparsers) -> None:
         "combined (median). It opens with the answer: per workload the fastest and the cheapest "
         "configuration, by how much, and whether the runs decide it (the test of `suite compare`).",
     )
+    _add_sources(p)
+    _add_layout(p)
+    _add_pricing(p)
+    _add_grouping(p)
+    _add_published(p)
+    p.add_argument("--plot", metavar="DIR", help="also draw PNG plots into DIR (needs the `plot` extra)")
+    p.set_defaults(func=report_command)
+
+
+def _add_sources(p) -> None:
+    """What is read: the records, and the catalog that prices them."""
+    from suite.reporting.pricing import DEFAULT_CATALOG
+
     p.add_argument(
         "paths", nargs="*", metavar="PATH", help=f"record files or folders (default {DEFAULT_RESULTS}/)"
     )
@@ -29,6 +40,10 @@ def add_parser(subparsers) -> None:
         metavar="NAME|FILE",
         help=f"price catalog: a shipped name (default {DEFAULT_CATALOG}) or a YAML file",
     )
+
+
+def _add_layout(p) -> None:
+    """How the report is written: its format, its columns, and where."""
     p.add_argument(
         "--format",
         default="md",
@@ -54,6 +69,10 @@ def add_parser(subparsers) -> None:
         type=option_types.output_file("--out"),
         help="write the report here instead of stdout",
     )
+
+
+def _add_pricing(p) -> None:
+    """What each row's figures are of: an epoch's size, a whole instance, other instances."""
     p.add_argument(
         "--dataset-size",
         default=None,
@@ -77,6 +96,10 @@ def add_parser(subparsers) -> None:
         help="also price runs made on another device than the instance's accelerator (e.g. a CPU run "
         "named p5.48xlarge), marked hypothetical in every format; never extrapolated",
     )
+
+
+def _add_grouping(p) -> None:
+    """Which records become rows, and which of them share one."""
     p.add_argument(
         "--include",
         metavar="KIND[,KIND...]",
@@ -89,6 +112,10 @@ def add_parser(subparsers) -> None:
         help="pool runs that differ only in these row-key fields (e.g. torch,cpu_cores_logical); "
         "the row lists the values it pooled",
     )
+
+
+def _add_published(p) -> None:
+    """Published figures beside the measured rows."""
     p.add_argument(
         "--published",
         action="store_true",
@@ -101,82 +128,21 @@ def add_parser(subparsers) -> None:
         action="append",
         help="also show the published figures of this YAML file (from `suite published import`); repeatable",
     )
-    p.add_argument("--plot", metavar="DIR", help="also draw PNG plots into DIR (needs the `plot` extra)")
-    p.set_defaults(func=report_command)
 
 
 def report_command(args) -> int:
-    from collections import Counter
-
-    from suite import run_record
-    from suite.errors import UserError, one_of
-    from suite.numbers import positive_int
-    from suite.reporting.gather import include_origins, load_records, repriced
+    from suite.reporting.gather import include_origins
     from suite.reporting.identity import pool_fields
-    from suite.reporting.pricing import find_instance, load_catalog
-    from suite.reporting.render import COLUMN_STYLES, FORMATS, render
-    from suite.reporting.rows import DEFAULT_DATASET_SIZE, build_rows
+    from suite.reporting.pricing import load_catalog
+    from suite.reporting.rows import build_rows
 
-    if args.format not in FORMATS:
-        raise one_of("--format", args.format, FORMATS)
-    if args.columns not in COLUMN_STYLES:
-        raise one_of("--columns", args.columns, COLUMN_STYLES)
-    dataset_size = (
-        DEFAULT_DATASET_SIZE
-        if args.dataset_size is None
-        else positive_int(
-            "--dataset-size", str(args.dataset_size).replace(",", "").replace("_", ""), most=10**12
-        )
-    )
+    _check_choices(args)
+    dataset_size = _dataset_size(args.dataset_size)
     catalog = load_catalog(args.prices)
-    include = include_origins(args.include)
-    paths = args.paths or [DEFAULT_RESULTS]
-    left_out: Counter = Counter()
-    loaded = load_records(paths, include=include, left_out=left_out)
-    if left_out:
-        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(left_out.items()))
-        print(
-            f"suite: left out {sum(left_out.values())} sub-run record(s) ({kinds}): "
-            f"--include {','.join(sorted(left_out))} reports them",
-            file=sys.stderr,
-        )
-    if not loaded and not (args.published or args.published_from):  # published figures alone are a table
-        raise UserError(f"no suite run records found in {', '.join(paths)} (make some with `suite run`)")
-    records = [record for _, record in loaded]
-    catalogs = {catalog.name: catalog}
-
-    def catalog_for(record: dict):
-        # With no --prices, a run is priced from the catalog it was accepted against (`suite run
-        # --instance p2.xlarge` finds it in seed-2022): the report names each catalog it used.
-        named = None if args.prices else record["config"].get("prices")
-        if not named:
-            return catalog
-        if named not in catalogs:
-            try:
-                catalogs[named] = load_catalog(named)
-            except UserError:
-                catalogs[named] = catalog  # a catalog file no longer there: the default prices it
-        return catalogs[named]
-
+    records = _load_records(args, include_origins(args.include))
+    catalog_for = _catalog_by_record(args.prices, catalog)
     if args.instance:
-        names = [name.strip() for name in args.instance.split(",") if name.strip()]
-        if not names:
-            raise UserError("--instance needs at least one instance name")
-        found = [find_instance(name, args.prices) for name in dict.fromkeys(names)]
-        by_name = {instance.name: found_catalog for instance, found_catalog in found}
-
-        def catalog_for(record: dict):  # noqa: F811 - each candidate priced from the catalog it is in
-            return by_name[record["config"]["instance"]]
-
-        records, unmatched = repriced(records, [instance for instance, _ in found], args.price_as_if)
-        if unmatched:
-            print(
-                f"suite: {len(unmatched)} run(s) match none of --instance {args.instance} (another "
-                "device, or more accelerators than the instance has; --price-as-if prices other devices)",
-                file=sys.stderr,
-            )
-        if not records:
-            raise UserError(f"no run can be priced as {args.instance}")
+        records, catalog_for = _priced_as_instances(args, records)
     pool = pool_fields([n.strip() for n in (args.pool or "").split(",") if n.strip()], records)
     rows = build_rows(
         records,
@@ -190,10 +156,117 @@ def report_command(args) -> int:
     unpriced = sum(1 for row in rows if not row.get("instance") and not row.get("published"))
     if args.published or args.published_from:
         rows = _with_published(rows, args, catalog, dataset_size)
+    shown = _catalogs_shown(rows, records, catalog_for, catalog)
+    plotted = _plots(args, records, rows, shown) if args.plot else []
+    text, rows = _report_text(args, rows, shown, records, dataset_size, plotted)
+    _write(args, text, records, rows)
+    if unpriced:  # instead of silent "—" price columns, after the report was written
+        from suite.reporting.answer import PRICE_HINT
+
+        print(f"suite: {unpriced} row(s) have no instance, so no prices: {PRICE_HINT}", file=sys.stderr)
+    return 0
+
+
+def _check_choices(args) -> None:
+    """--format and --columns name one of their choices (exit 2 naming the bad one otherwise)."""
+    from suite.errors import one_of
+    from suite.reporting.render import COLUMN_STYLES, FORMATS
+
+    if args.format not in FORMATS:
+        raise one_of("--format", args.format, FORMATS)
+    if args.columns not in COLUMN_STYLES:
+        raise one_of("--columns", args.columns, COLUMN_STYLES)
+
+
+def _dataset_size(given) -> int:
+    """--dataset-size as a count of images (1,200,000 and 1_200_000 read as 1200000), else the default."""
+    from suite.numbers import positive_int
+    from suite.reporting.rows import DEFAULT_DATASET_SIZE
+
+    if given is None:
+        return DEFAULT_DATASET_SIZE
+    return positive_int("--dataset-size", str(given).replace(",", "").replace("_", ""), most=10**12)
+
+
+def _load_records(args, include) -> list[dict]:
+    """The records under the paths (sub-runs only where --include asks, the others counted on stderr)."""
+    from collections import Counter
+
+    from suite.errors import UserError
+    from suite.reporting.gather import load_records
+
+    paths = args.paths or [DEFAULT_RESULTS]
+    left_out: Counter = Counter()
+    loaded = load_records(paths, include=include, left_out=left_out)
+    if left_out:
+        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(left_out.items()))
+        print(
+            f"suite: left out {sum(left_out.values())} sub-run record(s) ({kinds}): "
+            f"--include {','.join(sorted(left_out))} reports them",
+            file=sys.stderr,
+        )
+    if not loaded and not (args.published or args.published_from):  # published figures alone are a table
+        raise UserError(f"no suite run records found in {', '.join(paths)} (make some with `suite run`)")
+    return [record for _, record in loaded]
+
+
+def _catalog_by_record(prices: str | None, default):
+    """Which catalog prices a record: --prices for all, else the one the run was accepted against (`suite
+    run --instance p2.xlarge` finds it in seed-2022), so the report names each catalog it used."""
+    from suite.errors import UserError
+    from suite.reporting.pricing import load_catalog
+
+    catalogs = {default.name: default}
+
+    def catalog_for(record: dict):
+        named = None if prices else record["config"].get("prices")
+        if not named:
+            return default
+        if named not in catalogs:
+            try:
+                catalogs[named] = load_catalog(named)
+            except UserError:
+                catalogs[named] = default  # a catalog file no longer there: the default prices it
+        return catalogs[named]
+
+    return catalog_for
+
+
+def _priced_as_instances(args, records: list[dict]):
+    """--instance: every run priced again on each named instance it can run on; (those candidates, which
+    catalog prices each: the one its instance is in)."""
+    from suite.errors import UserError
+    from suite.reporting.gather import repriced
+    from suite.reporting.pricing import find_instance
+
+    names = [name.strip() for name in args.instance.split(",") if name.strip()]
+    if not names:
+        raise UserError("--instance needs at least one instance name")
+    found = [find_instance(name, args.prices) for name in dict.fromkeys(names)]
+    by_name = {instance.name: found_catalog for instance, found_catalog in found}
+    records, unmatched = repriced(records, [instance for instance, _ in found], args.price_as_if)
+    if unmatched:
+        print(
+            f"suite: {len(unmatched)} run(s) match none of --instance {args.instance} (another "
+            "device, or more accelerators than the instance has; --price-as-if prices other devices)",
+            file=sys.stderr,
+        )
+    if not records:
+        raise UserError(f"no run can be priced as {args.instance}")
+    return records, lambda record: by_name[record["config"]["instance"]]
+
+
+def _catalogs_shown(rows: list[dict], records: list[dict], catalog_for, default) -> list:
+    """The catalogs the rows were priced with, each once (the default where none of them was)."""
     named = {r["prices_catalog"] for r in rows}
-    used = {catalog_for(r).name: catalog_for(r) for r in records} | {catalog.name: catalog}
-    shown = [c for c in used.values() if c.name in named]
-    plotted = _plots(args, records, rows, shown or [catalog]) if args.plot else []
+    used = {catalog_for(r).name: catalog_for(r) for r in records} | {default.name: default}
+    return [c for c in used.values() if c.name in named] or [default]
+
+
+def _report_text(args, rows, catalogs, records, dataset_size: int, plotted: list[str]):
+    """The report in the format asked for, and the rows it shows."""
+    from suite.reporting.render import render
+
     if args.format == "html":
         from suite.reporting.page import render_page
         from suite.reporting.token_rows import split
@@ -205,19 +278,25 @@ def report_command(args) -> int:
                 "--format md, csv or json shows them",
                 file=sys.stderr,
             )
-        text = render_page(rows, shown or [catalog], records, dataset_size, args.columns, args.wide)
-    else:
-        text = render(
-            rows,
-            shown or [catalog],
-            args.format,
-            dataset_size,
-            args.extrapolate,
-            args.columns,
-            args.wide,
-            records=records,
-            plots=tuple(_as_linked(path, args.out) for path in plotted),
-        )
+        return render_page(rows, catalogs, records, dataset_size, args.columns, args.wide), rows
+    text = render(
+        rows,
+        catalogs,
+        args.format,
+        dataset_size,
+        args.extrapolate,
+        args.columns,
+        args.wide,
+        records=records,
+        plots=tuple(_as_linked(path, args.out) for path in plotted),
+    )
+    return text, rows
+
+
+def _write(args, text: str, records: list[dict], rows: list[dict]) -> None:
+    """To --out (saying what it holds on stderr), else to stdout."""
+    from suite import run_record
+
     if args.out:
         run_record.write_text(args.out, text)
         print(
@@ -226,11 +305,6 @@ def report_command(args) -> int:
         )
     else:
         sys.stdout.write(text)
-    if unpriced:  # instead of silent "—" price columns, after the report was written
-        from suite.reporting.answer import PRICE_HINT
-
-        print(f"suite: {unpriced} row(s) have no instance, so no prices: {PRICE_HINT}", file=sys.stderr)
-    return 0
 
 
 def _plots(args, records: list[dict], rows: list[dict], catalogs) -> list[str]:
