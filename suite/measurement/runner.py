@@ -13,6 +13,8 @@ throughput counts the images of all ranks. With one process none of that runs.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from time import perf_counter as clock  # the window clock: monotonic, high resolution
 
 import psutil
@@ -203,53 +205,86 @@ def _add_efficiency(record: dict, workload: Workload) -> None:
         metrics["energy_per_token_j"] = units.per_unit(metrics, "energy_per_image_j")
 
 
+@dataclass(frozen=True)
+class _Stepping:
+    """What each training step reads and writes: the step, the batches it draws, the losses it leaves."""
+
+    train_step: Callable
+    batches: Iterator
+    losses: list
+
+
 def _measure(plan: Plan, record: dict, progress, group) -> None:
     config, backend, workload = plan.config, plan.backend, plan.workload
-    torch.manual_seed(config.seed)
-    backend.setup()
-    group.start()
-    training = workload.build(backend)
-    group.wrap(training)  # DDP copies rank 0's weights to every rank here
-    torch.manual_seed(config.seed + group.info.rank)  # each rank draws its own noise from now on
-    # Compiled after the DDP wrap, never before (Backend.compile_model).
-    training.modules = {name: backend.compile_model(module) for name, module in training.modules.items()}
+    training = _build_training(plan, group)
     data = open_data(config, workload, backend, config.batch_size)
     record["data"] = data.describe()
-    batches = iter(data)
     losses: list[torch.Tensor] = []
+    stepping = _Stepping(training.train_step, iter(data), losses)
     warmup, length = _warm_up_and_choose_steps(
-        plan, training.train_step, batches, losses, progress, group, _batches_ahead(record["data"])
+        plan, stepping.train_step, stepping.batches, losses, progress, group, _batches_ahead(record["data"])
     )
     steps = length.steps
     telemetry = Telemetry([HostSampler(), *backend.telemetry_samplers()])
     profiler = profiling.open_profiler(config, backend, steps * config.windows)
     try:
         window_times, rank_window_times = _timed_windows(
-            plan, steps, training.train_step, batches, losses, group, telemetry, profiler, progress
+            plan, steps, stepping, group, telemetry, profiler, progress
         )
         # Real data, one process: where is the bottleneck? Measured after the windows, outside them.
         probed = None
         if data.kind != "synthetic" and not group.info.is_distributed:
             probed = probe.measure(
-                training.train_step,
+                stepping.train_step,
                 data,
-                batches,
+                stepping.batches,
                 backend,
                 steps,
                 workload.images_per_step(config.batch_size),
             )
     finally:
-        record["telemetry"] = telemetry.close()
-        add_cpu_share_to_load(record)  # the CPU this run got in its windows, beside the host's load
-        record["warnings"].extend(
-            f"telemetry '{name}' off: {why}" for name, why in record["telemetry"]["failed"].items()
-        )
-        data.close()
-        profile = profiler.close()
-        if profile:
-            record["profile"] = profile
-            record["warnings"].append(profiling.PERTURBED)
+        _close_instruments(record, telemetry, profiler, data)
+    _record_metrics(plan, record, warmup, length, window_times, rank_window_times, group)
+    if probed:
+        record["diagnosis"] = _diagnosis(probed, record, plan.backend)
+    _check_losses(losses, record)
 
+
+def _build_training(plan: Plan, group):
+    """The workload's modules on the backend, seeded, wrapped for the process group, then compiled."""
+    config, backend = plan.config, plan.backend
+    torch.manual_seed(config.seed)
+    backend.setup()
+    group.start()
+    training = plan.workload.build(backend)
+    group.wrap(training)  # DDP copies rank 0's weights to every rank here
+    torch.manual_seed(config.seed + group.info.rank)  # each rank draws its own noise from now on
+    # Compiled after the DDP wrap, never before (Backend.compile_model).
+    training.modules = {name: backend.compile_model(module) for name, module in training.modules.items()}
+    return training
+
+
+def _close_instruments(record: dict, telemetry, profiler, data) -> None:
+    """After the windows, however they ended: telemetry and the profile into the record, the loader shut."""
+    record["telemetry"] = telemetry.close()
+    add_cpu_share_to_load(record)  # the CPU this run got in its windows, beside the host's load
+    record["warnings"].extend(
+        f"telemetry '{name}' off: {why}" for name, why in record["telemetry"]["failed"].items()
+    )
+    data.close()
+    profile = profiler.close()
+    if profile:
+        record["profile"] = profile
+        record["warnings"].append(profiling.PERTURBED)
+
+
+def _record_metrics(
+    plan: Plan, record: dict, warmup: dict, length, window_times: list, rank_window_times: list, group
+) -> None:
+    """The windows' throughput and its spread, the warm-up's figures and the window length's, with the
+    warnings they call for."""
+    config, backend, workload = plan.config, plan.backend, plan.workload
+    steps = length.steps
     images_per_window = _images_per_window(plan, steps)
     metrics = stats.summarise_windows(images_per_window, steps, window_times)
     metrics.update(
@@ -266,9 +301,6 @@ def _measure(plan: Plan, record: dict, progress, group) -> None:
         metrics["rank_window_time_s"] = rank_window_times
     record["warnings"].extend(stats.spread_warnings(metrics))
     record["warnings"].extend(window_length.short_window_warnings(length, window_times, backend.name))
-    if probed:
-        record["diagnosis"] = _diagnosis(probed, record, plan.backend)
-    _check_losses(losses, record)
 
 
 def _images_per_window(plan: Plan, steps: int) -> int:
@@ -348,10 +380,12 @@ def _warm_up(
 
 
 def _timed_windows(
-    plan: Plan, steps: int, train_step, batches, losses: list, group, telemetry, profiler, progress
+    plan: Plan, steps: int, stepping: _Stepping, group, telemetry, profiler, progress
 ) -> tuple[list[float], list[float]]:
     """The timed windows of `steps` steps: each window's time (the slowest rank's), and this rank's own."""
     config, backend = plan.config, plan.backend
+    # Locals, read once here: the steps inside a window look up nothing more than they did.
+    train_step, batches, losses = stepping.train_step, stepping.batches, stepping.losses
     images_per_window = _images_per_window(plan, steps)
     window_times: list[float] = []
     rank_window_times: list[float] = []
