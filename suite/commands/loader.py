@@ -7,6 +7,7 @@ import json
 import sys
 
 from suite import option_types
+from suite.run_record.record import metrics_of
 
 DEFAULT_OUT = "results"
 
@@ -148,8 +149,8 @@ def render_table(records: list[dict]) -> str:
 
     rows, baseline = [], None
     for record in records:
-        data, metrics = record.get("data", {}), record.get("metrics", {})
-        rate = metrics.get("images_per_second")
+        data, metrics = record.get("data", {}), metrics_of(record)
+        rate = metrics.images_per_second
         if rate and baseline is None:
             baseline = rate
         rows.append(
@@ -159,12 +160,12 @@ def render_table(records: list[dict]) -> str:
                 "on" if data.get("pin_memory") else "off",
                 data.get("prefetch") if data.get("prefetch") is not None else "-",
                 record["config"]["batch_size"],
-                f"{significant(rate)} ± {significant(metrics['images_per_second_stdev'])}"
+                f"{significant(rate)} ± {significant(metrics.images_per_second_stdev)}"
                 + (" ⚠" if record.get("warnings") else "")
                 if rate
                 else f"FAILED ({record['status']})",
-                significant(metrics["images_per_hour"]) if rate else "-",
-                f"{metrics['first_batch_s']:.2f}"
+                significant(metrics.images_per_hour) if rate else "-",
+                f"{metrics.get('first_batch_s'):.2f}"
                 if rate and metrics.get("first_batch_s") is not None
                 else "-",
                 f"{rate / baseline:,.2f}×" if rate else "-",

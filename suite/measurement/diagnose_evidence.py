@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from suite.measurement.diagnose import COMPUTE_BOUND_EFFICIENCY, LOADER_SHORTFALL
+from suite.run_record.record import metrics_of
 
 ARMS = ("loader", "compute", "end_to_end")
 ARM_NAMES = {"loader": "loader only", "compute": "compute only", "end_to_end": "end to end"}
@@ -97,7 +98,7 @@ def ratio(rates: dict[str, list[float]], numerator: str, denominator: str, inter
 
 
 def rates_of(records: dict[str, list[dict]]) -> dict[str, list[float]]:
-    return {arm: [r["metrics"]["images_per_second"] for r in found] for arm, found in records.items()}
+    return {arm: [metrics_of(r).images_per_second for r in found] for arm, found in records.items()}
 
 
 def decide(rates: dict[str, list[float]], interval) -> dict:

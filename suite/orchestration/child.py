@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from suite import context, limits, run_options, run_record
 from suite.run_options import option_argv, run_argv  # noqa: F401 - callers reach them here too
 from suite.run_record.parts import Error
-from suite.run_record.record import RunRecord
+from suite.run_record.record import RunRecord, metrics_of
 
 # Options every child is given by the one starting it, never taken from a caller's list.
 RESERVED = {"out", "json", "help"}
@@ -229,7 +229,7 @@ def run(
 def throughput(record: dict | None) -> float | None:
     if not record or record.get("status") != "ok":
         return None
-    return (record.get("metrics") or {}).get("images_per_second")
+    return metrics_of(record).images_per_second
 
 
 def group_outcome(runs: list[dict], own: list[dict] | None = None) -> dict:

@@ -15,6 +15,7 @@ import statistics
 import uuid
 
 from suite import run_record
+from suite.run_record.record import metrics_of
 
 
 def new_group_id() -> str:
@@ -97,11 +98,7 @@ def run_interleaved(
 
 def summary(records: list[dict]) -> str:
     """The group's run-level throughputs and their median, and what to do with them."""
-    rates = [
-        r["metrics"]["images_per_second"]
-        for r in records
-        if r.get("status") == "ok" and (r.get("metrics") or {}).get("images_per_second")
-    ]
+    rates = [rate for r in records if r.get("status") == "ok" and (rate := metrics_of(r).images_per_second)]
     group = records[0]["group"]["id"] if records else "?"
     if not rates:
         return f"suite: group {group}: no run finished"
