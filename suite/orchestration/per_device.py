@@ -82,52 +82,66 @@ def timed_overlap(copies: list[tuple[float, float]]) -> float | None:
 
 def combine(config: dict, copies: list[tuple[dict, dict[str, str], float]], ctx: dict | None = None) -> dict:
     """One record from the copies' records: (record, pin environment, end wall time) each."""
-    ctx = ctx or context.collect()
-    count = len(copies)
-    # What one copy ran (on the CPU the backend recorded its group's thread count), as N copies.
-    config = {**copies[0][0].get("config", config), "per_device": count, "accelerators_used": count}
+    record = _record_of(config, [child for child, _, _ in copies], ctx or context.collect())
+    devices = [_device_entry(index, child, env) for index, (child, env, _) in enumerate(copies)]
+    for index, (child, _, _) in enumerate(copies):
+        record["warnings"] += [f"copy {index}: {w}" for w in child.get("warnings") or []]
+    record["per_device"] = {"copies": len(copies), "devices": devices, "images_per_second_sum": None}
+    failed = [d for d in devices if d["status"] != "ok" or d["images_per_second"] is None]
+    if failed:
+        _mark_failed(record, failed, len(copies))
+    else:
+        _mark_summed(record, devices, [end for _, _, end in copies])
+    return record
+
+
+def _record_of(config: dict, children: list[dict], ctx: dict) -> dict:
+    """A new record of what one copy ran (on the CPU the backend recorded its group's thread count), as N
+    copies, with the first copy's workload, device, data and backend choice."""
+    count = len(children)
+    first = children[0]
+    config = {**first.get("config", config), "per_device": count, "accelerators_used": count}
     run_id = run_record.new_run_id(config["workload"], config["backend"], ctx["utc_time"])
     record = run_record.new_record(run_id, ctx, config)
-    first = copies[0][0]
     for section in ("workload", "device", "data", "backend_choice"):
         if first.get(section) is not None:
             record[section] = first[section]
-    devices = []
-    for index, (child, env, _) in enumerate(copies):
-        metrics = child.get("metrics") or {}
-        devices.append(
-            {
-                "copy": index,
-                "pin": env,
-                "run_id": child.get("run_id"),
-                "status": child.get("status"),
-                "error": child.get("error"),
-                "device": child.get("device"),
-                "images_per_second": metrics.get("images_per_second")
-                if child.get("status") == "ok"
-                else None,
-                "window_images_per_second": metrics.get("window_images_per_second"),
-                "time_timed_s": metrics.get("time_timed_s"),
-            }
-        )
-        record["warnings"] += [f"copy {index}: {w}" for w in child.get("warnings") or []]
+    return record
+
+
+def _device_entry(index: int, child: dict, env: dict[str, str]) -> dict:
+    """One copy as the record lists it: its pin, outcome and rates (a rate only where it succeeded)."""
+    metrics = child.get("metrics") or {}
+    return {
+        "copy": index,
+        "pin": env,
+        "run_id": child.get("run_id"),
+        "status": child.get("status"),
+        "error": child.get("error"),
+        "device": child.get("device"),
+        "images_per_second": metrics.get("images_per_second") if child.get("status") == "ok" else None,
+        "window_images_per_second": metrics.get("window_images_per_second"),
+        "time_timed_s": metrics.get("time_timed_s"),
+    }
+
+
+def _mark_failed(record: dict, failed: list[dict], count: int) -> None:
+    """The record fails as its worst copy did (error, then oom, then diverged), naming that copy."""
+    worst = next((s for s in ("error", "oom", "diverged") if any(d["status"] == s for d in failed)), "error")
+    first_failed = next(d for d in failed if d["status"] == worst)
+    message = (first_failed["error"] or {}).get("message", "no throughput")
+    record["status"] = worst
+    record["error"] = {
+        "type": (first_failed["error"] or {}).get("type", worst),
+        "message": f"copy {first_failed['copy']} of {count}: {message}",
+    }
+
+
+def _mark_summed(record: dict, devices: list[dict], ends: list[float]) -> None:
+    """The record's rate is the copies' sum, with how long their timed windows overlapped."""
     rates = [d["images_per_second"] for d in devices]
-    record["per_device"] = {"copies": count, "devices": devices, "images_per_second_sum": None}
-    failed = [d for d in devices if d["status"] != "ok" or d["images_per_second"] is None]
-    if failed:
-        worst = next(
-            (s for s in ("error", "oom", "diverged") if any(d["status"] == s for d in failed)), "error"
-        )
-        first_failed = next(d for d in failed if d["status"] == worst)
-        message = (first_failed["error"] or {}).get("message", "no throughput")
-        record["status"] = worst
-        record["error"] = {
-            "type": (first_failed["error"] or {}).get("type", worst),
-            "message": f"copy {first_failed['copy']} of {count}: {message}",
-        }
-        return record
     total = sum(rates)
-    overlap = timed_overlap([(end, d["time_timed_s"]) for (_, _, end), d in zip(copies, devices)])
+    overlap = timed_overlap([(end, d["time_timed_s"]) for end, d in zip(ends, devices)])
     record["status"] = "ok"
     record["per_device"].update(images_per_second_sum=total, timed_overlap=overlap)
     record["metrics"] = {
@@ -142,7 +156,6 @@ def combine(config: dict, copies: list[tuple[dict, dict[str, str], float]], ctx:
             f"the copies' timed windows overlapped for only {overlap:.0%} of the shortest: part of the "
             "time a copy had the host to itself, so the sum may overstate the whole instance"
         )
-    return record
 
 
 def render(record: dict, path: str) -> str:
