@@ -265,7 +265,7 @@ def _catalogs_shown(rows: list[dict], records: list[dict], catalog_for, default)
 
 def _report_text(args, rows, catalogs, records, dataset_size: int, plotted: list[str]):
     """The report in the format asked for, and the rows it shows."""
-    from suite.reporting.render import render
+    from suite.reporting.render import Opening, render
 
     if args.format == "html":
         from suite.reporting.page import render_page
@@ -287,8 +287,7 @@ def _report_text(args, rows, catalogs, records, dataset_size: int, plotted: list
         args.extrapolate,
         args.columns,
         args.wide,
-        records=records,
-        plots=tuple(_as_linked(path, args.out) for path in plotted),
+        Opening(records, tuple(_as_linked(path, args.out) for path in plotted)),
     )
     return text, rows
 

@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import os
+from dataclasses import dataclass
 
 from suite.reporting import answer, narrow, token_rows, token_table
 from suite.reporting.cells import (
@@ -28,6 +29,15 @@ from suite.run_record import printable
 TABLE_FORMATS = ("md", "csv", "json")  # what render() writes
 FORMATS = (*TABLE_FORMATS, "html")  # `suite report` also writes a page (reporting/page.py)
 COLUMN_STYLES = ("exact", "seed")
+
+
+@dataclass(frozen=True)
+class Opening:
+    """What a markdown report opens with, above its table: the answer, weighed on `records` (the runs
+    behind the rows; None: no answer), then the `plots` (image paths, as the reader of the file finds them)."""
+
+    records: list[dict] | None = None
+    plots: tuple[str, ...] = ()
 
 
 def _spot_assumed(catalog) -> bool:
@@ -290,8 +300,7 @@ def render(
     extrapolate: bool = False,
     columns: str = "exact",
     wide: bool = False,
-    records: list[dict] | None = None,
-    plots: tuple[str, ...] = (),
+    opening: Opening = Opening(),
 ) -> str:
     if fmt == "md":
         # Rows measured in tokens get a table of their own: never a row or a ranking beside images.
@@ -299,7 +308,9 @@ def render(
         parts = (
             []
             if tokens and not images
-            else [render_markdown(images, catalog, dataset_size, columns, wide, records, plots)]
+            else [
+                render_markdown(images, catalog, dataset_size, columns, wide, opening.records, opening.plots)
+            ]
         )
         if tokens:
             parts.append("\n".join(token_table.markdown(tokens)))
