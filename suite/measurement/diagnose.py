@@ -34,6 +34,7 @@ Everything here is a pure function of numbers, so the rules are tested with numb
 from __future__ import annotations
 
 from suite.measurement.bottleneck_cases import BottleneckEvidence, change, judge, spread
+from suite.run_record.record import metrics_of
 
 # The end-to-end run is "as fast as compute" from this fraction of compute-only on.
 COMPUTE_BOUND_EFFICIENCY = 0.90
@@ -186,7 +187,7 @@ def from_probe(record: dict, probed: dict, backend, cores: int | None) -> dict:
     import torch
 
     summary = (record.get("telemetry") or {}).get("summary") or {}
-    metrics = record["metrics"]
+    metrics = metrics_of(record)
     settings = _settings(record)
     if settings["threads"] is None:  # the device section comes later: the threads compute has now
         settings["threads"] = torch.get_num_threads()
@@ -195,8 +196,8 @@ def from_probe(record: dict, probed: dict, backend, cores: int | None) -> dict:
         compute_cv=probed.get("compute_cv"),
         loader_ips=probed["loader_images_per_second"],
         loader_cv=probed.get("loader_cv"),
-        end_to_end_ips=metrics["images_per_second"],
-        end_to_end_cv=metrics.get("images_per_second_cv"),
+        end_to_end_ips=metrics.images_per_second,
+        end_to_end_cv=metrics.images_per_second_cv,
         **settings,
         cores=cores,
         copies_to_device=getattr(backend, "copies_to_device", True),
@@ -232,15 +233,16 @@ def from_records(
     precisions: tuple[str, ...] = (),
 ) -> dict:
     """The verdict from the three records (a loader record from `suite loader`'s measurement)."""
-    metrics = end_to_end["metrics"]
-    source = compute["metrics"] if compute else metrics
+    metrics = metrics_of(end_to_end)
+    source = metrics_of(compute) if compute else metrics
+    loader_metrics = metrics_of(loader) if loader else None
     evidence = BottleneckEvidence(
-        compute_ips=source["images_per_second"],
-        compute_cv=source.get("images_per_second_cv"),
-        end_to_end_ips=metrics["images_per_second"],
-        end_to_end_cv=metrics.get("images_per_second_cv"),
-        loader_ips=loader["metrics"]["images_per_second"] if loader else None,
-        loader_cv=loader["metrics"].get("images_per_second_cv") if loader else None,
+        compute_ips=source.images_per_second,
+        compute_cv=source.images_per_second_cv,
+        end_to_end_ips=metrics.images_per_second,
+        end_to_end_cv=metrics.images_per_second_cv,
+        loader_ips=loader_metrics.images_per_second if loader_metrics else None,
+        loader_cv=loader_metrics.images_per_second_cv if loader_metrics else None,
         **from_records_settings(end_to_end),
         cores=cores,
         copies_to_device=copies_to_device,

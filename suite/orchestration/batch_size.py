@@ -17,6 +17,8 @@ import math
 import time
 from dataclasses import dataclass, field
 
+from suite.run_record.record import metrics_of
+
 NEARLY_AS_FAST = 0.95
 
 
@@ -61,6 +63,18 @@ def search(
 ) -> Search:
     """Find the largest fitting batch with `try_batch(n) -> Try`. Pure: all running is in `try_batch`."""
     result = Search()
+    attempt = _logged_attempts(try_batch, result, max_batch, granularity, log)
+    _double(attempt, result, start, max_batch)
+    if result.largest_fit is not None and result.smallest_oom is not None:
+        _bisect(attempt, result, granularity)
+    elif result.largest_fit is None and not result.stopped:
+        result.stopped = f"even the first batch, {start}, does not fit"
+    result.recommended, result.best_images_per_second = recommend(result.tries)
+    return result
+
+
+def _logged_attempts(try_batch, result: Search, max_batch: int, granularity: int, log):
+    """`attempt(n) -> Try`: one try, kept in `result`, logged before (how many may follow) and after."""
     took: list[float] = []
 
     def attempt(n: int) -> Try:
@@ -77,46 +91,45 @@ def search(
         )
         return outcome
 
-    # Doubling: 1, 2, 4, ... up to max_batch (which is itself tried when the doubling steps over it).
+    return attempt
+
+
+def _double(attempt, result: Search, start: int, max_batch: int) -> None:
+    """Doubling: 1, 2, 4, ... up to max_batch (which is itself tried when the doubling steps over it)."""
     n = start
     while True:
         outcome = attempt(n)
         if outcome.status == "error":
             result.stopped = f"batch {n} failed with an error that is not out-of-memory: {outcome.message}"
-            break
+            return
         if not outcome.fits:
             result.smallest_oom = n
-            break
+            return
         result.largest_fit = n
         if n >= max_batch:
             result.stopped = f"reached --max-batch {max_batch} without running out of memory"
-            break
+            return
         n = min(n * 2, max_batch)
 
-    # Bisection between the last fit and the first out-of-memory.
-    if result.largest_fit is not None and result.smallest_oom is not None:
-        low, high = result.largest_fit, result.smallest_oom
-        while high - low > granularity:
-            mid = (low + high) // 2
-            outcome = attempt(mid)
-            if outcome.status == "error":
-                result.stopped = (
-                    f"batch {mid} failed with an error that is not out-of-memory: {outcome.message}"
-                )
-                break
-            if outcome.fits:
-                low = mid
-            else:
-                high = mid
-        result.largest_fit, result.smallest_oom = low, high
-        result.stopped = result.stopped or (
-            f"batch {low} fits and {high} does not"
-            + (f" (within --granularity {granularity})" if granularity > 1 else "")
-        )
-    elif result.largest_fit is None and not result.stopped:
-        result.stopped = f"even the first batch, {start}, does not fit"
-    result.recommended, result.best_images_per_second = recommend(result.tries)
-    return result
+
+def _bisect(attempt, result: Search, granularity: int) -> None:
+    """Bisection between the last fit and the first out-of-memory."""
+    low, high = result.largest_fit, result.smallest_oom
+    while high - low > granularity:
+        mid = (low + high) // 2
+        outcome = attempt(mid)
+        if outcome.status == "error":
+            result.stopped = f"batch {mid} failed with an error that is not out-of-memory: {outcome.message}"
+            break
+        if outcome.fits:
+            low = mid
+        else:
+            high = mid
+    result.largest_fit, result.smallest_oom = low, high
+    result.stopped = result.stopped or (
+        f"batch {low} fits and {high} does not"
+        + (f" (within --granularity {granularity})" if granularity > 1 else "")
+    )
 
 
 def _tries_left(result: Search, n: int, max_batch: int, granularity: int, took: list[float]) -> str:
@@ -168,15 +181,16 @@ def noise_caveat(tries: list[Try]) -> str | None:
 
 
 def try_from_record(batch_size: int, record: dict) -> Try:
-    error, metrics = record.get("error") or {}, record.get("metrics") or {}
+    error, metrics = record.get("error") or {}, metrics_of(record)
+    windows = len(metrics.window_time_s or [])
     return Try(
         batch_size,
         record.get("status", "error"),
-        (record.get("metrics") or {}).get("images_per_second"),
+        metrics.images_per_second,
         record.get("run_id"),
         error.get("message", ""),
-        cv=metrics.get("images_per_second_cv") if len(metrics.get("window_time_s") or []) > 1 else None,
-        windows=len(metrics.get("window_time_s") or []),
+        cv=metrics.images_per_second_cv if windows > 1 else None,
+        windows=windows,
     )
 
 
