@@ -268,7 +268,28 @@ def decide(
         [stats.log_rate(x) for x in baseline],
         [stats.log_rate(x) for x in candidate],
     )
-    result = {
+    result = _undecided(baseline, candidate, (log_base, log_cand), min_change)
+    if min(len(baseline), len(candidate)) < MIN_RUNS:
+        return result
+    test = welch(log_base, log_cand)
+    result.update(_tested(test))
+    if test.se > 0:
+        change = detectable(test)
+        result.update(
+            equivalence(test, min_change),
+            detectable_log=change,
+            detectable=math.expm1(min(change, 700.0)),
+            runs_needed=runs_needed(log_base, log_cand, min_change),
+        )
+    result["verdict"] = verdict(result, test.p_value, min_change, words)
+    return result
+
+
+def _undecided(baseline: list[float], candidate: list[float], logs: tuple, min_change: float) -> dict:
+    """Every field of a decision, in order: the medians and run counts filled, the test's still empty,
+    the verdict too few runs (what stays when either side has under MIN_RUNS)."""
+    log_base, log_cand = logs
+    return {
         "baseline_median": _median(baseline, log_base),
         "candidate_median": _median(candidate, log_cand),
         "baseline_runs": len(baseline),
@@ -292,30 +313,21 @@ def decide(
         "runs_needed": None,
         "verdict": TOO_FEW,
     }
-    if min(len(baseline), len(candidate)) < MIN_RUNS:
-        return result
-    test = welch(log_base, log_cand)
-    result.update(
-        ratio=stats.from_log(test.difference),
-        log_ratio=test.difference,
-        log_ci=[test.ci_low, test.ci_high],
-        ci_low=stats.from_log(test.ci_low),
-        ci_high=stats.from_log(test.ci_high),
-        p_value=test.p_value,
-        p_adjusted=test.p_value,
-        se_log=test.se,
-        df=test.df,
-    )
-    if test.se > 0:
-        change = detectable(test)
-        result.update(
-            equivalence(test, min_change),
-            detectable_log=change,
-            detectable=math.expm1(min(change, 700.0)),
-            runs_needed=runs_needed(log_base, log_cand, min_change),
-        )
-    result["verdict"] = verdict(result, test.p_value, min_change, words)
-    return result
+
+
+def _tested(test) -> dict:
+    """Welch's test on the logs as a decision's fields: the ratio (from its log), its interval and p."""
+    return {
+        "ratio": stats.from_log(test.difference),
+        "log_ratio": test.difference,
+        "log_ci": [test.ci_low, test.ci_high],
+        "ci_low": stats.from_log(test.ci_low),
+        "ci_high": stats.from_log(test.ci_high),
+        "p_value": test.p_value,
+        "p_adjusted": test.p_value,
+        "se_log": test.se,
+        "df": test.df,
+    }
 
 
 # -- the family ---------------------------------------------------------------------------------------
