@@ -65,3 +65,51 @@ def test_summary_shows_throughput_mfu_energy_and_telemetry():
 def test_summary_leaves_out_what_is_unknown():
     text = summary.render(record_with(mfu=None, energy_per_image_j=None))
     assert "MFU" not in text and "energy" not in text
+
+
+def test_summary_lines_come_in_a_fixed_order():
+    """Every part a record can hold, each on its own line, in the order a reader scans them."""
+    record = record_with(
+        mfu=0.123,
+        mfu_peak_tflops=989.0,
+        flops_per_image=2.48e9,
+        energy_per_image_j=0.25,
+        energy_method="NVML energy counter",
+    )
+    record["config"].update(world_size=2, nproc=2, global_batch_size=512)
+    record["ranks"] = [{"images_per_second": 500.0}, {"images_per_second": 499.5}]
+    record["backend_choice"] = "first available of hpu, cuda (hpu: no device)"
+    record["diagnosis"] = {"message": "data loader bound", "suggestions": ["--workers 8"]}
+    record["memory"] = {"peak_memory_bytes": 3 * 2**30}
+    record["warnings"] = ["windows vary widely"]
+    assert summary.render(record, "results/r.json").splitlines() == [
+        "dcgan64 on cuda (NVIDIA H100 80GB HBM3), amp, batch 256, synthetic data",
+        "  processes    world size 2 (1 node(s) × 2), global batch 512; per rank 500.0, 499.5 img/s",
+        "  backend      cuda: first available of hpu, cuda (`suite list` says why others are unavailable)",
+        "  throughput   1,000.0 img/s median ± 5.0 σ (990.0 … 1,010.0, cv 0.5%; 3 windows × 10 steps)",
+        "               3,600,000 img/h",
+        "  step time    256.0 ms",
+        "  warm-up      3 steps in 4.00 s; time to first step 9.50 s (from Python's start)",
+        "  MFU          12.3% of 989 TFLOP/s (datasheet peak; 2.48 GFLOP per image)",
+        "  energy       0.250 J per image (NVML energy counter)",
+        "  telemetry    host CPU 12%, GPU 87% (means over the timed windows)",
+        "  bottleneck   data loader bound",
+        "               next: --workers 8",
+        "  peak memory  3.00 GiB",
+        "  final loss   1.000, 2.000",
+        "  warning      windows vary widely",
+        "  record       results/r.json",
+    ]
+
+
+def test_summary_of_a_failed_run_names_the_error_and_no_throughput():
+    record = record_with()
+    record["status"] = "oom"
+    record["error"] = {"message": "CUDA out of memory", "hint": "try --batch-size 128"}
+    record["metrics"] = {}
+    assert summary.render(record).splitlines() == [
+        "dcgan64 on cuda (NVIDIA H100 80GB HBM3), amp, batch 256, synthetic data",
+        "  FAILED       oom: CUDA out of memory",
+        "  hint         try --batch-size 128",
+        "  telemetry    host CPU 12%, GPU 87% (means over the timed windows)",
+    ]
