@@ -27,8 +27,20 @@ def short_choice(backend_choice: str) -> str:
 
 
 def render(record: dict, path: str | None = None) -> str:
-    config, metrics = record["config"], record.get("metrics", {})
-    device = record.get("device", {})
+    metrics = record.get("metrics", {})
+    lines = _setup_lines(record) + _failure_lines(record)
+    # A diverged run's windows trained on NaN: its timings are no throughput, so none is shown.
+    if "images_per_second" in metrics and record["status"] != "diverged":
+        lines += _timing_lines(metrics, record["config"]) + _efficiency_lines(metrics)
+    lines += _observed_lines(record) + _outcome_lines(record)
+    if path:
+        lines.append(f"  record       {path}")
+    return "\n".join(lines)
+
+
+def _setup_lines(record: dict) -> list[str]:
+    """What ran: workload, backend, device, precision, batch and data; the processes; why this backend."""
+    config, device = record["config"], record.get("device", {})
     data = record.get("data", {}).get("source", config.get("data"))
     lines = [
         f"{config['workload']} on {config['backend']} ({device.get('name', '?')}), "
@@ -49,46 +61,67 @@ def render(record: dict, path: str | None = None) -> str:
             f"  backend      {config['backend']}: {short_choice(record['backend_choice'])} "
             "(`suite list` says why others are unavailable)"
         )
-    if record["status"] in ("oom", "error"):
-        error = record.get("error") or {}
-        lines.append(f"  FAILED       {record['status']}: {error.get('message', '')}")
-        if error.get("hint"):
-            lines.append(f"  hint         {error['hint']}")
-    # A diverged run's windows trained on NaN: its timings are no throughput, so none is shown.
-    if "images_per_second" in metrics and record["status"] != "diverged":
-        # What the windows held; a record made before that was kept has it in its config only.
-        steps = metrics.get("steps_per_window") or config.get("steps_per_window")
-        lines += (
-            token_throughput_lines(metrics, steps)
-            if metrics.get("unit") == "tokens"
-            else image_throughput_lines(metrics, steps)
+    return lines
+
+
+def _failure_lines(record: dict) -> list[str]:
+    """A run that ran out of memory or failed: the error, and its hint."""
+    if record["status"] not in ("oom", "error"):
+        return []
+    error = record.get("error") or {}
+    lines = [f"  FAILED       {record['status']}: {error.get('message', '')}"]
+    if error.get("hint"):
+        lines.append(f"  hint         {error['hint']}")
+    return lines
+
+
+def _timing_lines(metrics: dict, config: dict) -> list[str]:
+    """The throughput, step time, how the windows were chosen, and the warm-up."""
+    # What the windows held; a record made before that was kept has it in its config only.
+    steps = metrics.get("steps_per_window") or config.get("steps_per_window")
+    lines = (
+        token_throughput_lines(metrics, steps)
+        if metrics.get("unit") == "tokens"
+        else image_throughput_lines(metrics, steps)
+    )
+    lines.append(f"  step time    {metrics['step_time_s'] * 1000:,.1f} ms")
+    chosen = window_length_line(metrics)
+    if chosen:
+        lines.append(f"  windows      {chosen}")
+    first = metrics.get("time_to_first_step_s")
+    lines.append(
+        f"  warm-up      {metrics['warmup_steps']} steps in {metrics['warmup_time_s']:.2f} s"
+        + (f"; time to first step {first:.2f} s (from Python's start)" if first else "")
+    )
+    return lines
+
+
+def _efficiency_lines(metrics: dict) -> list[str]:
+    """MFU against the datasheet peak, and energy per token or per image, where the run measured them."""
+    lines = []
+    if metrics.get("mfu") is not None:
+        per = (
+            f"{metrics['flops_per_token'] / 1e9:.2f} GFLOP per token"
+            if metrics.get("flops_per_token") is not None
+            else f"{metrics['flops_per_image'] / 1e9:.2f} GFLOP per image"
         )
-        lines.append(f"  step time    {metrics['step_time_s'] * 1000:,.1f} ms")
-        chosen = window_length_line(metrics)
-        if chosen:
-            lines.append(f"  windows      {chosen}")
-        first = metrics.get("time_to_first_step_s")
         lines.append(
-            f"  warm-up      {metrics['warmup_steps']} steps in {metrics['warmup_time_s']:.2f} s"
-            + (f"; time to first step {first:.2f} s (from Python's start)" if first else "")
+            f"  MFU          {metrics['mfu']:.1%} of {metrics['mfu_peak_tflops']:g} TFLOP/s (datasheet peak; {per})"
         )
-        if metrics.get("mfu") is not None:
-            per = (
-                f"{metrics['flops_per_token'] / 1e9:.2f} GFLOP per token"
-                if metrics.get("flops_per_token") is not None
-                else f"{metrics['flops_per_image'] / 1e9:.2f} GFLOP per image"
-            )
-            lines.append(
-                f"  MFU          {metrics['mfu']:.1%} of {metrics['mfu_peak_tflops']:g} TFLOP/s (datasheet peak; {per})"
-            )
-        if metrics.get("energy_per_token_j") is not None:
-            lines.append(
-                f"  energy       {metrics['energy_per_token_j']:.3g} J per token ({metrics['energy_method']})"
-            )
-        elif metrics.get("energy_per_image_j") is not None:
-            lines.append(
-                f"  energy       {metrics['energy_per_image_j']:.3f} J per image ({metrics['energy_method']})"
-            )
+    if metrics.get("energy_per_token_j") is not None:
+        lines.append(
+            f"  energy       {metrics['energy_per_token_j']:.3g} J per token ({metrics['energy_method']})"
+        )
+    elif metrics.get("energy_per_image_j") is not None:
+        lines.append(
+            f"  energy       {metrics['energy_per_image_j']:.3f} J per image ({metrics['energy_method']})"
+        )
+    return lines
+
+
+def _observed_lines(record: dict) -> list[str]:
+    """What was seen beside the timing: the telemetry gauges, the bottleneck probe, the peak memory."""
+    lines = []
     gauges = (record.get("telemetry") or {}).get("summary", {})
     shown = [
         f"{label} {gauges[key]['mean']:.0f}{unit}" for key, label, unit in TELEMETRY_SHOWN if gauges.get(key)
@@ -102,6 +135,12 @@ def render(record: dict, path: str | None = None) -> str:
     memory = record.get("memory", {})
     if memory.get("peak_memory_bytes"):
         lines.append(f"  peak memory  {human_bytes(memory['peak_memory_bytes'])}")
+    return lines
+
+
+def _outcome_lines(record: dict) -> list[str]:
+    """How training ended (diverged, or its final losses), the numerics check, and the run's warnings."""
+    lines, metrics = [], record.get("metrics", {})
     if record["status"] == "diverged":
         lines.append(f"  DIVERGED     {record['error']['message']}")
     elif "final_loss" in metrics:
@@ -109,11 +148,8 @@ def render(record: dict, path: str | None = None) -> str:
         lines.append(f"  final loss   {losses}")
     if record.get("numerics"):
         lines.append(f"  numerics     {numerics_line(record['numerics'])}")
-    for warning in record.get("warnings", []):
-        lines.append(f"  warning      {warning}")
-    if path:
-        lines.append(f"  record       {path}")
-    return "\n".join(lines)
+    lines += [f"  warning      {warning}" for warning in record.get("warnings", [])]
+    return lines
 
 
 def _windows(metrics: dict, steps) -> str:
