@@ -75,8 +75,6 @@ def scaling_rows(
 ) -> list[dict]:
     """`prices`: count -> (on-demand $/hour, spot $/hour or None, where the price came from);
     `instances`: count -> the instance name that price is of (checked against the run's device)."""
-    from suite.reporting.pricing import device_mismatch_warning
-
     # One row per process count, from each count's run record; failed runs stay in as such.
     prices = prices or {}
     ok = {
@@ -84,62 +82,79 @@ def scaling_rows(
         for n, r in records.items()
         if r.get("status") == "ok" and r.get("metrics", {}).get("images_per_second")
     }
-    base_count = min(ok) if ok else None
-    base = ok[base_count]["metrics"]["images_per_second"] if ok else None
     rows = []
     for count in sorted(records):
-        record = records[count]
-        config, metrics = record.get("config", {}), record.get("metrics", {})
-        row = {
-            "nproc": count,
-            "world_size": config.get("world_size", count),
-            "global_batch_size": config.get("global_batch_size"),
-            "status": record.get("status"),
-            "error": (record.get("error") or {}).get("message"),
-            "run_id": record.get("run_id"),
-            "images_per_second": None,
-            "images_per_second_stdev": None,
-            "speedup": None,
-            "efficiency": None,
-            "usd_per_hour": None,
-            "usd_per_million_images": None,
-            "spot_usd_per_hour": None,
-            "spot_usd_per_million_images": None,
-            "instance": None,
-            "price_source": None,
-            "threads_per_process": _threads(record),
-            "notes": [],
-        }
+        row = _empty_row(count, records[count])
         if count in ok:
-            rate = metrics["images_per_second"]
-            row["images_per_second"] = rate
-            row["images_per_second_stdev"] = metrics.get("images_per_second_stdev")
-            row["speedup"] = rate / base
-            row["efficiency"] = row["speedup"] / (count / base_count)
-            base_threads = _threads(ok[base_count])
-            if row["threads_per_process"] != base_threads:
-                row["notes"].append(
-                    f"not like with like: {row['threads_per_process']} thread(s) per process here, "
-                    f"{base_threads} at {base_count} process(es)"
-                )
-            named = (instances or {}).get(count)
-            mismatch = (
-                device_mismatch_warning({**record, "config": {**config, "instance": named}})
-                if named
-                else None
-            )
+            _measure(row, ok, count)
+            mismatch = _device_mismatch(records[count], (instances or {}).get(count))
             if mismatch:
                 row["notes"].append(f"not priced: {mismatch.split(':')[0]}")
             if count in prices and not mismatch:
-                usd_per_hour, spot_usd_per_hour, source = prices[count]
-                millions_per_hour = rate * stats.SECONDS_PER_HOUR / IMAGES_PER_MILLION
-                row["usd_per_hour"], row["price_source"] = usd_per_hour, source
-                row["usd_per_million_images"] = usd_per_hour / millions_per_hour
-                if spot_usd_per_hour is not None:
-                    row["spot_usd_per_hour"] = spot_usd_per_hour
-                    row["spot_usd_per_million_images"] = spot_usd_per_hour / millions_per_hour
+                _price(row, *prices[count])
         rows.append(row)
     return rows
+
+
+def _empty_row(count: int, record: dict) -> dict:
+    """A count's row as its record gives it, the measured and priced figures still empty."""
+    config = record.get("config", {})
+    return {
+        "nproc": count,
+        "world_size": config.get("world_size", count),
+        "global_batch_size": config.get("global_batch_size"),
+        "status": record.get("status"),
+        "error": (record.get("error") or {}).get("message"),
+        "run_id": record.get("run_id"),
+        "images_per_second": None,
+        "images_per_second_stdev": None,
+        "speedup": None,
+        "efficiency": None,
+        "usd_per_hour": None,
+        "usd_per_million_images": None,
+        "spot_usd_per_hour": None,
+        "spot_usd_per_million_images": None,
+        "instance": None,
+        "price_source": None,
+        "threads_per_process": _threads(record),
+        "notes": [],
+    }
+
+
+def _measure(row: dict, ok: dict[int, dict], count: int) -> None:
+    """Throughput, speedup and efficiency against the smallest count measured, noting threads that differ."""
+    base_count = min(ok)
+    metrics = ok[count]["metrics"]
+    rate = metrics["images_per_second"]
+    row["images_per_second"] = rate
+    row["images_per_second_stdev"] = metrics.get("images_per_second_stdev")
+    row["speedup"] = rate / ok[base_count]["metrics"]["images_per_second"]
+    row["efficiency"] = row["speedup"] / (count / base_count)
+    base_threads = _threads(ok[base_count])
+    if row["threads_per_process"] != base_threads:
+        row["notes"].append(
+            f"not like with like: {row['threads_per_process']} thread(s) per process here, "
+            f"{base_threads} at {base_count} process(es)"
+        )
+
+
+def _device_mismatch(record: dict, named: str | None) -> str | None:
+    """Why the run cannot be priced as the NAMED instance (another device), or None."""
+    from suite.reporting.pricing import device_mismatch_warning
+
+    if not named:
+        return None
+    return device_mismatch_warning({**record, "config": {**record.get("config", {}), "instance": named}})
+
+
+def _price(row: dict, usd_per_hour: float, spot_usd_per_hour: float | None, source: str) -> None:
+    """$ per hour and per million images, on demand and (where quoted) on spot."""
+    millions_per_hour = row["images_per_second"] * stats.SECONDS_PER_HOUR / IMAGES_PER_MILLION
+    row["usd_per_hour"], row["price_source"] = usd_per_hour, source
+    row["usd_per_million_images"] = usd_per_hour / millions_per_hour
+    if spot_usd_per_hour is not None:
+        row["spot_usd_per_hour"] = spot_usd_per_hour
+        row["spot_usd_per_million_images"] = spot_usd_per_hour / millions_per_hour
 
 
 def render(rows: list[dict], instances: dict[int, str] | None = None) -> str:
