@@ -13,6 +13,7 @@ from time import perf_counter as clock
 
 from suite import stats
 from suite.data.loader_bench import batches_for, measure_loader
+from suite.run_record.parts import Metrics
 
 PROBE_WINDOWS = 3
 PROBE_MIN_WINDOW_S = 0.1
@@ -50,22 +51,24 @@ def compute_only(
 
 def measure(train_step, data, batches, backend, steps: int, images_per_step: int) -> dict:
     """Compute-only and loader-only images/s with their spread (after the timed windows)."""
-    compute = compute_only(train_step, next(batches), backend, steps, images_per_step)
+    compute = Metrics.from_json(compute_only(train_step, next(batches), backend, steps, images_per_step))
     # The loader alone, batches left on the host: one warm-up batch (worker start-up) excluded.
-    loader = measure_loader(
-        data.host_batches(),
-        batches=steps,
-        windows=PROBE_WINDOWS,
-        warmup_batches=1,
-        min_window_s=PROBE_MIN_WINDOW_S,
+    loader = Metrics.from_json(
+        measure_loader(
+            data.host_batches(),
+            batches=steps,
+            windows=PROBE_WINDOWS,
+            warmup_batches=1,
+            min_window_s=PROBE_MIN_WINDOW_S,
+        )
     )
     return {
-        "compute_images_per_second": compute["images_per_second"],
-        "compute_cv": compute["images_per_second_cv"],
-        "compute_windows": compute["window_images_per_second"],
-        "compute_window_s": compute["window_time_s"],
-        "loader_images_per_second": loader["images_per_second"],
-        "loader_cv": loader["images_per_second_cv"],
-        "loader_windows": loader["window_images_per_second"],
-        "loader_window_s": loader["window_time_s"],
+        "compute_images_per_second": compute.images_per_second,
+        "compute_cv": compute.images_per_second_cv,
+        "compute_windows": compute.window_images_per_second,
+        "compute_window_s": compute.window_time_s,
+        "loader_images_per_second": loader.images_per_second,
+        "loader_cv": loader.images_per_second_cv,
+        "loader_windows": loader.window_images_per_second,
+        "loader_window_s": loader.window_time_s,
     }
