@@ -222,9 +222,6 @@ def _blank_row(group: list[dict], runs: _Runs, catalog: Catalog) -> dict:
     """Every field of a row, filled from the group's first record and its runs; prices still empty."""
     first = group[0]
     config, device = first["config"], first.get("device") or {}
-    ok, failed, not_ok, traced = runs.ok, runs.failed, runs.not_ok, runs.traced
-    warnings = [f"{r.get('run_id')}: {w}" for r in group for w in (r.get("warnings") or [])]
-    cvs = [cv for r in ok for cv in [_window_cv(r)] if cv is not None]
     return {
         "model_run": _model_label(config),
         "instance": config.get("instance"),
@@ -249,21 +246,7 @@ def _blank_row(group: list[dict], runs: _Runs, catalog: Catalog) -> dict:
         "epoch_hours": None,
         "epoch_usd": None,
         "spot_epoch_usd": None,
-        "runs": len(ok),
-        "run_ids": [str(r.get("run_id")) for r in group],
-        "runs_not_ok": dict(not_ok),
-        "spread": None,
-        "window_cv_max": max(cvs) if cvs else None,
-        "warnings": warnings,
-        "images_per_hour_min": None,
-        "images_per_hour_max": None,
-        "median_ci_low": None,  # the median's distribution-free 95% interval (None: too few runs)
-        "median_ci_high": None,
-        "median_ci_coverage": None,
-        "rates_disagree": False,
-        "measured_images_per_hour": None,
-        "profiled_images_per_hour": stats.median(images_per_hour(r) for r in traced) if traced else None,
-        "status": "ok" if ok else ("profiled" if traced and len(traced) == len(group) else _worst(not_ok)),
+        **_run_fields(group, runs),
         "extrapolated_factor": None,
         "measured_scaling": None,
         "device_matches_instance": None,
@@ -275,11 +258,37 @@ def _blank_row(group: list[dict], runs: _Runs, catalog: Catalog) -> dict:
         "verdict": _verdict(group),
         "numerics": " / ".join(sorted({str(n.get("verdict")) for r in group if (n := r.get("numerics"))}))
         or None,
-        "errors": sorted({_error_text(r) for r in failed if r.get("status") != "ok" or numerics_failed(r)}),
+        "errors": sorted(
+            {_error_text(r) for r in runs.failed if r.get("status") != "ok" or numerics_failed(r)}
+        ),
         "notes": [],
         "prices_catalog": catalog.name,
         "prices_as_of": catalog.as_of,
         "prices_as_of_note": catalog.as_of_note,
+    }
+
+
+def _run_fields(group: list[dict], runs: _Runs) -> dict:
+    """A row's fields about its runs, in the row's order: how many and which, their warnings and window
+    spread, the profiled rate, the status; the median and its interval still empty."""
+    ok, not_ok, traced = runs.ok, runs.not_ok, runs.traced
+    cvs = [cv for r in ok for cv in [_window_cv(r)] if cv is not None]
+    return {
+        "runs": len(ok),
+        "run_ids": [str(r.get("run_id")) for r in group],
+        "runs_not_ok": dict(not_ok),
+        "spread": None,
+        "window_cv_max": max(cvs) if cvs else None,
+        "warnings": [f"{r.get('run_id')}: {w}" for r in group for w in (r.get("warnings") or [])],
+        "images_per_hour_min": None,
+        "images_per_hour_max": None,
+        "median_ci_low": None,  # the median's distribution-free 95% interval (None: too few runs)
+        "median_ci_high": None,
+        "median_ci_coverage": None,
+        "rates_disagree": False,
+        "measured_images_per_hour": None,
+        "profiled_images_per_hour": stats.median(images_per_hour(r) for r in traced) if traced else None,
+        "status": "ok" if ok else ("profiled" if traced and len(traced) == len(group) else _worst(not_ok)),
     }
 
 
