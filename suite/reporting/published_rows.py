@@ -56,25 +56,45 @@ def _instance_for(figure: Figure, catalog: Catalog):
 
 def published_row(figure: Figure, catalog: Catalog, dataset_size: int) -> dict:
     """A figure as a report row: every field a measured row has, marked published, with its source."""
-    rate = figure.images_per_hour
     instance, price_note = _instance_for(figure, catalog)
     as_published = f"{figure.throughput:,.10g} {figure.unit}" + (
         f" ({figure.model_label})" if figure.model_label else ""
     )
-    # The source and its caveat are under the table (and in their own CSV/JSON fields): the note stays short.
-    notes = [f"{PUBLISHED_NOTE}{as_published}; source under the table"]
-    notes.append(price_note)
-    if figure.batch is None or figure.precision is None:
-        unstated = " and ".join(
-            n for n, v in (("batch", figure.batch), ("precision", figure.precision)) if v is None
-        )
-        notes.append(f"{unstated} not stated by the source: no measured row is compared with it")
     row = {
+        **_configuration(figure, instance),
+        **_nothing_measured(dataset_size / figure.images_per_hour),
+        "status": "published",
+        "extrapolated_factor": None,
+        "measured_scaling": None,
+        "device_matches_instance": True if instance else None,
+        "hypothetical": False,
+        "upper_bound": False,
+        "pooled": {},
+        "differs_in": {},
+        "verdict": None,
+        "numerics": None,
+        "errors": [],
+        "notes": _notes(figure, price_note, as_published),
+        "prices_catalog": catalog.name,
+        "prices_as_of": catalog.as_of,
+        "prices_as_of_note": catalog.as_of_note,
+        **_source_fields(figure, as_published),
+    }
+    if instance is not None:
+        row_prices.mark_dated(row, instance, catalog)
+        row_prices.price(row, instance)
+    return row
+
+
+def _configuration(figure: Figure, instance) -> dict:
+    """The row's first fields: what the figure is of (workload, instance, device, precision, batch, data)
+    and its rate; the prices stay empty until the instance prices them."""
+    return {
         "model_run": figure.model,
         "instance": instance.name if instance else figure.instance,
         "retired": None,
         "region": instance.region if instance else None,
-        "images_per_hour": rate,
+        "images_per_hour": figure.images_per_hour,
         "unit": "images",  # published figures are of image workloads (token_rows.py counts the others)
         "units_per_sample": 1,
         "usd_per_hour": None,
@@ -90,9 +110,15 @@ def published_row(figure: Figure, catalog: Catalog, dataset_size: int) -> dict:
         "precision": figure.precision,
         "batch_size": figure.batch,
         "data": figure.data or "not stated",
+    }
+
+
+def _nothing_measured(epoch_hours: float) -> dict:
+    """The fields of runs the suite made, empty (no runs, no spread, no interval), and the epoch's hours."""
+    return {
         "usd_per_million_images": None,
         "spot_usd_per_million_images": None,
-        "epoch_hours": dataset_size / rate,
+        "epoch_hours": epoch_hours,
         "epoch_usd": None,
         "spot_epoch_usd": None,
         "runs": 0,
@@ -109,21 +135,24 @@ def published_row(figure: Figure, catalog: Catalog, dataset_size: int) -> dict:
         "rates_disagree": False,
         "measured_images_per_hour": None,
         "profiled_images_per_hour": None,
-        "status": "published",
-        "extrapolated_factor": None,
-        "measured_scaling": None,
-        "device_matches_instance": True if instance else None,
-        "hypothetical": False,
-        "upper_bound": False,
-        "pooled": {},
-        "differs_in": {},
-        "verdict": None,
-        "numerics": None,
-        "errors": [],
-        "notes": notes,
-        "prices_catalog": catalog.name,
-        "prices_as_of": catalog.as_of,
-        "prices_as_of_note": catalog.as_of_note,
+    }
+
+
+def _notes(figure: Figure, price_note: str, as_published: str) -> list[str]:
+    """Published, as what; how it is priced; and what the source left unstated."""
+    # The source and its caveat are under the table (and in their own CSV/JSON fields): the note stays short.
+    notes = [f"{PUBLISHED_NOTE}{as_published}; source under the table", price_note]
+    if figure.batch is None or figure.precision is None:
+        unstated = " and ".join(
+            n for n, v in (("batch", figure.batch), ("precision", figure.precision)) if v is None
+        )
+        notes.append(f"{unstated} not stated by the source: no measured row is compared with it")
+    return notes
+
+
+def _source_fields(figure: Figure, as_published: str) -> dict:
+    """Where the figure comes from: its id, the source document and where in it, as published, its caveat."""
+    return {
         "published": True,
         "published_id": figure.id,
         "published_source": figure.source.text(),
@@ -135,10 +164,6 @@ def published_row(figure: Figure, catalog: Catalog, dataset_size: int) -> dict:
         "published_caveat": figure.caveat,
         "published_ratios": {},
     }
-    if instance is not None:
-        row_prices.mark_dated(row, instance, catalog)
-        row_prices.price(row, instance)
-    return row
 
 
 def shares_configuration(measured: dict, published: dict) -> bool:
