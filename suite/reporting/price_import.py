@@ -241,6 +241,47 @@ def from_skypilot(
 ) -> tuple[dict, int]:
     if zone_stat not in ZONE_STATS:
         raise UserError(f"unknown zone statistic {zone_stat!r} (accepted: {', '.join(ZONE_STATS)})")
+    in_region = _skypilot_rows_in(rows, region)
+    provider = "gcp" if any(not r["InstanceType"] for r in rows) else "aws"
+    instances, unpriced, malformed = {}, 0, []
+    hosts, gpus = {}, []  # GCP: host VMs by name, and GPU rows to be priced on one of them
+    for (itype, accel, count_text), group in _by_instance(in_region).items():
+        on_demand, spot, note = _combine_zones(group, zone_stat)
+        if on_demand is None:
+            unpriced += 1
+            continue
+        try:
+            accel, count, hardware = _skypilot_hardware(group[0], itype, accel, count_text)
+        except Malformed as error:
+            malformed.append(str(error))
+            continue
+        entry = {
+            "provider": provider,
+            "region": region,
+            "accelerator": accel or "none",
+            "accelerator_count": count,
+            **hardware,
+            "on_demand_usd_per_hour": on_demand,
+            "spot_usd_per_hour": spot,
+        }
+        if note:
+            entry["note"] = note
+        if not itype:
+            if not accel.lower().startswith("tpu"):
+                gpus.append(entry)
+            continue
+        if not accel:
+            hosts[itype] = entry
+        if count or include_cpu_only:
+            instances[itype] = entry
+    for gpu in gpus:
+        name, entry = _on_host(gpu, hosts.get(gcp_host), gcp_host, region)
+        instances[name] = entry
+    return instances, unpriced, malformed
+
+
+def _skypilot_rows_in(rows: list[dict], region: str) -> list[dict]:
+    """The rows of REGION, once the file is known to be a vms.csv; naming the regions it has if none."""
     needed = {
         "InstanceType",
         "AcceleratorName",
@@ -261,83 +302,58 @@ def from_skypilot(
             + (", ..." if len(regions) > 12 else "")
             + ")"
         )
-    provider = "gcp" if any(not r["InstanceType"] for r in rows) else "aws"
+    return in_region
+
+
+def _by_instance(rows: list[dict]) -> dict[tuple, list[dict]]:
+    """The zones' rows of each (instance type, accelerator, count), in the file's order."""
     groups: dict[tuple, list[dict]] = {}
-    for row in in_region:
+    for row in rows:
         key = (row["InstanceType"], row.get("AcceleratorName") or "", row.get("AcceleratorCount") or "")
         groups.setdefault(key, []).append(row)
+    return groups
 
-    instances, unpriced, malformed = {}, 0, []
-    vms = {}  # GCP host VMs, for pricing GPU rows
-    for (itype, accel, count_text), group in groups.items():
-        on_demand, spot, note = _combine_zones(group, zone_stat)
-        if on_demand is None:
-            unpriced += 1
-            continue
-        first = group[0]
-        try:
-            count = _hardware(count_text, "AcceleratorCount", whole=False, required=False)
-            hardware = {
-                "accelerator_memory_gib": _gpu_memory_gib(first.get("GpuInfo", "")),
-                # GPU-only rows (GCP, empty InstanceType) carry no host: their host VM's figures are used
-                "vcpus": _hardware(first["vCPUs"], "vCPUs", whole=True, required=bool(itype)),
-                "ram_gib": float(
-                    _hardware(first["MemoryGiB"], "MemoryGiB", whole=False, required=bool(itype))
-                ),
-            }
-        except Malformed as error:
-            malformed.append(f"{itype or accel or 'a row'}: {error}")
-            continue
-        if count != int(count):  # a fraction of a GPU (some clouds sell one) is no count of devices
-            malformed.append(f"{itype or accel}: AcceleratorCount {count_text!r} is not a whole number")
-            continue
-        count = int(count)
-        if accel.upper() == "CPU-ONLY":
-            accel, count = "", 0
-        entry = {
-            "provider": provider,
-            "region": region,
-            "accelerator": accel or "none",
-            "accelerator_count": count,
-            **hardware,
-            "on_demand_usd_per_hour": on_demand,
-            "spot_usd_per_hour": spot,
+
+def _skypilot_hardware(first: dict, itype: str, accel: str, count_text: str) -> tuple[str, int, dict]:
+    """(accelerator, count, the host's figures) of one instance from its first zone's row: CPU-ONLY is
+    no accelerator. Malformed, naming the instance, for junk figures or a fraction of a device."""
+    try:
+        count = _hardware(count_text, "AcceleratorCount", whole=False, required=False)
+        hardware = {
+            "accelerator_memory_gib": _gpu_memory_gib(first.get("GpuInfo", "")),
+            # GPU-only rows (GCP, empty InstanceType) carry no host: their host VM's figures are used
+            "vcpus": _hardware(first["vCPUs"], "vCPUs", whole=True, required=bool(itype)),
+            "ram_gib": float(_hardware(first["MemoryGiB"], "MemoryGiB", whole=False, required=bool(itype))),
         }
-        if note:
-            entry["note"] = note
-        if not itype:
-            if not accel.lower().startswith("tpu"):
-                vms.setdefault("__gpus__", []).append(entry)
-            continue
-        if not accel:
-            vms[itype] = entry
-        if count or include_cpu_only:
-            instances[itype] = entry
-    for gpu in vms.get("__gpus__", []):
-        host = vms.get(gcp_host)
-        if host is None:
-            raise UserError(
-                f"GPU rows need a host VM to be priced with; {gcp_host!r} has no price in "
-                f"{region!r} (choose one with --gcp-host)"
-            )
-        name = f"{gcp_host}+{gpu['accelerator_count']}x{gpu['accelerator']}"
-        spot = (
-            host["spot_usd_per_hour"] + gpu["spot_usd_per_hour"]
-            if host["spot_usd_per_hour"] and gpu["spot_usd_per_hour"]
-            else None
+    except Malformed as error:
+        raise Malformed(f"{itype or accel or 'a row'}: {error}") from None
+    if count != int(count):  # a fraction of a GPU (some clouds sell one) is no count of devices
+        raise Malformed(f"{itype or accel}: AcceleratorCount {count_text!r} is not a whole number")
+    if accel.upper() == "CPU-ONLY":
+        return "", 0, hardware
+    return accel, int(count), hardware
+
+
+def _on_host(gpu: dict, host: dict | None, gcp_host: str, region: str) -> tuple[str, dict]:
+    """(name, entry) of a GCP GPU row priced as one instance with its host VM: "VM + GPUs"."""
+    if host is None:
+        raise UserError(
+            f"GPU rows need a host VM to be priced with; {gcp_host!r} has no price in "
+            f"{region!r} (choose one with --gcp-host)"
         )
-        instances[name] = {
-            **gpu,
-            "vcpus": host["vcpus"],
-            "ram_gib": host["ram_gib"],
-            "on_demand_usd_per_hour": round(
-                host["on_demand_usd_per_hour"] + gpu["on_demand_usd_per_hour"], 6
-            ),
-            "spot_usd_per_hour": round(spot, 6) if spot else None,
-            "note": f"{gcp_host} VM + GPUs priced apart"
-            + (f"; GPU {gpu['note']}" if gpu.get("note") else ""),
-        }
-    return instances, unpriced, malformed
+    spot = (
+        host["spot_usd_per_hour"] + gpu["spot_usd_per_hour"]
+        if host["spot_usd_per_hour"] and gpu["spot_usd_per_hour"]
+        else None
+    )
+    return f"{gcp_host}+{gpu['accelerator_count']}x{gpu['accelerator']}", {
+        **gpu,
+        "vcpus": host["vcpus"],
+        "ram_gib": host["ram_gib"],
+        "on_demand_usd_per_hour": round(host["on_demand_usd_per_hour"] + gpu["on_demand_usd_per_hour"], 6),
+        "spot_usd_per_hour": round(spot, 6) if spot else None,
+        "note": f"{gcp_host} VM + GPUs priced apart" + (f"; GPU {gpu['note']}" if gpu.get("note") else ""),
+    }
 
 
 def import_file(
