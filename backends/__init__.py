@@ -87,15 +87,15 @@ def resolve_backend_name(name: str) -> tuple[str, str]:
     raise UserError("no backend is available: " + "; ".join(skipped))
 
 
-def check_options(name: str, config) -> None:
+def check_options(name: str, spec) -> None:
     """Refuse an option the chosen backend would ignore (e.g. --tf32 on the cpu backend)."""
-    import dataclasses
+    from suite.spec import RunSpec
 
-    defaults = {f.name: f.default for f in dataclasses.fields(config)}
+    given, defaults = spec.flat(), RunSpec().flat()
     entry = declaration(name)
     own = {option.field for option in entry.options} if entry else set()
     for field, option in device_options().items():
-        if getattr(config, field) != defaults[field] and field not in own:
+        if given[field] != defaults[field] and field not in own:
             raise UserError(
                 f"{option.flag} does not apply to the {name} backend "
                 f"(it is an option of: {', '.join(owners(field))})"

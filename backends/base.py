@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import torch
 
-from suite.config import RunConfig
 from suite.errors import UserError
+from suite.spec import RunSpec
 
 
 @dataclass(frozen=True)
@@ -47,9 +47,9 @@ class Backend:
     # Whether batches are copied from host memory into the device's own (False: the device is the host).
     copies_to_device: bool = True
 
-    def __init__(self, config: RunConfig):
-        self.config = config
-        self.precision = config.precision or self.precisions[0]
+    def __init__(self, spec: RunSpec):
+        self.spec = spec
+        self.precision = spec.precision or self.precisions[0]
         self.device = torch.device("cpu")
 
     # -- discovery -----------------------------------------------------------------------------

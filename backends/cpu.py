@@ -67,12 +67,12 @@ class CPUBackend(Backend):
     # host's telemetry has no power reading to fill.
     schedule = Schedule(warmup_steps=2, steps_per_window=4, windows=5)
 
-    def __init__(self, config):
+    def __init__(self, spec):
         cores = pinned_cores()
-        if cores and config.threads is None:
+        if cores and spec.threads is None:
             # One copy of a --per-device run: one thread per core of its group, recorded as what ran.
-            config = config.resolved(threads=len(cores))
-        super().__init__(config)
+            spec = spec.replace(threads=len(cores))
+        super().__init__(spec)
 
     @classmethod
     def is_available(cls) -> tuple[bool, str]:
@@ -89,15 +89,15 @@ class CPUBackend(Backend):
         cores = pinned_cores()
         if cores:  # one copy of a --per-device run: pinned to its own core group
             os.sched_setaffinity(0, cores)
-        if self.config.threads is not None:
-            if self.config.threads > (psutil.cpu_count(logical=True) or 1) * 4:
+        if self.spec.threads is not None:
+            if self.spec.threads > (psutil.cpu_count(logical=True) or 1) * 4:
                 raise UserError(
-                    f"--threads {self.config.threads} is far more than this machine's "
+                    f"--threads {self.spec.threads} is far more than this machine's "
                     f"{psutil.cpu_count(logical=True)} logical cores"
                 )
-            torch.set_num_threads(self.config.threads)
+            torch.set_num_threads(self.spec.threads)
             self.threads_reason = "as asked (--threads)"
-        elif self.config.data != "synthetic":
+        elif self.spec.data.source != "synthetic":
             self._fit_threads_to_the_loader()
 
     def _fit_threads_to_the_loader(self) -> None:
@@ -105,9 +105,9 @@ class CPUBackend(Backend):
         thread count leaves the workers theirs (suite.data.split_host_cores says how, and the record why)."""
         from suite.data import default_workers, split_host_cores
 
-        workers = self.config.workers
+        workers = self.spec.data.workers
         _, threads, why = split_host_cores(
-            psutil.cpu_count(logical=True) or 1, default_workers(self.config), workers, None
+            psutil.cpu_count(logical=True) or 1, default_workers(self.spec), workers, None
         )
         torch.set_num_threads(threads)
         self.threads_reason = why
@@ -120,7 +120,7 @@ class CPUBackend(Backend):
     def end_step(self) -> None:
         # The --max-memory ceiling. ru_maxrss (the peak resident set) is a cheap syscall and reads no
         # tensor, so checking it every step adds no host-device sync to a timed window.
-        ceiling = self.config.max_memory_bytes
+        ceiling = self.spec.checks.max_memory_bytes
         if ceiling is None:
             return
         used = self._peak_rss_since_setup() - self._baseline_rss_bytes
@@ -168,11 +168,11 @@ class CPUBackend(Backend):
         if copies > len(cores):
             raise UserError(f"--per-device {copies}: only {len(cores)} core(s) to divide")
         size = len(cores) // copies
-        if self.config.threads is not None and self.config.threads > size:
+        if self.spec.threads is not None and self.spec.threads > size:
             # Pinned to SIZE cores, more threads only take turns on them: the record would claim threads
             # that never ran side by side.
             raise UserError(
-                f"--per-device {copies} --threads {self.config.threads}: each copy is pinned to {size} of the "
+                f"--per-device {copies} --threads {self.spec.threads}: each copy is pinned to {size} of the "
                 f"{len(cores)} core(s); give --threads {size} or fewer, or leave it out (one thread per core)"
             )
         groups = [cores[i * size : (i + 1) * size] for i in range(copies)]

@@ -69,8 +69,8 @@ class CUDABackend(Backend):
     # telemetry thread samples every 0.15 s.
     schedule = Schedule(warmup_steps=3, steps_per_window=10, windows=5, min_window_s=1.0)
 
-    def __init__(self, config):
-        super().__init__(config)
+    def __init__(self, spec):
+        super().__init__(spec)
         # Checked here, while the run is planned, so a bad index is exit 2 before anything is built.
         self.index = self._device_index()
         count = torch.cuda.device_count()
@@ -92,8 +92,8 @@ class CUDABackend(Backend):
         self.optimizers_built: list[str] = []
 
     def _device_index(self) -> int:
-        if self.config.device_index is not None:
-            return non_negative_int("--device-index", self.config.device_index)
+        if self.spec.cuda.device_index is not None:
+            return non_negative_int("--device-index", self.spec.cuda.device_index)
         local_rank = os.environ.get("LOCAL_RANK")
         if local_rank is not None:  # torchrun: one process per GPU
             return non_negative_int("LOCAL_RANK", local_rank)
@@ -102,7 +102,7 @@ class CUDABackend(Backend):
     def pin_envs(self, copies: int) -> list[dict[str, str]]:
         # CUDA_VISIBLE_DEVICES (CUDA C Programming Guide, "CUDA Environment Variables"): a copy sees one
         # GPU, as its index 0. A list already set for this process is divided, not widened.
-        if self.config.device_index is not None:
+        if self.spec.cuda.device_index is not None:
             raise UserError(
                 "--device-index cannot be combined with --per-device (each copy gets its own GPU)"
             )
@@ -147,8 +147,8 @@ class CUDABackend(Backend):
         # PyTorch's defaults disagree (cuDNN convolutions allow TF32, matmuls do not), so both are set:
         # fp32 means fp32 unless --tf32 asks for tensor-core TF32 math.
         # https://pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices
-        torch.backends.cuda.matmul.allow_tf32 = bool(self.config.tf32)
-        torch.backends.cudnn.allow_tf32 = bool(self.config.tf32)
+        torch.backends.cuda.matmul.allow_tf32 = bool(self.spec.cuda.tf32)
+        torch.backends.cudnn.allow_tf32 = bool(self.spec.cuda.tf32)
         if self.precision == "amp":
             # One scaler for every optimizer of the run.
             scaler_class, device_generic = _grad_scaler_class()
@@ -163,7 +163,7 @@ class CUDABackend(Backend):
         return ddp_without_buffer_broadcast(module, device_ids=[self.index], output_device=self.index)
 
     def prepare_model(self, module: torch.nn.Module) -> torch.nn.Module:
-        if self.config.channels_last:
+        if self.spec.cuda.channels_last:
             # NHWC lets cuDNN use tensor-core convolution kernels without transposes.
             module = module.to(self.device, memory_format=torch.channels_last)
         else:
@@ -171,7 +171,7 @@ class CUDABackend(Backend):
         return module
 
     def compile_model(self, module: torch.nn.Module) -> torch.nn.Module:
-        if self.config.compile:
+        if self.spec.cuda.compile:
             module = torch.compile(module)  # compile time lands in warm-up / time-to-first-step
         return module
 
@@ -202,7 +202,7 @@ class CUDABackend(Backend):
 
     def to_device(self, tensor: torch.Tensor, non_blocking: bool = True) -> torch.Tensor:
         # non_blocking from pinned host memory (make_loader pins it) overlaps the copy with compute.
-        if self.config.channels_last and tensor.dim() == 4:
+        if self.spec.cuda.channels_last and tensor.dim() == 4:
             return tensor.to(self.device, non_blocking=non_blocking, memory_format=torch.channels_last)
         return tensor.to(self.device, non_blocking=non_blocking)
 
@@ -259,7 +259,7 @@ class CUDABackend(Backend):
         from . import nvml, peaks
 
         props = torch.cuda.get_device_properties(self.index)
-        peak, peak_note = peaks.peak_tflops(props.name, self.precision, bool(self.config.tf32))
+        peak, peak_note = peaks.peak_tflops(props.name, self.precision, bool(self.spec.cuda.tf32))
         return {
             "backend": self.name,
             "name": props.name,
@@ -274,9 +274,9 @@ class CUDABackend(Backend):
             "peak_tflops": peak,  # for this run's precision; None where no datasheet figure is known
             "peak_tflops_note": peak_note,
             "cudnn_benchmark": bool(torch.backends.cudnn.benchmark),
-            "tf32": bool(self.config.tf32),
-            "channels_last": bool(self.config.channels_last),
-            "compile": bool(self.config.compile),
+            "tf32": bool(self.spec.cuda.tf32),
+            "channels_last": bool(self.spec.cuda.channels_last),
+            "compile": bool(self.spec.cuda.compile),
             "grad_scaler": self.scaler is not None,
             "optimizers": list(self.optimizers_built),
         }

@@ -4,7 +4,7 @@ and the gauges a run's summary shows. Read without importing the backend (torch,
 
 The command line (`suite run`'s option groups), the refusal of an option on another backend, the
 report's grouping of runs and the summary's gauges are all derived from these declarations: adding a
-backend option is one entry here (and the RunConfig field it sets).
+backend option is one entry here (and the RunSpec field it sets, by its flat name).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ class Option:
     `add_argument`; `changes_number` says whether two runs that differ in it measure different things
     (and so are two report rows)."""
 
-    field: str  # the RunConfig field it sets
+    field: str  # the RunSpec field it sets, by its flat name (suite.spec.run_spec.FLAT)
     flag: str  # what a person types, e.g. "--tf32"
     help: str
     changes_number: bool = True
@@ -142,7 +142,7 @@ def auto_order() -> tuple[str, ...]:
 
 
 def device_options() -> dict[str, Option]:
-    """Every backend-owned option by RunConfig field."""
+    """Every backend-owned option by its flat RunSpec field."""
     return {option.field: option for d in DECLARED for option in d.options}
 
 
@@ -151,7 +151,7 @@ def owners(field_name: str) -> list[str]:
 
 
 def setting_fields() -> tuple[str, ...]:
-    """The backend-owned RunConfig fields that change what is measured (runs differing in one differ)."""
+    """The backend-owned flat RunSpec fields that change what is measured (runs differing in one differ)."""
     return tuple(name for name, option in device_options().items() if option.changes_number)
 
 

@@ -101,22 +101,22 @@ class HPUBackend(Backend):
             ) or f"habana_frameworks is installed and a device node is present, but {why}"
         return True, f"habana_frameworks found ({PLUGIN_DIST} {plugin_version() or 'version unknown'})"
 
-    def __init__(self, config):
-        super().__init__(config)
+    def __init__(self, spec):
+        super().__init__(spec)
         self.release, self.release_warning = habana_releases.installed()
-        if config.hpu_mode is None:
+        if spec.hpu.mode is None:
             self.mode, self.mode_source = default_mode(self.release)
-        elif config.hpu_mode in MODES:
-            self.mode, self.mode_source = config.hpu_mode, "--hpu-mode"
+        elif spec.hpu.mode in MODES:
+            self.mode, self.mode_source = spec.hpu.mode, "--hpu-mode"
         else:
-            raise UserError(f"--hpu-mode {config.hpu_mode!r} is not a mode (accepted: {', '.join(MODES)})")
+            raise UserError(f"--hpu-mode {spec.hpu.mode!r} is not a mode (accepted: {', '.join(MODES)})")
         if self.mode == "compile" and self.release.compile_backend is None:
             raise UserError(
                 f"--hpu-mode compile: Habana {self.release.version} has no torch.compile backend "
                 "(hpu_backend arrived in 1.15, aot_hpu_training_backend in 1.12): use --hpu-mode lazy or eager"
             )
-        self.bf16_ops = _checked_file("--hpu-bf16-ops", config.hpu_bf16_ops)
-        self.fp32_ops = _checked_file("--hpu-fp32-ops", config.hpu_fp32_ops)
+        self.bf16_ops = _checked_file("--hpu-bf16-ops", spec.hpu.bf16_ops)
+        self.fp32_ops = _checked_file("--hpu-fp32-ops", spec.hpu.fp32_ops)
         if self.precision == "hmp":
             refusal = hmp_refusal(self.release)
             if refusal:
@@ -126,7 +126,7 @@ class HPUBackend(Backend):
         self._refuse_other_active_mode()
         # The record stores the mode that ran, not only the one typed (None: the bridge's own default,
         # known after its import in setup()).
-        self.config = config.resolved(hpu_mode=self.mode)
+        self.spec = spec.replace(hpu_mode=self.mode)
         self.device = torch.device(self.device_type)
         self._htcore = self._hthpu = self._hmp = None
         self._env_at_import: dict[str, str] = {}
@@ -151,7 +151,7 @@ class HPUBackend(Backend):
     def _adopt_bridge_default(self) -> None:
         """No mode asked and the release's default unknown: run the mode the imported bridge chose."""
         self.mode, self.mode_source = bridge_default_mode(self.release)
-        self.config = self.config.resolved(hpu_mode=self.mode)
+        self.spec = self.spec.replace(hpu_mode=self.mode)
 
     def _refuse_other_active_mode(self) -> None:
         """A bridge already imported (by torch's autoload, or by the caller) runs the mode it was imported
@@ -253,7 +253,7 @@ class HPUBackend(Backend):
         return module
 
     def make_optimizer(self, params, kind: str, **hyper) -> torch.optim.Optimizer:
-        if not self.config.hpu_fused:
+        if not self.spec.hpu.fused:
             self._optimizer_notes.append(f"{kind}: torch.optim (--no-fused)")
             return super().make_optimizer(params, kind, **hyper)
         optimizer, note = fused_optimizer(params, kind, **hyper)

@@ -21,13 +21,13 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from suite.config import RunConfig  # noqa: E402
 from suite.data import open_data  # noqa: E402
 from suite.data.cache import open_cache  # noqa: E402
 from suite.data.loader_bench import measure_loader  # noqa: E402
 from suite.data.prepare import prepare  # noqa: E402
 from suite.data.synth import synthesize  # noqa: E402
 from suite.measurement.runner import plan_run  # noqa: E402
+from suite.spec import RunSpec  # noqa: E402
 
 CACHE_GOAL_RATIO = 50
 CACHE_GOAL_IMAGES_PER_S = 200_000
@@ -35,7 +35,7 @@ CACHE_GOAL_IMAGES_PER_S = 200_000
 
 def loader_rate(data: str, workers: int, batch_size: int, batches: int, windows: int) -> dict:
     plan = plan_run(
-        RunConfig(
+        RunSpec().replace(
             backend="cpu",
             workload="dcgan64",
             data=data,
@@ -44,7 +44,7 @@ def loader_rate(data: str, workers: int, batch_size: int, batches: int, windows:
             batch_size=batch_size,
         )
     )
-    source = open_data(plan.config, plan.workload, plan.backend, batch_size)
+    source = open_data(plan.spec, plan.workload, plan.backend, batch_size)
     try:
         return measure_loader(source.host_batches(), batches=batches, windows=windows, warmup_batches=2)
     finally:

@@ -21,8 +21,8 @@ import argparse
 import torch
 from suite.backends.cpu import CPUBackend
 
-from suite.config import RunConfig
 from suite.measurement import numerics, runner
+from suite.spec import RunSpec
 
 
 class FrozenBody(CPUBackend):
@@ -66,7 +66,7 @@ def main() -> None:
     overrides = {key: int(value) for key, value in (item.split("=", 1) for item in args.override)}
     for steps in args.steps:
         for precision in args.candidates:
-            config = RunConfig(
+            config = RunSpec().replace(
                 backend="cpu",
                 workload=args.workload,
                 batch_size=args.batch,
@@ -77,7 +77,7 @@ def main() -> None:
                 image_size=args.image_size,
             )
             plan = runner.plan_run(config)
-            plan.config = plan.config.resolved(precision=precision)
+            plan.spec = plan.spec.replace(precision=precision)
             type(plan.workload).numerics_steps = steps
             result = numerics.check(plan, backend_factory=lambda name, cfg: FrozenBody(cfg))
             print(

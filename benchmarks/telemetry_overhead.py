@@ -18,8 +18,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from suite import runner  # noqa: E402
-from suite.config import RunConfig  # noqa: E402
 from suite.measurement.telemetry import Telemetry  # noqa: E402
+from suite.spec import RunSpec  # noqa: E402
 
 
 class NoTelemetry:
@@ -41,7 +41,7 @@ class NoTelemetry:
 def measure(args, telemetry_on: bool) -> tuple[float, int]:
     runner.Telemetry = Telemetry if telemetry_on else NoTelemetry
     overrides = {k: v for k, v in (("ngf", args.ngf), ("ndf", args.ndf)) if v}
-    config = RunConfig(
+    config = RunSpec().replace(
         backend="cpu",
         workload="dcgan64",
         batch_size=args.batch_size,

@@ -60,10 +60,10 @@ def check_model_builds(workload) -> None:
             )
 
 
-def check_plan(config, workload) -> None:
+def check_plan(spec, workload) -> None:
     """Everything above, for one planned run."""
-    check_threads(config.threads)
-    check_profile_dir(config.profile_dir)
-    check_timeout("--dist-timeout", config.dist_timeout_s)
-    if config.model_overrides:
+    check_threads(spec.threads)
+    check_profile_dir(spec.checks.profile_dir)
+    check_timeout("--dist-timeout", spec.launch.dist_timeout_s)
+    if spec.workload.model_overrides:
         check_model_builds(workload)

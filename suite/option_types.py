@@ -1,5 +1,5 @@
 """The types of command-line options, used by every parser (`type=` in argparse): a value is checked and
-converted where it is typed, so a RunConfig holds what its hints say, and bad input is one line naming
+converted where it is typed, so a RunSpec holds what its hints say, and bad input is one line naming
 the option and what it accepts (a UserError: exit 2)."""
 
 from __future__ import annotations

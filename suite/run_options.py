@@ -4,7 +4,6 @@ command that starts child runs (sweep, scale, diagnose, batch-size) read them fr
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import functools
 
 from suite import option_types
@@ -356,9 +355,9 @@ def run_argv(options: dict) -> list[str]:
 def config_argv(config: dict, leave_out: tuple[str, ...] = (), always: tuple[str, ...] = ()) -> list[str]:
     """The `suite run` options that reproduce a recorded config: the `always` ones first, then every option
     whose field holds a value other than its default (a run's record keeps what it was asked, resolved)."""
-    from suite.config import RunConfig
+    from suite.spec import RunSpec
 
-    defaults = {f.name: f.default for f in dataclasses.fields(RunConfig)}
+    defaults = RunSpec().to_record_config()
     known = run_options()
     options = {name: config[known[name].dest] for name in always if config.get(known[name].dest) is not None}
     for name, action in known.items():
@@ -409,11 +408,3 @@ def read_spec(path: str):
     from suite.spec.json_form import from_json
 
     return from_json(read_user_file(path, "--spec"), f"--spec {path!r}")
-
-
-def config_from_args(args):
-    """RunConfig from parsed options, through their RunSpec (`spec_from_args`)."""
-
-    from suite.config import RunConfig
-
-    return RunConfig(**spec_from_args(args).flat())

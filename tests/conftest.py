@@ -138,7 +138,7 @@ TINY_SWEEP_SET = as_sets([*TINY_OPTIONS, *TINY_DCGAN_OPTIONS], leave_out=("batch
 
 
 def tiny_config(workload: str = "dcgan64", **fields):
-    from suite.config import RunConfig
+    from suite.spec import RunSpec
 
     values = {
         "backend": "cpu",
@@ -150,7 +150,7 @@ def tiny_config(workload: str = "dcgan64", **fields):
         "model_overrides": dict(TINY[workload]),
     }
     values.update(fields)
-    return RunConfig(**values)
+    return RunSpec().replace(**values)
 
 
 @pytest.fixture

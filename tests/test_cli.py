@@ -229,17 +229,22 @@ def test_off_a_terminal_progress_is_plain_lines_on_stderr_and_quiet_silences_it(
 
 
 def test_run_options_are_typed_where_they_are_parsed():
-    """RunConfig holds what its hints say: numbers as numbers, whatever path the options came by."""
-    from suite.run_options import config_from_args, run_parser
+    """A RunSpec holds what its hints say: numbers as numbers, whatever path the options came by."""
+    from suite.run_options import run_parser, spec_from_args
 
     args = run_parser().parse_args(
         ["--workers", "2", "--batch-size", "4", "--dist-timeout", "30", "--max-memory", "1KiB"]
     )
-    config = config_from_args(args)
-    assert (config.workers, config.batch_size, config.dist_timeout_s, config.max_memory_bytes) == (
+    spec = spec_from_args(args)
+    assert (
+        spec.data.workers,
+        spec.workload.batch_size,
+        spec.launch.dist_timeout_s,
+        spec.checks.max_memory_bytes,
+    ) == (
         2,
         4,
         30.0,
         1024,
     )
-    assert isinstance(config.dist_timeout_s, float)
+    assert isinstance(spec.launch.dist_timeout_s, float)

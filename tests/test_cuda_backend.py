@@ -13,14 +13,14 @@ from suite.backends import backend_class, probe
 from suite.workloads import get_workload
 
 from suite.cli import main
-from suite.config import RunConfig
+from suite.spec import RunSpec
 
 # Through the registry, so that backends register in its own order (cpu, cuda, hpu).
 CUDABackend = backend_class("cuda")
 
 
 def make_backend(precision="amp", **config):
-    backend = CUDABackend(RunConfig(backend="cuda", precision=precision, batch_size=2, **config))
+    backend = CUDABackend(RunSpec().replace(backend="cuda", precision=precision, batch_size=2, **config))
     backend.setup()
     return backend
 

@@ -15,7 +15,6 @@ from suite.backends.cpu import CPUBackend
 from suite.workloads import get_workload
 
 from suite.cli import main
-from suite.config import RunConfig
 from suite.data import open_data
 from suite.data.cache import CacheData, open_cache
 from suite.data.imagefolder import ImageFolderData
@@ -23,6 +22,7 @@ from suite.data.prepare import prepare
 from suite.data.progress import Progress
 from suite.data.synth import synthesize
 from suite.errors import UserError
+from suite.spec import RunSpec
 
 
 def quiet():
@@ -44,7 +44,7 @@ def cache(folder, tmp_path_factory):
 
 
 def cache_source(path, batch_size=4, **kw):
-    return CacheData(path, 16, CPUBackend(RunConfig()), batch_size, **kw)
+    return CacheData(path, 16, CPUBackend(RunSpec()), batch_size, **kw)
 
 
 def test_prepare_writes_a_cache_that_matches_the_jpeg_path_exactly(folder, cache):
@@ -54,7 +54,7 @@ def test_prepare_writes_a_cache_that_matches_the_jpeg_path_exactly(folder, cache
     assert manifest["source_image_size"] == [40, 30] and len(manifest["source_fingerprint"]) == 64
     # Same image through both paths: identical float tensors (the device-side normalisation repeats
     # ToTensor + Normalize's arithmetic).
-    jpeg = ImageFolderData(folder, 16, CPUBackend(RunConfig()), 4, workers=0, pin_memory=False, prefetch=None)
+    jpeg = ImageFolderData(folder, 16, CPUBackend(RunSpec()), 4, workers=0, pin_memory=False, prefetch=None)
     cached = cache_source(cache)
     images_u8, labels = cached.gather(np.arange(12))
     device_batch = next(iter(_fixed(cached, np.arange(12))))
@@ -102,7 +102,7 @@ def test_interrupted_prepare_leaves_no_cache_and_a_rerun_completes(folder, tmp_p
     os.makedirs(str(tmp_path / ".c.partial-killed"))
     (tmp_path / ".c.partial-killed" / "images.u8").write_bytes(b"\0" * 100)
     with pytest.raises(UserError, match="no such file or folder"):
-        open_data(RunConfig(data=out), get_workload("dcgan64"), CPUBackend(RunConfig()), 4)
+        open_data(RunSpec().replace(data=out), get_workload("dcgan64"), CPUBackend(RunSpec()), 4)
     manifest = prepare(folder, 16, out, workers=1, progress=quiet())
     assert manifest["count"] == 12 and os.listdir(tmp_path) == ["c"]
     assert prepare(folder, 16, out, progress=quiet())["up_to_date"] is True
@@ -169,9 +169,9 @@ def test_gather_threads_give_the_same_batches_in_the_same_order(cache):
 
 def test_device_batches_are_float_in_range_and_describe_says_what_ran(cache):
     data = open_data(
-        RunConfig(data=cache, workers=0),
+        RunSpec().replace(data=cache, workers=0),
         get_workload("dcgan64").with_overrides(image_size=16),
-        CPUBackend(RunConfig()),
+        CPUBackend(RunSpec()),
         4,
     )
     images, labels = next(iter(data))
@@ -189,4 +189,4 @@ def test_batch_larger_than_the_cache_and_wrong_size_are_refused(cache):
     with pytest.raises(UserError, match="--batch-size 7 is larger than the 6 images each of 2"):
         cache_source(cache, batch_size=7, world_size=2, rank=1)
     with pytest.raises(UserError, match="holds 16 px images but the workload trains on 64 px"):
-        CacheData(cache, 64, CPUBackend(RunConfig()), 4)
+        CacheData(cache, 64, CPUBackend(RunSpec()), 4)

@@ -10,12 +10,12 @@ import torch
 from suite.backends.cpu import CPUBackend
 from suite.workloads import get_workload
 
-from suite.config import RunConfig
 from suite.data import loader_settings, open_data
 from suite.data.imagefolder import ImageFolderData, LoaderFailed, scan_folder
 from suite.data.progress import Progress
 from suite.data.synth import synthesize
 from suite.errors import UserError
+from suite.spec import RunSpec
 
 
 def make_folder(path, count=8, classes=2, size=(40, 30)) -> str:
@@ -29,7 +29,7 @@ def source(path, batch_size=4, workers=0, image_size=16, **kw):
     return ImageFolderData(
         path,
         image_size,
-        CPUBackend(RunConfig()),
+        CPUBackend(RunSpec()),
         batch_size,
         workers=workers,
         pin_memory=False,
@@ -93,25 +93,25 @@ def test_corrupt_image_stops_the_run_naming_the_file(tmp_path):
 
 
 def test_loader_settings_defaults_and_bad_values():
-    backend = CPUBackend(RunConfig())
-    settings = loader_settings(RunConfig(), backend, default_workers=4)
+    backend = CPUBackend(RunSpec())
+    settings = loader_settings(RunSpec(), backend, default_workers=4)
     # the CPU computes on the same cores: workers leave compute at least half of them
     assert settings == {"workers": min(4, max(1, os.cpu_count() // 2)), "pin_memory": False, "prefetch": 2}
-    assert loader_settings(RunConfig(workers=0), backend, 4) == {
+    assert loader_settings(RunSpec().replace(workers=0), backend, 4) == {
         "workers": 0,
         "pin_memory": False,
         "prefetch": None,
     }
     with pytest.raises(UserError, match="--prefetch 3 needs --workers 1 or more"):
-        loader_settings(RunConfig(workers=0, prefetch=3), backend, 4)
+        loader_settings(RunSpec().replace(workers=0, prefetch=3), backend, 4)
     with pytest.raises(UserError, match="--workers must be a whole number >= 0, got -1"):
-        loader_settings(RunConfig(workers=-1), backend, 4)
+        loader_settings(RunSpec().replace(workers=-1), backend, 4)
 
 
 def test_open_data_dispatches_a_folder_to_the_jpeg_path(tmp_path):
     folder = make_folder(tmp_path / "d")
     workload = get_workload("dcgan64")
-    data = open_data(RunConfig(data=folder, workers=0), workload, CPUBackend(RunConfig()), 4)
+    data = open_data(RunSpec().replace(data=folder, workers=0), workload, CPUBackend(RunSpec()), 4)
     assert isinstance(data, ImageFolderData) and data.describe()["image_size"] == 64
     with pytest.raises(UserError, match="no such file or folder"):
-        open_data(RunConfig(data=str(tmp_path / "nope")), workload, CPUBackend(RunConfig()), 4)
+        open_data(RunSpec().replace(data=str(tmp_path / "nope")), workload, CPUBackend(RunSpec()), 4)

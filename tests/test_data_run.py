@@ -10,11 +10,11 @@ import pytest
 from conftest import TINY
 
 from suite.cli import main
-from suite.config import RunConfig
 from suite.data.prepare import prepare
 from suite.data.progress import Progress
 from suite.data.synth import synthesize
 from suite.measurement.runner import execute, plan_run
+from suite.spec import RunSpec
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def paths(tmp_path_factory):
 
 
 def run(data: str, workers: int) -> dict:
-    config = RunConfig(
+    config = RunSpec().replace(
         backend="cpu",
         workload="dcgan64",
         batch_size=4,
@@ -165,7 +165,7 @@ def test_a_real_data_run_records_where_its_bottleneck_is(real_runs):
         assert diagnosis["message"].startswith(diagnosis["verdict"])
     synthetic = execute(
         plan_run(
-            RunConfig(
+            RunSpec().replace(
                 backend="cpu",
                 workload="dcgan64",
                 batch_size=4,

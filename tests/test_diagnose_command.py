@@ -47,9 +47,12 @@ def diagnosed(monkeypatch, tmp_path, photos, records):
     written = []
     backend = types.SimpleNamespace(copies_to_device=True, precisions=("fp32", "bf16"))
     planned = child.plan  # every value still checked; only the backend's capabilities are set here
-    monkeypatch.setattr(
-        child, "plan", lambda config: types.SimpleNamespace(config=planned(config).config, backend=backend)
-    )
+
+    def plan(spec):
+        real = planned(spec)
+        return types.SimpleNamespace(spec=real.spec, record_config=real.record_config, backend=backend)
+
+    monkeypatch.setattr(child, "plan", plan)
     monkeypatch.setattr(diagnose_command, "_measure_interleaved", lambda plan, point, out, n: records)
     monkeypatch.setattr(diagnose_command.os, "cpu_count", lambda: 8)
     monkeypatch.setattr(

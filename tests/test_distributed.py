@@ -17,9 +17,9 @@ import pytest
 from conftest import ROOT, TINY_RUN, changed, only_record, suite_env
 
 from suite.cli import build_parser, main
-from suite.config import RunConfig
 from suite.measurement import distributed
 from suite.orchestration import launch
+from suite.spec import RunSpec
 
 # Two steps a window, so that the images counted per window show each factor (ranks × batch × steps).
 TINY_RUN_2_STEPS = changed(TINY_RUN, steps=2)
@@ -85,7 +85,7 @@ def test_rank_info_reads_torchrun_environment():
 def test_single_process_has_no_process_group(monkeypatch):
     monkeypatch.delenv("RANK", raising=False)
     monkeypatch.delenv("WORLD_SIZE", raising=False)
-    group = distributed.process_group(object(), RunConfig())
+    group = distributed.process_group(object(), RunSpec())
     assert isinstance(group, distributed.SingleProcess) and not group.info.is_distributed
     assert group.slowest(1.5) == 1.5 and group.gather("x") == ["x"]
 
@@ -142,10 +142,10 @@ def test_cpu_backend_wraps_in_ddp_without_device_ids():
     store = dist.HashStore()
     dist.init_process_group("gloo", store=store, rank=0, world_size=1)
     try:
-        wrapped = CPUBackend(RunConfig()).wrap_ddp(torch.nn.Linear(2, 2))
+        wrapped = CPUBackend(RunSpec()).wrap_ddp(torch.nn.Linear(2, 2))
         assert isinstance(wrapped, torch.nn.parallel.DistributedDataParallel)
         assert wrapped.device_ids is None and wrapped.broadcast_buffers is False
-        group = distributed.ProcessGroup(CPUBackend(RunConfig()), distributed.RankInfo(0, 1))
+        group = distributed.ProcessGroup(CPUBackend(RunSpec()), distributed.RankInfo(0, 1))
         assert group.slowest(0.25) == pytest.approx(0.25)
         assert group.gather({"rank": 0}) == [{"rank": 0}]
     finally:
@@ -220,9 +220,11 @@ def test_worker_argv_keeps_every_switch(switch):
 
 
 def test_torchrun_options_single_node_and_static_multi_node():
-    single = launch.torchrun_options(RunConfig(nproc=2))
+    single = launch.torchrun_options(RunSpec().replace(nproc=2))
     assert single[:4] == ["--nproc-per-node", "2", "--nnodes", "1"] and "--rdzv-endpoint" not in single
-    multi = launch.torchrun_options(RunConfig(nproc=8, nnodes=2, node_rank=1, rdzv_endpoint="10.0.0.1:29500"))
+    multi = launch.torchrun_options(
+        RunSpec().replace(nproc=8, nnodes=2, node_rank=1, rdzv_endpoint="10.0.0.1:29500")
+    )
     assert multi[multi.index("--rdzv-backend") + 1] == "static"
     assert multi[multi.index("--node-rank") + 1] == "1"
 
@@ -249,8 +251,11 @@ def test_failure_record_names_the_first_failed_rank_not_the_stopped_one():
     from suite.workloads import get_workload
 
     class Plan:
-        config = RunConfig(backend="cpu", nproc=2, world_size=2)
         workload = get_workload("dcgan64")
+
+        @staticmethod
+        def record_config():
+            return RunSpec().replace(backend="cpu", nproc=2).to_record_config(world_size=2)
 
     failures = {
         "0": {

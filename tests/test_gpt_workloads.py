@@ -10,8 +10,8 @@ from suite.backends.cpu import CPUBackend
 from suite.workloads import get_workload
 
 from suite import cli
-from suite.config import RunConfig
 from suite.errors import UserError
+from suite.spec import RunSpec
 
 # GPT2LMHeadModel at GPT2Config's defaults, and meta-llama/Llama-3.2-1B's config.json (docs/models.md
 # derives both from the architecture).
@@ -71,7 +71,7 @@ def test_targets_are_the_inputs_shifted_by_one():
 
 
 def test_the_step_is_adamw_through_the_backend():
-    backend = CPUBackend(RunConfig(backend="cpu", workload="llama-1b"))
+    backend = CPUBackend(RunSpec().replace(backend="cpu", workload="llama-1b"))
     training = get_workload("llama-1b").with_overrides(**TINY["llama-1b"]).build(backend)
     (optimizer,) = training.optimizers.values()
     assert isinstance(optimizer, torch.optim.AdamW)

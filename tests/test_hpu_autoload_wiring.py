@@ -18,9 +18,9 @@ from suite.backends import hpu
 
 from suite import cli
 from suite.cli import main
-from suite.config import RunConfig
 from suite.errors import UserError
 from suite.measurement import distributed, runner
+from suite.spec import RunSpec
 
 RUN = [*changed(TINY_RUN, backend="hpu"), "--precision", "fp32", "--json"]
 
@@ -91,7 +91,7 @@ def test_wiring_autoload_switches_are_honoured(monkeypatch, tmp_path, switch):
     import sys
 
     assert "habana_frameworks.torch" not in sys.modules
-    backend = hpu.HPUBackend(RunConfig(backend="hpu", hpu_mode="lazy"))
+    backend = hpu.HPUBackend(RunSpec().replace(backend="hpu", hpu_mode="lazy"))
     assert backend.device_info()["autoload"] is False
     backend.setup()
     import habana_frameworks.torch as bridge
@@ -107,7 +107,7 @@ def test_wiring_library_use_after_an_eager_autoload_is_refused(monkeypatch, tmp_
     habana_fakes.install(monkeypatch, tmp_path, "1.22")
     habana_fakes.import_torch()
     with pytest.raises(UserError, match="already imported in eager mode"):
-        runner.plan_run(RunConfig(backend="hpu", hpu_mode="lazy", workload="dcgan64"))
+        runner.plan_run(RunSpec().replace(backend="hpu", hpu_mode="lazy", workload="dcgan64"))
     habana_fakes.drop_fake_modules()
 
 
@@ -117,8 +117,8 @@ def test_wiring_unknown_default_after_an_autoload_is_the_bridges_from_the_plan_o
     # plan runs that (eager + torch.compile), and the record's configuration says so from the start.
     habana_fakes.install(monkeypatch, tmp_path, "1.22")
     habana_fakes.import_torch()
-    plan = runner.plan_run(RunConfig(backend="hpu", workload="dcgan64"))
-    assert plan.config.hpu_mode == "compile"
+    plan = runner.plan_run(RunSpec().replace(backend="hpu", workload="dcgan64"))
+    assert plan.spec.hpu.mode == "compile"
     assert "as the bridge reports it" in plan.backend.device_info()["execution_mode_source"]
     habana_fakes.drop_fake_modules()
 
@@ -135,11 +135,11 @@ def test_wiring_mpirun_ranks_plan_the_whole_world(monkeypatch, tmp_path):
     ):
         monkeypatch.setenv(name, value)
     plan = runner.plan_run(
-        RunConfig(
+        RunSpec().replace(
             backend="hpu", hpu_mode="lazy", workload="dcgan64", batch_size=4, model_overrides=TINY["dcgan64"]
         )
     )
-    assert (plan.config.world_size, plan.config.global_batch_size) == (8, 32)
+    assert (plan.world_size, plan.global_batch_size) == (8, 32)
     info = distributed.rank_info()
     assert (info.rank, info.world_size, info.local_rank) == (3, 8, 3)
     # The bridge's hccl then finds the set complete and opens module 3.
@@ -188,7 +188,7 @@ def test_wiring_op_lists_too_late_for_an_imported_bridge_are_refused(monkeypatch
     habana_fakes.import_torch()  # the fake bridge is eager by default: autoloaded without the op list
     ops = tmp_path / "bf16.txt"
     ops.write_text("conv2d\n")
-    backend = hpu.HPUBackend(RunConfig(backend="hpu", hpu_mode="eager", hpu_bf16_ops=str(ops)))
+    backend = hpu.HPUBackend(RunSpec().replace(backend="hpu", hpu_mode="eager", hpu_bf16_ops=str(ops)))
     with pytest.raises(UserError, match="PT_HPU_AUTOCAST_LOWER_PRECISION_OPS_LIST"):
         backend.setup()
     habana_fakes.drop_fake_modules()

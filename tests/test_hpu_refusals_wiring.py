@@ -11,8 +11,8 @@ import pytest
 import torch
 from suite.backends import hpu
 
-from suite.config import RunConfig
 from suite.errors import UserError
+from suite.spec import RunSpec
 
 
 @pytest.fixture
@@ -27,7 +27,7 @@ def install(monkeypatch, tmp_path):
 
 
 def make_backend(**config) -> hpu.HPUBackend:
-    backend = hpu.HPUBackend(RunConfig(backend="hpu", **config))
+    backend = hpu.HPUBackend(RunSpec().replace(backend="hpu", **config))
     backend.setup()
     return backend
 
@@ -50,13 +50,13 @@ def test_wiring_hmp_decided_by_the_installed_module_not_the_table(install):
 def test_wiring_hmp_missing_where_the_release_ships_it_says_so(install):
     install("1.12", hmp=False)
     with pytest.raises(UserError, match=r"Habana 1\.12 ships but is not installed here.*--precision bf16"):
-        hpu.HPUBackend(RunConfig(backend="hpu", hpu_mode="lazy", precision="hmp"))
+        hpu.HPUBackend(RunSpec().replace(backend="hpu", hpu_mode="lazy", precision="hmp"))
 
 
 def test_wiring_hmp_missing_after_1_12_is_explained_by_the_table(install):
     install("1.19")
     with pytest.raises(UserError, match=r"Habana 1\.19 does not have.*up to 1\.12.*--precision bf16"):
-        hpu.HPUBackend(RunConfig(backend="hpu", hpu_mode="lazy", precision="hmp"))
+        hpu.HPUBackend(RunSpec().replace(backend="hpu", hpu_mode="lazy", precision="hmp"))
 
 
 # -- Fused optimizers: bridge v1.19.0 python_packages/habana_frameworks/torch/hpex/optimizers/FusedSGD.py and
@@ -243,7 +243,7 @@ def test_wiring_setup_refuses_a_dl1_that_only_the_bridge_reports(install, monkey
 
     install("1.23", generation="gaudi")
     monkeypatch.setattr(hpu_install, "PCI_DEVICES", str(tmp_path / "no-sysfs"))
-    backend = hpu.HPUBackend(RunConfig(backend="hpu", hpu_mode="eager"))
+    backend = hpu.HPUBackend(RunSpec().replace(backend="hpu", hpu_mode="eager"))
     with pytest.raises(
         UserError, match=r"^first-generation Gaudi is not supported by Habana 1\.23 .*is 1\.21 "
     ):
@@ -271,7 +271,7 @@ def test_wiring_bridge_refuses_another_torch_major_minor(install, monkeypatch):
 
 def test_wiring_bridge_refusal_in_setup_is_one_line_naming_the_fix(install):
     install(built_for="2.5.1a0+git74cd574")
-    backend = hpu.HPUBackend(RunConfig(backend="hpu", hpu_mode="eager"))
+    backend = hpu.HPUBackend(RunSpec().replace(backend="hpu", hpu_mode="eager"))
     with pytest.raises(
         UserError, match=r"refuses the installed torch \(AssertionError: Error: Compile-time.*--no-deps"
     ):

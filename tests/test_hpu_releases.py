@@ -9,7 +9,7 @@ import pytest
 from conftest import ROOT
 from suite.backends import habana_releases, hpu
 
-from suite.config import RunConfig
+from suite.spec import RunSpec
 
 
 @pytest.mark.parametrize(
@@ -31,7 +31,7 @@ def test_unknown_release_gets_the_nearest_row_and_a_warning(version, nearest):
 def test_wiring_unknown_release_warning_lands_in_the_record(monkeypatch, tmp_path):
     habana_fakes.install(monkeypatch, tmp_path, "1.19")
     monkeypatch.setattr(habana_releases, "plugin_version", lambda: "1.25.0.100")
-    backend = hpu.HPUBackend(RunConfig(backend="hpu", hpu_mode="lazy"))
+    backend = hpu.HPUBackend(RunSpec().replace(backend="hpu", hpu_mode="lazy"))
     info = backend.device_info()
     assert (
         info["habana_release"] == "1.23"

@@ -20,9 +20,9 @@ from suite.backends import habana_releases, hpu
 from suite.workloads import get_workload
 
 from suite.cli import main
-from suite.config import RunConfig
 from suite.errors import UserError
 from suite.measurement import runner
+from suite.spec import RunSpec
 
 drop_fake_modules = habana_fakes.drop_fake_modules
 
@@ -74,7 +74,7 @@ def tiny_dcgan_training(backend):
 
 
 def make_backend(**config) -> hpu.HPUBackend:
-    backend = hpu.HPUBackend(RunConfig(backend="hpu", **config))
+    backend = hpu.HPUBackend(RunSpec().replace(backend="hpu", **config))
     backend.setup()
     return backend
 
@@ -87,7 +87,7 @@ def real_batch(batch_size=2):
 def test_wiring_detection_imports_nothing(fakes):
     ok, reason = hpu.HPUBackend.is_available()
     assert ok, reason
-    hpu.HPUBackend(RunConfig(backend="hpu", hpu_mode="lazy"))
+    hpu.HPUBackend(RunSpec().replace(backend="hpu", hpu_mode="lazy"))
     assert not any(name.startswith("habana_frameworks") for name in sys.modules)
 
 
@@ -124,7 +124,7 @@ def test_wiring_old_release_reads_2_as_eager(fakes_with_hmp, monkeypatch):
 
 def test_wiring_compile_refused_where_the_release_has_no_backend(fakes_with_hmp):
     with pytest.raises(UserError, match="no torch.compile backend"):
-        hpu.HPUBackend(RunConfig(backend="hpu", hpu_mode="compile"))
+        hpu.HPUBackend(RunSpec().replace(backend="hpu", hpu_mode="compile"))
 
 
 def test_wiring_refuses_mode_after_a_foreign_import(fakes, monkeypatch):
@@ -133,7 +133,7 @@ def test_wiring_refuses_mode_after_a_foreign_import(fakes, monkeypatch):
 
     monkeypatch.delenv(hpu.LAZY_ENV)  # whatever the environment says now, the bridge runs eager
     with pytest.raises(UserError, match="already imported in eager mode") as refused:
-        hpu.HPUBackend(RunConfig(backend="hpu", hpu_mode="lazy"))
+        hpu.HPUBackend(RunSpec().replace(backend="hpu", hpu_mode="lazy"))
     # Advice that can work: the variable before Python starts, or no autoload.
     assert f"{hpu.LAZY_ENV}=1 set before Python starts" in str(refused.value)
     assert "PT_HPU_AUTOLOAD=0" in str(refused.value)
@@ -201,7 +201,7 @@ def test_wiring_hpu_mode_still_chooses_on_a_release_with_an_unknown_default(
     backend = make_backend(hpu_mode=mode)
     import habana_frameworks.torch as bridge
 
-    assert bridge.IMPORT_ENV[hpu.LAZY_ENV] == value and backend.config.hpu_mode == mode
+    assert bridge.IMPORT_ENV[hpu.LAZY_ENV] == value and backend.spec.hpu.mode == mode
     assert (bridge.LOADED_LIBRARY == "libhabana_pytorch_plugin.so") == (mode == "lazy")
     assert backend.device_info()["execution_mode_source"] == "--hpu-mode"
     drop_fake_modules()
@@ -307,7 +307,7 @@ def test_wiring_hmp_converts_once_and_steps_without_casts(fakes_with_hmp, tmp_pa
 
 def test_wiring_hmp_absent_is_a_user_error_pointing_to_bf16(fakes, capsys):
     with pytest.raises(UserError, match="--precision bf16"):
-        runner.plan_run(RunConfig(backend="hpu", precision="hmp"))
+        runner.plan_run(RunSpec().replace(backend="hpu", precision="hmp"))
     assert main(["run", "--backend", "hpu", "--precision", "hmp"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("suite: error: precision 'hmp'") and err.count("\n") == 1
@@ -464,7 +464,7 @@ class RecordingClock:
 def run_tiny(**config):
     # fp32: bf16 autocast on a CPU without bf16 units is slow, and the precision is not what is checked here.
     plan = runner.plan_run(
-        RunConfig(
+        RunSpec().replace(
             backend="hpu",
             workload="dcgan64",
             batch_size=2,
@@ -661,7 +661,7 @@ def test_wiring_fused_adamw_is_close_to_torch_adamw_not_identical(fakes):
 
 def test_wiring_numerics_check_against_the_cpu(fakes):
     plan = runner.plan_run(
-        RunConfig(
+        RunSpec().replace(
             backend="hpu",
             workload="dcgan64",
             batch_size=2,

@@ -13,9 +13,9 @@ from conftest import TINY_RUN, only_record
 
 from suite import context
 from suite.cli import main
-from suite.config import RunConfig
 from suite.orchestration import child
 from suite.run_record import check_record
+from suite.spec import RunSpec
 
 
 def fake_machine(root, vendor: str | None, product: str | None):
@@ -71,13 +71,13 @@ def test_without_a_fake_root_the_real_files_are_read(monkeypatch):
 
 def plan(**fields):
     values = {"backend": "cpu", "workload": "dcgan64", "batch_size": 2, **fields}
-    return child.plan(RunConfig(**values)).config
+    return child.plan(RunSpec().replace(**values)).spec.cost
 
 
 def test_a_run_is_priced_as_the_instance_the_machine_names(machine):
     machine("Amazon EC2", "m6i.xlarge")
-    config = plan()
-    assert config.instance == "m6i.xlarge" and config.prices and config.accelerators_used == 1
+    cost = plan()
+    assert cost.instance == "m6i.xlarge" and cost.prices and cost.accelerators_used == 1
 
 
 def test_the_persons_instance_wins_over_the_machines(machine):

@@ -66,7 +66,7 @@ def check(workload: str, precision: str, **fields) -> dict:
     plan = runner.plan_run(
         tiny_config(workload, precision="fp32", batch_size=8, check_numerics=True, **fields)
     )
-    plan.config = plan.config.resolved(precision=precision)
+    plan.spec = plan.spec.replace(precision=precision)
     return numerics.check(plan, backend_factory=lambda name, config: BrokenPrecisions(config))
 
 
@@ -176,7 +176,7 @@ def test_where_fp32_itself_is_chaotic_the_check_says_it_cannot_judge():
     found = {}
     for precision in ("fp32", "frozen"):
         plan = runner.plan_run(tiny_config("resnet18-cifar", precision="fp32", check_numerics=True))
-        plan.config = plan.config.resolved(precision=precision)
+        plan.spec = plan.spec.replace(precision=precision)
         found[precision] = numerics.check(plan, backend_factory=lambda name, config: BrokenPrecisions(config))
     result = found["fp32"]
     assert result["verdict"] == "inconclusive", result["reason"]

@@ -9,8 +9,8 @@ from conftest import TINY
 from suite.backends.cpu import CPUBackend
 from suite.workloads import get_workload
 
-from suite.config import RunConfig
 from suite.measurement import numerics_runs
+from suite.spec import RunSpec
 
 
 class OwnDeviceStream(CPUBackend):
@@ -23,7 +23,7 @@ class OwnDeviceStream(CPUBackend):
 
 
 def losses(backend_class) -> torch.Tensor:
-    config = RunConfig(
+    config = RunSpec().replace(
         backend="cpu", workload="dcgan64", batch_size=2, precision="fp32", model_overrides=TINY["dcgan64"]
     )
     workload = get_workload("dcgan64").with_overrides(**TINY["dcgan64"])
@@ -39,7 +39,9 @@ def test_a_dcgan_check_draws_its_noise_from_one_host_stream_wiring():
 
 def test_outside_the_check_a_step_draws_on_its_device():
     workload = get_workload("dcgan64").with_overrides(**TINY["dcgan64"])
-    config = RunConfig(backend="cpu", workload="dcgan64", batch_size=2, model_overrides=TINY["dcgan64"])
+    config = RunSpec().replace(
+        backend="cpu", workload="dcgan64", batch_size=2, model_overrides=TINY["dcgan64"]
+    )
     backend = CPUBackend(config)
     backend.setup()
     training = workload.build(backend)

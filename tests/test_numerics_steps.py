@@ -12,8 +12,8 @@ import pytest
 import torch
 from conftest import ROOT, tiny_config
 
-from suite.config import RunConfig
 from suite.measurement import numerics, numerics_runs, numerics_steps, runner
+from suite.spec import RunSpec
 
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 from numerics_power import FrozenBody  # noqa: E402 - the CPU's fp32 and bf16, a frozen body, a lost update
@@ -25,12 +25,12 @@ SKIPPED_STEP = FrozenBody.LOST_STEP
 
 @pytest.mark.slow  # three 8-step trainings of a real torchvision ResNet-18 (32 px, batch 8): seconds
 def test_one_vanished_update_on_a_real_torchvision_network_is_caught_at_its_step():
-    config = RunConfig(
+    config = RunSpec().replace(
         backend="cpu", workload="torchvision:resnet18", image_size=32, num_classes=10, batch_size=8,
         precision="fp32", check_numerics=True, threads=1,
     )  # fmt: skip
     plan = runner.plan_run(config)
-    plan.config = plan.config.resolved(precision="lost")
+    plan.spec = plan.spec.replace(precision="lost")
     result = numerics.check(plan, backend_factory=lambda name, cfg: FrozenBody(cfg))
     assert result["verdict"] == "fail", result["reason"]
     rows = {row["name"]: row for row in result["compared"]}
@@ -60,7 +60,7 @@ def _check_made_up(monkeypatch, runs: dict) -> dict:
     order = iter(("reference", "noise", "candidate"))
     monkeypatch.setattr(numerics_runs, "run", lambda *args: runs[next(order)])
     plan = runner.plan_run(tiny_config("resnet18-cifar", precision="fp32", batch_size=8, check_numerics=True))
-    plan.config = plan.config.resolved(precision="bf16")
+    plan.spec = plan.spec.replace(precision="bf16")
     return numerics.check(plan, backend_factory=lambda name, cfg: FrozenBody(cfg))
 
 

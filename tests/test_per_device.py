@@ -9,12 +9,12 @@ import pytest
 from suite.backends import backend_class
 
 from suite import run_record
-from suite.config import RunConfig
 from suite.errors import UserError
 from suite.orchestration import per_device
 from suite.reporting.pricing import load_catalog
 from suite.reporting.render import render
 from suite.reporting.rows import build_rows
+from suite.spec import RunSpec
 
 SEED = load_catalog("seed-2022")
 
@@ -24,7 +24,7 @@ SEED = load_catalog("seed-2022")
 
 def test_cpu_pins_each_copy_to_its_own_core_group(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3, 4})
-    cpu = backend_class("cpu")(RunConfig(backend="cpu"))
+    cpu = backend_class("cpu")(RunSpec().replace(backend="cpu"))
     assert cpu.pin_envs(2) == [
         {"SUITE_CPU_CORES": "0,1", "OMP_NUM_THREADS": "2"},
         {"SUITE_CPU_CORES": "2,3", "OMP_NUM_THREADS": "2"},
@@ -36,15 +36,15 @@ def test_cpu_pins_each_copy_to_its_own_core_group(monkeypatch):
 
 def test_cpu_copy_runs_one_thread_per_core_of_its_group(monkeypatch):
     monkeypatch.setenv("SUITE_CPU_CORES", "0")
-    assert backend_class("cpu")(RunConfig(backend="cpu")).config.threads == 1  # recorded as what ran
-    assert backend_class("cpu")(RunConfig(backend="cpu", threads=3)).config.threads == 3  # asked for
+    assert backend_class("cpu")(RunSpec().replace(backend="cpu")).spec.threads == 1  # recorded as what ran
+    assert backend_class("cpu")(RunSpec().replace(backend="cpu", threads=3)).spec.threads == 3  # asked for
     monkeypatch.delenv("SUITE_CPU_CORES")
-    assert backend_class("cpu")(RunConfig(backend="cpu")).config.threads is None
+    assert backend_class("cpu")(RunSpec().replace(backend="cpu")).spec.threads is None
 
 
 def test_cuda_pin_wiring_one_visible_gpu_each(fake_gpu, monkeypatch):
     fake_gpu.count = 4
-    cuda = backend_class("cuda")(RunConfig(backend="cuda"))
+    cuda = backend_class("cuda")(RunSpec().replace(backend="cuda"))
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     assert cuda.pin_envs(4) == [{"CUDA_VISIBLE_DEVICES": str(i)} for i in range(4)]
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5,7")  # what this process may use is divided, not widened
@@ -52,7 +52,7 @@ def test_cuda_pin_wiring_one_visible_gpu_each(fake_gpu, monkeypatch):
     with pytest.raises(UserError, match=r"--per-device 3: only 2 GPU\(s\) visible \(5, 7\)"):
         cuda.pin_envs(3)
     with pytest.raises(UserError, match="--device-index cannot be combined with --per-device"):
-        backend_class("cuda")(RunConfig(backend="cuda", device_index=0)).pin_envs(2)
+        backend_class("cuda")(RunSpec().replace(backend="cuda", device_index=0)).pin_envs(2)
 
 
 def test_hpu_pin_wiring_one_module_each(monkeypatch, tmp_path):
@@ -62,7 +62,7 @@ def test_hpu_pin_wiring_one_module_each(monkeypatch, tmp_path):
         (tmp_path / f"hl{i}").touch()  # stand-in device nodes, counted without importing the bridge
     monkeypatch.setattr(probe, "DEVICE_NODE_GLOBS", (str(tmp_path / "hl[0-9]*"),))
     monkeypatch.delenv("HABANA_VISIBLE_MODULES", raising=False)
-    gaudi = hpu.HPUBackend(RunConfig(backend="hpu", hpu_mode="eager"))
+    gaudi = hpu.HPUBackend(RunSpec().replace(backend="hpu", hpu_mode="eager"))
     assert gaudi.pin_envs(8) == [{"HABANA_VISIBLE_MODULES": str(i)} for i in range(8)]
     monkeypatch.setenv("HABANA_VISIBLE_MODULES", "4,5,6,7")
     assert gaudi.pin_envs(2) == [{"HABANA_VISIBLE_MODULES": "4"}, {"HABANA_VISIBLE_MODULES": "5"}]
@@ -72,12 +72,12 @@ def test_hpu_pin_wiring_one_module_each(monkeypatch, tmp_path):
 
 def test_per_device_refuses_collectives_and_too_many_copies():
     with pytest.raises(UserError, match="cannot be combined with --nproc"):
-        per_device.check(RunConfig(nproc=2), 2)
+        per_device.check(RunSpec().replace(nproc=2), 2)
     with pytest.raises(UserError, match=r"--per-device 4: p3.2xlarge has 1 accelerator\(s\)"):
-        per_device.check(RunConfig(instance="p3.2xlarge", prices="seed-2022"), 4)
+        per_device.check(RunSpec().replace(instance="p3.2xlarge", prices="seed-2022"), 4)
     with pytest.raises(UserError, match="--per-device must be 2 or more"):
-        per_device.check(RunConfig(), 1)
-    per_device.check(RunConfig(instance="p3.8xlarge", prices="seed-2022"), 4)  # four V100s: fine
+        per_device.check(RunSpec(), 1)
+    per_device.check(RunSpec().replace(instance="p3.8xlarge", prices="seed-2022"), 4)  # four V100s: fine
 
 
 # -- one record from the copies ------------------------------------------------------------------------

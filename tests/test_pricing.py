@@ -9,7 +9,6 @@ import yaml
 from conftest import T4_INSTANCE
 
 from suite.cli import main
-from suite.config import RunConfig
 from suite.errors import UserError
 from suite.reporting.price_import import import_file
 from suite.reporting.pricing import (
@@ -19,6 +18,7 @@ from suite.reporting.pricing import (
     resolve_run_instance,
     shipped_catalog_names,
 )
+from suite.spec import RunSpec
 
 
 def test_shipped_catalogs_load_with_source_and_date():
@@ -223,16 +223,16 @@ def test_run_with_an_unknown_instance_fails_before_measuring(tmp_path, capsys):
 
 
 def test_run_records_the_instance_and_accelerators_used_per_process():
-    config = resolve_run_instance(RunConfig(instance="p5.48xlarge"))
-    assert (config.instance, config.accelerators_used, config.prices) == ("p5.48xlarge", 1, DEFAULT_CATALOG)
+    cost = resolve_run_instance(RunSpec().replace(instance="p5.48xlarge")).cost
+    assert (cost.instance, cost.accelerators_used, cost.prices) == ("p5.48xlarge", 1, DEFAULT_CATALOG)
 
-    assert resolve_run_instance(RunConfig(instance="p5.48xlarge", world_size=8)).accelerators_used == 8
+    assert resolve_run_instance(RunSpec().replace(instance="p5.48xlarge"), 8).cost.accelerators_used == 8
     with pytest.raises(UserError, match="uses 4 accelerators but g6.xlarge has 1"):
-        resolve_run_instance(RunConfig(instance="g6.xlarge", world_size=4))
+        resolve_run_instance(RunSpec().replace(instance="g6.xlarge"), 4)
     # Two nodes of eight: each instance is used whole.
-    two_nodes = resolve_run_instance(RunConfig(instance="p5en.48xlarge", world_size=16, nnodes=2))
-    assert two_nodes.accelerators_used == 8
-    assert resolve_run_instance(RunConfig()).instance is None
+    two_nodes = resolve_run_instance(RunSpec().replace(instance="p5en.48xlarge", nnodes=2), 16)
+    assert two_nodes.cost.accelerators_used == 8
+    assert resolve_run_instance(RunSpec()).cost.instance is None
 
 
 # -- importers -------------------------------------------------------------------------------------------

@@ -313,11 +313,11 @@ def test_plots_are_drawn_as_png(tmp_path, capsys):
 
 
 def test_a_real_cpu_run_on_an_instance_is_reported(tmp_path):
-    from suite.config import RunConfig
     from suite.measurement.runner import execute, plan_run
     from suite.reporting.pricing import resolve_run_instance
+    from suite.spec import RunSpec
 
-    config = RunConfig(
+    config = RunSpec().replace(
         backend="cpu",
         batch_size=2,
         warmup_steps=1,
@@ -327,7 +327,7 @@ def test_a_real_cpu_run_on_an_instance_is_reported(tmp_path):
         instance="p5.48xlarge",
     )
     plan = plan_run(config)
-    plan.config = resolve_run_instance(plan.config)
+    plan.spec = resolve_run_instance(plan.spec, plan.world_size)
     record = execute(plan)
     path = run_record.write_record(record, str(tmp_path))
     assert record["config"]["instance"] == "p5.48xlarge" and record["config"]["accelerators_used"] == 1

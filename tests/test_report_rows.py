@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import csv
-import dataclasses
 import io
 import json
 
@@ -14,7 +13,6 @@ from test_report import SEED, make_record, write_json
 
 from suite import run_record
 from suite.cli import main
-from suite.config import RunConfig
 from suite.reporting.identity import (
     CONFIG_KEYED,
     CONFIG_NOT_KEYED,
@@ -26,6 +24,7 @@ from suite.reporting.identity import (
 )
 from suite.reporting.render import render
 from suite.reporting.rows import build_rows
+from suite.spec import RunSpec
 
 
 @pytest.fixture(scope="module")
@@ -80,8 +79,8 @@ def _leaves(record: dict):
                 yield section, (name,)
 
 
-def test_every_runconfig_field_is_keyed_or_says_why_not():
-    fields = {f.name for f in dataclasses.fields(RunConfig)}
+def test_every_record_config_field_is_keyed_or_says_why_not():
+    fields = set(RunSpec().to_record_config())
     keyed = (set(CONFIG_KEYED) | set(SETTING_FIELDS)) - set(CONFIG_NOT_KEYED)
     assert keyed | set(CONFIG_NOT_KEYED) == fields
     assert all(len(why) > 10 for why in CONFIG_NOT_KEYED.values())
@@ -96,14 +95,14 @@ def test_row_key_audited_against_every_field_of_a_real_record(real_record):
         other[name] = _changed(other.get(name, "x"))
         assert row_key(other) == base, f"{name} is a result, it must not split a row"
     checked = 0
-    for field in dataclasses.fields(RunConfig):
+    for name in RunSpec().to_record_config():
         other = copy.deepcopy(real_record)
-        value = other["config"].get(field.name)
-        other["config"][field.name] = _changed(value if value is not None else 3)
-        if field.name == "threads":
+        value = other["config"].get(name)
+        other["config"][name] = _changed(value if value is not None else 3)
+        if name == "threads":
             other["device"]["threads"] = other["config"]["threads"]  # what ran follows what was asked
         split = row_key(other) != base
-        assert split == (field.name not in CONFIG_NOT_KEYED), f"config.{field.name}"
+        assert split == (name not in CONFIG_NOT_KEYED), f"config.{name}"
         checked += 1
     for section, path in _leaves(real_record):
         other = copy.deepcopy(real_record)
@@ -163,7 +162,7 @@ def test_pin_memory_on_the_cpu_is_dropped_at_the_source(tmp_path):
     from suite.measurement.runner import plan_run
 
     plan = plan_run(tiny_config())
-    settings = loader_settings(dataclasses.replace(plan.config, pin_memory=True), plan.backend, 2)
+    settings = loader_settings(plan.spec.replace(pin_memory=True), plan.backend, 2)
     assert settings["pin_memory"] is False  # no copy to a device: pinning is a no-op, so it is not done
 
 

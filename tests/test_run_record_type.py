@@ -119,7 +119,7 @@ def test_a_failure_record_made_now_has_the_kept_ones_fields_in_order():
     from suite.orchestration import child
 
     kept = _load(Path(ROOT) / "tests/data/records/child-failure.json")
-    made = child.failure_record(tiny_config().to_dict(), "Timeout", "no result within 5 s")
+    made = child.failure_record(tiny_config().to_record_config(), "Timeout", "no result within 5 s")
     assert list(made) == list(kept) and made["error"] == kept["error"] and made["config"] == kept["config"]
     assert RunRecord.from_json(made).error.type == "Timeout"
 

@@ -51,13 +51,17 @@ def test_defaults_come_from_the_backend():
         tiny_config(batch_size=None, warmup_steps=None, steps_per_window=None, windows=None, precision=None)
     )
     schedule = plan.backend.schedule
-    assert (plan.config.warmup_steps, plan.config.steps_per_window, plan.config.windows) == (
+    assert (
+        plan.spec.schedule.warmup_steps,
+        plan.spec.schedule.steps_per_window,
+        plan.spec.schedule.windows,
+    ) == (
         schedule.warmup_steps,
         schedule.steps_per_window,
         schedule.windows,
     )
-    assert plan.config.precision == "fp32"
-    assert plan.config.batch_size == 16  # the workload's 256, capped for a CPU
+    assert plan.spec.precision == "fp32"
+    assert plan.spec.workload.batch_size == 16  # the workload's 256, capped for a CPU
 
 
 def test_bf16_autocast_runs_on_the_cpu():

@@ -85,9 +85,9 @@ def test_loader_takes_the_run_spellings_or_a_list(argv, settings, monkeypatch, t
 
     planned = []
 
-    def plan(config):
-        planned.append(config.pin_memory)
-        return config
+    def plan(spec):
+        planned.append(spec.data.pin_memory)
+        return spec
 
     def stop_before_measuring(*args, **kwargs):
         raise UserError("not measured here")

@@ -14,10 +14,10 @@ from suite.backends import backend_class
 from tiny_workload import make_plan
 
 from suite import run_record
-from suite.config import RunConfig
 from suite.measurement import runner, window_length
 from suite.measurement.distributed import SingleProcess
 from suite.reporting import summary
+from suite.spec import RunSpec
 
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
@@ -92,11 +92,11 @@ def test_a_ratio_a_hair_over_a_whole_number_is_that_number():
 
 def test_plan_leaves_the_steps_to_warm_up_only_where_the_backend_declares_a_minimum(fake_gpu):
     cuda = runner.plan_run(tiny_config(backend="cuda", steps_per_window=None, precision="fp32"))
-    assert cuda.config.steps_per_window is None and cuda.steps_chosen_by == "warm-up timing"
+    assert cuda.spec.schedule.steps_per_window is None and cuda.steps_chosen_by == "warm-up timing"
     given = runner.plan_run(tiny_config(backend="cuda", steps_per_window=7, precision="fp32"))
-    assert given.config.steps_per_window == 7 and given.steps_chosen_by == "--steps"
+    assert given.spec.schedule.steps_per_window == 7 and given.steps_chosen_by == "--steps"
     cpu = runner.plan_run(tiny_config(steps_per_window=None))
-    assert cpu.config.steps_per_window == 4 and cpu.steps_chosen_by == "schedule"
+    assert cpu.spec.schedule.steps_per_window == 4 and cpu.steps_chosen_by == "schedule"
 
 
 def test_cuda_declares_a_one_second_minimum_and_a_bound():
@@ -241,7 +241,7 @@ def test_summary_of_a_grown_run_shows_the_windows_it_timed_wiring(fast_gpu):
     ],
 )
 def test_the_schema_refuses_a_bad_window_length(field, value):
-    record = run_record.new_record("r", {"utc_time": "x"}, RunConfig().to_dict())
+    record = run_record.new_record("r", {"utc_time": "x"}, RunSpec().to_record_config())
     record["status"] = "ok"
     record["metrics"] = {"steps_per_window": 5, "steps_per_window_chosen_by": "warm-up timing"}
     run_record.check_record(record)

@@ -9,7 +9,7 @@ from conftest import TINY
 from suite.backends.cpu import CPUBackend
 from suite.workloads import get_workload, workload_names
 
-from suite.config import RunConfig
+from suite.spec import RunSpec
 
 # Trainable-parameter counts of the standard DCGAN (arXiv:1511.06434) at each model's widths, to the parameter.
 SEED_COUNTS = {
@@ -71,7 +71,7 @@ def test_dcgan_generator_makes_images_of_the_workload_size():
 def test_each_workload_trains_one_real_step_on_the_cpu(name):
     torch.manual_seed(0)
     workload = get_workload(name).with_overrides(**TINY[name])
-    backend = CPUBackend(RunConfig(backend="cpu", workload=name))
+    backend = CPUBackend(RunSpec().replace(backend="cpu", workload=name))
     backend.setup()
     training = workload.build(backend)
     before = {
@@ -95,7 +95,9 @@ def test_each_workload_trains_one_real_step_on_the_cpu(name):
 
 def test_dcgan_discriminator_has_no_sigmoid_and_uses_logit_loss():
     training = (
-        get_workload("dcgan64").with_overrides(**TINY["dcgan64"]).build(CPUBackend(RunConfig(backend="cpu")))
+        get_workload("dcgan64")
+        .with_overrides(**TINY["dcgan64"])
+        .build(CPUBackend(RunSpec().replace(backend="cpu")))
     )
     assert not any(isinstance(m, torch.nn.Sigmoid) for m in training.modules["discriminator"].modules())
     assert isinstance(training.criterion, torch.nn.BCEWithLogitsLoss)
@@ -103,7 +105,9 @@ def test_dcgan_discriminator_has_no_sigmoid_and_uses_logit_loss():
 
 def test_dcgan_optimizers_are_the_seeds_adamw():
     training = (
-        get_workload("dcgan64").with_overrides(**TINY["dcgan64"]).build(CPUBackend(RunConfig(backend="cpu")))
+        get_workload("dcgan64")
+        .with_overrides(**TINY["dcgan64"])
+        .build(CPUBackend(RunSpec().replace(backend="cpu")))
     )
     for optimizer in training.optimizers.values():
         assert isinstance(optimizer, torch.optim.AdamW)

@@ -10,8 +10,8 @@ from suite.workloads.base import Workload
 from suite.workloads.classifier import ClassifierTraining  # the same cross-entropy step as the ResNets
 from torch import nn
 
-from suite.config import RunConfig
 from suite.measurement.runner import Plan
+from suite.spec import RECORD_ONLY, RunSpec
 
 IN_FEATURES = 3 * 4 * 4
 HIDDEN = 8
@@ -47,7 +47,7 @@ def tiny() -> Tiny:
     return Tiny("tiny", "one linear layer (tests)", image_size=4, default_batch_size=4, num_classes=CLASSES)
 
 
-def make_plan(backend_cls, workload=None, **config) -> Plan:
+def make_plan(backend_cls, workload=None, **fields) -> Plan:
     values = {
         "backend": backend_cls.name,
         "workload": "tiny",
@@ -57,6 +57,9 @@ def make_plan(backend_cls, workload=None, **config) -> Plan:
         "windows": 2,
         "precision": backend_cls.precisions[0],
     }
-    values.update(config)
-    resolved = RunConfig(**values)
-    return Plan(resolved, backend_cls(resolved), workload or tiny(), "asked for")
+    values.update(fields)
+    launched = {
+        name: values.pop(name) for name in RECORD_ONLY if name in values
+    }  # the plan's, not the spec's
+    resolved = RunSpec().replace(**values)
+    return Plan(resolved, backend_cls(resolved), workload or tiny(), "asked for", **launched)

@@ -94,13 +94,13 @@ def diagnose_command(args) -> int:
     refuse_without_data(args)  # before torch is imported or anything is measured
     processes = _processes(args.processes)
     from suite import run_record
-    from suite.config import RunConfig
     from suite.measurement import diagnose
     from suite.orchestration import child
+    from suite.spec import RunSpec
 
     point = _checked_point(args)
     out_dir = run_record.check_out_dir(args.out)
-    plan = child.plan(RunConfig(**point.config))  # the backend's capabilities shape the advice
+    plan = child.plan(RunSpec.from_record_config(point.config))  # the backend's capabilities shape the advice
     records = _measure_interleaved(plan, point, out_dir, processes)
     if _said_failures(records):
         return 1

@@ -14,14 +14,14 @@ def add_parser(subparsers) -> None:
 def env_command(args) -> int:
     from suite import context
     from suite.backends import availability, backend_class
-    from suite.config import RunConfig
+    from suite.spec import RunSpec
 
     info = {"context": context.collect(), "backends": {}}
     for name, (ok, reason) in availability().items():
         entry = {"available": ok, "detail": reason}
         if ok:
             try:
-                backend = backend_class(name)(RunConfig(backend=name))
+                backend = backend_class(name)(RunSpec(backend=name))
                 backend.setup()
                 entry["device"] = backend.device_info()
             except Exception as error:  # noqa: BLE001 - one broken backend must not hide the others

@@ -72,12 +72,12 @@ def add_parser(subparsers) -> None:
 
 def loader_command(args) -> int:
     from suite import run_record
-    from suite.config import RunConfig
     from suite.errors import UserError
     from suite.measurement.loader_only import measure_setting
     from suite.measurement.runner import plan_run
     from suite.numbers import non_negative_int, positive_int
     from suite.option_types import comma_list
+    from suite.spec import RunSpec
     from suite.workloads import get_workload
 
     if args.data == "synthetic":
@@ -99,7 +99,7 @@ def loader_command(args) -> int:
     # Check every setting before measuring any: a bad value must not cost a half-finished sweep.
     plans = [
         plan_run(
-            RunConfig(
+            RunSpec().replace(
                 backend=args.backend,
                 workload=args.workload,
                 batch_size=batch_size,

@@ -81,12 +81,16 @@ def start_line(plan) -> str:
     """What is about to run, in one line."""
     from suite.reporting import summary
 
-    config = plan.config
-    steps = f"{config.steps_per_window} step(s)" if config.steps_per_window else "steps chosen after warm-up"
+    spec = plan.spec
+    steps = (
+        f"{spec.schedule.steps_per_window} step(s)"
+        if spec.schedule.steps_per_window
+        else "steps chosen after warm-up"
+    )
     return (
         f"suite: {plan.workload.name} on {plan.backend.name} ({summary.short_choice(plan.backend_choice)}), "
-        f"batch {config.batch_size}, {config.precision}: {config.warmup_steps} warm-up step(s), then "
-        f"{config.windows} timed window(s) of {steps}"
+        f"batch {spec.workload.batch_size}, {spec.precision}: {spec.schedule.warmup_steps} warm-up step(s), then "
+        f"{spec.schedule.windows} timed window(s) of {steps}"
     )
 
 
@@ -140,7 +144,7 @@ def _run_command(args, guard) -> int:
     from suite.reporting import summary
     from suite.reporting.pricing import device_mismatch_warning
 
-    plan = child.plan(run_options.config_from_args(args))
+    plan = child.plan(run_options.spec_from_args(args))
     if args.against and args.repeat is None:
         from suite.errors import UserError
 
@@ -149,9 +153,9 @@ def _run_command(args, guard) -> int:
         return run_against(args, plan)
     if args.repeat is not None:
         return run_repeated(args, plan)
-    if plan.config.per_device is not None:
+    if plan.spec.launch.per_device is not None:
         return run_per_device(args, plan)
-    if plan.config.nproc is not None and not distributed.launched():
+    if plan.spec.launch.nproc is not None and not distributed.launched():
         from suite.orchestration import launch
 
         return launch.launch(args, plan)  # workers come back here, under torchrun
@@ -161,9 +165,9 @@ def _run_command(args, guard) -> int:
     show, speaks = progress_for(args, rank)
     if speaks:
         print(start_line(plan), file=sys.stderr, flush=True)
-        if plan.config.instance and not args.instance:  # named after what the machine says it is
+        if plan.spec.cost.instance and not args.instance:  # named after what the machine says it is
             print(
-                f"suite: priced as {plan.config.instance}, the instance this machine's DMI product name names "
+                f"suite: priced as {plan.spec.cost.instance}, the instance this machine's DMI product name names "
                 "(--instance NAME names another)",
                 file=sys.stderr,
                 flush=True,
@@ -212,7 +216,7 @@ def run_repeated(args, plan) -> int:
 
     out_dir = run_record.check_out_dir(args.out)
     records = repeat.run_group(
-        _child_argv(args, repeat=None, against=None), plan.config.to_dict(), out_dir, args.repeat
+        _child_argv(args, repeat=None, against=None), plan.record_config(), out_dir, args.repeat
     )
     if args.json:
         print(json.dumps(records, indent=2, default=str))
@@ -236,7 +240,7 @@ def run_against(args, plan) -> int:
     out_dir = run_record.check_out_dir(args.out)
     folders = [run_record.check_out_dir(os.path.join(out_dir, name)) for name in ("baseline", "candidate")]
     base, cand = repeat.run_interleaved(
-        [(base_argv, plan.config.to_dict(), folders[0]), (cand_argv, cand_config, folders[1])], args.repeat
+        [(base_argv, plan.record_config(), folders[0]), (cand_argv, cand_config, folders[1])], args.repeat
     )
     if args.json:
         print(json.dumps({"baseline": base, "candidate": cand}, indent=2, default=str))
@@ -252,11 +256,11 @@ def run_per_device(args, plan) -> int:
     from suite import run_record
     from suite.orchestration import child, per_device
 
-    copies = plan.config.per_device
-    per_device.check(plan.config, copies)
+    copies = plan.spec.launch.per_device
+    per_device.check(plan.spec, copies)
     envs = plan.backend.pin_envs(copies)  # refused here when there are fewer devices than copies
     out_dir = run_record.check_out_dir(args.out)
-    config = plan.config.to_dict()
+    config = plan.record_config()
     finished = per_device.run_copies(_child_argv(args, per_device=None), envs)
     record = per_device.combine(
         config,

@@ -107,33 +107,33 @@ def split_host_cores(
     return workers, threads, f"{workers} worker(s) beside {threads} compute thread(s) on {cores} cores"
 
 
-def default_workers(config) -> int:
+def default_workers(spec) -> int:
     """The loader's default worker count for this data (a cache needs one gather thread, JPEGs more)."""
     from suite.data.cache import is_cache
 
-    data = getattr(config, "data", "synthetic")
+    data = spec.data.source
     return DEFAULT_CACHE_WORKERS if os.path.isdir(data) and is_cache(data) else DEFAULT_IMAGEFOLDER_WORKERS
 
 
-def loader_settings(config, backend, default_workers: int) -> dict:
+def loader_settings(spec, backend, default_workers: int) -> dict:
     """workers, pin_memory, prefetch as they will run (the record stores these, not the defaults)."""
-    if getattr(config, "workers", None) is not None:
-        workers = non_negative_int("--workers", config.workers)
+    if spec.data.workers is not None:
+        workers = non_negative_int("--workers", spec.data.workers)
     elif not getattr(backend, "copies_to_device", True):
         # Compute runs on the host's cores too: workers chosen beside compute's threads, not over them.
-        threads = getattr(config, "threads", None)
+        threads = spec.threads
         workers = split_host_cores(os.cpu_count() or 1, default_workers, None, threads)[0]
     else:
         workers = min(default_workers, os.cpu_count() or 1)
     # Pinned host memory only helps a copy into separate device memory; when the device is the host
     # itself there is no copy to speed up, so --pin-memory is a no-op there and is dropped (recorded as
     # False): a run does not become another configuration by a setting that did nothing.
-    pin_memory = getattr(config, "pin_memory", None)
+    pin_memory = spec.data.pin_memory
     if not backend.copies_to_device:
         pin_memory = False
     elif pin_memory is None:
         pin_memory = backend.pin_memory_default
-    prefetch = getattr(config, "prefetch", None)
+    prefetch = spec.data.prefetch
     if prefetch is not None:
         prefetch = positive_int("--prefetch", prefetch)
         if workers == 0:
@@ -171,7 +171,7 @@ def check_batch_fits(batch_size: int, images: int, world_size: int, where: str) 
     return share
 
 
-def ignored_loader_options(config) -> str | None:
+def ignored_loader_options(spec) -> str | None:
     """Loader options given with synthetic data, which has no loader: said, never silently dropped (a
     diagnosis or a sweep may pass them to a compute-only run on purpose, so they are not refused)."""
     given = [
@@ -181,7 +181,7 @@ def ignored_loader_options(config) -> str | None:
             ("--pin-memory", "pin_memory"),
             ("--prefetch", "prefetch"),
         )
-        if getattr(config, name, None) is not None
+        if getattr(spec.data, name) is not None
     ]
     if not given:
         return None
@@ -191,40 +191,42 @@ def ignored_loader_options(config) -> str | None:
     )
 
 
-def check_data(config, workload, backend, batch_size: int) -> None:
+def check_data(spec, workload, backend, batch_size: int) -> None:
     """Refuse bad data input before anything is built (a person's mistake: exit 2, not a failed run)."""
-    if config.data == "synthetic":
-        ignored = ignored_loader_options(config)
+    if spec.data.source == "synthetic":
+        ignored = ignored_loader_options(spec)
         if ignored:
             errors.warn(ignored)
         return
     if workload.unit != "images":  # the folders and caches hold images: no token files yet
         raise UserError(
-            f"--data {config.data!r}: {workload.name} trains on {workload.unit}, from synthetic data only "
+            f"--data {spec.data.source!r}: {workload.name} trains on {workload.unit}, from synthetic data only "
             "for now (--data synthetic)"
         )
     from suite.data.cache import check_cache_fits, is_cache
 
     _, world_size = rank_and_world_size()
-    if os.path.isdir(config.data) and is_cache(config.data):
-        cache, _ = check_cache_fits(config.data, workload.image_size, batch_size, world_size)
+    if os.path.isdir(spec.data.source) and is_cache(spec.data.source):
+        cache, _ = check_cache_fits(spec.data.source, workload.image_size, batch_size, world_size)
         classes = len(cache.manifest["classes"])
-        loader_settings(config, backend, DEFAULT_CACHE_WORKERS)
+        loader_settings(spec, backend, DEFAULT_CACHE_WORKERS)
     else:
         from suite.data.imagefolder import scan_folder
 
-        scan = scan_folder(config.data)
+        scan = scan_folder(spec.data.source)
         classes = len(scan.classes)
-        check_batch_fits(batch_size, len(scan.samples), world_size, repr(config.data))
-        loader_settings(config, backend, DEFAULT_IMAGEFOLDER_WORKERS)
-    workload.check_data_classes(classes, f"--data {config.data!r}", head_asked=config.num_classes is not None)
+        check_batch_fits(batch_size, len(scan.samples), world_size, repr(spec.data.source))
+        loader_settings(spec, backend, DEFAULT_IMAGEFOLDER_WORKERS)
+    workload.check_data_classes(
+        classes, f"--data {spec.data.source!r}", head_asked=spec.workload.num_classes is not None
+    )
 
 
-def open_data(config, workload, backend, batch_size: int) -> DataSource:
-    """`config.data`: "synthetic", a cache folder (it has a manifest.json), or an ImageFolder."""
-    if config.data == "synthetic":
-        data = SyntheticData(workload, backend, batch_size, seed=config.seed)
-        data.ignored = ignored_loader_options(config)
+def open_data(spec, workload, backend, batch_size: int) -> DataSource:
+    """`spec.data.source`: "synthetic", a cache folder (it has a manifest.json), or an ImageFolder."""
+    if spec.data.source == "synthetic":
+        data = SyntheticData(workload, backend, batch_size, seed=spec.workload.seed)
+        data.ignored = ignored_loader_options(spec)
         return data
     from suite.data.cache import CacheData, is_cache
 
@@ -233,17 +235,17 @@ def open_data(config, workload, backend, batch_size: int) -> DataSource:
         image_size=workload.image_size,
         backend=backend,
         batch_size=batch_size,
-        seed=config.seed,
+        seed=spec.workload.seed,
         rank=rank,
         world_size=world_size,
     )
-    if os.path.isdir(config.data) and is_cache(config.data):
-        return CacheData(config.data, **common, **loader_settings(config, backend, DEFAULT_CACHE_WORKERS))
+    if os.path.isdir(spec.data.source) and is_cache(spec.data.source):
+        return CacheData(spec.data.source, **common, **loader_settings(spec, backend, DEFAULT_CACHE_WORKERS))
     from suite.data.imagefolder import ImageFolderData, normalisation_for
 
     return ImageFolderData(
-        config.data,
+        spec.data.source,
         **common,
-        **loader_settings(config, backend, DEFAULT_IMAGEFOLDER_WORKERS),
+        **loader_settings(spec, backend, DEFAULT_IMAGEFOLDER_WORKERS),
         normalisation=normalisation_for(workload),
     )

@@ -246,25 +246,26 @@ class SingleProcess:
         pass
 
 
-def process_group(backend, config) -> ProcessGroup | SingleProcess:
+def process_group(backend, spec) -> ProcessGroup | SingleProcess:
     """The process group for this run; for a single process (world size 1), one that does nothing."""
     info = rank_info()
     if not info.is_distributed:
         return SingleProcess()
-    return ProcessGroup(backend, info, config.dist_timeout_s)
+    return ProcessGroup(backend, info, spec.launch.dist_timeout_s)
 
 
-def resolved_fields(config, batch_size: int) -> dict:
-    """RunConfig fields for the record: world size and global batch; under a launcher, what it started."""
+def resolved_fields(spec, batch_size: int) -> dict:
+    """The launch fields as they will run (flat names), with the world size and global batch (the
+    record's, not the spec's: suite.spec.RECORD_ONLY); under a launcher, what it started."""
     fields = {}
-    if config.dist_timeout_s is not None:
+    if spec.launch.dist_timeout_s is not None:
         try:
-            fields["dist_timeout_s"] = float(config.dist_timeout_s)
+            fields["dist_timeout_s"] = float(spec.launch.dist_timeout_s)
         except (TypeError, ValueError):
             fields["dist_timeout_s"] = 0.0
         if not fields["dist_timeout_s"] > 0:
             raise UserError(
-                f"--dist-timeout must be a positive number of seconds, got {config.dist_timeout_s!r}"
+                f"--dist-timeout must be a positive number of seconds, got {spec.launch.dist_timeout_s!r}"
             )
     if launched():
         info = rank_info()
@@ -276,13 +277,13 @@ def resolved_fields(config, batch_size: int) -> dict:
             "nnodes": info.nnodes,
             "node_rank": info.node_rank,
         }
-    if config.nproc is None:
+    if spec.launch.nproc is None:
         given = [
             option
             for option, value in (
-                ("--nnodes", config.nnodes),
-                ("--node-rank", config.node_rank),
-                ("--rdzv-endpoint", config.rdzv_endpoint),
+                ("--nnodes", spec.launch.nnodes),
+                ("--node-rank", spec.launch.node_rank),
+                ("--rdzv-endpoint", spec.launch.rdzv_endpoint),
             )
             if value is not None
         ]
@@ -290,7 +291,7 @@ def resolved_fields(config, batch_size: int) -> dict:
             raise UserError(f"{', '.join(given)} needs --nproc N (processes on this node)")
         return {**fields, "world_size": 1, "global_batch_size": batch_size}
     # Before launching (`suite run --nproc`): the world the launcher is about to start.
-    launch = check_launch_options(config)
+    launch = check_launch_options(spec)
     world_size = launch["nproc"] * launch["nnodes"]
     return {**fields, **launch, "world_size": world_size, "global_batch_size": batch_size * world_size}
 
@@ -399,28 +400,28 @@ def report_failure(info: RankInfo, error: dict, status: str = "error", env=None)
     atomic.write_atomic(path, json.dumps(data))
 
 
-def check_launch_options(config) -> dict:
+def check_launch_options(spec) -> dict:
     """The launch options, checked and as numbers: nproc, nnodes, node_rank, rdzv_endpoint."""
-    nproc = positive_int("--nproc", config.nproc)
+    nproc = positive_int("--nproc", spec.launch.nproc)
     # Each of them a training process on this machine, at once: held to what it can run and hold.
     limits.check_processes(f"--nproc {nproc}", nproc, limits.TRAINING_PROCESS_BYTES, "training process")
-    nnodes = positive_int("--nnodes", config.nnodes) if config.nnodes is not None else 1
-    if nnodes > 1 and (config.node_rank is None or not config.rdzv_endpoint):
+    nnodes = positive_int("--nnodes", spec.launch.nnodes) if spec.launch.nnodes is not None else 1
+    if nnodes > 1 and (spec.launch.node_rank is None or not spec.launch.rdzv_endpoint):
         raise UserError(
             f"--nnodes {nnodes} needs --node-rank (0 … {nnodes - 1}) and --rdzv-endpoint "
             "HOST:PORT (the address of node 0, reachable from every node)"
         )
     rank = None
-    if config.node_rank is not None:
-        rank = non_negative_int("--node-rank", config.node_rank)
+    if spec.launch.node_rank is not None:
+        rank = non_negative_int("--node-rank", spec.launch.node_rank)
         if rank >= nnodes:
             raise UserError(
                 f"--node-rank {rank} is out of range for --nnodes {nnodes} (accepted: 0 … {nnodes - 1})"
             )
-    if config.rdzv_endpoint:
-        host, _, port = str(config.rdzv_endpoint).rpartition(":")
+    if spec.launch.rdzv_endpoint:
+        host, _, port = str(spec.launch.rdzv_endpoint).rpartition(":")
         if not host or not port.isdigit() or not 0 < int(port) < 65536:
             raise UserError(
-                f"--rdzv-endpoint {config.rdzv_endpoint!r} is not HOST:PORT (for example 10.0.0.1:29500)"
+                f"--rdzv-endpoint {spec.launch.rdzv_endpoint!r} is not HOST:PORT (for example 10.0.0.1:29500)"
             )
-    return {"nproc": nproc, "nnodes": nnodes, "node_rank": rank, "rdzv_endpoint": config.rdzv_endpoint}
+    return {"nproc": nproc, "nnodes": nnodes, "node_rank": rank, "rdzv_endpoint": spec.launch.rdzv_endpoint}

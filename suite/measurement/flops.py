@@ -26,10 +26,10 @@ def count_flops_per_image(workload) -> float:
     from torch.utils.flop_counter import FlopCounterMode
 
     from suite.backends import backend_class
-    from suite.config import RunConfig
+    from suite.spec import RunSpec
 
     backend = backend_class("cpu")(
-        RunConfig(backend="cpu", precision="fp32", workload=workload.name, batch_size=COUNT_BATCH)
+        RunSpec().replace(backend="cpu", precision="fp32", workload=workload.name, batch_size=COUNT_BATCH)
     )
     with torch.random.fork_rng(devices=[]):  # leave the run's random stream untouched
         torch.manual_seed(0)

@@ -16,12 +16,12 @@ def measure_setting(plan, batches: int, windows: int, warmup: int, to_device: bo
     from suite.data.loader_bench import measure_loader
     from suite.errors import UserError
 
-    config, backend = plan.config, plan.backend
+    spec, backend = plan.spec, plan.backend
     ctx = context.collect()
     record = run_record.new_record(
         run_record.new_run_id(f"loader-{plan.workload.name}", backend.name, ctx["utc_time"]),
         ctx,
-        config.to_dict(),
+        plan.record_config(),
     )
     record["kind"] = "loader"  # not a training run: no model, images/s of the loader alone
     record["loader"] = {
@@ -31,7 +31,7 @@ def measure_setting(plan, batches: int, windows: int, warmup: int, to_device: bo
         "warmup_batches": warmup,
     }
     backend.setup()
-    source = open_data(config, plan.workload, backend, config.batch_size)  # UserError: bad input, raised
+    source = open_data(spec, plan.workload, backend, spec.workload.batch_size)  # UserError: bad input, raised
     record["data"] = source.describe()
     try:
         feed = source if to_device else source.host_batches()
@@ -57,7 +57,7 @@ def measure_setting(plan, batches: int, windows: int, warmup: int, to_device: bo
 
 
 def measure_in_fresh_process(config: dict, batches: int, windows: int, warmup: int, origin: str) -> dict:
-    """measure_setting (host batches) for the RunConfig fields CONFIG in a fresh Python, as a run's other
+    """measure_setting (host batches) for the record config CONFIG (flat fields) in a fresh Python, as a run's other
     measurements are taken: one process's state (its imports, its allocator, the host's spell while it ran)
     is one sample. The child ends with this process; one that leaves no record gets a failure record."""
     from suite import context, limits, run_record
@@ -99,11 +99,11 @@ def measure_in_fresh_process(config: dict, batches: int, windows: int, warmup: i
 
 def _main() -> int:
     """The fresh process: a request on stdin, the record on stdout."""
-    from suite.config import RunConfig
     from suite.measurement.runner import plan_run
+    from suite.spec import RunSpec
 
     request = json.load(sys.stdin)
-    plan = plan_run(RunConfig(**request["config"]))
+    plan = plan_run(RunSpec.from_record_config(request["config"]))
     record = measure_setting(
         plan,
         batches=request["batches"],

@@ -41,42 +41,44 @@ REFERENCE = "fp32"
 BATCHES = 2
 
 
-def check_options(config, workload) -> None:
+def check_options(spec, workload, world_size: int = 1) -> None:
     """Refuse what the check cannot do, while the run is planned (exit 2, nothing built)."""
-    if config.reference_backend is not None and not config.check_numerics:
+    if spec.checks.reference_backend is not None and not spec.checks.numerics:
         raise UserError("--reference-backend needs --check-numerics (it names what the check compares with)")
-    if not config.check_numerics:
+    if not spec.checks.numerics:
         return
-    if (config.nproc or 1) > 1 or (config.world_size or 1) > 1:
+    if (spec.launch.nproc or 1) > 1 or (world_size or 1) > 1:
         raise UserError("--check-numerics runs in one process: drop --nproc (check one device, then scale)")
-    if config.reference_backend is not None:
+    if spec.checks.reference_backend is not None:
         from suite.backends import backend_class, backend_names
         from suite.errors import one_of
 
-        if config.reference_backend not in backend_names():
-            raise one_of("--reference-backend", config.reference_backend, backend_names())
-        available, why = backend_class(config.reference_backend).is_available()
+        if spec.checks.reference_backend not in backend_names():
+            raise one_of("--reference-backend", spec.checks.reference_backend, backend_names())
+        available, why = backend_class(spec.checks.reference_backend).is_available()
         if not available:
-            raise UserError(f"--reference-backend {config.reference_backend} is not available here: {why}")
-        if REFERENCE not in backend_class(config.reference_backend).precisions:
-            raise UserError(f"--reference-backend {config.reference_backend} cannot run {REFERENCE}")
+            raise UserError(
+                f"--reference-backend {spec.checks.reference_backend} is not available here: {why}"
+            )
+        if REFERENCE not in backend_class(spec.checks.reference_backend).precisions:
+            raise UserError(f"--reference-backend {spec.checks.reference_backend} cannot run {REFERENCE}")
 
 
-def _reference_config(config):
+def _reference_config(spec):
     """fp32 with TF32 off, on the reference backend (the same one unless --reference-backend)."""
-    if config.reference_backend in (None, config.backend):
-        return config.backend, config.resolved(precision=REFERENCE, tf32=False, compile=False)
-    from suite.config import RunConfig
+    if spec.checks.reference_backend in (None, spec.backend):
+        return spec.backend, spec.replace(precision=REFERENCE, tf32=False, compile=False)
+    from suite.spec import RunSpec
 
     # Only what every backend honours: device-specific options belong to the backend under test.
-    return config.reference_backend, RunConfig(
-        backend=config.reference_backend,
-        workload=config.workload,
-        batch_size=config.batch_size,
+    return spec.checks.reference_backend, RunSpec().replace(
+        backend=spec.checks.reference_backend,
+        workload=spec.workload.name,
+        batch_size=spec.workload.batch_size,
         precision=REFERENCE,
-        threads=config.threads,
-        seed=config.seed,
-        model_overrides=config.model_overrides,
+        threads=spec.threads,
+        seed=spec.workload.seed,
+        model_overrides=spec.workload.model_overrides,
     )
 
 
@@ -163,21 +165,21 @@ def check(plan, backend_factory=None) -> dict:
     check itself is recorded as verdict `error`, never losing the throughput already measured."""
     from suite.backends import backend_class
 
-    config, workload = plan.config, plan.workload
+    spec, workload = plan.spec, plan.workload
     make = backend_factory or (lambda name, cfg: backend_class(name)(cfg))
-    steps, batch_size = workload.numerics_steps, min(config.batch_size, workload.numerics_batch)
+    steps, batch_size = workload.numerics_steps, min(spec.workload.batch_size, workload.numerics_batch)
     started = time.perf_counter()
-    reference_name, reference_config = _reference_config(config)
+    reference_name, reference_config = _reference_config(spec)
     result = {
         "reference": f"{reference_name} {REFERENCE} (TF32 off)",
-        "candidate": f"{config.backend} {config.precision}",
+        "candidate": f"{spec.backend} {spec.precision}",
         "noise": f"{reference_name} {REFERENCE} again, the batches in the other order, another noise seed",
         "steps": steps,
         "batch": f"synthetic, {BATCHES} batches of {batch_size} images, in turn",
         "recipe": "the workload's optimizer at its own learning rate",
         "k": K,
     }
-    seed = config.seed
+    seed = spec.workload.seed
     batches = [workload.synthetic_batch(batch_size, "cpu", seed=seed + i) for i in range(BATCHES)]
     forward, backward = list(range(BATCHES)), list(reversed(range(BATCHES)))
     try:
@@ -185,7 +187,7 @@ def check(plan, backend_factory=None) -> dict:
         for role, name, run_config, order, noise_seed in (
             ("reference", reference_name, reference_config, forward, seed),
             ("noise", reference_name, reference_config, backward, seed + 1),
-            ("candidate", config.backend, config, forward, seed),  # last: leaves the device as the run set it
+            ("candidate", spec.backend, spec, forward, seed),  # last: leaves the device as the run set it
         ):
             backend = make(name, run_config)
             runs[role] = numerics_runs.run(backend, workload, steps, batches, order, noise_seed, seed)

@@ -15,7 +15,7 @@ def as_recorded(plan) -> dict:
     import torchvision
 
     return {
-        "config": plan.config.to_dict(),
+        "config": plan.record_config(),
         "device": plan.backend.device_info(),
         "context": {
             "torch": torch.__version__,

@@ -93,12 +93,12 @@ class StepProfiler:
         }
 
 
-def open_profiler(config, backend, timed_steps: int):
+def open_profiler(spec, backend, timed_steps: int):
     """A StepProfiler when the run asked for --profile, else a no-op. The backend names the profiler
     activities for its device (`profiler_activities()`: the host's, plus CUDA's or HPU's)."""
-    if not config.profile_dir:
+    if not spec.checks.profile_dir:
         return NoProfiler()
-    return StepProfiler(config.profile_dir, timed_steps, backend.profiler_activities())
+    return StepProfiler(spec.checks.profile_dir, timed_steps, backend.profiler_activities())
 
 
 def top_operators(averages, limit: int = TOP_OPERATORS) -> list[dict]:

@@ -22,13 +22,13 @@ import torch
 
 from suite import context, input_checks, run_record, stats
 from suite.backends import Backend, backend_class, check_options, resolve_backend_name
-from suite.config import RunConfig
 from suite.data import check_data, open_data
 from suite.errors import UserError
 from suite.measurement import diagnose, distributed, flops, numerics, probe, profiling, units, window_length
 from suite.measurement.cpu_share import add_to_load as add_cpu_share_to_load
 from suite.measurement.telemetry import HostSampler, Telemetry, energy_per_image
 from suite.numbers import non_negative_int, positive_int
+from suite.spec import RECORD_ONLY, RunSpec
 from suite.workloads import Workload, get_workload
 from suite.workloads import user_code as guard
 
@@ -36,88 +36,103 @@ from suite.workloads import user_code as guard
 class Plan:
     """A validated run: everything resolved, nothing built or measured yet.
 
-    The resolved config lives in one place, the backend (which may fill in defaults of its own);
-    `plan.config` reads and replaces that one copy."""
+    The resolved spec lives in one place, the backend (which may fill in defaults of its own);
+    `plan.spec` reads and replaces that one copy. What the launcher starts (the world size, the global
+    batch) is the plan's, not the spec's; `record_config()` joins the two as the record's `config`."""
 
     def __init__(
         self,
-        config: RunConfig,
+        spec: RunSpec,
         backend: Backend,
         workload: Workload,
         backend_choice: str,
         steps_chosen_by: str | None = None,
+        world_size: int = 1,
+        global_batch_size: int | None = None,
     ):
-        backend.config = config
+        backend.spec = spec
         self.backend = backend
         self.workload = workload
         self.backend_choice = backend_choice  # why this backend (for `auto`)
         # How the steps per window are chosen (suite.measurement.window_length): as given by --steps, the
-        # backend's default, or from warm-up timing (then config.steps_per_window is None until warm-up).
+        # backend's default, or from warm-up timing (then steps_per_window is None until warm-up).
         self.steps_chosen_by = steps_chosen_by or window_length.chosen_by(
-            config.steps_per_window, backend.schedule
+            spec.schedule.steps_per_window, backend.schedule
         )
+        self.world_size = world_size
+        self.global_batch_size = global_batch_size  # batch_size (per process) x world_size
 
     @property
-    def config(self) -> RunConfig:
-        return self.backend.config
+    def spec(self) -> RunSpec:
+        return self.backend.spec
 
-    @config.setter
-    def config(self, config: RunConfig) -> None:
-        self.backend.config = config
+    @spec.setter
+    def spec(self, spec: RunSpec) -> None:
+        self.backend.spec = spec
+
+    def record_config(self) -> dict:
+        """The record's `config`: the spec's flat fields, then the world the launcher started."""
+        return self.spec.to_record_config(
+            world_size=self.world_size, global_batch_size=self.global_batch_size
+        )
 
 
-def plan_run(config: RunConfig) -> Plan:
+def plan_run(spec: RunSpec) -> Plan:
     """Check every input and fill in defaults, raising UserError before anything is built."""
+    asked = spec.workload
     shape = {
-        field: None if getattr(config, field) is None else positive_int(option, getattr(config, field))
+        field: None if getattr(asked, field) is None else positive_int(option, getattr(asked, field))
         for field, option in (("num_classes", "--num-classes"), ("image_size", "--image-size"))
     }
-    workload = get_workload(config.workload, **shape)
-    if config.model_overrides:
-        workload = workload.with_overrides(**config.model_overrides)
-    name, why = resolve_backend_name(config.backend)
+    workload = get_workload(spec.workload.name, **shape)
+    if spec.workload.model_overrides:
+        workload = workload.with_overrides(**spec.workload.model_overrides)
+    name, why = resolve_backend_name(spec.backend)
     cls = backend_class(name)
-    check_options(name, config)
-    if config.precision is not None and config.precision not in cls.precisions:
+    check_options(name, spec)
+    if spec.precision is not None and spec.precision not in cls.precisions:
         raise UserError(
-            f"precision {config.precision!r} is not supported by the {name} backend "
+            f"precision {spec.precision!r} is not supported by the {name} backend "
             f"(accepted: {', '.join(cls.precisions)})"
         )
     schedule = cls.schedule
+    asked = spec.schedule
     steps_per_window, steps_chosen_by = window_length.planned(
         schedule,
-        None if config.steps_per_window is None else positive_int("--steps", config.steps_per_window),
+        None if asked.steps_per_window is None else positive_int("--steps", asked.steps_per_window),
     )
-    resolved = config.resolved(
+    resolved = spec.replace(
         backend=name,
-        threads=None if config.threads is None else positive_int("--threads", config.threads),
-        precision=config.precision or cls.precisions[0],
+        threads=None if spec.threads is None else positive_int("--threads", spec.threads),
+        precision=spec.precision or cls.precisions[0],
         warmup_steps=schedule.warmup_steps
-        if config.warmup_steps is None
-        else non_negative_int("--warmup", config.warmup_steps),
+        if asked.warmup_steps is None
+        else non_negative_int("--warmup", asked.warmup_steps),
         steps_per_window=steps_per_window,
-        windows=schedule.windows if config.windows is None else positive_int("--windows", config.windows),
+        windows=schedule.windows if asked.windows is None else positive_int("--windows", asked.windows),
         **shape,
     )
     backend = cls(resolved)
     batch_size = (
         backend.default_batch_size(workload)
-        if config.batch_size is None
-        else positive_int("--batch-size", config.batch_size)
+        if spec.workload.batch_size is None
+        else positive_int("--batch-size", spec.workload.batch_size)
     )
-    # From the backend's config: a backend may fill in defaults of its own (hpu: the execution mode).
+    # The world the launcher starts is the plan's; the launch options it settles are the spec's.
+    fields = distributed.resolved_fields(backend.spec, batch_size)
+    launched = {name: fields.pop(name) for name in RECORD_ONLY}
+    # From the backend's spec: a backend may fill in defaults of its own (hpu: the execution mode).
     plan = Plan(
-        backend.config.resolved(
-            batch_size=batch_size, **distributed.resolved_fields(backend.config, batch_size)
-        ),
+        backend.spec.replace(batch_size=batch_size, **fields),
         backend,
         workload,
         why,
         steps_chosen_by,
+        **launched,
     )
-    check_data(plan.config, workload, backend, batch_size)
-    numerics.check_options(plan.config, workload)
-    input_checks.check_plan(plan.config, workload)  # threads, profile folder, timeouts, overrides
+    check_data(plan.spec, workload, backend, batch_size)
+    numerics.check_options(plan.spec, workload, plan.world_size)
+    input_checks.check_plan(plan.spec, workload)  # threads, profile folder, timeouts, overrides
     return plan
 
 
@@ -135,13 +150,13 @@ def execute(plan: Plan, progress=_noop) -> dict:
     """Measure. Returns the record; failures (OOM, errors, NaN, a sys.exit() or another BaseException from
     the model's code) are in it, not raised. KeyboardInterrupt is not caught: an interrupted run leaves no
     record."""
-    config, backend, workload = plan.config, plan.backend, plan.workload
+    spec, backend, workload = plan.spec, plan.backend, plan.workload
     ctx = context.collect()
     # A launcher parent (`suite run --nproc`) names the run, so that it can find rank 0's record.
     run_id = distributed.launcher_run_id() or run_record.new_run_id(
         workload.name, backend.name, ctx["utc_time"]
     )
-    record = run_record.new_record(run_id, ctx, config.to_dict())
+    record = run_record.new_record(run_id, ctx, plan.record_config())
     record["backend_choice"] = plan.backend_choice
     record["workload"] = {
         "name": workload.name,
@@ -150,11 +165,11 @@ def execute(plan: Plan, progress=_noop) -> dict:
         "parameters": workload.parameter_counts(),
         **workload.provenance(),
     }
-    group = distributed.process_group(backend, config)  # does nothing for a single process
+    group = distributed.process_group(backend, spec)  # does nothing for a single process
     try:
         _measure(plan, record, progress, group)
         guard.restore_environment()  # before the numerics ledger and the FLOP cache read theirs
-        if config.check_numerics and record["status"] == "ok":
+        if spec.checks.numerics and record["status"] == "ok":
             before_s = time.time() - process_start_time()  # what the check's own time is set against
             record["numerics"] = numerics.check(plan)  # after the timed windows: no figure changes
             record["numerics"]["run_s"] = before_s
@@ -168,7 +183,7 @@ def execute(plan: Plan, progress=_noop) -> dict:
         )
         if status == "oom":
             record["error"]["hint"] = (
-                f"batch size {config.batch_size} does not fit: lower --batch-size, "
+                f"batch size {spec.workload.batch_size} does not fit: lower --batch-size, "
                 "or find the largest that fits with `suite batch-size`"
             )
         group.report_failure(record["error"], status)  # for the launcher's summary
@@ -215,9 +230,9 @@ class _Stepping:
 
 
 def _measure(plan: Plan, record: dict, progress, group) -> None:
-    config, backend, workload = plan.config, plan.backend, plan.workload
+    spec, backend, workload = plan.spec, plan.backend, plan.workload
     training = _build_training(plan, group)
-    data = open_data(config, workload, backend, config.batch_size)
+    data = open_data(spec, workload, backend, spec.workload.batch_size)
     record["data"] = data.describe()
     losses: list[torch.Tensor] = []
     stepping = _Stepping(training.train_step, iter(data), losses)
@@ -226,7 +241,7 @@ def _measure(plan: Plan, record: dict, progress, group) -> None:
     )
     steps = length.steps
     telemetry = Telemetry([HostSampler(), *backend.telemetry_samplers()])
-    profiler = profiling.open_profiler(config, backend, steps * config.windows)
+    profiler = profiling.open_profiler(spec, backend, steps * spec.schedule.windows)
     try:
         window_times, rank_window_times = _timed_windows(
             plan, steps, stepping, group, telemetry, profiler, progress
@@ -240,7 +255,7 @@ def _measure(plan: Plan, record: dict, progress, group) -> None:
                 stepping.batches,
                 backend,
                 steps,
-                workload.images_per_step(config.batch_size),
+                workload.images_per_step(spec.workload.batch_size),
             )
     finally:
         _close_instruments(record, telemetry, profiler, data)
@@ -252,13 +267,13 @@ def _measure(plan: Plan, record: dict, progress, group) -> None:
 
 def _build_training(plan: Plan, group):
     """The workload's modules on the backend, seeded, wrapped for the process group, then compiled."""
-    config, backend = plan.config, plan.backend
-    torch.manual_seed(config.seed)
+    spec, backend = plan.spec, plan.backend
+    torch.manual_seed(spec.workload.seed)
     backend.setup()
     group.start()
     training = plan.workload.build(backend)
     group.wrap(training)  # DDP copies rank 0's weights to every rank here
-    torch.manual_seed(config.seed + group.info.rank)  # each rank draws its own noise from now on
+    torch.manual_seed(spec.workload.seed + group.info.rank)  # each rank draws its own noise from now on
     # Compiled after the DDP wrap, never before (Backend.compile_model).
     training.modules = {name: backend.compile_model(module) for name, module in training.modules.items()}
     return training
@@ -283,7 +298,7 @@ def _record_metrics(
 ) -> None:
     """The windows' throughput and its spread, the warm-up's figures and the window length's, with the
     warnings they call for."""
-    config, backend, workload = plan.config, plan.backend, plan.workload
+    spec, backend, workload = plan.spec, plan.backend, plan.workload
     steps = length.steps
     images_per_window = _images_per_window(plan, steps)
     metrics = stats.summarise_windows(images_per_window, steps, window_times)
@@ -291,8 +306,8 @@ def _record_metrics(
         {
             **warmup,
             **length.metrics(),
-            "images_per_step": workload.images_per_step(config.batch_size) * config.world_size,
-            "steps_timed": steps * config.windows,
+            "images_per_step": workload.images_per_step(spec.workload.batch_size) * plan.world_size,
+            "steps_timed": steps * spec.schedule.windows,
         }
     )
     metrics.update(units.unit_metrics(metrics, workload.unit, workload.units_per_sample()))
@@ -305,8 +320,8 @@ def _record_metrics(
 
 def _images_per_window(plan: Plan, steps: int) -> int:
     # Every rank consumes its own batch each step: a window holds world_size x the images of one.
-    config = plan.config
-    return plan.workload.images_per_step(config.batch_size) * steps * config.world_size
+    spec = plan.spec
+    return plan.workload.images_per_step(spec.workload.batch_size) * steps * plan.world_size
 
 
 def _batches_ahead(data: dict) -> int:
@@ -320,15 +335,15 @@ def _warm_up_and_choose_steps(
 ) -> tuple[dict, window_length.WindowLength]:
     """Warm-up, then the steps each timed window holds: from the last warm-up steps' time where the
     backend declares a minimum window and no --steps was given (suite.measurement.window_length)."""
-    config, backend = plan.config, plan.backend
-    steps_timed = window_length.steps_to_time(plan.steps_chosen_by, config.warmup_steps, batches_ahead)
+    spec, backend = plan.spec, plan.backend
+    steps_timed = window_length.steps_to_time(plan.steps_chosen_by, spec.schedule.warmup_steps, batches_ahead)
     warmup, step_time_s = _warm_up(plan, train_step, batches, losses, progress, batches_ahead, steps_timed)
     if step_time_s is not None:
         # A collective, in warm-up (outside every window): each rank timed its own steps, and all ranks must
         # run windows of the same steps, so each takes the slowest rank's step time.
         step_time_s = group.slowest(step_time_s)
     length = window_length.decide(
-        backend.schedule, plan.steps_chosen_by, config.steps_per_window, step_time_s, steps_timed
+        backend.schedule, plan.steps_chosen_by, spec.schedule.steps_per_window, step_time_s, steps_timed
     )
     return warmup, length
 
@@ -347,8 +362,8 @@ def _warm_up(
     With `steps_timed`, the last that many steps are timed as well, the device synchronised at both edges
     (warm-up ends with a synchronisation anyway): the time of one of them is returned beside the figures,
     else None."""
-    config, backend = plan.config, plan.backend
-    total = config.warmup_steps + batches_ahead
+    spec, backend = plan.spec, plan.backend
+    total = spec.schedule.warmup_steps + batches_ahead
     timed_from = total - steps_timed if steps_timed else None
     warmup_start = clock()
     first_step_done_at = timed_start = None
@@ -371,7 +386,7 @@ def _warm_up(
     warmup_end = clock()
     backend.reset_peak_memory()
     figures = {
-        "warmup_steps": config.warmup_steps,
+        "warmup_steps": spec.schedule.warmup_steps,
         "warmup_loader_drain_steps": batches_ahead,
         "warmup_time_s": warmup_end - warmup_start,
         "time_to_first_step_s": (first_step_done_at - process_start_time()) if first_step_done_at else None,
@@ -383,13 +398,13 @@ def _timed_windows(
     plan: Plan, steps: int, stepping: _Stepping, group, telemetry, profiler, progress
 ) -> tuple[list[float], list[float]]:
     """The timed windows of `steps` steps: each window's time (the slowest rank's), and this rank's own."""
-    config, backend = plan.config, plan.backend
+    spec, backend = plan.spec, plan.backend
     # Locals, read once here: the steps inside a window look up nothing more than they did.
     train_step, batches, losses = stepping.train_step, stepping.batches, stepping.losses
     images_per_window = _images_per_window(plan, steps)
     window_times: list[float] = []
     rank_window_times: list[float] = []
-    for window in range(config.windows):
+    for window in range(spec.schedule.windows):
         backend.synchronize()  # window edge: all earlier work is done before the clock starts
         group.barrier()  # window edge: every rank starts its clock together (blocks the host)
         telemetry.window_open()
@@ -406,7 +421,10 @@ def _timed_windows(
         elapsed = group.slowest(elapsed)
         window_times.append(elapsed)
         progress(
-            "window", window=window + 1, of=config.windows, images_per_second=images_per_window / elapsed
+            "window",
+            window=window + 1,
+            of=spec.schedule.windows,
+            images_per_second=images_per_window / elapsed,
         )
     return window_times, rank_window_times
 

@@ -32,23 +32,25 @@ def check_run(argv: list[str], where: str) -> None:
     """Plan the run of `suite run ARGV` as far as it can be planned without its machine."""
     from suite import backends
     from suite.numbers import positive_int
-    from suite.run_options import config_from_args, run_parser
+    from suite.run_options import run_parser, spec_from_args
 
     try:
-        config = config_from_args(run_parser().parse_args(argv))
-        backends.check_options(config.backend, config)
-        if ":" in config.workload:  # torchvision:, timm:, module:factory: resolved on the instance
+        spec = spec_from_args(run_parser().parse_args(argv))
+        backends.check_options(spec.backend, spec)
+        if ":" in spec.workload.name:  # torchvision:, timm:, module:factory: resolved on the instance
             return
         from suite.workloads import get_workload
 
         shape = {
-            field: None if getattr(config, field) is None else positive_int(option, getattr(config, field))
+            field: None
+            if getattr(spec.workload, field) is None
+            else positive_int(option, getattr(spec.workload, field))
             for field, option in (("num_classes", "--num-classes"), ("image_size", "--image-size"))
         }
-        workload = get_workload(config.workload, **shape)
-        if config.model_overrides:
-            check_overrides(workload, config.model_overrides)
-            workload.with_overrides(**config.model_overrides)
+        workload = get_workload(spec.workload.name, **shape)
+        if spec.workload.model_overrides:
+            check_overrides(workload, spec.workload.model_overrides)
+            workload.with_overrides(**spec.workload.model_overrides)
     except UserError as error:
         raise UserError(f"{where}: `suite run` would refuse this run: {error}") from None
 

@@ -32,42 +32,43 @@ def log(line: str) -> None:
 # -- configuration -------------------------------------------------------------------------------
 
 
-def plan(config):
-    """The one place a run's configuration is resolved: the runner's plan (backend, workload, data and
-    every default), then the instance it is priced on. `suite run` and every resume check use this."""
+def plan(spec):
+    """The one place a run's RunSpec is resolved: the runner's plan (backend, workload, data and every
+    default), then the instance it is priced on. `suite run` and every resume check use this."""
     from suite.measurement.runner import plan_run
     from suite.reporting.pricing import resolve_run_instance
 
-    planned = plan_run(config)
-    planned.config = resolve_run_instance(with_detected_instance(planned))  # checked before measuring
+    planned = plan_run(spec)
+    # Checked before measuring.
+    planned.spec = resolve_run_instance(with_detected_instance(planned), planned.world_size)
     return planned
 
 
 def with_detected_instance(planned):
-    """The config to price: as given, or, with no --instance, named after the instance this machine says it
+    """The spec to price: as given, or, with no --instance, named after the instance this machine says it
     is (context.detected_instance) where a price catalog lists it and the run could be priced as it: not
     a host-only run on an instance rented for its accelerators, nor one using more of them than it has."""
     from suite.errors import UserError
     from suite.reporting.pricing import find_instance, resolve_run_instance
 
-    config = planned.config
-    detected = None if config.instance is not None else context.detected_instance()
+    spec = planned.spec
+    detected = None if spec.cost.instance is not None else context.detected_instance()
     if detected is None:
-        return config
+        return spec
     try:
-        instance, _ = find_instance(detected["instance"], config.prices)
-        resolve_run_instance(config.resolved(instance=instance.name))
+        instance, _ = find_instance(detected["instance"], spec.cost.prices)
+        resolve_run_instance(spec.replace(instance=instance.name), planned.world_size)
     except UserError:
-        return config  # not in the catalogs asked, or the run cannot be that instance's: left unpriced
+        return spec  # not in the catalogs asked, or the run cannot be that instance's: left unpriced
     if instance.accelerator_count and not getattr(planned.backend, "copies_to_device", True):
-        return config
-    return config.resolved(instance=instance.name)
+        return spec
+    return spec.replace(instance=instance.name)
 
 
 def resolved_config(argv: list[str]) -> dict:
     """What the record of `suite run ARGV` will hold as its config (JSON types)."""
     args = run_options.run_parser().parse_args(argv)
-    return json.loads(json.dumps(plan(run_options.config_from_args(args)).config.to_dict()))
+    return json.loads(json.dumps(plan(run_options.spec_from_args(args)).record_config()))
 
 
 # -- options as argv -----------------------------------------------------------------------------

@@ -24,11 +24,12 @@ from suite.orchestration.child import argv_from_args as worker_argv
 INTERRUPTED = 130  # the launcher subprocess's exit status after Ctrl-C
 
 
-def torchrun_options(config) -> list[str]:
-    nnodes = int(config.nnodes or 1)
+def torchrun_options(spec) -> list[str]:
+    launch = spec.launch
+    nnodes = int(launch.nnodes or 1)
     options = [
         "--nproc-per-node",
-        str(int(config.nproc)),
+        str(int(launch.nproc)),
         "--nnodes",
         str(nnodes),
         "--max-restarts",
@@ -36,15 +37,15 @@ def torchrun_options(config) -> list[str]:
         "--monitor-interval",
         "0.1",
     ]
-    if config.rdzv_endpoint:
+    if launch.rdzv_endpoint:
         # Static rendezvous: node ranks as given, node 0's address as the master (RANK 0's store).
         options += [
             "--rdzv-backend",
             "static",
             "--rdzv-endpoint",
-            str(config.rdzv_endpoint),
+            str(launch.rdzv_endpoint),
             "--node-rank",
-            str(int(config.node_rank or 0)),
+            str(int(launch.node_rank or 0)),
         ]
     # One node without an endpoint: torchrun picks a free local port (c10d on localhost:0).
     return options
@@ -56,7 +57,7 @@ def launch(args, plan) -> int:
     from suite.measurement import distributed
     from suite.reporting import summary
 
-    config = plan.config  # launch options already checked by plan_run
+    spec = plan.spec  # launch options already checked by plan_run
     out_dir = run_record.check_out_dir(args.out)
     ctx = context.collect()
     # `suite scale` names the run itself, to find its record.
@@ -71,7 +72,7 @@ def launch(args, plan) -> int:
         sys.executable,
         "-m",
         "suite.orchestration.launch",
-        *torchrun_options(config),
+        *torchrun_options(spec),
         "-m",
         "suite",
         "--",
@@ -91,7 +92,7 @@ def launch(args, plan) -> int:
     if status == INTERRUPTED:
         raise KeyboardInterrupt  # as for one process: an interrupted run leaves no record
     record_path = os.path.join(out_dir, f"{run_id}.json")
-    if status == 0 or os.path.exists(record_path) or (config.node_rank or 0) != 0:
+    if status == 0 or os.path.exists(record_path) or (spec.launch.node_rank or 0) != 0:
         return status  # rank 0 wrote the record (or lives on another node)
     record = failure_record(run_id, ctx, plan, status, failures)
     summary.show(record, run_record.write_record_or_stop(record, out_dir), as_json=args.json)
@@ -160,7 +161,7 @@ def failure_record(run_id: str, ctx: dict, plan, status: int, failures: dict) ->
     """The record of a run that a rank ended: which rank failed first and why, and every failure seen."""
     from suite import run_record
 
-    record = run_record.new_record(run_id, ctx, plan.config.to_dict())
+    record = run_record.new_record(run_id, ctx, plan.record_config())
     record["workload"] = {"name": plan.workload.name, "image_size": plan.workload.image_size}
     ranks = sorted((_rank_failure(int(r), f) for r, f in failures.items()), key=_first_failure_order)
     if ranks:

@@ -26,22 +26,22 @@ from suite.errors import UserError
 MIN_OVERLAP = 0.8
 
 
-def check(config, copies: int) -> None:
+def check(spec, copies: int) -> None:
     """Refuse what a per-device run cannot be, before anything starts."""
     if copies < 2:
         raise UserError(f"--per-device must be 2 or more copies, got {copies}")
     limits.check_processes(
         f"--per-device {copies}", copies, limits.TRAINING_PROCESS_BYTES, "training process"
     )
-    if config.nproc is not None or (config.nnodes or 1) > 1:
+    if spec.launch.nproc is not None or (spec.launch.nnodes or 1) > 1:
         raise UserError(
             "--per-device runs independent copies, one per device, with no collectives: "
             "it cannot be combined with --nproc or --nnodes"
         )
-    if config.instance:  # `--per-device 8 --instance p3.2xlarge` cannot be: that instance has one GPU
+    if spec.cost.instance:  # `--per-device 8 --instance p3.2xlarge` cannot be: that instance has one GPU
         from suite.reporting.pricing import find_instance
 
-        instance, _ = find_instance(config.instance, config.prices)
+        instance, _ = find_instance(spec.cost.instance, spec.cost.prices)
         if instance.accelerator_count and copies > instance.accelerator_count:
             raise UserError(
                 f"--per-device {copies}: {instance.name} has {instance.accelerator_count} "

@@ -68,7 +68,7 @@ class Point:
     index: int
     knobs: dict[str, str]  # the grid's values for this point, e.g. {"batch-size": "32"}
     argv: list[str]  # `suite run` options
-    config: dict = field(default_factory=dict)  # the resolved RunConfig (what a record of it holds)
+    config: dict = field(default_factory=dict)  # the resolved record config (what a record of it holds)
     repeat: int | None = None  # the runs of its group (`repeat` among its options), else one run
     candidate_config: dict | None = None  # with `against`: the group's other side, resolved
 

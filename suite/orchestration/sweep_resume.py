@@ -17,9 +17,9 @@ DONE_STATUSES = ("ok", "diverged", "oom")
 
 
 def matches(config: dict, record: dict) -> bool:
-    from suite.config import RunConfig
+    from suite.spec import RunSpec
 
-    defaults = json.loads(json.dumps(RunConfig().to_dict()))
+    defaults = json.loads(json.dumps(RunSpec().to_record_config()))
     recorded = record.get("config") or {}
     return all(recorded.get(key, defaults.get(key)) == value for key, value in config.items())
 

@@ -6,7 +6,6 @@ instance against another). Also the words a configuration is named by, and the c
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 import shlex
@@ -14,7 +13,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from suite import run_options, stats
-from suite.config import RunConfig
 from suite.errors import UserError
 from suite.reporting import closest_pair
 
@@ -29,7 +27,7 @@ from suite.run_record.facts import (
     profiled,
 )
 
-# Where `--by FIELD` looks: a RunConfig field is in the record's config; these few are elsewhere or mean
+# Where `--by FIELD` looks: a field of the record's config is there; these few are elsewhere or mean
 # more than one value ("*": the whole section). An instance comes with its hardware and its machine, so
 # comparing instances leaves the backend, the device and the machine's context out of the match too
 # (a V100 instance against a Gaudi one). Model overrides change the model, so its parameter counts too.
@@ -50,7 +48,7 @@ BY_PARTS = {
 
 
 def by_fields() -> list[str]:
-    return sorted({f.name for f in dataclasses.fields(RunConfig)} | set(BY_PARTS))
+    return sorted(set(_record_defaults()) | set(BY_PARTS))
 
 
 def parse_by(text: str | None) -> tuple[str, ...] | None:
@@ -294,9 +292,15 @@ def _default(action) -> object:
     """What a run has when the option is not given: the option's default, else the config field's."""
     if action.default is not None:
         return action.default
-    fields = {f.name: f for f in dataclasses.fields(RunConfig)}
-    found = fields.get(action.dest)
-    return None if found is None or found.default is dataclasses.MISSING else found.default
+    return _record_defaults().get(action.dest)
+
+
+@functools.cache
+def _record_defaults() -> dict:
+    """The record's `config` of a run asked for nothing: every field, at its default."""
+    from suite.spec import RunSpec
+
+    return RunSpec().to_record_config()
 
 
 def _against(name: str, words: list[str] | None) -> str | None:

@@ -6,13 +6,12 @@ baseline with a candidate by the same `row_key`.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 
 from suite.backends import declared
 from suite.run_record.facts import accelerators_used, data_path
 
-# Knobs beyond the table's columns that change a number (RunConfig fields; the loader's three are read
+# Knobs beyond the table's columns that change a number (fields of the record's config; the loader's three are read
 # from what actually ran, in record["data"]). Runs that differ in any of them are not one configuration.
 # They are the suite's own, and every backend option declared as changing one.
 SETTING_FIELDS = (
@@ -32,8 +31,8 @@ LOADER_FIELDS = ("workers", "pin_memory", "prefetch")
 # record by rule, not by picking fields: every field of the `context`, `device`, `data` and `workload`
 # sections is in the key unless it is listed below with the reason it cannot change a rate, so a field a
 # later version adds splits rows (the safe side) until someone says why it may not. From `config`, the
-# fields in the key are the table's columns, SETTING_FIELDS and CONFIG_KEYED; every other RunConfig field is
-# in CONFIG_NOT_KEYED with its reason (tests check that the two cover RunConfig).
+# fields in the key are the table's columns, SETTING_FIELDS and CONFIG_KEYED; every other field of the record's config
+# is in CONFIG_NOT_KEYED with its reason (tests check that the two cover it: RunSpec.to_record_config).
 
 # The table's own columns, and what decides a price (a row is priced as one instance).
 CONFIG_KEYED = (
@@ -146,9 +145,9 @@ RESULT_SECTIONS = (
 
 @functools.cache  # a report reads it for every field of every record
 def _config_defaults() -> dict:
-    from suite.config import RunConfig
+    from suite.spec import RunSpec
 
-    return {f.name: f.default for f in dataclasses.fields(RunConfig)}
+    return RunSpec().to_record_config()
 
 
 def _normal_config(name: str, value, record: dict):

@@ -10,11 +10,11 @@ check failed, by the ledger or by a record, stays marked until a later check of 
 Where:  $SUITE_CACHE_DIR/numerics/<key>/<checked_utc>-<pid>-<random>.json, one small file per check
         (else $XDG_CACHE_HOME/suite or ~/.cache/suite, as the suite's other caches); one file per check
         and no read-modify-write, so checks made at once by several processes never lose each other.
-Key:    what makes a configuration's arithmetic (`configuration`): every RunConfig field unless
+Key:    what makes a configuration's arithmetic (`configuration`): every field of the record's config unless
         NOT_KEYED says why it cannot change what the check judges, the device's name and its software
         (driver, CUDA, cuDNN, Habana's release and bridge, the execution mode), the versions of torch,
         torchvision and the suite, and the workload's provenance (its class, a named model's library and
-        version). A field a later version adds to RunConfig is keyed until someone says why not.
+        version). A field a later version adds to RunSpec is keyed until someone says why not.
 
 The key is computed from a record-shaped mapping, so the check (before its record is written) and every
 reader compute it alike from the same fields. Lives in run_record/ because both the measuring side (which
@@ -23,7 +23,6 @@ writes it) and the reporting side (which reads it) may import it.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import functools
 import hashlib
@@ -85,9 +84,9 @@ def folder() -> str:
 
 @functools.cache
 def _config_defaults() -> dict:
-    from suite.config import RunConfig
+    from suite.spec import RunSpec
 
-    return {f.name: f.default for f in dataclasses.fields(RunConfig)}
+    return RunSpec().to_record_config()
 
 
 def configuration(record: dict) -> dict:

@@ -3,7 +3,7 @@
 reader applies, and raises what it raises) and written back by `to_json`, field for field and in the same
 order: `RunRecord.from_json(d).to_json() == d` for every record the suite reads.
 
-`config` stays a plain mapping (the run's settings as `RunConfig.to_dict` wrote them). A top field no type
+`config` stays a plain mapping (the run's settings as `RunSpec.to_record_config` writes them). A top field no type
 models (`loader`, `ranks`, `profile`, `non_finite` ...) is kept in `extra`, read with `record.get(name)`.
 """
 

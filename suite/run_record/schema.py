@@ -13,7 +13,6 @@ them), so records of this schema version from newer suites still load.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 import sys
@@ -250,9 +249,9 @@ def _check_config(config: _Section) -> None:
     for name in ("tf32", "channels_last", "compile", "hpu_fused", "check_numerics", "pin_memory"):
         config.flag(name)
     config.scalars("model_overrides")
-    from suite.config import RunConfig
+    from suite.spec import RunSpec
 
-    settings = {f.name for f in dataclasses.fields(RunConfig)} - {"model_overrides"}
+    settings = set(RunSpec().to_record_config()) - {"model_overrides"}
     for name, value in config.mapping.items():  # every setting is grouped by and printed: plain values
         if name in settings and not _scalar(value):
             raise BadRecord(

@@ -88,8 +88,8 @@ def test_nvml_power_energy_and_mfu_are_plausible():
 CARD_CHECK = """
 import pynvml, torch
 from suite.backends import backend_class
-from suite.config import RunConfig
-backend = backend_class("cuda")(RunConfig(backend="cuda", workload="dcgan64", batch_size=2))
+from suite.spec import RunSpec
+backend = backend_class("cuda")(RunSpec().replace(backend="cuda", workload="dcgan64", batch_size=2))
 backend.setup()
 sampler = backend.telemetry_samplers()[0]
 sampler.open()
