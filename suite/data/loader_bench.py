@@ -46,31 +46,68 @@ def measure_loader(
     batches a window held (grown, if `batches` made windows shorter than `min_window_s`) and warnings."""
     synchronize = synchronize or (lambda: None)
     iterator = iter(source)
+    first_batch_s = _warm_up(iterator, warmup_batches)
+
+    def window(count: int) -> tuple[float, int]:
+        return _window(iterator, count, synchronize)
+
+    grown = _calibrated(window, batches, min_window_s)
+    window_times, images_per_window = _timed_windows(window, grown, windows)
+    metrics = stats.summarise_windows(images_per_window, grown, window_times)
+    metrics["batch_time_s"] = metrics.pop("step_time_s")  # a loader has batches, not steps
+    metrics.update(
+        {
+            "batches_per_window": grown,
+            "batches_per_window_asked": batches,
+            "min_window_s": min_window_s,
+            "warmup_batches": warmup_batches,
+            "first_batch_s": first_batch_s,
+        }
+    )
+    warnings = stats.spread_warnings(metrics)
+    if grown != batches:
+        warnings.append(
+            f"{batches} batches took under {min_window_s * 1000:.0f} ms: each window grown to {grown} batches"
+        )
+    metrics["warnings"] = warnings
+    return metrics
+
+
+def _warm_up(iterator, warmup_batches: int) -> float | None:
+    """Pull the warm-up batches; the time the first took (start-up: workers, first reads)."""
     start = time.perf_counter()
     first_batch_s = None
     for index in range(warmup_batches):
         next(iterator)
         if index == 0:
             first_batch_s = time.perf_counter() - start
+    return first_batch_s
 
-    def window(count: int) -> tuple[float, int]:
-        synchronize()  # window edge
-        begin = time.perf_counter()
-        images = 0
-        for _ in range(count):
-            images += len(next(iterator)[0])
-        synchronize()  # window edge: every batch of the window is on the device
-        return time.perf_counter() - begin, images
 
-    asked = batches
-    # Calibration: windows too short to mean anything are measured again with more batches; the short
-    # ones count as warm-up, never as results.
+def _window(iterator, count: int, synchronize) -> tuple[float, int]:
+    """One timed window of `count` batches: its time and the images it held."""
+    synchronize()  # window edge
+    begin = time.perf_counter()
+    images = 0
+    for _ in range(count):
+        images += len(next(iterator)[0])
+    synchronize()  # window edge: every batch of the window is on the device
+    return time.perf_counter() - begin, images
+
+
+def _calibrated(window, batches: int, min_window_s: float) -> int:
+    """Calibration: windows too short to mean anything are measured again with more batches; the short
+    ones count as warm-up, never as results."""
     while True:
         elapsed, _ = window(batches)
         grown = batches_for(min_window_s, batches, elapsed)
         if grown == batches or batches >= MAX_BATCHES_PER_WINDOW:
-            break
+            return batches
         batches = grown
+
+
+def _timed_windows(window, batches: int, windows: int) -> tuple[list[float], int | None]:
+    """The windows that count: each one's time, and the images every window held."""
     window_times, images_per_window = [], None
     for _ in range(windows):
         elapsed, images = window(batches)
@@ -78,21 +115,4 @@ def measure_loader(
         if images_per_window not in (None, images):  # drop_last keeps batches equal; guard anyway
             raise RuntimeError("loader batches changed size between windows")
         images_per_window = images
-    metrics = stats.summarise_windows(images_per_window, batches, window_times)
-    metrics["batch_time_s"] = metrics.pop("step_time_s")  # a loader has batches, not steps
-    metrics.update(
-        {
-            "batches_per_window": batches,
-            "batches_per_window_asked": asked,
-            "min_window_s": min_window_s,
-            "warmup_batches": warmup_batches,
-            "first_batch_s": first_batch_s,
-        }
-    )
-    warnings = stats.spread_warnings(metrics)
-    if batches != asked:
-        warnings.append(
-            f"{asked} batches took under {min_window_s * 1000:.0f} ms: each window grown to {batches} batches"
-        )
-    metrics["warnings"] = warnings
-    return metrics
+    return window_times, images_per_window
