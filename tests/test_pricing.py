@@ -10,7 +10,7 @@ from conftest import T4_INSTANCE
 
 from suite.cli import main
 from suite.errors import UserError
-from suite.reporting.price_import import import_file
+from suite.reporting.price_import import ImportRequest, import_file
 from suite.reporting.pricing import (
     DEFAULT_CATALOG,
     find_instance,
@@ -289,7 +289,7 @@ EC2 = [
 def test_ec2instances_import_parses_string_prices(tmp_path):
     path = tmp_path / "instances.json"
     path.write_text(json.dumps(EC2))
-    catalog, unpriced = import_file(str(path), region="us-east-1", name="ec2")
+    catalog, unpriced = import_file(str(path), ImportRequest(region="us-east-1", name="ec2"))
     assert set(catalog["instances"]) == {"g6.xlarge", "dl1.24xlarge"}  # m5: no GPU; p4de: not in region
     assert unpriced == 1
     g6 = catalog["instances"]["g6.xlarge"]
@@ -300,7 +300,9 @@ def test_ec2instances_import_parses_string_prices(tmp_path):
     )
     dl1 = catalog["instances"]["dl1.24xlarge"]
     assert dl1["spot_usd_per_hour"] is None and "not given" in dl1["note"]
-    catalog, _ = import_file(str(path), region="us-east-1", spot_stat="min", include_cpu_only=True)
+    catalog, _ = import_file(
+        str(path), ImportRequest(region="us-east-1", spot_stat="min", include_cpu_only=True)
+    )
     assert catalog["instances"]["g6.xlarge"]["spot_usd_per_hour"] == 0.349
     assert catalog["instances"]["m5.large"]["accelerator_count"] == 0
 
@@ -324,27 +326,27 @@ n1-standard-8,8.0,30.0,,,,us-central1,us-central1-b,0.38,0.08
 def test_skypilot_import_combines_zones_median_on_demand_mean_spot(tmp_path):
     path = tmp_path / "vms.csv"
     path.write_text(AWS_CSV)
-    catalog, _ = import_file(str(path), region="us-east-1")
+    catalog, _ = import_file(str(path), ImportRequest(region="us-east-1"))
     assert list(catalog["instances"]) == ["g6.xlarge"]  # m5.large has no accelerator
     g6 = catalog["instances"]["g6.xlarge"]
     assert g6["on_demand_usd_per_hour"] == 0.8048
     assert g6["spot_usd_per_hour"] == pytest.approx((0.36 + 0.35 + 0.40) / 3)
     assert g6["accelerator_memory_gib"] == 24 and g6["note"] == "spot: mean of 3 zone quotes (0.35 … 0.4)"
-    catalog, _ = import_file(str(path), region="us-east-1", zone_stat="min")
+    catalog, _ = import_file(str(path), ImportRequest(region="us-east-1", zone_stat="min"))
     assert catalog["instances"]["g6.xlarge"]["spot_usd_per_hour"] == 0.35
     with pytest.raises(UserError, match="no rows for region 'mars-1' .*eu-west-1, us-east-1"):
-        import_file(str(path), region="mars-1")
+        import_file(str(path), ImportRequest(region="mars-1"))
 
 
 def test_skypilot_gcp_gpu_rows_are_priced_with_their_host_vm(tmp_path):
     path = tmp_path / "gcp.csv"
     path.write_text(GCP_CSV)
-    catalog, _ = import_file(str(path), region="us-central1")
+    catalog, _ = import_file(str(path), ImportRequest(region="us-central1"))
     t4 = catalog["instances"]["n1-standard-8+1xT4"]
     assert t4["provider"] == "gcp" and t4["on_demand_usd_per_hour"] == pytest.approx(0.73)
     assert t4["spot_usd_per_hour"] == pytest.approx(0.08 + 0.16) and t4["vcpus"] == 8
     with pytest.raises(UserError, match="--gcp-host"):
-        import_file(str(path), region="us-central1", gcp_host="n2-standard-4")
+        import_file(str(path), ImportRequest(region="us-central1", gcp_host="n2-standard-4"))
 
 
 def test_prices_import_command_writes_a_catalog_that_loads_back(tmp_path, capsys):

@@ -15,7 +15,7 @@ from suite import errors, run_record
 from suite.cli import main
 from suite.errors import UserError
 from suite.reporting.price_date import calendar_date, parse_price_date
-from suite.reporting.price_import import import_file
+from suite.reporting.price_import import ImportRequest, import_file
 
 ESC = "\x1b[2J\x1b[31m"
 LONG = "x" * 100_000
@@ -141,7 +141,7 @@ def test_a_price_import_names_the_columns_it_ignores_capped(tmp_path, capsys):
     path = tmp_path / "vms.csv"
     extra = [f"Col{i}" for i in range(25)]
     path.write_text(SKY_CSV.format(extra=",".join(extra), cells=",".join("1" for _ in extra)))
-    catalog, _ = import_file(str(path), region="us-east-1")
+    catalog, _ = import_file(str(path), ImportRequest(region="us-east-1"))
     assert "g6.xlarge" in catalog["instances"]
     err = one_clean_line(capsys.readouterr().err)
     assert "25 column(s) ignored" in err and "'Col0'" in err and "'Col9'" in err and "'Col10'" not in err
@@ -151,7 +151,7 @@ def test_a_price_import_names_the_columns_it_ignores_capped(tmp_path, capsys):
 def test_a_price_import_with_only_known_columns_says_nothing(tmp_path, capsys):
     path = tmp_path / "vms.csv"
     path.write_text(SKY_CSV.format(extra="", cells="").replace(",\n", "\n"))
-    import_file(str(path), region="us-east-1")
+    import_file(str(path), ImportRequest(region="us-east-1"))
     assert "ignored" not in capsys.readouterr().err
 
 

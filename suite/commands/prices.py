@@ -137,19 +137,19 @@ def list_command(args) -> int:
 
 def import_command(args) -> int:
     from suite import run_record
-    from suite.reporting.price_import import import_file, to_yaml
+    from suite.reporting.price_import import ImportRequest, import_file, to_yaml
 
-    catalog, unpriced = import_file(
-        args.file,
-        args.format,
-        args.region,
-        args.name,
-        args.spot,
-        args.zones,
-        args.gcp_host,
-        args.all,
+    request = ImportRequest(
+        fmt=args.format,
+        region=args.region,
+        name=args.name,
+        spot_stat=args.spot,
+        zone_stat=args.zones,
+        gcp_host=args.gcp_host,
+        include_cpu_only=args.all,
         as_of=args.as_of,
     )
+    catalog, unpriced = import_file(args.file, request)
     text = to_yaml(catalog)
     if args.out:
         run_record.write_text(args.out, text)

@@ -19,6 +19,7 @@ import csv
 import json
 import math
 import statistics
+from dataclasses import dataclass
 from datetime import date
 
 import yaml
@@ -282,16 +283,7 @@ def from_skypilot(
 
 def _skypilot_rows_in(rows: list[dict], region: str) -> list[dict]:
     """The rows of REGION, once the file is known to be a vms.csv; naming the regions it has if none."""
-    needed = {
-        "InstanceType",
-        "AcceleratorName",
-        "AcceleratorCount",
-        "vCPUs",
-        "MemoryGiB",
-        "Price",
-        "SpotPrice",
-        "Region",
-    }
+    needed = set(SKYPILOT_COLUMNS) - {"GpuInfo", "AvailabilityZone"}  # each zone's GPU memory may be absent
     if not rows or not needed <= set(rows[0]):
         raise UserError(f"not a SkyPilot vms.csv (needs the columns {', '.join(sorted(needed))})")
     in_region = [r for r in rows if r.get("Region") == region]
@@ -356,63 +348,41 @@ def _on_host(gpu: dict, host: dict | None, gcp_host: str, region: str) -> tuple[
     }
 
 
-def import_file(
-    path: str,
-    fmt: str = "auto",
-    region: str = "us-east-1",
-    name: str | None = None,
-    spot_stat: str = "avg",
-    zone_stat: str = "mean",
-    gcp_host: str = "n1-standard-8",
-    include_cpu_only: bool = False,
-    as_of: str | None = None,
-) -> tuple[dict, int]:
-    """Read `path` and return (catalog as a dict ready for YAML, number of instances with no price).
-    AS_OF is the price list's own date; without it the catalog is dated today and says so."""
+@dataclass(frozen=True)
+class ImportRequest:
+    """What a price list is imported as: its format (or auto), the region taken, the catalog's name, the
+    spot statistic (ec2instances.info) or the zones' (SkyPilot), the GCP host VM, whether instances without
+    accelerators are kept, and the list's own date (None: today, and the catalog says so)."""
+
+    fmt: str = "auto"
+    region: str = "us-east-1"
+    name: str | None = None
+    spot_stat: str = "avg"
+    zone_stat: str = "mean"
+    gcp_host: str = "n1-standard-8"
+    include_cpu_only: bool = False
+    as_of: str | None = None
+
+
+def import_file(path: str, request: ImportRequest = ImportRequest()) -> tuple[dict, int]:
+    """Read `path` and return (catalog as a dict ready for YAML, number of instances with no price)."""
+    as_of = request.as_of
     if as_of is not None:  # checked before the file is read: a typo costs nothing
         as_of = parse_price_date(as_of, "--as-of")
-    if fmt not in FORMATS:
-        raise UserError(f"unknown import format {fmt!r} (accepted: {', '.join(FORMATS)})")
-    from suite.run_record.read import PRICE_LIST_LIMIT, NotAFile, read_text
-
-    try:
-        text = read_text(path, PRICE_LIST_LIMIT)
-    except UnicodeDecodeError as error:
-        raise UserError(f"{path!r} is not UTF-8 text (byte {error.start}: {error.reason})") from None
-    except NotAFile as error:
-        raise UserError(f"{path!r}: {error}") from None
-    if fmt == "auto":
-        fmt = detect_format(path, text[:200])
-    if fmt == "ec2instances":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise UserError(f"{path!r} is not valid JSON ({error.msg} at line {error.lineno})") from None
-        except RecursionError:  # the parser recurses per level: thousands of [[[[ exhaust the stack
-            raise UserError(f"{path!r} is nested too deeply to be a price list") from None
-        except ValueError as error:  # an integer longer than sys.get_int_max_str_digits()
-            raise UserError(f"{path!r} is not a price list ({str(error).split(';')[0]})") from None
-        instances, unpriced, malformed = from_ec2instances(data, region, spot_stat, include_cpu_only)
-        source = f"ec2instances.info instances.json ({path}), Linux prices, spot = spot_{spot_stat}"
-        spot_basis = f"ec2instances.info spot_{spot_stat}"
-    else:
-        reader = csv.DictReader(text.splitlines())
-        try:
-            rows = list(reader)
-        except csv.Error as error:  # e.g. a field over csv.field_size_limit() (131,072 characters)
-            raise UserError(f"{path!r} is not a readable CSV (line {reader.line_num + 1}: {error})") from None
-        warn_unknown_columns(path, reader.fieldnames, SKYPILOT_COLUMNS)
-        instances, unpriced, malformed = from_skypilot(rows, region, zone_stat, gcp_host, include_cpu_only)
-        source = f"SkyPilot catalog vms.csv ({path})"
-        spot_basis = f"{zone_stat} of the per-availability-zone spot quotes in {region}"
+    if request.fmt not in FORMATS:
+        raise UserError(f"unknown import format {request.fmt!r} (accepted: {', '.join(FORMATS)})")
+    text = _read_price_list(path)
+    fmt = detect_format(path, text[:200]) if request.fmt == "auto" else request.fmt
+    read = _read_ec2instances if fmt == "ec2instances" else _read_skypilot
+    instances, unpriced, malformed, source, spot_basis = read(path, text, request)
     warn_malformed(path, malformed)
     if not instances:
         raise UserError(
-            f"{path!r}: no priced instances in {region!r}"
-            + ("" if include_cpu_only else " with accelerators (add --all for CPU-only ones)")
+            f"{path!r}: no priced instances in {request.region!r}"
+            + ("" if request.include_cpu_only else " with accelerators (add --all for CPU-only ones)")
         )
     catalog = {
-        "name": name or f"imported-{date.today().isoformat()}",
+        "name": request.name or f"imported-{date.today().isoformat()}",
         "source": source,
         "as_of": as_of or date.today().isoformat(),
         **({} if as_of else {"as_of_note": "the import date; the list's own date may be older (--as-of)"}),
@@ -424,6 +394,51 @@ def import_file(
     for warning in parsed.warnings:
         errors.warn(warning)
     return catalog, unpriced
+
+
+def _read_price_list(path: str) -> str:
+    """The file's text, by the bounded reader; one line naming the file if it is not UTF-8 or no file."""
+    from suite.run_record.read import PRICE_LIST_LIMIT, NotAFile, read_text
+
+    try:
+        return read_text(path, PRICE_LIST_LIMIT)
+    except UnicodeDecodeError as error:
+        raise UserError(f"{path!r} is not UTF-8 text (byte {error.start}: {error.reason})") from None
+    except NotAFile as error:
+        raise UserError(f"{path!r}: {error}") from None
+
+
+def _read_ec2instances(path: str, text: str, request: ImportRequest) -> tuple:
+    """(instances, unpriced, malformed, source, spot basis) of an ec2instances.info instances.json."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UserError(f"{path!r} is not valid JSON ({error.msg} at line {error.lineno})") from None
+    except RecursionError:  # the parser recurses per level: thousands of [[[[ exhaust the stack
+        raise UserError(f"{path!r} is nested too deeply to be a price list") from None
+    except ValueError as error:  # an integer longer than sys.get_int_max_str_digits()
+        raise UserError(f"{path!r} is not a price list ({str(error).split(';')[0]})") from None
+    spot_stat = request.spot_stat
+    instances, unpriced, malformed = from_ec2instances(
+        data, request.region, spot_stat, request.include_cpu_only
+    )
+    source = f"ec2instances.info instances.json ({path}), Linux prices, spot = spot_{spot_stat}"
+    return instances, unpriced, malformed, source, f"ec2instances.info spot_{spot_stat}"
+
+
+def _read_skypilot(path: str, text: str, request: ImportRequest) -> tuple:
+    """(instances, unpriced, malformed, source, spot basis) of a SkyPilot catalog vms.csv."""
+    reader = csv.DictReader(text.splitlines())
+    try:
+        rows = list(reader)
+    except csv.Error as error:  # e.g. a field over csv.field_size_limit() (131,072 characters)
+        raise UserError(f"{path!r} is not a readable CSV (line {reader.line_num + 1}: {error})") from None
+    warn_unknown_columns(path, reader.fieldnames, SKYPILOT_COLUMNS)
+    instances, unpriced, malformed = from_skypilot(
+        rows, request.region, request.zone_stat, request.gcp_host, request.include_cpu_only
+    )
+    spot_basis = f"{request.zone_stat} of the per-availability-zone spot quotes in {request.region}"
+    return instances, unpriced, malformed, f"SkyPilot catalog vms.csv ({path})", spot_basis
 
 
 def to_yaml(catalog: dict) -> str:
