@@ -154,31 +154,10 @@ def prepare(
 
 def _build(scan, fingerprint: str, image_size: int, folder: str, workers: int, progress) -> dict:
     paths = [path for path, _ in scan.samples]
-    labels, skipped = [], []
-    digest = hashlib.sha256()  # of everything written, as it is written: the full check costs no extra read
     images_path = os.path.join(folder, cache_format.IMAGES_FILE)
-    if workers > 1 and len(paths) > 1:
-        # fork: the workers start at once, without importing torch again.
-        pool = multiprocessing.get_context("fork").Pool(
-            workers, initializer=_init_worker, initargs=(image_size, True, limits.end_with_parent())
-        )
-        decoded = pool.imap(_decode, paths, chunksize=max(1, min(64, len(paths) // (workers * 8))))
-    else:
-        pool = None
-        _init_worker(image_size)
-        decoded = map(_decode, paths)
+    pool, decoded = _decoder(paths, image_size, workers)
     try:
-        with open(images_path, "wb") as images_file:
-            for done, ((path, label), (pixels, error)) in enumerate(zip(scan.samples, decoded), 1):
-                if pixels is None:
-                    skipped.append({"path": os.path.relpath(path, scan.path), "error": error})
-                else:
-                    images_file.write(pixels)
-                    digest.update(pixels)
-                    labels.append(label)
-                progress.update(done, skipped=len(skipped))
-            images_file.flush()
-            os.fsync(images_file.fileno())
+        labels, skipped, digest = _write_images(scan, decoded, images_path, progress)
     finally:
         if pool is not None:
             pool.terminate()
@@ -205,16 +184,55 @@ def _build(scan, fingerprint: str, image_size: int, folder: str, workers: int, p
         "sample_sha256": cache_format.images_digest(
             images_path, 3 * image_size * image_size, cache_format.sample_rows(len(labels))
         ),
-        "source": os.path.abspath(scan.path),
-        "source_images": len(paths),
-        "source_bytes": scan.image_bytes,
-        "source_image_size": scan.first_image_size(),
-        "source_fingerprint": fingerprint,
-        "skipped_count": len(skipped),
-        "skipped": skipped,
+        **_source_fields(scan, fingerprint, skipped),
         "transform": "PIL decode, convert RGB, Resize (shorter side, bilinear), CenterCrop",
         "created_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "suite_version": suite.__version__,
     }
     atomic.write_atomic(os.path.join(folder, cache_format.MANIFEST), json.dumps(manifest, indent=2) + "\n")
     return manifest
+
+
+def _decoder(paths: list[str], image_size: int, workers: int):
+    """The images decoded in order: by a pool of forked workers (returned, to be ended by the caller), or
+    in this process (no pool)."""
+    if workers > 1 and len(paths) > 1:
+        # fork: the workers start at once, without importing torch again.
+        pool = multiprocessing.get_context("fork").Pool(
+            workers, initializer=_init_worker, initargs=(image_size, True, limits.end_with_parent())
+        )
+        return pool, pool.imap(_decode, paths, chunksize=max(1, min(64, len(paths) // (workers * 8))))
+    _init_worker(image_size)
+    return None, map(_decode, paths)
+
+
+def _write_images(scan, decoded, images_path: str, progress) -> tuple[list, list[dict], object]:
+    """Each decoded image appended to the images file (synced), the unreadable ones listed: the labels
+    written, the skipped images, and the digest of every byte written."""
+    labels, skipped = [], []
+    digest = hashlib.sha256()  # of everything written, as it is written: the full check costs no extra read
+    with open(images_path, "wb") as images_file:
+        for done, ((path, label), (pixels, error)) in enumerate(zip(scan.samples, decoded), 1):
+            if pixels is None:
+                skipped.append({"path": os.path.relpath(path, scan.path), "error": error})
+            else:
+                images_file.write(pixels)
+                digest.update(pixels)
+                labels.append(label)
+            progress.update(done, skipped=len(skipped))
+        images_file.flush()
+        os.fsync(images_file.fileno())
+    return labels, skipped, digest
+
+
+def _source_fields(scan, fingerprint: str, skipped: list[dict]) -> dict:
+    """The manifest's account of the folder the cache was made from."""
+    return {
+        "source": os.path.abspath(scan.path),
+        "source_images": len(scan.samples),
+        "source_bytes": scan.image_bytes,
+        "source_image_size": scan.first_image_size(),
+        "source_fingerprint": fingerprint,
+        "skipped_count": len(skipped),
+        "skipped": skipped,
+    }
