@@ -18,6 +18,7 @@ from suite.cli import main
 from suite.data import open_data
 from suite.data.cache import CacheData, open_cache
 from suite.data.imagefolder import ImageFolderData
+from suite.data.loader_options import LoaderOptions
 from suite.data.prepare import prepare
 from suite.data.progress import Progress
 from suite.data.synth import synthesize
@@ -44,7 +45,7 @@ def cache(folder, tmp_path_factory):
 
 
 def cache_source(path, batch_size=4, **kw):
-    return CacheData(path, 16, CPUBackend(RunSpec()), batch_size, **kw)
+    return CacheData(path, 16, CPUBackend(RunSpec()), LoaderOptions(batch_size, **kw))
 
 
 def test_prepare_writes_a_cache_that_matches_the_jpeg_path_exactly(folder, cache):
@@ -54,7 +55,7 @@ def test_prepare_writes_a_cache_that_matches_the_jpeg_path_exactly(folder, cache
     assert manifest["source_image_size"] == [40, 30] and len(manifest["source_fingerprint"]) == 64
     # Same image through both paths: identical float tensors (the device-side normalisation repeats
     # ToTensor + Normalize's arithmetic).
-    jpeg = ImageFolderData(folder, 16, CPUBackend(RunSpec()), 4, workers=0, pin_memory=False, prefetch=None)
+    jpeg = ImageFolderData(folder, 16, CPUBackend(RunSpec()), LoaderOptions(4, workers=0, pin_memory=False))
     cached = cache_source(cache)
     images_u8, labels = cached.gather(np.arange(12))
     device_batch = next(iter(_fixed(cached, np.arange(12))))
@@ -189,4 +190,4 @@ def test_batch_larger_than_the_cache_and_wrong_size_are_refused(cache):
     with pytest.raises(UserError, match="--batch-size 7 is larger than the 6 images each of 2"):
         cache_source(cache, batch_size=7, world_size=2, rank=1)
     with pytest.raises(UserError, match="holds 16 px images but the workload trains on 64 px"):
-        CacheData(cache, 64, CPUBackend(RunSpec()), 4)
+        CacheData(cache, 64, CPUBackend(RunSpec()), LoaderOptions(4))

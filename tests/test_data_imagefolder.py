@@ -12,6 +12,7 @@ from suite.workloads import get_workload
 
 from suite.data import loader_settings, open_data
 from suite.data.imagefolder import ImageFolderData, LoaderFailed, scan_folder
+from suite.data.loader_options import LoaderOptions
 from suite.data.progress import Progress
 from suite.data.synth import synthesize
 from suite.errors import UserError
@@ -25,17 +26,9 @@ def make_folder(path, count=8, classes=2, size=(40, 30)) -> str:
     return str(path)
 
 
-def source(path, batch_size=4, workers=0, image_size=16, **kw):
-    return ImageFolderData(
-        path,
-        image_size,
-        CPUBackend(RunSpec()),
-        batch_size,
-        workers=workers,
-        pin_memory=False,
-        prefetch=2 if workers else None,
-        **kw,
-    )
+def source(path, batch_size=4, workers=0, image_size=16):
+    options = LoaderOptions(batch_size, workers=workers, pin_memory=False, prefetch=2 if workers else None)
+    return ImageFolderData(path, image_size, CPUBackend(RunSpec()), options)
 
 
 def test_batches_are_normalised_fixed_shape_and_reshuffled(tmp_path):

@@ -353,6 +353,7 @@ def suite_loader_kwargs(**extra):
 @pytest.mark.parametrize("generation, path", [("gaudi", "aeon"), ("gaudi2", "mediapipe")])
 def test_wiring_resnet_imagefolder_qualifies_on_gaudi1_and_gaudi2(fakes, image_folder, generation, path):
     from suite.data.imagefolder import ImageFolderData, normalisation_for
+    from suite.data.loader_options import LoaderOptions
 
     habana_fakes.set_generation(generation)
     backend = make_backend(hpu_mode="lazy")
@@ -360,10 +361,7 @@ def test_wiring_resnet_imagefolder_qualifies_on_gaudi1_and_gaudi2(fakes, image_f
         str(image_folder),
         image_size=32,
         backend=backend,
-        batch_size=2,
-        workers=2,
-        pin_memory=False,
-        prefetch=2,
+        options=LoaderOptions(batch_size=2, workers=2, pin_memory=False, prefetch=2),
         normalisation=normalisation_for(get_workload("resnet50")),
     )
     import habana_dataloader
@@ -386,16 +384,14 @@ def test_wiring_resnet_imagefolder_qualifies_on_gaudi1_and_gaudi2(fakes, image_f
 
 def test_wiring_dcgan_imagefolder_falls_back_with_the_reason(fakes, image_folder):
     from suite.data.imagefolder import ImageFolderData
+    from suite.data.loader_options import LoaderOptions
 
     backend = make_backend(hpu_mode="lazy")
     data = ImageFolderData(
         str(image_folder),
         image_size=32,
         backend=backend,
-        batch_size=2,
-        workers=2,
-        pin_memory=False,
-        prefetch=2,
+        options=LoaderOptions(batch_size=2, workers=2, pin_memory=False, prefetch=2),
     )  # DCGAN's Normalize(0.5, 0.5): one HabanaDataLoader cannot do
     assert type(data.loader) is torch.utils.data.DataLoader
     assert "ImageNet mean/std" in data.loader_info["why"]

@@ -229,23 +229,27 @@ def open_data(spec, workload, backend, batch_size: int) -> DataSource:
         data.ignored = ignored_loader_options(spec)
         return data
     from suite.data.cache import CacheData, is_cache
+    from suite.data.loader_options import LoaderOptions
 
     rank, world_size = rank_and_world_size()
-    common = dict(
-        image_size=workload.image_size,
-        backend=backend,
-        batch_size=batch_size,
-        seed=spec.workload.seed,
-        rank=rank,
-        world_size=world_size,
-    )
+
+    def options(default_workers: int) -> LoaderOptions:
+        return LoaderOptions(
+            batch_size=batch_size,
+            seed=spec.workload.seed,
+            rank=rank,
+            world_size=world_size,
+            **loader_settings(spec, backend, default_workers),
+        )
+
     if os.path.isdir(spec.data.source) and is_cache(spec.data.source):
-        return CacheData(spec.data.source, **common, **loader_settings(spec, backend, DEFAULT_CACHE_WORKERS))
+        return CacheData(spec.data.source, workload.image_size, backend, options(DEFAULT_CACHE_WORKERS))
     from suite.data.imagefolder import ImageFolderData, normalisation_for
 
     return ImageFolderData(
         spec.data.source,
-        **common,
-        **loader_settings(spec, backend, DEFAULT_IMAGEFOLDER_WORKERS),
+        workload.image_size,
+        backend,
+        options(DEFAULT_IMAGEFOLDER_WORKERS),
         normalisation=normalisation_for(workload),
     )

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from suite.data import DataSource
+from suite.data.loader_options import LoaderOptions
 from suite.errors import UserError
 
 FORMAT = "suite.cache"
@@ -243,26 +244,15 @@ def _pinnable() -> bool:
 class CacheData(DataSource):
     kind = "cache"
 
-    def __init__(
-        self,
-        path: str,
-        image_size: int,
-        backend,
-        batch_size: int,
-        workers: int = 0,
-        pin_memory: bool = False,
-        prefetch: int | None = None,
-        seed: int = 0,
-        rank: int = 0,
-        world_size: int = 1,
-    ):
-        self.cache, share = check_cache_fits(path, image_size, batch_size, world_size)
+    def __init__(self, path: str, image_size: int, backend, options: LoaderOptions):
+        batch_size = options.batch_size
+        self.cache, share = check_cache_fits(path, image_size, batch_size, options.world_size)
         self.backend, self.batch_size, self.image_size = backend, batch_size, image_size
-        self.workers, self.prefetch = workers, prefetch
-        self.pin_memory = pin_memory
+        self.workers, self.prefetch = options.workers, options.prefetch
+        self.pin_memory = options.pin_memory
         # Without an accelerator runtime there is nothing to pin for (the DataLoader likewise skips it).
-        self.pinned = pin_memory and _pinnable()
-        self.seed, self.rank, self.world_size = seed, rank, world_size
+        self.pinned = options.pin_memory and _pinnable()
+        self.seed, self.rank, self.world_size = options.seed, options.rank, options.world_size
         self.share = share
         self.batches_per_epoch = share // batch_size
         self._pools: list[ThreadPoolExecutor] = []

@@ -16,6 +16,7 @@ import os
 from dataclasses import dataclass
 
 from suite.data import DataSource, check_batch_fits
+from suite.data.loader_options import LoaderOptions
 from suite.errors import UserError
 from suite.run_record.read import open_regular
 
@@ -237,17 +238,18 @@ class ImageFolderData(DataSource):
         path: str,
         image_size: int,
         backend,
-        batch_size: int,
-        workers: int,
-        pin_memory: bool,
-        prefetch: int | None,
-        seed: int = 0,
-        rank: int = 0,
-        world_size: int = 1,
+        options: LoaderOptions,
         normalisation: tuple = (NORMALISE_MEAN, NORMALISE_STD),
     ):
         import torch
 
+        batch_size, workers, pin_memory, prefetch = (
+            options.batch_size,
+            options.workers,
+            options.pin_memory,
+            options.prefetch,
+        )
+        seed, rank, world_size = options.seed, options.rank, options.world_size
         self.scan = scan_folder(path)
         self.backend, self.batch_size, self.image_size = backend, batch_size, image_size
         self.workers, self.pin_memory, self.prefetch = workers, pin_memory, prefetch
