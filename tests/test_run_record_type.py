@@ -151,3 +151,41 @@ def test_the_facts_of_a_record_are_the_same_from_the_type_and_the_mapping(name):
         facts.per_device,
     ):
         assert fact(record) == fact(data), fact.__name__
+
+
+def test_a_report_builds_each_gathered_records_metrics_once(tmp_path, monkeypatch):
+    """A report asks every run's rate many times (per group, per sort, per comparison): the record's
+    metrics are built once, when first asked, never per question."""
+    import shutil
+
+    from suite.reporting.gather import load_records, repriced
+    from suite.run_record import facts
+
+    for name in ("dcgan64-cpu", "gpt2-small-tokens", "per-device-2"):
+        shutil.copy(Path(ROOT) / f"tests/data/records/{name}.json", tmp_path / f"{name}.json")
+    built = []
+    real = Metrics.from_json.__func__
+    monkeypatch.setattr(
+        Metrics, "from_json", classmethod(lambda cls, data: built.append(1) or real(cls, data))
+    )
+    loaded = load_records([str(tmp_path)], warn=lambda _: None)
+    assert len(loaded) == 3
+    when_gathered = len(built)  # the check on read
+    for _ in range(5):
+        for _, record in loaded:
+            facts.images_per_hour(record), facts.log_images_per_hour(record)
+    assert len(built) - when_gathered == len(loaded)  # once each, when first asked
+    # the record read as a mapping is unchanged, and its type agrees with it
+    for path, record in loaded:
+        assert record == _load(Path(path)) and RunRecord.of(record).run_id == record["run_id"]
+    # a copy priced as another instance is a record of its own, with its own type
+    (copy_,), _ = repriced([loaded[0][1]], [_Instance("other", "AMD EPYC", 1)], price_as_if=True)
+    assert (
+        RunRecord.of(copy_).config["instance"] == "other"
+        and loaded[0][1]["config"].get("instance") != "other"
+    )
+
+
+class _Instance:
+    def __init__(self, name, accelerator, count):
+        self.name, self.accelerator, self.accelerator_count = name, accelerator, count

@@ -12,6 +12,7 @@ from collections import Counter
 from suite import errors, run_record
 from suite.run_record import printable
 from suite.run_record.facts import accelerators_used, other_device
+from suite.run_record.record import GatheredRecord
 
 # Records made by a command's own sub-runs (run_record.ORIGIN_ENV), left out of a report unless included:
 # a sweep's points, a batch-size search's probes (some out of memory on purpose), diagnose's three runs.
@@ -69,7 +70,7 @@ def load_records(
             if left_out is not None:
                 left_out[origin(record)] += 1
             continue
-        loaded.append((path, record))
+        loaded.append((path, GatheredRecord(record)))  # its type built once, for every stage that follows
     return loaded
 
 
@@ -89,7 +90,9 @@ def repriced(
             if accelerators_used(record) > instance.accelerator_count:
                 continue
             matched = True
-            copies.append({**record, "config": {**record["config"], "instance": instance.name}})
+            copies.append(
+                GatheredRecord({**record, "config": {**record["config"], "instance": instance.name}})
+            )
         if not matched:
             left_out.append(str(record.get("run_id")))
     return copies, left_out

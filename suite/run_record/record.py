@@ -126,8 +126,13 @@ class RunRecord(Part):
 
     @classmethod
     def of(cls, record) -> RunRecord:
-        """`record` as a RunRecord: itself, or a checked mapping's record (readers that take either)."""
-        return record if isinstance(record, RunRecord) else cls.from_checked(record)
+        """`record` as a RunRecord: itself, a gathered record's (built once), or a checked mapping's record
+        (readers that take either)."""
+        if isinstance(record, RunRecord):
+            return record
+        if isinstance(record, GatheredRecord):
+            return record.typed
+        return cls.from_checked(record)
 
     # -- what readers ask of every record ----------------------------------------------------------------
     @property
@@ -143,10 +148,42 @@ class RunRecord(Part):
         return self.config.get("backend")
 
 
+class GatheredRecord(dict):
+    """A checked record as a report reads it: the mapping its stages read, whose RunRecord (`typed`) and
+    metrics are each built at most once, when first asked, so that what every row asks of each run
+    (facts.images_per_hour, per group, per sort, per comparison) reads fields instead of building parts on
+    every call. A copy made with `{**record}` is a plain mapping again: changed, it is another record."""
+
+    __slots__ = ("_typed", "_metrics")
+
+    def __init__(self, checked: Mapping[str, Any]):
+        super().__init__(checked)
+        self._typed = self._metrics = None
+
+    @property
+    def typed(self) -> RunRecord:
+        if self._typed is None:
+            self._typed = RunRecord.from_checked(self)
+        return self._typed
+
+    @property
+    def metrics(self) -> Metrics:
+        # Only the metrics, where that is all a report asks: the whole record costs five times as much.
+        if self._metrics is None:
+            self._metrics = self._typed.metrics if self._typed is not None else _metrics_of_mapping(self)
+        return self._metrics
+
+
 def metrics_of(record: RunRecord | Mapping[str, Any] | None) -> Metrics:
     """A record's metrics as the type, from a RunRecord or from a record still held as a mapping (a child's
     record as it reported it): readers ask for fields, never for a mapping's keys."""
     if isinstance(record, RunRecord):
         return record.metrics
+    if isinstance(record, GatheredRecord):
+        return record.metrics
+    return _metrics_of_mapping(record)
+
+
+def _metrics_of_mapping(record: Mapping[str, Any] | None) -> Metrics:
     metrics = (record or {}).get("metrics")
     return Metrics.from_json(metrics) if isinstance(metrics, dict) else Metrics()
