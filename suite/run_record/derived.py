@@ -79,48 +79,70 @@ def _spread(values: list[float]) -> tuple[float, float]:
 
 
 def _check_windows(metrics: Metrics, config: dict) -> None:
+    """The figures derived from the windows: their times and counts, then the rates' summary."""
     rates = _rates(metrics.window_images_per_second)
     times = metrics.window_time_s
-    per_window = _figure(metrics.images_per_window)
     if isinstance(times, list) and times:
-        if rates and len(rates) != len(times):
-            raise Disagreement(
-                "metrics.window_images_per_second", f"one rate per window ({len(times)})", f"{len(rates)}"
-            )
-        if per_window is not None:
-            for i, seconds in enumerate(times):
-                if seconds == 0:
-                    raise Disagreement(f"metrics.window_time_s[{i}]", "> 0 (a window's images took time)", 0)
-                if rates:
-                    _agree(
-                        f"metrics.window_images_per_second[{i}]",
-                        rates[i],
-                        per_window / seconds,
-                        "images_per_window ÷ window_time_s",
-                    )
-            _agree(
-                "metrics.images_timed",
-                _figure(metrics.images_timed),
-                per_window * len(times),
-                "images_per_window × windows",
-            )
-        top = max(times)
-        _agree(
-            "metrics.time_timed_s",
-            _figure(metrics.time_timed_s),
-            math.fsum(t / top for t in times) * top if top else 0.0,
-            "the sum of window_time_s",
+        _check_window_count(rates, times)
+        _check_per_window(metrics, rates, times)
+        _check_timed_totals(metrics, config, times)
+    if rates:
+        _check_rate_summary(metrics, rates)
+        _check_rate_spread(metrics, rates)
+
+
+def _check_window_count(rates: list | None, times: list) -> None:
+    if rates and len(rates) != len(times):
+        raise Disagreement(
+            "metrics.window_images_per_second", f"one rate per window ({len(times)})", f"{len(rates)}"
         )
-        steps = _figure(metrics.steps_per_window) or _number(config, "steps_per_window")
-        if steps:
-            _agree(
-                "metrics.step_time_s",
-                _figure(metrics.step_time_s),
-                stats.median(times) / steps,
-                "median(window_time_s) ÷ steps_per_window",
-            )
-    if not rates:
+
+
+def _check_per_window(metrics: Metrics, rates: list | None, times: list) -> None:
+    """Each window's rate from its images and time, and the images all windows timed (where the record
+    holds the images a window counts)."""
+    per_window = _figure(metrics.images_per_window)
+    if per_window is None:
         return
+    for i, seconds in enumerate(times):
+        if seconds == 0:
+            raise Disagreement(f"metrics.window_time_s[{i}]", "> 0 (a window's images took time)", 0)
+        if rates:
+            _agree(
+                f"metrics.window_images_per_second[{i}]",
+                rates[i],
+                per_window / seconds,
+                "images_per_window ÷ window_time_s",
+            )
+    _agree(
+        "metrics.images_timed",
+        _figure(metrics.images_timed),
+        per_window * len(times),
+        "images_per_window × windows",
+    )
+
+
+def _check_timed_totals(metrics: Metrics, config: dict, times: list) -> None:
+    """The time all windows took and the time of one step."""
+    top = max(times)
+    _agree(
+        "metrics.time_timed_s",
+        _figure(metrics.time_timed_s),
+        math.fsum(t / top for t in times) * top if top else 0.0,
+        "the sum of window_time_s",
+    )
+    steps = _figure(metrics.steps_per_window) or _number(config, "steps_per_window")
+    if steps:
+        _agree(
+            "metrics.step_time_s",
+            _figure(metrics.step_time_s),
+            stats.median(times) / steps,
+            "median(window_time_s) ÷ steps_per_window",
+        )
+
+
+def _check_rate_summary(metrics: Metrics, rates: list) -> None:
+    """The run's rate (the windows' median) and the least and most of them."""
     _agree(
         "metrics.images_per_second",
         _figure(metrics.images_per_second),
@@ -139,6 +161,10 @@ def _check_windows(metrics: Metrics, config: dict) -> None:
         max(rates),
         "the most of window_images_per_second",
     )
+
+
+def _check_rate_spread(metrics: Metrics, rates: list) -> None:
+    """The windows' mean rate, standard deviation and coefficient of variation."""
     if len(rates) == 1:
         mean, stdev = rates[0], 0.0
     else:
