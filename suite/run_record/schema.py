@@ -298,13 +298,33 @@ def _check_fields(record: dict) -> dict:
     """`record` if every field the suite's readers use has the right type and value, else BadRecord."""
     _check_tree(record)
     top = _Section(record, "", required=True)
+    _check_run(top)
+    _check_config(top.section("config", required=True))
+    _check_device_and_data(top)
+    _check_metrics(top.section("metrics"))
+    top.section("per_device").number("images_per_second_sum")
+    _check_explanations(top)
+    _check_group(top)
+    top.section("memory").number("peak_memory_bytes")
+    _check_context(top.section("context"))
+    for name in ("telemetry", "profile"):
+        top.section(name)
+    top.texts("warnings")
+    _check_derived(record)  # after the types and ranges above, which its arithmetic builds on
+    return record
+
+
+def _check_run(top: _Section) -> None:
+    """What names the run and how it ended."""
     top.text("run_id", required=True)
-    if record.get("status") not in STATUSES:
-        raise BadRecord("status", f"one of {', '.join(STATUSES)}", record.get("status"))
+    status = top.mapping.get("status")
+    if status not in STATUSES:
+        raise BadRecord("status", f"one of {', '.join(STATUSES)}", status)
     for name in ("kind", "origin", "backend_choice"):
         top.text(name)
-    _check_config(top.section("config", required=True))
 
+
+def _check_device_and_data(top: _Section) -> None:
     device = top.section("device")
     for name in ("name", "backend", "execution_mode"):
         device.text(name)
@@ -317,7 +337,8 @@ def _check_fields(record: dict) -> dict:
     data.whole("prefetch")
     data.flag("pin_memory")
 
-    metrics = top.section("metrics")
+
+def _check_metrics(metrics: _Section) -> None:
     for name in THROUGHPUT_FIGURES + OTHER_FIGURES:
         metrics.number(name, positive=name in RATES)
     # times an hour, a rate per second must still be a number (the report works in images per hour)
@@ -331,8 +352,10 @@ def _check_fields(record: dict) -> dict:
         metrics.number(name)
     _check_window_length(metrics)
     _check_unit(metrics)
-    top.section("per_device").number("images_per_second_sum")
 
+
+def _check_explanations(top: _Section) -> None:
+    """The texts that say what happened: an error, a diagnosis, the numerics' verdict, the workload."""
     error = top.section("error")
     error.text("message", message=True)
     error.text("type")
@@ -347,14 +370,19 @@ def _check_fields(record: dict) -> dict:
     workload = top.section("workload")
     workload.text("name")
     workload.text("description", message=True)
+
+
+def _check_group(top: _Section) -> None:
+    """Where the run sits among others: its group of repeats and its sweep point."""
     group = top.section("group")
     for name in ("id", "interleaved_with"):
         group.text(name)
     for name in ("index", "of", "position"):
         group.whole(name)
     top.section("sweep_point").scalars()
-    top.section("memory").number("peak_memory_bytes")
-    context = top.section("context")
+
+
+def _check_context(context: _Section) -> None:
     for name in ("utc_time", "host", "suite_version", "torch"):
         context.text(name)
     instance_source = context.section("instance_source")  # what the machine said it is, or null
@@ -364,14 +392,14 @@ def _check_fields(record: dict) -> dict:
     for name in ("load_average_1m", "load_average_5m", "others_cpu_percent", "cpu_mhz", "cpu_max_mhz"):
         load.number(name)
     load.whole("logical_cpus")
-    for name in ("telemetry", "profile"):
-        top.section(name)
-    top.texts("warnings")
+
+
+def _check_derived(record: dict) -> None:
+    """Every derived figure agrees with its sources (derived.py), refused as a BadRecord naming it."""
     try:
-        check_derived(record)  # after the types and ranges above, which its arithmetic builds on
+        check_derived(record)
     except Disagreement as disagreement:
         raise BadRecord(disagreement.field, disagreement.expected, disagreement.value) from None
-    return record
 
 
 def check_record(data) -> dict:
