@@ -333,20 +333,13 @@ class Fleet:
         return len(live)
 
 
-def run_campaign(
-    campaign,
-    task_paths,
-    out_dir: str,
-    sky,
-    run=None,
-    log=print,
-    keep=False,
-    clock=None,
-    poll_s=None,
-) -> dict[str, str]:
+def run_campaign(campaign, task_paths, out_dir: str, sky, log=print, keep=False) -> dict[str, str]:
     """Launch every instance not yet recorded, follow them all, collect, tear down. Returns instance ->
-    outcome. Raises KeyboardInterrupt or FleetStopped after releasing what it launched."""
-    fleet = Fleet(campaign, out_dir, sky, run or run_tool, log, keep, clock or now, poll_s or POLL_S)
+    outcome. Raises KeyboardInterrupt or FleetStopped after releasing what it launched.
+
+    The tools, the clock and the polling interval are this module's `run_tool`, `now` and `POLL_S`, read
+    at the call (tests replace them there)."""
+    fleet = Fleet(campaign, out_dir, sky, run_tool, log, keep, now, POLL_S)
     outcomes: dict[str, str] = {}
     recorded = recorded_instances(out_dir)
     pending = []
