@@ -169,28 +169,13 @@ def check(plan, backend_factory=None) -> dict:
     make = backend_factory or (lambda name, cfg: backend_class(name)(cfg))
     steps, batch_size = workload.numerics_steps, min(spec.workload.batch_size, workload.numerics_batch)
     started = time.perf_counter()
-    reference_name, reference_config = _reference_config(spec)
-    result = {
-        "reference": f"{reference_name} {REFERENCE} (TF32 off)",
-        "candidate": f"{spec.backend} {spec.precision}",
-        "noise": f"{reference_name} {REFERENCE} again, the batches in the other order, another noise seed",
-        "steps": steps,
-        "batch": f"synthetic, {BATCHES} batches of {batch_size} images, in turn",
-        "recipe": "the workload's optimizer at its own learning rate",
-        "k": K,
-    }
-    seed = spec.workload.seed
-    batches = [workload.synthetic_batch(batch_size, "cpu", seed=seed + i) for i in range(BATCHES)]
-    forward, backward = list(range(BATCHES)), list(reversed(range(BATCHES)))
+    reference = _reference_config(spec)
+    result = _described(spec, reference[0], steps, batch_size)
+    batches = [
+        workload.synthetic_batch(batch_size, "cpu", seed=spec.workload.seed + i) for i in range(BATCHES)
+    ]
     try:
-        runs = {}
-        for role, name, run_config, order, noise_seed in (
-            ("reference", reference_name, reference_config, forward, seed),
-            ("noise", reference_name, reference_config, backward, seed + 1),
-            ("candidate", spec.backend, spec, forward, seed),  # last: leaves the device as the run set it
-        ):
-            backend = make(name, run_config)
-            runs[role] = numerics_runs.run(backend, workload, steps, batches, order, noise_seed, seed)
+        runs = _three_runs(spec, workload, make, reference, steps, batches)
     except Exception as error:  # noqa: BLE001 - the check failing must not lose the measurement
         text = str(error).strip()
         result.update(
@@ -201,6 +186,56 @@ def check(plan, backend_factory=None) -> dict:
         return result
 
     rows = compare(runs, BATCHES)
+    verdict, reasons = _judged(runs, rows, workload, batch_size)
+    worst = max(rows, key=_share)
+    result.update(
+        learning_rate=runs["candidate"]["lr"],
+        losses={role: runs[role]["losses"].tolist() for role in runs},
+        compared=rows,
+        worst=worst["name"],
+        verdict=verdict,
+        reason="; ".join(reasons) if reasons else None,
+        time_s=time.perf_counter() - started,
+    )
+    if "grad_scaler" in runs["candidate"]:
+        result["grad_scaler"] = runs["candidate"]["grad_scaler"]
+    numerics_keep.keep(plan, result)  # the ledger: report and compare find it beside any folder's records
+    return result
+
+
+def _described(spec, reference_name: str, steps: int, batch_size: int) -> dict:
+    """What the check compares, in words, before anything has run."""
+    return {
+        "reference": f"{reference_name} {REFERENCE} (TF32 off)",
+        "candidate": f"{spec.backend} {spec.precision}",
+        "noise": f"{reference_name} {REFERENCE} again, the batches in the other order, another noise seed",
+        "steps": steps,
+        "batch": f"synthetic, {BATCHES} batches of {batch_size} images, in turn",
+        "recipe": "the workload's optimizer at its own learning rate",
+        "k": K,
+    }
+
+
+def _three_runs(spec, workload, make, reference: tuple, steps: int, batches: list) -> dict:
+    """fp32 twice (the second in the other order, with another noise seed), then the candidate."""
+    seed = spec.workload.seed
+    reference_name, reference_config = reference
+    forward, backward = list(range(BATCHES)), list(reversed(range(BATCHES)))
+    runs = {}
+    for role, name, run_config, order, noise_seed in (
+        ("reference", reference_name, reference_config, forward, seed),
+        ("noise", reference_name, reference_config, backward, seed + 1),
+        ("candidate", spec.backend, spec, forward, seed),  # last: leaves the device as the run set it
+    ):
+        backend = make(name, run_config)
+        runs[role] = numerics_runs.run(backend, workload, steps, batches, order, noise_seed, seed)
+    return runs
+
+
+def _judged(runs: dict, rows: list[dict], workload, batch_size: int) -> tuple[str, list[str]]:
+    """The verdict and its reasons: fail on a deviation past its tolerance, a loss not finite, or a loss
+    that did not fall where both fp32 runs' fell clearly; inconclusive where fp32's own noise leaves the
+    check unable to judge."""
     reasons = [
         numerics_steps.reason(row)
         if row["name"].startswith(numerics_steps.PREFIX)
@@ -220,30 +255,16 @@ def check(plan, backend_factory=None) -> dict:
                 unsure.append(unclear)  # fp32 itself does not say the loss must fall: not a fail
             else:
                 reasons.append("the candidate's loss did not fall where both fp32 runs' fell clearly")
-    verdict = "fail" if reasons else "pass"
+    if reasons:
+        return "fail", reasons
     # A layer group that never moved deviates by exactly 1 in drift: where fp32's own noise gives a drift a
     # tolerance of 1 or more, a pass would not rule that out, and the check says it cannot judge.
     blind = [row for row in rows if row["name"].startswith("drift") and row["tolerance"] >= 1]
-    if blind and not reasons:
+    if blind:
         unsure.insert(
             0,
             f"two fp32 runs disagree by {blind[0]['noise']:.0%} on how far {blind[0]['name'][6:]} moved: at "
             f"batch {batch_size} the check cannot tell a layer group that never trains (a larger "
             f"--batch-size, up to {workload.numerics_batch}, calms fp32)",
         )
-    if unsure and not reasons:
-        verdict, reasons = "inconclusive", unsure
-    worst = max(rows, key=_share)
-    result.update(
-        learning_rate=runs["candidate"]["lr"],
-        losses={role: runs[role]["losses"].tolist() for role in runs},
-        compared=rows,
-        worst=worst["name"],
-        verdict=verdict,
-        reason="; ".join(reasons) if reasons else None,
-        time_s=time.perf_counter() - started,
-    )
-    if "grad_scaler" in runs["candidate"]:
-        result["grad_scaler"] = runs["candidate"]["grad_scaler"]
-    numerics_keep.keep(plan, result)  # the ledger: report and compare find it beside any folder's records
-    return result
+    return ("inconclusive", unsure) if unsure else ("pass", [])
