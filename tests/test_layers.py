@@ -192,17 +192,3 @@ def test_the_table_is_read_from_the_doc_as_written():
     )
     text += "\n## Next\n| 5 | `z` | free |\n"
     assert layer_table(text) == ({"a.b": 1, "a.c": 1, "a.d": 0}, {"a.b", "a.c"}, {("a.d.e", "a.b")})
-
-
-# A module a reader can hold in mind in one sitting: past this, a second job is hiding in it.
-MAX_MODULE_LINES = 450
-
-
-def test_no_module_is_longer_than_a_sitting():
-    long = [
-        f"{path.relative_to(ROOT)}: {lines} lines"
-        for folder in SOURCE_FOLDERS
-        for path in sorted((Path(ROOT) / folder).rglob("*.py"))
-        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
-    ]
-    assert not long, f"split by job (at most {MAX_MODULE_LINES} lines each): {long}"

@@ -283,7 +283,11 @@ ALLOWED = {
     ("suite/atomic.py", "_new_temporary", "os.open"): "the writer's own new temporary (O_CREAT | O_EXCL)",
     ("suite/atomic.py", "atomic_path", "open"): "the writer's own temporary, made just before",
     ("suite/atomic.py", "atomic_open", "open"): "the writer's own temporary, made just before",
-    ("suite/data/prepare.py", "_build", "open"): "writes images.u8 into the cache's new temporary folder",
+    (
+        "suite/data/prepare.py",
+        "_write_images",
+        "open",
+    ): "writes the cache's images.u8 in its new temporary folder",
     ("suite/orchestration/sky_driver.py", "Fleet.follow", "open"): "appends to the campaign's own log file",
     ("suite/orchestration/sweep.py", "_open_claim", "os.open"): (
         "a sweep's claim file: O_NONBLOCK | O_NOFOLLOW, and refused unless a regular file"
