@@ -215,9 +215,11 @@ def test_the_torchrun_agent_ends_with_a_launcher_killed_with_sigkill(tmp_path, s
         args = run_options.run_parser().parse_args(
             ["--backend", "cpu", "--nproc", "2", "--out", {str(tmp_path / "out")!r}]
         )
-        config = types.SimpleNamespace(nproc=2, nnodes=None, rdzv_endpoint=None, node_rank=None)
+        launch_part = types.SimpleNamespace(nproc=2, nnodes=None, rdzv_endpoint=None, node_rank=None)
         plan = types.SimpleNamespace(
-            config=config, workload=types.SimpleNamespace(name="w"), backend=types.SimpleNamespace(name="cpu")
+            spec=types.SimpleNamespace(launch=launch_part),
+            workload=types.SimpleNamespace(name="w"),
+            backend=types.SimpleNamespace(name="cpu"),
         )
         sys.executable = {sleeper!r}
         launch.launch(args, plan)
