@@ -407,4 +407,31 @@ def read_spec(path: str):
     from suite.run_record.read import read_user_file
     from suite.spec.json_form import from_json
 
-    return from_json(read_user_file(path, "--spec"), f"--spec {path!r}")
+    source = f"--spec {path!r}"
+    spec = from_json(read_user_file(path, "--spec"), source)
+    _check_as_options_would(spec, source)
+    return spec
+
+
+def _check_as_options_would(spec, source: str) -> None:
+    """Each value a spec file gives passes the check its `suite run` option makes when typed (a file is
+    no way round `--batch-size 0` or `--max-memory -1`): the option's own parser, given the value as text."""
+    from suite.errors import UserError
+    from suite.sizes import parse_override
+    from suite.spec.run_spec import FLAT
+
+    flat = spec.flat()
+    for action in run_options().values():
+        value = flat.get(action.dest)
+        if action.dest not in FLAT or value is None:
+            continue
+        part, attribute = FLAT[action.dest]
+        where = f"{part}.{attribute}" if part else attribute
+        try:
+            if isinstance(action, OverrideAction):
+                for key, item in value.items():
+                    parse_override(action.option_strings[0], f"{key}={item}")
+            elif action.type is not None and not isinstance(value, bool):
+                action.type(str(value))
+        except UserError as error:
+            raise UserError(f"{source}: {where}: {error}") from None

@@ -57,6 +57,14 @@ def test_the_runs_a_spec_run_starts_read_the_same_file():
         ("{", [], "--spec '{path}': not JSON"),
         ('{"workload": {"batch_size": "8"}}', [], "workload.batch_size must be int or None, got '8'"),
         ('{"backend": "cpu"}', ["--batch-size", "4"], "gives the whole run: drop --batch-size"),
+        ('{"workload": {"batch_size": 0}}', [], "workload.batch_size: --batch-size must be a positive"),
+        ('{"data": {"workers": -5}}', [], "data.workers: --workers must be"),
+        ('{"checks": {"max_memory_bytes": -1}}', [], "checks.max_memory_bytes: --max-memory"),
+        (
+            '{"workload": {"model_overrides": {"ngf": ""}}}',
+            [],
+            "model_overrides: --model-override takes KEY=VALUE",
+        ),
     ],
 )
 def test_a_bad_spec_is_one_line_and_exit_2(tmp_path, capsys, content, extra, said):
