@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from suite.backends import declared
 from suite.run_record import STEPS_CHOSEN_BY
+from suite.run_record.parts import Metrics
 
 
 def human_bytes(count) -> str:
@@ -157,26 +158,26 @@ def _windows(metrics: dict, steps) -> str:
 
 
 def image_throughput_lines(metrics: dict, steps) -> list[str]:
+    rate = Metrics.from_json(metrics)
     return [
-        f"  throughput   {metrics['images_per_second']:,.1f} img/s median "
-        f"± {metrics['images_per_second_stdev']:,.1f} σ "
-        f"({metrics['images_per_second_min']:,.1f} … {metrics['images_per_second_max']:,.1f}, "
-        f"cv {metrics['images_per_second_cv']:.1%}; {_windows(metrics, steps)})",
-        f"               {metrics['images_per_hour']:,.0f} img/h",
+        f"  throughput   {rate.throughput:,.1f} img/s median "
+        f"± {rate.throughput_stdev:,.1f} σ "
+        f"({rate.throughput_min:,.1f} … {rate.throughput_max:,.1f}, "
+        f"cv {rate.throughput_cv:.1%}; {_windows(metrics, steps)})",
+        f"               {rate.throughput_per_hour:,.0f} img/h",
     ]
 
 
 def token_throughput_lines(metrics: dict, steps) -> list[str]:
     """A token workload (suite/measurement/units.py): tokens/s first, the sequences it is made of after."""
-    per_sample = metrics["tokens_per_sample"]
+    rate = Metrics.from_json(metrics)  # in tokens: the figures units.unit_metrics stored beside the samples'
     return [
-        f"  throughput   {metrics['tokens_per_second']:,.0f} tok/s median "
-        f"± {metrics['images_per_second_stdev'] * per_sample:,.0f} σ "
-        f"({metrics['images_per_second_min'] * per_sample:,.0f} … "
-        f"{metrics['images_per_second_max'] * per_sample:,.0f}, "
-        f"cv {metrics['images_per_second_cv']:.1%}; {_windows(metrics, steps)})",
-        f"               {metrics['tokens_per_hour']:,.0f} tok/h; "
-        f"{metrics['images_per_second']:,.2f} sequences/s of {per_sample:,} tokens",
+        f"  throughput   {rate.throughput:,.0f} tok/s median "
+        f"± {rate.throughput_stdev:,.0f} σ "
+        f"({rate.throughput_min:,.0f} … {rate.throughput_max:,.0f}, "
+        f"cv {rate.throughput_cv:.1%}; {_windows(metrics, steps)})",
+        f"               {rate.throughput_per_hour:,.0f} tok/h; "
+        f"{rate.images_per_second:,.2f} sequences/s of {rate.per_sample:,} tokens",
     ]
 
 
