@@ -398,14 +398,9 @@ def import_file(path: str, request: ImportRequest = ImportRequest()) -> tuple[di
 
 def _read_price_list(path: str) -> str:
     """The file's text, by the bounded reader; one line naming the file if it is not UTF-8 or no file."""
-    from suite.run_record.read import PRICE_LIST_LIMIT, NotAFile, read_text
+    from suite.run_record.read import PRICE_LIST_LIMIT, read_user_file
 
-    try:
-        return read_text(path, PRICE_LIST_LIMIT)
-    except UnicodeDecodeError as error:
-        raise UserError(f"{path!r} is not UTF-8 text (byte {error.start}: {error.reason})") from None
-    except NotAFile as error:
-        raise UserError(f"{path!r}: {error}") from None
+    return read_user_file(path, "price list", PRICE_LIST_LIMIT)
 
 
 def _read_ec2instances(path: str, text: str, request: ImportRequest) -> tuple:
