@@ -191,7 +191,6 @@ class Data(Part):
 
 
 IMAGES = "images"
-_ONE = {"tokens": "token"}  # a unit's name for one of it (energy_per_token_j)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -315,16 +314,6 @@ class Metrics(Part):
     @property
     def items_timed(self) -> float | None:
         return self._in_unit("timed", self.images_timed)
-
-    @property
-    def energy_per_item_j(self) -> float | None:
-        """Joules per image, or per token."""
-        if self.unit not in (None, IMAGES):
-            stored = self.get(f"energy_per_{_ONE.get(self.unit, self.unit)}_j")
-            if stored is not None or self.energy_per_image_j is None:
-                return stored
-            return self.energy_per_image_j / self.per_sample
-        return self.energy_per_image_j
 
 
 @dataclasses.dataclass(frozen=True)
