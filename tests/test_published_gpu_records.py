@@ -37,3 +37,19 @@ def test_the_report_of_the_published_gpu_records_holds_the_readmes_figures(capsy
         "p5en.48xlarge",
     ):
         assert figure in out, figure
+
+
+SECOND_LEASE = os.path.join(ROOT, "results", "gpu-2026-11-27")
+
+
+def test_the_second_leases_records_pass_the_schema_and_its_report_holds_the_readmes_figures(capsys):
+    paths = sorted(glob.glob(os.path.join(SECOND_LEASE, "*.json")))
+    assert len(paths) == 17
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            check_record(json.load(handle))
+    assert cli.main(["report", SECOND_LEASE, "--format", "md"]) == 0
+    out = capsys.readouterr().out
+    # gpt2-small's row in tokens, priced per million tokens; image figures of the README's second table
+    for figure in ("238,654", "0.0737", "0.0202", "16 × 1,024", "2,995", "5,684", "29,383", "OOM"):
+        assert figure in out, figure
