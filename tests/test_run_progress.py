@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, TINY_RUN, suite_env
+from conftest import ROOT, TINY, TINY_OPTIONS, TINY_RUN, model_override_options, suite_env
 
 from suite.commands.run import line_printer, progress_printer
 
@@ -39,6 +39,33 @@ def test_plain_lines_say_warm_up_done_each_window_and_the_time_left():
         "suite: window 4/4: 1,234.5 img/s",
     ]
     assert "\r" not in stream.getvalue()
+
+
+def test_a_token_workloads_windows_are_said_in_tokens_per_second():
+    for make in (progress_printer, lambda stream: line_printer(stream, since=lambda: 0.0)):
+        stream = io.StringIO()
+        make(stream)("window", window=1, of=1, images_per_second=233.5, unit="tokens", units_per_sample=1024)
+        assert "window 1/1: 239,104 tok/s" in stream.getvalue() and "img/s" not in stream.getvalue()
+
+
+def test_a_token_run_says_tok_s_on_its_progress_lines(capsys, tmp_path):
+    from suite import cli
+
+    overrides = model_override_options(TINY["gpt2-small"])
+    argv = [
+        "run",
+        *TINY_OPTIONS,
+        "--workload",
+        "gpt2-small",
+        *overrides,
+        "--windows",
+        "2",
+        "--out",
+        str(tmp_path),
+    ]
+    assert cli.main(argv) == 0
+    windows = [line for line in capsys.readouterr().err.splitlines() if line.startswith("suite: window")]
+    assert len(windows) == 2 and all(line.endswith("tok/s") or "tok/s (" in line for line in windows), windows
 
 
 def test_many_short_windows_are_said_about_once_a_second_first_and_last_always():

@@ -113,3 +113,9 @@ def test_summary_of_a_failed_run_names_the_error_and_no_throughput():
         "  hint         try --batch-size 128",
         "  telemetry    host CPU 12%, GPU 87% (means over the timed windows)",
     ]
+
+
+def test_one_warm_up_step_is_said_in_the_singular():
+    record = record_with(warmup_steps=1)
+    [line] = [line for line in summary.render(record).splitlines() if line.startswith("  warm-up")]
+    assert line.startswith("  warm-up      1 step in ")

@@ -31,7 +31,7 @@ def progress_printer(stream):
         if event == "warmup":
             text = f"warm-up step {info['step']}/{info['of']}"
         elif event == "window":
-            text = f"window {info['window']}/{info['of']}: {info['images_per_second']:,.1f} img/s"
+            text = f"window {info['window']}/{info['of']}: {window_rate(info)}"
         else:
             return
         stream.write(f"\r\033[K  {text}")
@@ -40,6 +40,13 @@ def progress_printer(stream):
         stream.flush()
 
     return show
+
+
+def window_rate(info: dict) -> str:
+    """A window's rate in the workload's unit: img/s, or tok/s for a token workload (its sequences × tokens)."""
+    if info.get("unit", "images") == "images":
+        return f"{info['images_per_second']:,.1f} img/s"
+    return f"{info['images_per_second'] * info['units_per_sample']:,.0f} tok/s"
 
 
 def since_start() -> float:
@@ -72,7 +79,7 @@ def line_printer(stream, clock=time.monotonic, every_s: float = 1.0, since=since
                 return
             left = (now - marks["windows_from"]) / done * (total - done)
             rest = f" ({progress.about(left)} of windows left)" if done < total else ""
-            say(f"window {done}/{total}: {info['images_per_second']:,.1f} img/s{rest}")
+            say(f"window {done}/{total}: {window_rate(info)}{rest}")
 
     return show
 

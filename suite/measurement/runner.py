@@ -402,6 +402,10 @@ def _timed_windows(
     # Locals, read once here: the steps inside a window look up nothing more than they did.
     train_step, batches, losses = stepping.train_step, stepping.batches, stepping.losses
     images_per_window = _images_per_window(plan, steps)
+    unit = {
+        "unit": plan.workload.unit,
+        "units_per_sample": plan.workload.units_per_sample(),
+    }  # for progress lines
     window_times: list[float] = []
     rank_window_times: list[float] = []
     for window in range(spec.schedule.windows):
@@ -425,6 +429,7 @@ def _timed_windows(
             window=window + 1,
             of=spec.schedule.windows,
             images_per_second=images_per_window / elapsed,
+            **unit,
         )
     return window_times, rank_window_times
 

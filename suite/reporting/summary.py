@@ -91,7 +91,8 @@ def _timing_lines(metrics: dict, config: dict) -> list[str]:
         lines.append(f"  windows      {chosen}")
     first = metrics.get("time_to_first_step_s")
     lines.append(
-        f"  warm-up      {metrics['warmup_steps']} steps in {metrics['warmup_time_s']:.2f} s"
+        f"  warm-up      {metrics['warmup_steps']} step{'' if metrics['warmup_steps'] == 1 else 's'} in "
+        f"{metrics['warmup_time_s']:.2f} s"
         + (f"; time to first step {first:.2f} s (from Python's start)" if first else "")
     )
     return lines
