@@ -417,7 +417,6 @@ def _check_as_options_would(spec, source: str) -> None:
     """Each value a spec file gives passes the check its `suite run` option makes when typed (a file is
     no way round `--batch-size 0` or `--max-memory -1`): the option's own parser, given the value as text."""
     from suite.errors import UserError
-    from suite.sizes import parse_override
     from suite.spec.run_spec import FLAT
 
     flat = spec.flat()
@@ -430,8 +429,19 @@ def _check_as_options_would(spec, source: str) -> None:
         try:
             if isinstance(action, OverrideAction):
                 for key, item in value.items():
-                    parse_override(action.option_strings[0], f"{key}={item}")
-            elif action.type is not None and not isinstance(value, bool):
-                action.type(str(value))
+                    check_text(action, f"{key}={item}")
+            elif not isinstance(value, bool):
+                check_text(action, str(value))
         except UserError as error:
             raise UserError(f"{source}: {where}: {error}") from None
+
+
+def check_text(action: argparse.Action, text: str) -> None:
+    """TEXT as `suite run` would take it for the option ACTION: its type's check (a UserError naming the
+    option and what it accepts), or for `--model-override` its KEY=VALUE check."""
+    from suite.sizes import parse_override
+
+    if isinstance(action, OverrideAction):
+        parse_override(action.option_strings[0], text)
+    elif action.type is not None:
+        action.type(text)

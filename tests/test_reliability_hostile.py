@@ -410,10 +410,10 @@ def test_a_sweep_option_given_twice_in_any_spelling_is_refused(tmp_path, capsys,
 
 
 def test_a_repeatable_sweep_option_may_be_given_again():
-    from suite.orchestration import sweep
+    from suite.orchestration import grid_options
     from suite.run_options import run_options
 
-    spec = sweep.parse_inline(
+    spec = grid_options.parse_inline(
         ["batch-size=2,4"], ["model-override=ngf=8", "model_override=ndf=8"], run_options()
     )
     assert spec.fixed["model-override"] == ["ngf=8", "ndf=8"]

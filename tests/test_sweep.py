@@ -9,7 +9,7 @@ import pytest
 
 from suite.cli import main
 from suite.errors import UserError
-from suite.orchestration import child, sweep, sweep_table
+from suite.orchestration import child, grid_options, sweep, sweep_table
 from suite.run_options import run_options
 
 
@@ -133,7 +133,7 @@ def test_switch_options_become_flags(options):
 
 
 def test_resume_matches_on_the_resolved_configuration(tmp_path, options):
-    spec = sweep.parse_inline(["batch-size=2,4"], ["backend=cpu", "model-override=ngf=8"], options)
+    spec = grid_options.parse_inline(["batch-size=2,4"], ["backend=cpu", "model-override=ngf=8"], options)
     points = sweep.expand(spec, options)
     sweep.resolve(points)
     assert points[0].config["batch_size"] == 2 and points[0].config["model_overrides"] == {"ngf": 8}

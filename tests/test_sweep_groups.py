@@ -12,7 +12,7 @@ import pytest
 from conftest import ROOT, TINY_SWEEP_SET, records
 
 from suite import run_record, stats
-from suite.orchestration import child, sweep, sweep_table
+from suite.orchestration import child, grid_options, sweep, sweep_table
 from suite.run_options import run_options
 
 
@@ -34,7 +34,7 @@ def run(run_id: str, rate: float | None, config: dict, status: str = "ok", **gro
 
 
 def a_point(options, *grid: str, fixed=("backend=cpu", "workload=dcgan64", "repeat=3")) -> sweep.Point:
-    spec = sweep.parse_inline(list(grid) or ["batch-size=2"], list(fixed), options)
+    spec = grid_options.parse_inline(list(grid) or ["batch-size=2"], list(fixed), options)
     [point] = sweep.expand(spec, options)
     sweep.resolve([point])
     return point

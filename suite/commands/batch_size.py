@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 from suite import option_types
+from suite.orchestration import grid_options
+from suite.orchestration.grid_options import AS_FOR_RUN
+
+# The `suite run` options this command takes as its own, passed to every try.
+PASSED = ("backend", "workload", "precision", "max-memory")
 
 DEFAULT_OUT = "results/batch-size"
 SEARCH_SCHEMA = "suite.batch-size-search"
@@ -16,11 +21,12 @@ def add_parser(subparsers) -> None:
         "On the CPU, --max-memory stands in for device memory. Also reports the smallest batch that "
         "reaches 95% of the best throughput seen.",
     )
-    p.add_argument("--backend", help="as for `suite run` (default auto)")
-    p.add_argument("--workload", help="as for `suite run` (default dcgan64)")
-    p.add_argument("--precision", help="as for `suite run`")
-    p.add_argument(
-        "--max-memory",
+    grid_options.add_passed(p, "backend", help=f"{AS_FOR_RUN} (default auto)")
+    grid_options.add_passed(p, "workload", help=f"{AS_FOR_RUN} (default dcgan64)")
+    grid_options.add_passed(p, "precision", help=AS_FOR_RUN)
+    grid_options.add_passed(
+        p,
+        "max-memory",
         metavar="SIZE",
         help="memory ceiling, e.g. 2GiB (the CPU's stand-in for "
         "device memory; without it the search stops at --max-batch)",
@@ -32,13 +38,8 @@ def add_parser(subparsers) -> None:
         default="1",
         help="stop bisecting when the fitting and failing batches are this close (default 1)",
     )
-    p.add_argument(
-        "--set",
-        dest="fixed",
-        action="append",
-        default=[],
-        metavar="OPTION=VALUE",
-        help="any other `suite run` option for every try, e.g. --set warmup=1 (repeatable)",
+    grid_options.add_set(
+        p, help="any other `suite run` option for every try, e.g. --set warmup=1 (repeatable)"
     )
     p.add_argument(
         "--out",
@@ -70,15 +71,10 @@ def batch_size_command(args) -> int:
         raise UserError(f"--start {start} is larger than --max-batch {max_batch}")
 
     options = run_options()
-    own = {
-        "backend": args.backend,
-        "workload": args.workload,
-        "precision": args.precision,
-        "max-memory": args.max_memory,
-    }
-    if any(item.partition("=")[0].strip().replace("_", "-") == "batch-size" for item in args.fixed):
+    if "batch-size" in grid_options.set_names(args.fixed):
         raise UserError("--set batch-size=... cannot be used here: the search chooses the batch size")
-    spec = sweep.parse_inline([f"batch-size={start}"], args.fixed, options, sweep.own_options(own, options))
+    own = grid_options.own_options(grid_options.given(args, PASSED), options)
+    spec = grid_options.parse_inline([f"batch-size={start}"], args.fixed, options, own)
     first = sweep.expand(spec, options)[0]
     sweep.resolve([first])  # every value checked before anything runs
     base_argv = first.argv[:-2]  # without "--batch-size N"

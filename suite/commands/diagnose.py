@@ -6,6 +6,11 @@ import os
 import time
 
 from suite import option_types
+from suite.orchestration import grid_options
+from suite.orchestration.grid_options import AS_FOR_RUN
+
+# The `suite run` options this command takes as its own, passed to every measurement.
+PASSED = ("backend", "workload", "data", "batch-size", "precision", "workers")
 
 DEFAULT_OUT = "results/diagnose"
 # As suite.measurement.diagnose_evidence's (not imported here: `suite diagnose --help` imports no torch).
@@ -21,24 +26,17 @@ def add_parser(subparsers) -> None:
         "data (compute only), and the real run — and say which is the narrowest pipe. The verdict is "
         'stored in the end-to-end run\'s record under "diagnosis".',
     )
-    p.add_argument(
-        "--data",
+    grid_options.add_passed(
+        p,
+        "data",
         help="required: the image folder or prepared cache whose loader is judged, as for `suite run` "
         "(synthetic data has no loader: its verdict would be known before measuring)",
     )
-    p.add_argument("--backend", help="as for `suite run` (default auto)")
-    p.add_argument("--workload", help="as for `suite run` (default dcgan64)")
-    p.add_argument("--batch-size", help="as for `suite run`")
-    p.add_argument("--precision", help="as for `suite run`")
-    p.add_argument("--workers", help="as for `suite run`")
-    p.add_argument(
-        "--set",
-        dest="fixed",
-        action="append",
-        default=[],
-        metavar="OPTION=VALUE",
-        help="any other `suite run` option, e.g. --set warmup=1 (repeatable)",
-    )
+    grid_options.add_passed(p, "backend", help=f"{AS_FOR_RUN} (default auto)")
+    grid_options.add_passed(p, "workload", help=f"{AS_FOR_RUN} (default dcgan64)")
+    for name in ("batch-size", "precision", "workers"):
+        grid_options.add_passed(p, name, help=AS_FOR_RUN)
+    grid_options.add_set(p, help="any other `suite run` option, e.g. --set warmup=1 (repeatable)")
     p.add_argument(
         "--out",
         default=DEFAULT_OUT,
@@ -76,11 +74,7 @@ def refuse_without_data(args) -> None:
     measured, so a diagnosis without a data source is refused at once rather than after minutes of runs."""
     from suite.errors import UserError
 
-    data = args.data
-    for item in args.fixed:  # `--set data=PATH` names it too
-        name, sep, value = item.partition("=")
-        if sep and name.strip().replace("_", "-") == "data":
-            data = value.strip()
+    data = grid_options.set_names(args.fixed).get("data", args.data)  # `--set data=PATH` names it too
     if data is None or data.strip() in ("", "synthetic"):
         why = "it judges a data loader against the model" if data is None else "synthetic data has no loader"
         raise UserError(
@@ -121,15 +115,8 @@ def _checked_point(args):
     from suite.run_options import run_options
 
     options = run_options()
-    own = {
-        "backend": args.backend,
-        "workload": args.workload,
-        "data": args.data,
-        "batch-size": args.batch_size,
-        "precision": args.precision,
-        "workers": args.workers,
-    }
-    spec = sweep.parse_inline([], args.fixed, options, sweep.own_options(own, options), require_grid=False)
+    own = grid_options.own_options(grid_options.given(args, PASSED), options)
+    spec = grid_options.parse_inline([], args.fixed, options, own, require_grid=False)
     [point] = sweep.expand(spec, options)
     sweep.resolve([point])
     return point

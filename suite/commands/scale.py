@@ -8,6 +8,11 @@ import os
 import sys
 
 from suite import errors, option_types
+from suite.orchestration import grid_options
+from suite.orchestration.grid_options import AS_FOR_RUN
+
+# The `suite run` options this command takes as its own, passed to the run at every count.
+PASSED = ("backend", "workload", "batch-size", "precision", "warmup", "steps", "windows", "threads")
 
 DEFAULT_OUT = "results"
 
@@ -20,18 +25,22 @@ def add_parser(subparsers) -> None:
         "--nproc`), then compare throughput with the smallest count.",
     )
     p.add_argument("--nproc", required=True, help="process counts, comma-separated (for example 1,2,4,8)")
-    p.add_argument("--backend", default="auto", help="as for `suite run` (see `suite list`)")
-    p.add_argument("--workload", default="dcgan64", help="a workload name (see `suite list`)")
-    p.add_argument("--batch-size", help="images per step per process")
-    p.add_argument("--precision", help="as for `suite run`")
-    p.add_argument("--warmup", help="warm-up steps per run")
-    p.add_argument("--steps", help="steps per timed window")
-    p.add_argument("--windows", help="timed windows per run")
-    p.add_argument(
-        "--threads", help="host threads per process (default: torchrun's, 1 per process when N > 1)"
-    )
+    helps = {
+        "backend": f"{AS_FOR_RUN} (see `suite list`)",
+        "workload": "a workload name (see `suite list`)",
+        "batch-size": "images per step per process",
+        "precision": AS_FOR_RUN,
+        "warmup": "warm-up steps per run",
+        "steps": "steps per timed window",
+        "windows": "timed windows per run",
+        "threads": "host threads per process (default: torchrun's, 1 per process when N > 1)",
+    }
+    defaults = {"backend": "auto", "workload": "dcgan64"}
+    for name in PASSED:
+        grid_options.add_passed(p, name, help=helps[name], default=defaults.get(name))
+    # Its own: one instance per count (COUNT=NAME), each count's run given its own.
     p.add_argument("--instance", help="NAME, or COUNT=NAME,…: price each count from the price catalog")
-    p.add_argument("--prices", help="price catalog NAME or FILE (with --instance)")
+    grid_options.add_passed(p, "prices", help="price catalog NAME or FILE (with --instance)")
     p.add_argument("--usd-per-hour", help="the machine's price in $/hour, instead of --instance")
     p.add_argument(
         "--out",
@@ -40,24 +49,14 @@ def add_parser(subparsers) -> None:
         help=f"folder for the runs' records (default {DEFAULT_OUT}/)",
     )
     p.add_argument("--json", action="store_true", help="print the rows as JSON instead of a table")
-    p.add_argument(
-        "--model-override", dest="model_overrides", action="append", default=[], help=argparse.SUPPRESS
-    )
+    grid_options.add_passed(p, "model-override", action="append", default=[], help=argparse.SUPPRESS)
     p.set_defaults(func=scale_command)
 
 
 def _run_options(args, count: int, instance: str | None) -> dict:
     """The `suite run` options of the run with COUNT processes."""
     options = {
-        "backend": args.backend,
-        "workload": args.workload,
-        "batch-size": args.batch_size,
-        "precision": args.precision,
-        "warmup": args.warmup,
-        "steps": args.steps,
-        "windows": args.windows,
-        "threads": args.threads,
-        "model-override": args.model_overrides,
+        **grid_options.given(args, (*PASSED, "model-override")),
         "nproc": count,
         "instance": instance,  # the record says where it ran, as `suite run --instance` would
         "prices": args.prices if instance else None,

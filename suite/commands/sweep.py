@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from suite import option_types
+from suite.orchestration import grid_options
 
 DEFAULT_OUT = "results/sweep"
 
@@ -29,14 +30,7 @@ def add_parser(subparsers) -> None:
         metavar="OPTION=V1,V2",
         help="swept options inline, e.g. --grid batch-size=16,32 precision=fp32,bf16",
     )
-    p.add_argument(
-        "--set",
-        dest="fixed",
-        action="append",
-        default=[],
-        metavar="OPTION=VALUE",
-        help="an option for every point, e.g. --set workload=dcgan64 (repeatable)",
-    )
+    grid_options.add_set(p, help="an option for every point, e.g. --set workload=dcgan64 (repeatable)")
     p.add_argument(
         "--model-list",
         dest="model_list",
@@ -70,7 +64,7 @@ def sweep_command(args) -> int:
 
     options = run_options()
     spec = sweep.load_spec(args.file, options) if args.file else None
-    spec = sweep.parse_inline(args.grid, args.fixed, options, spec, require_grid=not args.model_list)
+    spec = grid_options.parse_inline(args.grid, args.fixed, options, spec, require_grid=not args.model_list)
     if args.model_list:
         from suite.workloads.named import read_model_list
 

@@ -32,35 +32,13 @@ from suite import atomic, errors, limits, run_record
 from suite.errors import UserError
 from suite.orchestration import child
 from suite.orchestration.child import describe
+from suite.orchestration.grid_options import Spec, check_option
 from suite.orchestration.sweep_resume import DONE_STATUSES, find_record, group_of, matches  # noqa: F401
 
 # More points than this would run for days (each point is a fresh process); SUITE_ALLOW_LARGE=1 overrides.
 MAX_POINTS = 10_000
 # A point's claim file in the out folder (hidden: readers of the folder skip it).
 CLAIM_PREFIX = ".claim-"
-
-
-@dataclass
-class Spec:
-    """A parsed sweep: fixed options and the grid, each value kept as `suite run` text."""
-
-    fixed: dict[str, list[str]] = field(default_factory=dict)  # option -> its values (repeatable options)
-    grid: dict[str, list[str]] = field(default_factory=dict)  # option -> the values to sweep
-    source: str = "command line"
-    given: dict[str, str] = field(default_factory=dict)  # an option's dest -> where it was given, as spelt
-
-    def claim(self, spelt: str, name: str, options: dict, where: str) -> None:
-        """Each option is given once across the file and the command line, whatever its spelling
-        (batch_size, batch-size, --nproc-per-node for --nproc): a second would silently replace the first.
-        Repeatable options (--model-override KEY=VALUE) may be given again."""
-        from suite.run_options import OverrideAction
-
-        action = options[name]
-        if action.dest in self.given and not isinstance(action, OverrideAction):
-            raise UserError(
-                f"option {name!r} is given twice: {self.given[action.dest]} and {spelt!r} ({where}); give it once"
-            )
-        self.given.setdefault(action.dest, f"{spelt!r} ({where})")
 
 
 @dataclass
@@ -129,53 +107,6 @@ def load_spec(path: str, options: dict) -> Spec:
             target.setdefault(name, []).extend(_scalars(name, values_node, path))
     if not spec.grid:
         raise UserError(f"sweep file {path} has no 'grid' section: nothing to sweep")
-    return spec
-
-
-def check_option(name: str, options: dict, where: str) -> None:
-    if name in child.RESERVED:
-        raise UserError(f"option {name!r} ({where}) is set by the sweep itself")
-    if name not in options:
-        raise UserError(
-            f"unknown option {name!r} ({where}); a sweep takes `suite run` options: "
-            f"{', '.join(sorted(options))}"
-        )
-
-
-def own_options(values: dict[str, str | None], options: dict) -> Spec:
-    """A spec holding a command's own options (`suite diagnose --workload X`: {"workload": "X"}), those
-    given, so that a `--set` of the same option is refused naming both."""
-    spec = Spec()
-    for name, value in values.items():
-        if value is not None:
-            spec.claim(name, name, options, f"--{name}")
-            spec.fixed[name] = [value]
-    return spec
-
-
-def parse_inline(
-    grid: list[str], fixed: list[str], options: dict, spec: Spec | None = None, require_grid: bool = True
-) -> Spec:
-    """`--grid batch-size=16,32 precision=fp32,bf16` and `--set workload=dcgan64` onto a spec."""
-    spec = spec or Spec()
-    for text in grid:
-        spelt, sep, values = text.partition("=")
-        name = spelt.strip().replace("_", "-")
-        if not sep or not values.strip():
-            raise UserError(f"--grid takes OPTION=V1,V2,... (e.g. batch-size=16,32), got {text!r}")
-        check_option(name, options, "--grid")
-        spec.claim(spelt.strip(), name, options, "--grid")
-        spec.grid[name] = [v.strip() for v in values.split(",") if v.strip()]
-    for text in fixed:
-        spelt, sep, value = text.partition("=")
-        name = spelt.strip().replace("_", "-")
-        if not sep:
-            raise UserError(f"--set takes OPTION=VALUE (e.g. workload=dcgan64), got {text!r}")
-        check_option(name, options, "--set")
-        spec.claim(spelt.strip(), name, options, "--set")
-        spec.fixed.setdefault(name, []).append(value.strip())
-    if require_grid and not spec.grid:
-        raise UserError("nothing to sweep: give a sweep file or --grid OPTION=V1,V2 ...")
     return spec
 
 
