@@ -107,16 +107,14 @@ def test_a_tiny_run_trains_and_writes_a_record(capsys, tmp_path, name):
     assert record["workload"]["unit"] == "tokens" and record["workload"]["tokens_per_sample"] == 16
 
 
-def test_real_image_data_is_refused_in_one_line(capsys, tmp_path):
+def test_an_image_folder_is_refused_in_one_line(capsys, tmp_path):
     folder = tmp_path / "images"
     (folder / "a").mkdir(parents=True)
     code = cli.main(
         ["run", *TINY_OPTIONS, "--workload", "gpt2-small", "--data", str(folder), "--out", str(tmp_path)]
     )
     err = capsys.readouterr().err
-    assert (
-        code == 2 and "gpt2-small trains on tokens, from synthetic data only" in err and err.count("\n") == 1
-    )
+    assert code == 2 and "is a folder; a language model reads a file" in err and err.count("\n") == 1
 
 
 def test_suite_list_shows_a_sample_in_tokens(capsys):

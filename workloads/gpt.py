@@ -16,8 +16,9 @@ keep the parameter counts exact and checkable on the `meta` device. Their shapes
   https://huggingface.co/meta-llama/Llama-3.2-1B/blob/main/config.json
 
 One sample is one sequence of `context` tokens; a throughput is counted in tokens (`units_per_sample`).
-The data is synthetic: one batch of random token ids made once on the device and reused (a compute
-ceiling). This module imports no torch; the networks and the step are imported when a model is built.
+The data is synthetic (one batch of random token ids made once on the device and reused: a compute ceiling)
+or a file of token ids given with `--data FILE` (suite/data/token_file.py). This module imports no torch;
+the networks and the step are imported when a model is built.
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ class Decoder(Workload):
         return self
 
     def check_data_classes(self, classes: int, where: str, head_asked: bool = False) -> None:
-        return None  # never reached: token workloads take synthetic data only (suite.data.check_data)
+        return None  # never reached: a token workload's data is checked by suite.data.check_token_data
 
     def provenance(self) -> dict:
         return {**super().provenance(), "unit": self.unit, "tokens_per_sample": self.context}

@@ -5,6 +5,8 @@ images float, normalised to [-1, 1]; labels int64.
   ceiling, with no loader and no host-to-device copy in the measurement.
 - a folder of class sub-folders of JPEG/PNG images (suite/data/imagefolder.py): decoded while training.
 - a cache made by `suite data prepare` (suite/data/cache.py): decoded once, memory-mapped.
+- for a language model, a file of token ids (suite/data/token_file.py, token_loader.py): batches of
+  (inputs, targets) token ids, int64, drawn at random offsets from the memory-mapped file.
 
 The runner pulls batches inside its timed windows, so a real-data run's throughput includes its loader.
 """
@@ -71,6 +73,8 @@ class SyntheticData(DataSource):
 DEFAULT_IMAGEFOLDER_WORKERS = 4
 # The cache needs no decoding: one thread gathering the next batch while the device computes.
 DEFAULT_CACHE_WORKERS = 1
+# A token batch is a few slices of a memory-mapped file: one worker reads ahead while the device computes.
+DEFAULT_TOKEN_WORKERS = 1
 
 
 def rank_and_world_size() -> tuple[int, int]:
@@ -112,6 +116,8 @@ def default_workers(spec) -> int:
     from suite.data.cache import is_cache
 
     data = spec.data.source
+    if os.path.isfile(data):  # images come in folders; a file is a language model's tokens
+        return DEFAULT_TOKEN_WORKERS
     return DEFAULT_CACHE_WORKERS if os.path.isdir(data) and is_cache(data) else DEFAULT_IMAGEFOLDER_WORKERS
 
 
@@ -198,11 +204,10 @@ def check_data(spec, workload, backend, batch_size: int) -> None:
         if ignored:
             errors.warn(ignored)
         return
-    if workload.unit != "images":  # the folders and caches hold images: no token files yet
-        raise UserError(
-            f"--data {spec.data.source!r}: {workload.name} trains on {workload.unit}, from synthetic data only "
-            "for now (--data synthetic)"
-        )
+    if workload.unit != "images":  # the folders and caches hold images; a language model reads a token file
+        check_token_data(spec.data.source, workload)
+        loader_settings(spec, backend, DEFAULT_TOKEN_WORKERS)
+        return
     from suite.data.cache import check_cache_fits, is_cache
 
     _, world_size = rank_and_world_size()
@@ -222,8 +227,19 @@ def check_data(spec, workload, backend, batch_size: int) -> None:
     )
 
 
+def check_token_data(path: str, workload):
+    """The token file at PATH read and checked for WORKLOAD (its layout, its length, its ids): the file and
+    how far its ids were checked, or a one-line UserError."""
+    from suite.data.token_file import check_token_file, read_token_file
+
+    token_file = read_token_file(path)
+    context = workload.units_per_sample()
+    return token_file, check_token_file(token_file, context, workload.vocabulary, workload.name)
+
+
 def open_data(spec, workload, backend, batch_size: int) -> DataSource:
-    """`spec.data.source`: "synthetic", a cache folder (it has a manifest.json), or an ImageFolder."""
+    """`spec.data.source`: "synthetic", a cache folder (it has a manifest.json), an ImageFolder, or for a
+    language model a file of token ids."""
     if spec.data.source == "synthetic":
         data = SyntheticData(workload, backend, batch_size, seed=spec.workload.seed)
         data.ignored = ignored_loader_options(spec)
@@ -242,6 +258,11 @@ def open_data(spec, workload, backend, batch_size: int) -> DataSource:
             **loader_settings(spec, backend, default_workers),
         )
 
+    if workload.unit != "images":
+        from suite.data.token_loader import TokenFileData
+
+        token_file, checked = check_token_data(spec.data.source, workload)
+        return TokenFileData(token_file, workload, backend, options(DEFAULT_TOKEN_WORKERS), checked)
     if os.path.isdir(spec.data.source) and is_cache(spec.data.source):
         return CacheData(spec.data.source, workload.image_size, backend, options(DEFAULT_CACHE_WORKERS))
     from suite.data.imagefolder import ImageFolderData, normalisation_for
