@@ -24,7 +24,8 @@ def add_parser(subparsers) -> None:
     p.add_argument(
         "--data",
         required=True,
-        help="a folder of class sub-folders of images, or a cache made by `suite data prepare`",
+        help="a folder of class sub-folders of images, a cache made by `suite data prepare`, or for a "
+        "language model (--workload gpt2-small, llama-1b) a file of token ids",
     )
     p.add_argument(
         "--workload", default="dcgan64", help="its image size and default batch size (default dcgan64)"
@@ -83,7 +84,7 @@ def loader_command(args) -> int:
     if args.data == "synthetic":
         raise UserError(
             "--data synthetic has no loader to measure (one batch is made on the device and "
-            "reused): give an image folder or a cache"
+            "reused): give an image folder, a cache, or a language model's token file"
         )
     workers_list = comma_list("--workers", args.workers, lambda v: non_negative_int("--workers", v))
     pin_list = args.pin_memory or [None]  # a Switch(many=True) holds the settings to try
@@ -144,9 +145,15 @@ def significant(value: float, digits: int = 3) -> str:
     return f"{float(f'{value:.{digits}g}'):,.0f}" if value >= 10 ** (digits - 1) else f"{value:.{digits}g}"
 
 
+IMAGE_RATES = ["img/s (median ± σ)", "img/h"]
+# A token file's batches are sequences: their rate, the tokens it carries, and the batches themselves.
+TOKEN_RATES = ["seq/s (median ± σ)", "tok/s", "batches/s"]
+
+
 def render_table(records: list[dict]) -> str:
     from tabulate import tabulate
 
+    tokens = any((record.get("data") or {}).get("source") == "tokens" for record in records)
     rows, baseline = [], None
     for record in records:
         data, metrics = record.get("data", {}), metrics_of(record)
@@ -164,7 +171,11 @@ def render_table(records: list[dict]) -> str:
                 + (" ⚠" if record.get("warnings") else "")
                 if rate
                 else f"FAILED ({record['status']})",
-                significant(metrics.images_per_hour) if rate else "-",
+                *(
+                    _token_rates(record, metrics)
+                    if tokens
+                    else [significant(metrics.images_per_hour) if rate else "-"]
+                ),
                 f"{metrics.get('first_batch_s'):.2f}"
                 if rate and metrics.get("first_batch_s") is not None
                 else "-",
@@ -176,6 +187,7 @@ def render_table(records: list[dict]) -> str:
         for record in records
         for warning in record.get("warnings", [])
     ]
+    rates = TOKEN_RATES if tokens else IMAGE_RATES
     return tabulate(
         rows,
         headers=[
@@ -184,10 +196,18 @@ def render_table(records: list[dict]) -> str:
             "pin_memory",
             "prefetch",
             "batch",
-            "img/s (median ± σ)",
-            "img/h",
+            *rates,
             "first batch s",
             "vs first row",
         ],
-        colalign=("left", "right", "left", "right", "right", "right", "right", "right", "right"),
+        colalign=("left", "right", "left", "right", "right", *["right"] * len(rates), "right", "right"),
     ) + "".join(f"\n{line}" for line in notes)
+
+
+def _token_rates(record: dict, metrics) -> list[str]:
+    """tok/s and batches/s of a token file's record ("-" where it failed)."""
+    rate = metrics.images_per_second
+    if not rate:
+        return ["-", "-"]
+    tokens = metrics.get("tokens_per_second")
+    return [significant(tokens) if tokens else "-", significant(rate / record["config"]["batch_size"])]

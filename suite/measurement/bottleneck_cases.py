@@ -28,6 +28,10 @@ def change(option: str, value, why: str) -> dict:
     return {"option": option, "value": value, "why": why}
 
 
+# A token file (suite/data/token_loader.py) is read, not decoded: a cache, made of images, cannot replace it.
+TOKENS = "tokens"
+
+
 @dataclass(frozen=True)
 class BottleneckEvidence:
     """What a verdict weighs: the three rates and their spreads; the settings the run had (what ran); the
@@ -140,6 +144,8 @@ def _input_bound(e: BottleneckEvidence) -> Judgement:
     changes, advice = _more_workers(e)
     if e.data_kind == "cache":
         advice.append("a prepared cache already skips decoding: faster storage, or fewer images per step")
+    elif e.data_kind == TOKENS:
+        advice.append("a token file has no decoding to skip: faster storage, or more loader workers")
     else:
         changes.append(change("--data", "cache", "a prepared cache skips decoding (`suite data prepare`)"))
     return Judgement("input-bound", message, changes, advice)
@@ -197,7 +203,7 @@ def _transfer_bound(e: BottleneckEvidence) -> Judgement:
         changes.append(change("--pin-memory", "on", "page-locked batches copy faster"))
     if e.workers and (e.prefetch or 2) < 4:
         changes.append(change("--prefetch", 4, "more batches ready ahead of each copy"))
-    if e.data_kind != "cache":
+    if e.data_kind not in ("cache", TOKENS):
         changes.append(change("--data", "cache", "uint8 batches: a quarter of the bytes to copy"))
     return Judgement("transfer-bound", message, changes, [])
 
@@ -217,7 +223,7 @@ def _host_contention(e: BottleneckEvidence) -> Judgement:
             changes.append(
                 change("--threads", fit, f"compute threads and loader workers within {cores} cores")
             )
-    if e.data_kind != "cache":
+    if e.data_kind not in ("cache", TOKENS):
         changes.append(change("--data", "cache", "no decoding left to compete with compute"))
     if not changes:
         advice.append("the host is the limit: a machine with more cores")

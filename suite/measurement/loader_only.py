@@ -15,6 +15,7 @@ def measure_setting(plan, batches: int, windows: int, warmup: int, to_device: bo
     from suite.data import open_data
     from suite.data.loader_bench import measure_loader
     from suite.errors import UserError
+    from suite.measurement import units
 
     spec, backend = plan.spec, plan.backend
     ctx = context.collect()
@@ -43,6 +44,10 @@ def measure_setting(plan, batches: int, windows: int, warmup: int, to_device: bo
             synchronize=backend.synchronize if to_device else None,
         )
         record["warnings"].extend(record["metrics"].pop("warnings"))
+        # A token workload's sequences counted in tokens too, as a training run's record counts them.
+        record["metrics"].update(
+            units.unit_metrics(record["metrics"], plan.workload.unit, plan.workload.units_per_sample())
+        )
         # Windows too short to mean anything are grown before they count: record what ran.
         record["loader"]["batches_per_window"] = record["metrics"]["batches_per_window"]
         record["status"] = "ok"
