@@ -140,7 +140,8 @@ def _data_options(p: _Declaring) -> None:
     data.add_argument(
         "--data",
         help="synthetic (default: one batch reused, compute only), a folder of class "
-        "sub-folders of JPEG/PNG images, or a cache made by `suite data prepare`",
+        "sub-folders of JPEG/PNG images, or a cache made by `suite data prepare`; for a language model, "
+        "a file of token ids (nanoGPT's uint16 train.bin or llm.c's .bin)",
     )
     data.add_argument(
         "--workers",

@@ -204,3 +204,20 @@ def test_suite_loader_measures_a_token_file_in_tokens(capsys, tmp_path):
     # gpt2-small as registered: sequences of 1,024 tokens
     assert metrics["tokens_per_second"] == pytest.approx(metrics["images_per_second"] * 1024)
     assert "tok/s" in out and "batches/s" in out and "seq/s (median ± σ)" in out and "img/h" not in out
+
+
+# -- the bottleneck advice ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("loader_ips, end_to_end_ips", [(500.0, 500.0), (3000.0, 500.0)])
+def test_a_token_file_is_never_told_to_use_an_image_cache(loader_ips, end_to_end_ips):
+    from suite.measurement.bottleneck_cases import BottleneckEvidence
+    from suite.measurement.diagnose import verdict
+
+    found = verdict(
+        BottleneckEvidence(
+            compute_ips=1000.0, end_to_end_ips=end_to_end_ips, loader_ips=loader_ips, data_kind="tokens"
+        )
+    )
+    assert found["verdict"] in {"input-bound", "transfer-bound", "host-contention"}, found
+    assert not any(c["option"] == "--data" for c in found["changes"]), found
