@@ -42,6 +42,12 @@ def _byte_size(flag: str):
     return byte_size(flag)
 
 
+def _non_negative_int(flag: str):
+    from suite.option_types import non_negative_int
+
+    return non_negative_int(flag)
+
+
 # The most specialised device first in `auto`: hpu, then cuda, then cpu.
 DECLARED = (
     Declared(
@@ -69,6 +75,8 @@ DECLARED = (
                 "--device-index",
                 "GPU to use (default: $LOCAL_RANK under torchrun, else 0)",
                 changes_number=False,
+                # A whole number when typed, as the spec and the record hold it (not the text "1").
+                argparse={"type": _non_negative_int("--device-index")},
             ),
             Option(
                 "tf32",

@@ -188,35 +188,57 @@ def test_model_override_is_a_dict_of_ints():
     assert args.model_overrides == {"ngf": 8, "ndf": 16}
 
 
-def test_worker_argv_retypes_the_options_as_given():
-    argv = [
-        "run",
-        "--backend",
-        "cpu",
-        "--batch-size",
-        "2",
-        "--json",
-        "--model-override",
-        "ngf=8",
-        "--nproc",
-        "2",
-        "--dist-timeout",
-        "30",
-    ]
-    args = build_parser().parse_args(argv)
-    again = build_parser().parse_args(launch.worker_argv(args))
-    for name in ("backend", "batch_size", "json", "model_overrides", "nproc", "dist_timeout_s", "out"):
-        assert getattr(again, name) == getattr(args, name), name
+def started_ranks(monkeypatch, tmp_path, *argv: str):
+    """What `suite run ARGV --nproc ...` hands torchrun's ranks: their argv, and the RunSpec its file holds
+    while they run (the file is gone once the launcher is done)."""
+    import types
+
+    from suite import context
+    from suite.run_options import read_spec, spec_from_args
+
+    seen = {}
+
+    class Agent:  # torchrun, as the launcher sees it: started, then finished
+        def __init__(self, command, **kwargs):
+            seen["ranks"] = command[command.index("--") + 1 :]
+            seen["spec"] = read_spec(seen["ranks"][2])
+
+        def wait(self):
+            return 0
+
+    monkeypatch.setattr(launch.subprocess, "Popen", Agent)
+    monkeypatch.setattr(context, "collect", lambda: {"utc_time": context.utc_now()})
+    args = build_parser().parse_args(["run", *argv, "--out", str(tmp_path / "out")])
+    names = types.SimpleNamespace(name="w")
+    plan = types.SimpleNamespace(spec=spec_from_args(args), workload=names, backend=names)
+    assert launch.launch(args, plan) == 0
+    assert not os.path.exists(seen["ranks"][2]) and not os.listdir(tmp_path / "out")
+    return args, seen
+
+
+def test_the_ranks_run_the_spec_as_asked(monkeypatch, tmp_path):
+    from suite.run_options import spec_from_args
+
+    args, seen = started_ranks(
+        monkeypatch,
+        tmp_path,
+        *("--backend", "cpu", "--batch-size", "2", "--json", "--model-override", "ngf=8"),
+        *("--nproc", "2", "--dist-timeout", "30"),
+    )
+    assert seen["ranks"] == ["run", "--spec", seen["ranks"][2], "--out", str(tmp_path / "out"), "--json"]
+    assert seen["spec"] == spec_from_args(args)
+    assert seen["spec"] == RunSpec().replace(
+        backend="cpu", batch_size=2, model_overrides={"ngf": 8}, nproc=2, dist_timeout_s=30.0
+    )
 
 
 @pytest.mark.parametrize("switch", [["--pin-memory"], ["--no-pin-memory"], ["--tf32"], ["--no-fused"]])
-def test_worker_argv_keeps_every_switch(switch):
-    """`suite run --nproc 2 --pin-memory` must hand the flag on to its workers."""
-    args = build_parser().parse_args(["run", "--nproc", "2", *switch])
-    worker = launch.worker_argv(args)
-    assert worker[0] == "run" and all(flag in worker for flag in switch), worker
-    again = build_parser().parse_args(worker)
-    assert vars(again) == {k: v for k, v in vars(args).items()}
+def test_the_ranks_keep_every_switch(monkeypatch, tmp_path, switch):
+    """`suite run --nproc 2 --pin-memory` must hand the switch on to its ranks."""
+    from suite.run_options import spec_from_args
+
+    args, seen = started_ranks(monkeypatch, tmp_path, "--nproc", "2", *switch)
+    assert seen["spec"] == spec_from_args(args) != RunSpec().replace(nproc=2)
 
 
 def test_torchrun_options_single_node_and_static_multi_node():

@@ -87,6 +87,8 @@ def test_printers_pass_over_events_they_do_not_know():
 
 def test_a_child_run_is_started_quiet_its_parent_says_the_progress(monkeypatch, tmp_path):
     from suite.orchestration import child
+    from suite.run_options import read_spec
+    from suite.spec import RunSpec
 
     started = []
 
@@ -94,15 +96,16 @@ def test_a_child_run_is_started_quiet_its_parent_says_the_progress(monkeypatch, 
         returncode = 0
 
         def __init__(self, command, **kwargs):
-            started.append(command)
+            started.append((command, read_spec(command[5])))  # the run, as the child reads it
 
         def communicate(self, timeout=None):
             return "", ""
 
     monkeypatch.setattr(child.subprocess, "Popen", Popen)
     child.spawn(["--backend", "cpu"], str(tmp_path))
-    [command] = started
-    assert command[3:] == ["run", "--backend", "cpu", "--json", "--quiet", "--out", str(tmp_path)]
+    [(command, spec)] = started
+    assert command[3:] == ["run", "--spec", command[5], "--json", "--quiet", "--out", str(tmp_path)]
+    assert spec == RunSpec().replace(backend="cpu")
 
 
 @pytest.mark.slow  # a fresh Python that trains
@@ -132,7 +135,7 @@ def test_a_run_whose_stderr_is_a_file_leaves_progress_lines_in_it(tmp_path):
 
 def test_a_sweep_says_each_point_as_it_starts_and_the_time_its_rest_takes(tmp_path, monkeypatch):
     from suite import run_record
-    from suite.orchestration import sweep
+    from suite.orchestration import grid
 
     def run_point(point, out_dir, timeout_s=None, origin="sweep"):
         record = run_record.new_record(f"p{point.index}", {"utc_time": "2026-01-01T00:00:00Z"}, point.config)
@@ -140,13 +143,13 @@ def test_a_sweep_says_each_point_as_it_starts_and_the_time_its_rest_takes(tmp_pa
         run_record.write_record(record, out_dir)
         return record
 
-    monkeypatch.setattr(sweep, "run_point", run_point)
+    monkeypatch.setattr(grid, "run_point", run_point)
     points = [
-        sweep.Point(i, {"batch-size": str(i + 1)}, [], {"workload": "dcgan64", "batch_size": i + 1})
+        grid.Point(i, {"batch-size": str(i + 1)}, [], {"workload": "dcgan64", "batch_size": i + 1})
         for i in range(3)
     ]
     said: list[str] = []
-    sweep.run_sweep(points, str(tmp_path), log=said.append)
+    grid.run_points(points, str(tmp_path), log=said.append)
     starts = [line for line in said if ": running" in line]
     assert starts[0] == "[1/3] batch-size=1: running"  # nothing to go by yet
     assert (
@@ -157,7 +160,7 @@ def test_a_sweep_says_each_point_as_it_starts_and_the_time_its_rest_takes(tmp_pa
 
 
 def test_a_sweeps_pace_is_the_mean_of_its_points_times_those_left():
-    from suite.orchestration.sweep import Pace
+    from suite.orchestration.grid import Pace
 
     pace = Pace(total=5, to_run=4)
     pace.ran(None)  # recorded by another sweep: no time of its own

@@ -101,6 +101,19 @@ def start_line(plan) -> str:
     )
 
 
+def say_start(plan, asked) -> None:
+    """What is about to run, on stderr; and the instance it is priced as where the machine named it
+    rather than the RunSpec ASKED."""
+    print(start_line(plan), file=sys.stderr, flush=True)
+    if plan.spec.cost.instance and not asked.cost.instance:
+        print(
+            f"suite: priced as {plan.spec.cost.instance}, the instance this machine's DMI product name names "
+            "(--instance NAME names another)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
 def progress_for(args, rank) -> tuple[object, bool]:
     """The progress callback of this run, and whether it speaks at all: rank 0 alone, unless --quiet;
     rewritten in place at a terminal, plain lines on stderr otherwise."""
@@ -151,17 +164,18 @@ def _run_command(args, guard) -> int:
     from suite.reporting import summary
     from suite.reporting.pricing import device_mismatch_warning
 
-    plan = child.plan(run_options.spec_from_args(args))
+    asked = run_options.spec_from_args(args)
+    plan = child.plan(asked)
     if args.against and args.repeat is None:
         from suite.errors import UserError
 
         raise UserError("--against needs --repeat N: it runs N of each side, interleaved")
     if args.against:
-        return run_against(args, plan)
+        return run_against(args, asked, plan)
     if args.repeat is not None:
-        return run_repeated(args, plan)
+        return run_repeated(args, asked, plan)
     if plan.spec.launch.per_device is not None:
-        return run_per_device(args, plan)
+        return run_per_device(args, asked, plan)
     if plan.spec.launch.nproc is not None and not distributed.launched():
         from suite.orchestration import launch
 
@@ -171,14 +185,7 @@ def _run_command(args, guard) -> int:
     # Only rank 0 speaks and writes; the other ranks report to it (or, failing, to the launcher).
     show, speaks = progress_for(args, rank)
     if speaks:
-        print(start_line(plan), file=sys.stderr, flush=True)
-        if plan.spec.cost.instance and not args.instance:  # named after what the machine says it is
-            print(
-                f"suite: priced as {plan.spec.cost.instance}, the instance this machine's DMI product name names "
-                "(--instance NAME names another)",
-                file=sys.stderr,
-                flush=True,
-            )
+        say_start(plan, asked)
     record = execute(plan, progress=show)
     guard.end_if_a_copy()  # a copy forked by the model's code writes nothing
     mismatch = device_mismatch_warning(record)
@@ -205,26 +212,16 @@ def _run_command(args, guard) -> int:
     return 0 if record["status"] == "ok" else 1
 
 
-def _child_argv(args, **without) -> list[str]:
-    """The options of this `suite run`, as typed, less those the parent handles itself."""
-    import argparse
-
-    from suite.orchestration import child
-
-    return child.argv_from_args(argparse.Namespace(**{**vars(args), **without}))[1:]
-
-
-def run_repeated(args, plan) -> int:
-    """`--repeat N`: N fresh processes, one after another, each a whole `suite run` of its own."""
+def run_repeated(args, asked, plan) -> int:
+    """`--repeat N`: N fresh processes, one after another, each a whole `suite run` of its own (of the
+    RunSpec ASKED)."""
     import json
 
     from suite import run_record
-    from suite.orchestration import repeat
+    from suite.orchestration import child, repeat
 
     out_dir = run_record.check_out_dir(args.out)
-    records = repeat.run_group(
-        _child_argv(args, repeat=None, against=None), plan.record_config(), out_dir, args.repeat
-    )
+    records = repeat.run_group(child.Request(asked), plan.record_config(), out_dir, args.repeat)
     if args.json:
         print(json.dumps(records, indent=2, default=str))
     else:
@@ -232,22 +229,25 @@ def run_repeated(args, plan) -> int:
     return 0 if all(r.get("status") == "ok" for r in records) else 1
 
 
-def run_against(args, plan) -> int:
-    """`--repeat N --against OPTION=VALUE`: N runs of this configuration and N of the changed one,
-    interleaved A B B A …, into OUT/baseline and OUT/candidate."""
+def run_against(args, asked, plan) -> int:
+    """`--repeat N --against OPTION=VALUE`: N runs of this configuration (the RunSpec ASKED) and N of the
+    changed one, interleaved A B B A …, into OUT/baseline and OUT/candidate."""
     import json
     import os
 
     from suite import run_record
     from suite.orchestration import child, repeat
 
-    base_argv = _child_argv(args, repeat=None, against=None)
-    cand_argv = base_argv + repeat.against_argv(args.against)
-    cand_config = child.resolved_config(cand_argv)  # a bad candidate option is refused before any run
+    candidate = child.with_options(asked, repeat.against_argv(args.against))
+    cand_config = child.resolved_config(candidate)  # a bad candidate option is refused before any run
     out_dir = run_record.check_out_dir(args.out)
     folders = [run_record.check_out_dir(os.path.join(out_dir, name)) for name in ("baseline", "candidate")]
     base, cand = repeat.run_interleaved(
-        [(base_argv, plan.record_config(), folders[0]), (cand_argv, cand_config, folders[1])], args.repeat
+        [
+            (child.Request(asked), plan.record_config(), folders[0]),
+            (child.Request(candidate), cand_config, folders[1]),
+        ],
+        args.repeat,
     )
     if args.json:
         print(json.dumps({"baseline": base, "candidate": cand}, indent=2, default=str))
@@ -258,8 +258,9 @@ def run_against(args, plan) -> int:
     return 0 if all(r.get("status") == "ok" for r in base + cand) else 1
 
 
-def run_per_device(args, plan) -> int:
-    """`--per-device N`: N copies at once, each pinned to its own device by the backend."""
+def run_per_device(args, asked, plan) -> int:
+    """`--per-device N`: N copies at once of the RunSpec ASKED, each a single process pinned to its own
+    device by the backend."""
     from suite import run_record
     from suite.orchestration import child, per_device
 
@@ -268,7 +269,7 @@ def run_per_device(args, plan) -> int:
     envs = plan.backend.pin_envs(copies)  # refused here when there are fewer devices than copies
     out_dir = run_record.check_out_dir(args.out)
     config = plan.record_config()
-    finished = per_device.run_copies(_child_argv(args, per_device=None), envs)
+    finished = per_device.run_copies(child.Request(asked.replace(per_device=None)), envs)
     record = per_device.combine(
         config,
         [(one.record or child.failure_of(one, config), env, end) for (one, end), env in zip(finished, envs)],

@@ -1,23 +1,31 @@
-"""Child `suite run`s: the one place that resolves a run's configuration, types its options back into
-an argv, starts it in a fresh process (with a timeout), and turns a child that left no record into one.
+"""Child `suite run`s: the one place that resolves a run's configuration, hands a child its run as a
+RunSpec in JSON (`suite run --spec FILE`), starts it in a fresh process (with a timeout), and turns a
+child that left no record into one.
 
-Sweep, scale, diagnose, batch-size and the launcher all start runs through here, so that an option
-typed on the command line reaches a child (or a torchrun worker) exactly as it was given.
+Sweep, scale, diagnose, batch-size, `--repeat`, `--per-device` and the launcher all start runs through
+here. What a caller asks for as `suite run` options (a sweep point's) is parsed once, with `suite run`'s
+own parser, into a RunSpec; the child reads that spec and never parses the run's options again, so an
+option reaches a child (or a torchrun worker) exactly as the parent understood it.
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 
 from suite import context, limits, run_options, run_record
 from suite.run_options import option_argv, run_argv  # noqa: F401 - callers reach them here too
 from suite.run_record.parts import Error
 from suite.run_record.record import RunRecord, metrics_of
+from suite.spec import RunSpec
+from suite.spec.run_spec import FLAT
 
 # Options every child is given by the one starting it, never taken from a caller's list.
 RESERVED = {"out", "json", "help"}
@@ -65,28 +73,76 @@ def with_detected_instance(planned):
     return spec.replace(instance=instance.name)
 
 
-def resolved_config(argv: list[str]) -> dict:
-    """What the record of `suite run ARGV` will hold as its config (JSON types)."""
-    args = run_options.run_parser().parse_args(argv)
-    return json.loads(json.dumps(plan(run_options.spec_from_args(args)).record_config()))
+def resolved_config(what) -> dict:
+    """What the record of a child run will hold as its config (JSON types): WHAT is its RunSpec, a
+    Request, or `suite run` options as typed (parsed once, as `spawn` would)."""
+    spec = what if isinstance(what, RunSpec) else request_of(what).spec
+    return json.loads(json.dumps(plan(spec).record_config()))
 
 
-# -- options as argv -----------------------------------------------------------------------------
+# -- what a child is asked to run ------------------------------------------------------------------
 
 
-def argv_from_args(args) -> list[str]:
-    """`run` and every option of parsed `suite run` args that differs from its default, as typed:
-    what a torchrun worker is given to run the same configuration."""
+@dataclass(frozen=True)
+class Request:
+    """What a parent asks of a child `suite run`: the run, as a RunSpec (handed over as JSON), and the
+    options that are not part of a run, as typed (`--repeat N`, `--against OPTION=VALUE`)."""
+
+    spec: RunSpec
+    options: tuple[str, ...] = ()
+
+
+def request_of(what) -> Request:
+    """A Request as given, or the one `suite run ARGV` asks for: ARGV parsed once with `suite run`'s own
+    parser (a bad value is one line, exit 2, before anything starts). The options every child is given
+    by `spawn` itself (--out, --json, --quiet) are left out."""
+    if isinstance(what, Request):
+        return what
+    args = run_options.run_parser().parse_args(list(what))
+    return Request(run_options.spec_from_args(args), tuple(other_options(args, (*RESERVED, "quiet"))))
+
+
+def other_options(args, leave_out: tuple[str, ...] = ()) -> list[str]:
+    """The options of parsed `suite run` ARGS that are not part of a RunSpec (--out, --json, --quiet,
+    --repeat, --against), those given, as typed; the names in LEAVE_OUT left out."""
     options = {}
     for name, action in run_options.run_options().items():
         value = getattr(args, action.dest, None)
-        if value is None or value == action.default:
+        if action.dest in FLAT or name in leave_out or value is None or value == action.default:
             continue
-        if action.nargs == 0:
-            value = value == action.const  # store_true / store_false: given or not
-        options[name] = value
-    spec = getattr(args, "spec", None)  # a run given as a RunSpec file: its children read the same file
-    return ["run", *run_argv(options), *(["--spec", spec] if spec is not None else [])]
+        options[name] = value == action.const if action.nargs == 0 else value  # a store_true: given or not
+    return run_argv(options)
+
+
+def with_options(spec: RunSpec, argv: list[str]) -> RunSpec:
+    """SPEC with `suite run` options ARGV typed after its own (`--against batch-size=16`'s): each one-value
+    option replaces the spec's, a `--model-override` adds its key, as if typed after the spec's options."""
+    from suite.errors import UserError
+
+    parser = run_options.run_parser()
+    args = parser.parse_args(list(argv), namespace=argparse.Namespace(**spec.flat()))
+    for name, action in run_options.run_options().items():
+        if action.dest not in FLAT and getattr(args, action.dest, None) not in (None, action.default):
+            raise UserError(f"--{name} is not part of a run: it cannot change one ({' '.join(argv)})")
+    return RunSpec().replace(**{name: getattr(args, name) for name in FLAT})
+
+
+@contextlib.contextmanager
+def spec_file(spec: RunSpec):
+    """SPEC as JSON in a file of its own, for a child to read (`suite run --spec FILE`); removed when the
+    block ends, however it ends. In the temporary folder, never the run's --out: a parent killed before
+    it could remove the file leaves no `.json` where `suite report` reads records."""
+    from suite import atomic
+    from suite.spec.json_form import to_json
+
+    fd, path = tempfile.mkstemp(prefix="suite-spec-", suffix=".json")
+    os.close(fd)
+    try:
+        atomic.write_atomic(path, to_json(spec))
+        yield path
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
 
 
 # -- starting a child ------------------------------------------------------------------------------
@@ -137,19 +193,27 @@ def reported_runs(stdout: str) -> tuple[dict | None, list[tuple[str, dict]] | No
     return None, None
 
 
-def spawn(argv: list[str], out_dir: str, timeout_s: float | None = None, **env) -> Child:
-    """`suite run ARGV --json --quiet --out OUT_DIR` in a fresh process (its stderr is kept for a failure's
-    last words, not shown: the command that starts it says its own progress). KeyboardInterrupt stops the
-    child too."""
-    command = [sys.executable, "-m", "suite", "run", *argv, "--json", "--quiet", "--out", out_dir]
-    child = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=context.child_env(**env),
-        preexec_fn=limits.end_with_parent(),  # SIGTERM when this process ends, however it ends
-    )
+def spawn(what, out_dir: str, timeout_s: float | None = None, **env) -> Child:
+    """`suite run --spec FILE [OPTIONS] --json --quiet --out OUT_DIR` in a fresh process, FILE holding the
+    run WHAT asks for (a Request, or `suite run` options as typed: see request_of); its stderr is kept for
+    a failure's last words, not shown: the command that starts it says its own progress.
+    KeyboardInterrupt stops the child too."""
+    request = request_of(what)
+    with spec_file(request.spec) as path:
+        command = [sys.executable, "-m", "suite", "run", "--spec", path, *request.options]
+        child = subprocess.Popen(
+            [*command, "--json", "--quiet", "--out", out_dir],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=context.child_env(**env),
+            preexec_fn=limits.end_with_parent(),  # SIGTERM when this process ends, however it ends
+        )
+        return _outcome(child, timeout_s)
+
+
+def _outcome(child: subprocess.Popen, timeout_s: float | None) -> Child:
+    """How the started CHILD ends: what it printed, or its timeout; an interrupt stops it and goes on."""
     try:
         stdout, stderr = child.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
@@ -192,7 +256,7 @@ def failure_of(child: Child, config: dict, timeout_s: float | None = None) -> di
 
 
 def run(
-    argv: list[str],
+    what,
     config: dict,
     out_dir: str,
     timeout_s: float | None = None,
@@ -201,11 +265,11 @@ def run(
 ) -> dict:
     """Run one configuration in a fresh process and return its record, tagged with the command (`origin`;
     by default the one this process runs for, else "run") that ran it; a child that left none gets a
-    failure record, written to OUT_DIR with EXTRA fields (e.g. which sweep point it was). A child that ran
-    a group (ARGV holds --repeat) returns the group's outcome (`group_outcome`), each of its records
-    tagged alike."""
+    failure record, written to OUT_DIR with EXTRA fields (e.g. which sweep point it was). WHAT is a
+    Request or `suite run` options as typed (see spawn). A child that ran a group (--repeat) returns the
+    group's outcome (`group_outcome`), each of its records tagged alike."""
     origin = origin or os.environ.get(run_record.ORIGIN_ENV) or "run"
-    child = spawn(argv, out_dir, timeout_s, **{run_record.ORIGIN_ENV: origin})
+    child = spawn(what, out_dir, timeout_s, **{run_record.ORIGIN_ENV: origin})
     if child.record is not None or child.group is not None:
         if child.returncode == run_record.EXIT_RECORD_NOT_WRITTEN:  # it said where the record went instead
             last = [line for line in child.stderr.strip().splitlines() if line.strip()]

@@ -1,11 +1,13 @@
 """`suite run --nproc N [--nnodes K --node-rank R --rdzv-endpoint HOST:PORT]`: run through torch's launcher.
 
-The command re-executes itself under torch.distributed.run (torchrun) in a subprocess, with the same run
-options; each worker is `python -m suite run ...` and sees RANK / WORLD_SIZE / LOCAL_RANK. Rank 0 writes
+The command re-executes itself under torch.distributed.run (torchrun) in a subprocess; each worker is
+`python -m suite run --spec FILE ...`, FILE holding the run's RunSpec as JSON (removed when the launcher
+ends), and sees RANK / WORLD_SIZE / LOCAL_RANK. Rank 0 writes
 the record. If a rank fails, torchrun stops the others (it polls its workers every 0.1 s) and this parent
 writes the record instead, naming the failed rank and its error from torchrun's failure report.
 
-The subprocess is `python -m suite.orchestration.launch <torchrun options> -m suite -- run ...`: torchrun's own `run()`,
+The subprocess is `python -m suite.orchestration.launch <torchrun options> -m suite -- run --spec FILE ...`:
+torchrun's own `run()`,
 with its ChildFailedError (rank -> exit code, error file, message) saved as JSON for this parent.
 `torchrun -m suite run ...` works too; then rank 0 writes whatever record it has.
 """
@@ -19,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-from suite.orchestration.child import argv_from_args as worker_argv
+from suite.orchestration import child
 
 INTERRUPTED = 130  # the launcher subprocess's exit status after Ctrl-C
 
@@ -51,9 +53,15 @@ def torchrun_options(spec) -> list[str]:
     return options
 
 
+def worker_argv(args, spec_path: str) -> list[str]:
+    """What each rank runs: the RunSpec in SPEC_PATH, with the options of ARGS that are not part of a run
+    (--out, --json, --quiet) as typed."""
+    return ["run", "--spec", spec_path, *child.other_options(args)]
+
+
 def launch(args, plan) -> int:
     """Run `plan` under torchrun with `args`; return the exit status (0: every rank finished)."""
-    from suite import context, limits, run_record
+    from suite import context, limits, run_options, run_record
     from suite.measurement import distributed
     from suite.reporting import summary
 
@@ -68,24 +76,26 @@ def launch(args, plan) -> int:
     os.close(fd)
     # Workers import this same suite, wherever the parent was started from.
     env = context.child_env(SUITE_RUN_ID=run_id, SUITE_LAUNCH_FAILURES=failures_path)
-    command = [
-        sys.executable,
-        "-m",
-        "suite.orchestration.launch",
-        *torchrun_options(spec),
-        "-m",
-        "suite",
-        "--",
-        *worker_argv(args),
-    ]
     try:
-        # SIGTERM when this process ends however it ends (kill -9 too): torchrun then stops its ranks.
-        agent = subprocess.Popen(command, env=env, preexec_fn=limits.end_with_parent())
-        try:
-            status = agent.wait()
-        except KeyboardInterrupt:
-            stop_agent(agent)
-            raise
+        # The ranks run the spec as asked, each planning it as one process would.
+        with child.spec_file(run_options.spec_from_args(args)) as spec_path:
+            command = [
+                sys.executable,
+                "-m",
+                "suite.orchestration.launch",
+                *torchrun_options(spec),
+                "-m",
+                "suite",
+                "--",
+                *worker_argv(args, spec_path),
+            ]
+            # SIGTERM when this process ends however it ends (kill -9 too): torchrun then stops its ranks.
+            agent = subprocess.Popen(command, env=env, preexec_fn=limits.end_with_parent())
+            try:
+                status = agent.wait()
+            except KeyboardInterrupt:
+                stop_agent(agent)
+                raise
         failures = _read_failures(failures_path)
     finally:
         os.unlink(failures_path)

@@ -22,9 +22,9 @@ def new_group_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def run_group(argv: list[str], config: dict, out_dir: str, repeats: int, run=None, log=None) -> list[dict]:
-    """Run `suite run ARGV` REPEATS times, one after another, each in a fresh process; every record
-    (a failed run's too) gets the group and is written to OUT_DIR."""
+def run_group(what, config: dict, out_dir: str, repeats: int, run=None, log=None) -> list[dict]:
+    """Run WHAT (a child.Request, or `suite run` options as typed) REPEATS times, one after another, each
+    in a fresh process; every record (a failed run's too) gets the group and is written to OUT_DIR."""
     from suite.orchestration import child
 
     run = run or child.run
@@ -32,7 +32,7 @@ def run_group(argv: list[str], config: dict, out_dir: str, repeats: int, run=Non
     group = new_group_id()
     records = []
     for index in range(1, repeats + 1):
-        record = run(argv, config, out_dir)
+        record = run(what, config, out_dir)
         # The child wrote its record already; written again (same run id, same file) with its group. A
         # folder that cannot take it stops the group, the record kept in the fallback (exit 3).
         record["group"] = {"id": group, "index": index, "of": repeats}
@@ -68,7 +68,8 @@ def against_argv(options: list[str]) -> list[str]:
 def run_interleaved(
     sides: list[tuple[list[str], dict, str]], repeats: int, run=None, log=None
 ) -> tuple[list[dict], list[dict]]:
-    """REPEATS runs of each of two configurations ((argv, config, out_dir) each), interleaved A B B A …,
+    """REPEATS runs of each of two configurations ((request, config, out_dir) each: a child.Request, or
+    `suite run` options as typed), interleaved A B B A …,
     each in a fresh process; each side is a group of its own, and each record says which group it was
     interleaved with and where in the sequence it ran."""
     from suite.orchestration import child
@@ -78,8 +79,8 @@ def run_interleaved(
     groups = [new_group_id(), new_group_id()]
     records: tuple[list[dict], list[dict]] = ([], [])
     for position, side in enumerate(interleaved_order(repeats), start=1):
-        argv, config, out_dir = sides[side]
-        record = run(argv, config, out_dir)
+        what, config, out_dir = sides[side]
+        record = run(what, config, out_dir)
         record["group"] = {
             "id": groups[side],
             "index": len(records[side]) + 1,
