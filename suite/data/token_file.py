@@ -72,8 +72,13 @@ class TokenFile:
     header: LlmcHeader | None = None
 
     def open(self) -> np.memmap:
-        """The tokens, memory-mapped read-only (pages are read when a sequence touches them)."""
-        return np.memmap(self.path, dtype=self.dtype, mode="r", offset=self.offset, shape=(self.tokens,))
+        """The tokens, memory-mapped read-only (pages are read when a sequence touches them). Opened by the one
+        bounded reader, so a FIFO or a kernel file put in the file's place is refused, never waited on; the
+        map keeps its own duplicate of the descriptor, so it outlives the handle."""
+        from suite.run_record.read import open_regular
+
+        with open_regular(self.path) as handle:
+            return np.memmap(handle, dtype=self.dtype, mode="r", offset=self.offset, shape=(self.tokens,))
 
     def describe(self) -> dict:
         described = {
