@@ -10,6 +10,7 @@ import pytest
 
 from suite.cli import main
 from suite.commands import diagnose as diagnose_command
+from suite.orchestration import diagnose_arms
 
 RATES = {"loader": [50.0, 52.0, 49.0], "compute": [100.0, 101.0, 99.0], "end_to_end": [48.0, 47.0, 49.0]}
 
@@ -53,7 +54,7 @@ def diagnosed(monkeypatch, tmp_path, photos, records):
         return types.SimpleNamespace(spec=real.spec, record_config=real.record_config, backend=backend)
 
     monkeypatch.setattr(child, "plan", plan)
-    monkeypatch.setattr(diagnose_command, "_measure_interleaved", lambda plan, point, out, n: records)
+    monkeypatch.setattr(diagnose_arms, "measure_interleaved", lambda plan, point, out, n: records)
     monkeypatch.setattr(diagnose_command.os, "cpu_count", lambda: 8)
     monkeypatch.setattr(
         run_record, "write_record_or_stop", lambda record, out: written.append(record) or f"{out}/r.json"

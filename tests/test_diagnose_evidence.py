@@ -8,7 +8,6 @@ import types
 
 import pytest
 
-from suite.commands import diagnose as diagnose_command
 from suite.measurement import diagnose, diagnose_evidence
 from suite.reporting.compare_stats import welch
 
@@ -164,14 +163,14 @@ def test_the_command_runs_each_arm_in_fresh_processes_in_turn(monkeypatch, tmp_p
         return {"status": "ok", "run_id": f"r{len(calls)}", "metrics": {"images_per_second": 100.0}}
 
     from suite.measurement import loader_only
-    from suite.orchestration import sweep
+    from suite.orchestration import diagnose_arms, grid
 
     monkeypatch.setattr(loader_only, "measure_in_fresh_process", loader_process)
-    monkeypatch.setattr(sweep, "run_point", run_point)
+    monkeypatch.setattr(grid, "run_point", run_point)
     from suite import run_record
 
     monkeypatch.setattr(run_record, "write_record_or_stop", lambda record, out: None)
-    point = sweep.Point(
+    point = grid.Point(
         0,
         {},
         ["--data", "photos"],
@@ -180,7 +179,7 @@ def test_the_command_runs_each_arm_in_fresh_processes_in_turn(monkeypatch, tmp_p
     plan = types.SimpleNamespace(
         backend=types.SimpleNamespace(schedule=types.SimpleNamespace(steps_per_window=4))
     )
-    records = diagnose_command._measure_interleaved(plan, point, str(tmp_path), processes=4)
+    records = diagnose_arms.measure_interleaved(plan, point, str(tmp_path), processes=4)
     assert calls == ["loader", "compute", "end_to_end"] * 4
     assert [len(records[a]) for a in ARMS] == [4, 4, 4]
 

@@ -72,9 +72,9 @@ def test_one_step_is_not_one_steps():
 
 def test_a_single_point_error_names_no_sweep_point(tmp_path):
     from suite.errors import UserError
-    from suite.orchestration import sweep
+    from suite.orchestration import grid
 
-    point = sweep.Point(0, {}, ["--backend", "cpu", "--batch-size", "0"], {})
+    point = grid.Point(0, {}, ["--backend", "cpu", "--batch-size", "0"], {})
     with pytest.raises(UserError) as raised:
-        sweep.resolve([point])
+        grid.resolve([point])
     assert "sweep point" not in str(raised.value) and "--batch-size" in str(raised.value)

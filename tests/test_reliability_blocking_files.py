@@ -132,8 +132,8 @@ def test_report_and_compare_skip_a_blocking_record_by_name(tmp_path, capsys, blo
 
 
 def test_sweep_resume_and_fleet_folders_skip_a_blocking_record(tmp_path, blocking):
+    from suite.orchestration.grid import existing_records
     from suite.orchestration.sky_driver import recorded_instances
-    from suite.orchestration.sweep import existing_records
 
     record = good_record("good")
     record["config"]["instance"] = "p3.2xlarge"
@@ -252,17 +252,17 @@ def test_an_image_that_blocks_is_skipped_by_prepare_and_named_by_the_loader(tmp_
 
 
 def test_a_sweep_claim_planted_as_a_fifo_or_link_is_refused_not_waited_on(tmp_path):
-    from suite.orchestration import sweep
+    from suite.orchestration import grid
 
     os.mkfifo(tmp_path / "claim")
     os.symlink("/dev/zero", tmp_path / "link")
     with deadline(10):
         for name in ("claim", "link"):
             with pytest.raises(UserError, match="not a regular file"):
-                sweep.try_claim(str(tmp_path / name))
-        fd = sweep.try_claim(str(tmp_path / "fine"))
+                grid.try_claim(str(tmp_path / name))
+        fd = grid.try_claim(str(tmp_path / "fine"))
     assert fd is not None and "pid" in (tmp_path / "fine").read_text()
-    sweep.release_claim(str(tmp_path / "fine"), fd)
+    grid.release_claim(str(tmp_path / "fine"), fd)
 
 
 # -- class 2: every open of a path goes through the one reader --------------------------------------
@@ -289,7 +289,7 @@ ALLOWED = {
         "open",
     ): "writes the cache's images.u8 in its new temporary folder",
     ("suite/orchestration/sky_driver.py", "Fleet.follow", "open"): "appends to the campaign's own log file",
-    ("suite/orchestration/sweep.py", "_open_claim", "os.open"): (
+    ("suite/orchestration/grid.py", "_open_claim", "os.open"): (
         "a sweep's claim file: O_NONBLOCK | O_NOFOLLOW, and refused unless a regular file"
     ),
     ("suite/reporting/page.py", "_plots", "open"): "a plot the suite just drew in its own temporary folder",

@@ -496,10 +496,10 @@ def _tiny_cache(tmp_path):
 
 
 def _points(count: int):
-    from suite.orchestration import sweep
+    from suite.orchestration import grid
 
     return [
-        sweep.Point(i, {"batch-size": str(i + 1)}, [], {"workload": "dcgan64", "batch_size": i + 1})
+        grid.Point(i, {"batch-size": str(i + 1)}, [], {"workload": "dcgan64", "batch_size": i + 1})
         for i in range(count)
     ]
 
@@ -511,11 +511,11 @@ def _recording_run_point(ran: list, contested=None):
     machine or a busy one, instead of when a sleep happens to be long enough."""
 
     def run_point(point, out_dir, timeout_s=None, origin="sweep"):
-        from suite.orchestration import sweep
+        from suite.orchestration import grid
 
         ran.append(point.index)
         if contested is not None:
-            claim = sweep.claim_path(out_dir, point)
+            claim = grid.claim_path(out_dir, point)
             assert contested(claim).wait(30), f"no other sweep reached point {point.index} while it ran"
         record = run_record.new_record(
             f"p{point.index}-{len(ran)}", {"utc_time": "2026-01-01T00:00:00Z"}, point.config
@@ -531,7 +531,7 @@ def _recording_run_point(ran: list, contested=None):
 def test_concurrent_sweeps_into_one_folder_run_each_point_once(tmp_path, monkeypatch, sweeps):
     import threading
 
-    from suite.orchestration import sweep
+    from suite.orchestration import grid
 
     ran: list[int] = []
     events, lock = {}, threading.Lock()
@@ -540,7 +540,7 @@ def test_concurrent_sweeps_into_one_folder_run_each_point_once(tmp_path, monkeyp
         with lock:
             return events.setdefault(path, threading.Event())
 
-    real_try_claim = sweep.try_claim
+    real_try_claim = grid.try_claim
 
     def try_claim(path, wait=False):  # a refusal is another sweep reaching a point that is being run
         fd = real_try_claim(path, wait)
@@ -548,12 +548,12 @@ def test_concurrent_sweeps_into_one_folder_run_each_point_once(tmp_path, monkeyp
             contested(path).set()
         return fd
 
-    monkeypatch.setattr(sweep, "try_claim", try_claim)
-    monkeypatch.setattr(sweep, "run_point", _recording_run_point(ran, contested))
+    monkeypatch.setattr(grid, "try_claim", try_claim)
+    monkeypatch.setattr(grid, "run_point", _recording_run_point(ran, contested))
     outcomes = [None] * sweeps
 
     def one(index):
-        outcomes[index] = sweep.run_sweep(_points(6), str(tmp_path), log=lambda line: None)
+        outcomes[index] = grid.run_points(_points(6), str(tmp_path), log=lambda line: None)
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(sweeps)]
     for thread in threads:
@@ -564,32 +564,32 @@ def test_concurrent_sweeps_into_one_folder_run_each_point_once(tmp_path, monkeyp
     for outcome in outcomes:  # and every sweep reports every point, with its record
         assert [point.index for point, _ in outcome] == list(range(6))
         assert all(record["status"] == "ok" for _, record in outcome)
-    assert not [name for name in os.listdir(tmp_path) if name.startswith(sweep.CLAIM_PREFIX)]
+    assert not [name for name in os.listdir(tmp_path) if name.startswith(grid.CLAIM_PREFIX)]
 
 
 def test_a_point_claimed_by_a_sweep_that_died_is_run_by_the_next(tmp_path, monkeypatch):
     import multiprocessing
     import signal
 
-    from suite.orchestration import sweep
+    from suite.orchestration import grid
 
     point = _points(1)[0]
-    path = sweep.claim_path(str(tmp_path), point)
+    path = grid.claim_path(str(tmp_path), point)
     ready = multiprocessing.get_context("fork").Event()
 
     def claimer():  # a sweep that claimed the point, then was killed -9 before any record
-        sweep.try_claim(path)
+        grid.try_claim(path)
         ready.set()
         time.sleep(60)
 
     process = multiprocessing.get_context("fork").Process(target=claimer)
     process.start()
     assert ready.wait(20)
-    assert sweep.try_claim(path) is None  # held while its claimer lives
+    assert grid.try_claim(path) is None  # held while its claimer lives
     os.kill(process.pid, signal.SIGKILL)
     process.join()
     assert os.path.exists(path)  # the dead claimer's file is still there ...
     ran: list[int] = []
-    monkeypatch.setattr(sweep, "run_point", _recording_run_point(ran))
-    (pair,) = sweep.run_sweep([point], str(tmp_path), log=lambda line: None)
+    monkeypatch.setattr(grid, "run_point", _recording_run_point(ran))
+    (pair,) = grid.run_points([point], str(tmp_path), log=lambda line: None)
     assert ran == [0] and pair[1]["status"] == "ok"  # ... but its lock died with it: the point runs

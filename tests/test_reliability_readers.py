@@ -90,8 +90,8 @@ def test_a_hostile_path_named_directly_is_named_not_waited_on(tmp_path, capsys, 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_sweep_resume_and_fleet_folders_skip_and_name_them(tmp_path, capsys, kind):
+    from suite.orchestration.grid import existing_records
     from suite.orchestration.sky_driver import recorded_instances
-    from suite.orchestration.sweep import existing_records
 
     record = good_record("good")
     record["config"]["instance"] = "p3.2xlarge"

@@ -9,7 +9,7 @@ import pytest
 
 from suite.cli import main
 from suite.errors import UserError
-from suite.orchestration import child, grid_options, sweep, sweep_table
+from suite.orchestration import child, grid, grid_options, sweep, sweep_table
 from suite.run_options import run_options
 
 
@@ -37,7 +37,7 @@ def test_sweep_file_expands_to_every_combination_in_order(tmp_path, options):
         """,
     )
     spec = sweep.load_spec(path, options)
-    points = sweep.expand(spec, options)
+    points = grid.expand(spec, options)
     assert [p.knobs for p in points][:3] == [
         {"batch-size": "2", "precision": "fp32"},
         {"batch-size": "2", "precision": "bf16"},
@@ -134,8 +134,8 @@ def test_switch_options_become_flags(options):
 
 def test_resume_matches_on_the_resolved_configuration(tmp_path, options):
     spec = grid_options.parse_inline(["batch-size=2,4"], ["backend=cpu", "model-override=ngf=8"], options)
-    points = sweep.expand(spec, options)
-    sweep.resolve(points)
+    points = grid.expand(spec, options)
+    grid.resolve(points)
     assert points[0].config["batch_size"] == 2 and points[0].config["model_overrides"] == {"ngf": 8}
     done = {"status": "ok", "config": dict(points[0].config), "context": {"utc_time": "1"}}
     oom = {"status": "oom", "config": dict(points[1].config), "context": {"utc_time": "1"}}
@@ -145,15 +145,15 @@ def test_resume_matches_on_the_resolved_configuration(tmp_path, options):
         "config": {**points[0].config, "precision": "bf16"},
         "context": {"utc_time": "3"},
     }
-    assert sweep.find_record(points[0], [other, done]) is done
-    assert sweep.find_record(points[1], [crashed]) is None  # an error is run again
-    assert sweep.find_record(points[1], [crashed, oom]) is oom  # an oom would only repeat
+    assert grid.find_record(points[0], [other, done]) is done
+    assert grid.find_record(points[1], [crashed]) is None  # an error is run again
+    assert grid.find_record(points[1], [crashed, oom]) is oom  # an oom would only repeat
 
 
 def test_existing_records_ignore_other_json(tmp_path):
     (tmp_path / "notes.json").write_text(json.dumps({"hello": 1}))
     (tmp_path / "broken.json").write_text("{")
-    assert sweep.existing_records(str(tmp_path)) == []
+    assert grid.existing_records(str(tmp_path)) == []
 
 
 def test_knob_effects_are_geometric_means_of_paired_ratios():
@@ -175,7 +175,7 @@ def test_knob_effects_skip_failed_pairs_and_say_so():
 
 
 def test_table_sorted_by_throughput_with_failures_last():
-    grid = {"batch-size": ["2", "4", "8"]}
+    knobs = {"batch-size": ["2", "4", "8"]}
 
     def rec(rate, status="ok"):
         metrics = (
@@ -189,11 +189,11 @@ def test_table_sorted_by_throughput_with_failures_last():
         }
 
     outcome = [
-        (sweep.Point(0, {"batch-size": "2"}, []), rec(10.0)),
-        (sweep.Point(1, {"batch-size": "4"}, []), rec(None, "oom")),
-        (sweep.Point(2, {"batch-size": "8"}, []), rec(30.0)),
+        (grid.Point(0, {"batch-size": "2"}, []), rec(10.0)),
+        (grid.Point(1, {"batch-size": "4"}, []), rec(None, "oom")),
+        (grid.Point(2, {"batch-size": "8"}, []), rec(30.0)),
     ]
-    text = sweep_table.render(outcome, grid)
+    text = sweep_table.render(outcome, knobs)
     rows = [line.split()[0] for line in text.splitlines()[2:5]]
     assert rows == ["8", "2", "4"]
     assert "oom: too big" in text

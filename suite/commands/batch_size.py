@@ -60,7 +60,7 @@ def batch_size_command(args) -> int:
     from suite import context, run_record
     from suite.errors import UserError
     from suite.numbers import positive_int
-    from suite.orchestration import batch_size, sweep
+    from suite.orchestration import batch_size, grid
     from suite.orchestration.child import log
     from suite.run_options import run_options
 
@@ -75,19 +75,11 @@ def batch_size_command(args) -> int:
         raise UserError("--set batch-size=... cannot be used here: the search chooses the batch size")
     own = grid_options.own_options(grid_options.given(args, PASSED), options)
     spec = grid_options.parse_inline([f"batch-size={start}"], args.fixed, options, own)
-    first = sweep.expand(spec, options)[0]
-    sweep.resolve([first])  # every value checked before anything runs
-    base_argv = first.argv[:-2]  # without "--batch-size N"
+    first = grid.expand(spec, options)[0]
+    grid.resolve([first])  # every value checked before anything runs
     config = {k: v for k, v in first.config.items() if k != "batch_size"}
     out_dir = run_record.check_out_dir(args.out)
-
-    def try_batch(n: int):
-        point = sweep.Point(
-            n, {"batch-size": str(n)}, [*base_argv, "--batch-size", str(n)], {**first.config, "batch_size": n}
-        )
-        return batch_size.try_from_record(
-            n, sweep.run_point(point, out_dir, args.try_timeout, origin="batch-size")
-        )
+    try_batch = batch_size.try_in_child(first, out_dir, args.try_timeout)
 
     log(
         f"batch-size search: {config['workload']} on {config['backend']}, from {start} up to {max_batch}"

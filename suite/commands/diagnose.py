@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 
 from suite import option_types
 from suite.orchestration import grid_options
@@ -89,13 +88,13 @@ def diagnose_command(args) -> int:
     processes = _processes(args.processes)
     from suite import run_record
     from suite.measurement import diagnose
-    from suite.orchestration import child
+    from suite.orchestration import child, diagnose_arms
     from suite.spec import RunSpec
 
     point = _checked_point(args)
     out_dir = run_record.check_out_dir(args.out)
     plan = child.plan(RunSpec.from_record_config(point.config))  # the backend's capabilities shape the advice
-    records = _measure_interleaved(plan, point, out_dir, processes)
+    records = diagnose_arms.measure_interleaved(plan, point, out_dir, processes)
     if _said_failures(records):
         return 1
     end_to_end = records["end_to_end"][-1]  # the last end-to-end run's record gains the verdict
@@ -111,14 +110,14 @@ def diagnose_command(args) -> int:
 def _checked_point(args):
     """The one configuration diagnosed, as `suite run` would resolve it: every value checked (and the data
     opened) before anything is measured."""
-    from suite.orchestration import sweep
+    from suite.orchestration import grid
     from suite.run_options import run_options
 
     options = run_options()
     own = grid_options.own_options(grid_options.given(args, PASSED), options)
     spec = grid_options.parse_inline([], args.fixed, options, own, require_grid=False)
-    [point] = sweep.expand(spec, options)
-    sweep.resolve([point])
+    [point] = grid.expand(spec, options)
+    grid.resolve([point])
     return point
 
 
@@ -185,58 +184,3 @@ def _median_rates(rates: dict[str, list[float]]) -> dict:
         "compute_cv": stats.cv(rates["compute"]),
         "end_to_end_cv": stats.cv(rates["end_to_end"]),
     }
-
-
-def _measure_interleaved(plan, point, out_dir: str, processes: int) -> dict[str, list[dict]]:
-    """Each arm in PROCESSES fresh processes, interleaved (loader, compute, end to end, loader, ...): the
-    loader alone, the model on synthetic data and the real run, each said as it starts and ends, with
-    the time the rest should take from the second round on."""
-    from suite import run_record
-    from suite.data import progress
-    from suite.measurement import diagnose_evidence
-    from suite.measurement.loader_only import measure_in_fresh_process
-    from suite.orchestration import child, sweep
-
-    config = point.config
-    compute_point = sweep.Point(
-        0, {"data": "synthetic"}, [*point.argv, "--data", "synthetic"], {**config, "data": "synthetic"}
-    )
-
-    def loader(_round: int) -> dict:
-        record = measure_in_fresh_process(
-            config,
-            # None where the backend grows a training window from warm-up timing: the loader grows its
-            # own windows from the backend's default steps (suite/data/loader_bench.py).
-            batches=config["steps_per_window"] or plan.backend.schedule.steps_per_window,
-            windows=config["windows"],
-            warmup=config["warmup_steps"],
-            origin="diagnose",
-        )
-        run_record.write_record_or_stop(record, out_dir)
-        return record
-
-    measure = {
-        "loader": loader,
-        "compute": lambda _round: sweep.run_point(compute_point, out_dir, origin="diagnose"),
-        "end_to_end": lambda _round: sweep.run_point(point, out_dir, origin="diagnose"),
-    }
-    total, started = processes * len(measure), time.monotonic()
-    done = [0]
-    names = diagnose_evidence.ARM_NAMES
-
-    def said(round_: int, arm: str, record: dict) -> None:
-        done[0] += 1
-        took = time.monotonic() - started
-        left = f"; {progress.about(took / done[0] * (total - done[0]))} left" if done[0] < total else ""
-        child.log(
-            f"{done[0]}/{total} {names[arm]} (round {round_ + 1}/{processes}): {child.describe(record)} "
-            f"({progress.seconds(took)} so far{left})"
-        )
-
-    child.log(
-        f"{total} fresh processes: {', '.join(names.values())}, interleaved, {processes} round(s); a verdict "
-        "only where their run-to-run intervals separate"
-    )
-    return diagnose_evidence.measure_interleaved(
-        measure, processes, ok=lambda record: record.get("status") == "ok", said=said
-    )

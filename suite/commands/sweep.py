@@ -58,7 +58,7 @@ def add_parser(subparsers) -> None:
 def sweep_command(args) -> int:
     from suite import run_record
     from suite.errors import UserError
-    from suite.orchestration import sweep, sweep_table
+    from suite.orchestration import grid, sweep, sweep_table
     from suite.orchestration.child import log
     from suite.run_options import run_options
 
@@ -71,21 +71,21 @@ def sweep_command(args) -> int:
         if "workload" in spec.grid or "workload" in spec.fixed:
             raise UserError("--model-list sweeps the workload: drop workload from the grid and --set")
         spec.grid = {"workload": read_model_list(args.model_list), **spec.grid}
-    points = sweep.expand(spec, options)
-    sweep.resolve(points)
+    points = grid.expand(spec, options)
+    grid.resolve(points)
     out_dir = run_record.check_out_dir(args.out)
 
     if args.dry_run:
-        records = sweep.existing_records(out_dir)
+        records = grid.existing_records(out_dir)
         for point in points:
-            recorded = sweep.find_record(point, records)
+            recorded = grid.find_record(point, records)
             print(
                 f"{point.index + 1:>3}  {point.label()}  "
                 + ("recorded" if recorded else "to run")
                 + f"\n     suite run {' '.join(point.argv)}"
             )
         return 0
-    outcome = sweep.run_sweep(points, out_dir, log=log, timeout_s=args.point_timeout)
+    outcome = grid.run_points(points, out_dir, log=log, timeout_s=args.point_timeout)
     print(sweep_table.render(outcome, spec.grid))
     failed = [record for _, record in outcome if record.get("status") != "ok"]
     if failed:

@@ -180,6 +180,22 @@ def noise_caveat(tries: list[Try]) -> str | None:
     return None
 
 
+def try_in_child(first, out_dir: str, timeout_s: float | None = None):
+    """`try_batch(n) -> Try` for `search`: the grid point FIRST (whose argv ends with its `--batch-size`) at
+    batch N, run by the grid engine as a fresh `suite run` into OUT_DIR."""
+    from suite.orchestration import grid
+
+    base_argv = first.argv[:-2]  # without "--batch-size N"
+
+    def try_batch(n: int) -> Try:
+        point = grid.Point(
+            n, {"batch-size": str(n)}, [*base_argv, "--batch-size", str(n)], {**first.config, "batch_size": n}
+        )
+        return try_from_record(n, grid.run_point(point, out_dir, timeout_s, origin="batch-size"))
+
+    return try_batch
+
+
 def try_from_record(batch_size: int, record: dict) -> Try:
     error, metrics = record.get("error") or {}, metrics_of(record)
     windows = len(metrics.window_time_s or [])

@@ -9,8 +9,8 @@ import json
 from suite.orchestration import child
 from suite.orchestration.repeat import against_argv
 
-# A point is a `sweep.Point` (its config, and its group's `repeat` and `candidate_config`), read here
-# without importing the sweep, which imports this.
+# A point is a `grid.Point` (its config, and its group's `repeat` and `candidate_config`), read here
+# without importing the grid engine, which imports this.
 
 # Outcomes that a second run would only repeat: such a point is done. "error" points are run again.
 DONE_STATUSES = ("ok", "diverged", "oom")
