@@ -5,7 +5,7 @@ claimed while it runs so that engines started at once into one folder share the 
 timeout, a line of progress per point (`Pace`), and the list of outcomes, point by point.
 
 Its strategies choose the points: `suite sweep` every combination of a grid (`run_points`), `suite
-batch-size` the next batch from the tries so far (`batch_size.run_search`), `suite diagnose` its arms,
+batch-size` the next batch from the tries so far (`batch_size.try_in_child`), `suite diagnose` its arms,
 interleaved (`diagnose_arms`). One process per point, so an out-of-memory error or a crash cannot poison
 the next point; a point that fails is recorded with its error and the others go on.
 """
