@@ -1,8 +1,9 @@
-"""How throughput is computed, in one place.
+"""How throughput is computed, in one place: the arithmetic of rates.
 
 Throughput of a window = images consumed in the window / the window's wall time, the device
-synchronised at both edges. Windows are repeated; the record reports their median and spread.
-Per-step rates are never averaged: a mean of rates over-weights fast steps.
+synchronised at both edges. Windows are repeated; the record reports their median and spread (the
+record's fields are built from these by suite/run_record/windows.py). Per-step rates are never averaged:
+a mean of rates over-weights fast steps.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import sys
 
 SECONDS_PER_HOUR = 3600.0
 
-# hyperfine-style warnings: a wide spread, or a first window much slower than the rest.
+# hyperfine-style warnings (run_record/windows.spread_warnings): a wide spread, or a first window much
+# slower than the rest.
 WIDE_SPREAD_CV = 0.05
 SLOW_FIRST_WINDOW = 0.80
 
@@ -73,47 +75,6 @@ def median_interval(values: list[float], confidence: float = 0.95) -> tuple[floa
 
 def window_throughputs(images_per_window: int, window_times_s: list[float]) -> list[float]:
     return [images_per_window / t for t in window_times_s]
-
-
-def summarise_windows(images_per_window: int, steps_per_window: int, window_times_s: list[float]) -> dict:
-    rates = window_throughputs(images_per_window, window_times_s)
-    median = statistics.median(rates)
-    stdev = statistics.stdev(rates) if len(rates) > 1 else 0.0
-    return {
-        "images_per_second": median,
-        "images_per_hour": median * SECONDS_PER_HOUR,
-        "images_per_second_mean": statistics.fmean(rates),
-        "images_per_second_stdev": stdev,
-        "images_per_second_min": min(rates),
-        "images_per_second_max": max(rates),
-        "images_per_second_cv": cv(rates) or 0.0,
-        "step_time_s": statistics.median(window_times_s) / steps_per_window,
-        "window_images_per_second": rates,
-        "window_time_s": list(window_times_s),
-        "images_per_window": images_per_window,
-        "images_timed": images_per_window * len(window_times_s),
-        "time_timed_s": sum(window_times_s),
-    }
-
-
-def spread_warnings(metrics: dict) -> list[str]:
-    warnings = []
-    rates = metrics["window_images_per_second"]
-    if metrics["images_per_second_stdev"] > metrics["images_per_second"]:
-        warnings.append(
-            f"the spread between windows (σ {metrics['images_per_second_stdev']:,.1f} img/s) is larger than "
-            f"the value ({metrics['images_per_second']:,.1f} img/s): this figure is noise, not a rate"
-        )
-    if metrics["images_per_second_cv"] > WIDE_SPREAD_CV:
-        warnings.append(
-            f"windows vary widely (cv {metrics['images_per_second_cv']:.1%}): results may be "
-            "noisy; close other programs, or use more --steps / --windows"
-        )
-    if len(rates) > 1 and rates[0] < SLOW_FIRST_WINDOW * statistics.median(rates[1:]):
-        warnings.append(
-            "the first window was much slower than the rest: warm-up may be too short (consider --warmup N)"
-        )
-    return warnings
 
 
 # -- ratios of rates, in log space ------------------------------------------------------------------------

@@ -192,6 +192,6 @@ def test_the_probe_repeats_windows_long_enough_to_mean_something():
     import time
 
     found = probe.compute_only(lambda batch: time.sleep(0.001), None, Host(), steps=1, images_per_step=4)
-    assert len(found["window_time_s"]) == probe.PROBE_WINDOWS
-    assert min(found["window_time_s"]) >= probe.PROBE_MIN_WINDOW_S * 0.8
-    assert found["images_per_second_cv"] is not None
+    assert len(found.window_time_s) == probe.PROBE_WINDOWS
+    assert min(found.window_time_s) >= probe.PROBE_MIN_WINDOW_S * 0.8
+    assert found.images_per_second_cv is not None

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from suite import stats
 from suite.commands.loader import render_table, significant
 from suite.data.loader_bench import MIN_WINDOW_S, batches_for, measure_loader
+from suite.run_record.windows import spread_warnings, window_metrics
 
 
 def fast_batches():
@@ -31,9 +31,9 @@ def test_growth_is_computed_from_what_the_short_window_took():
 
 
 def test_a_spread_larger_than_the_value_is_always_a_warning():
-    metrics = stats.summarise_windows(100, 1, [0.0002, 0.004, 0.0003, 0.002])
-    assert metrics["images_per_second_stdev"] > metrics["images_per_second"]
-    assert any("larger than the value" in w for w in stats.spread_warnings(metrics))
+    metrics = window_metrics(100, 1, [0.0002, 0.004, 0.0003, 0.002])
+    assert metrics.images_per_second_stdev > metrics.images_per_second
+    assert any("larger than the value" in w for w in spread_warnings(metrics))
 
 
 def test_the_loader_table_shows_significant_digits_and_marks_warnings():
@@ -76,7 +76,7 @@ def test_batch_size_shows_each_tries_spread_and_says_when_its_advice_is_noise():
 
 
 def test_sweep_shows_no_spread_of_zero_from_one_window_and_caveats_its_effects():
-    from suite.orchestration.grid import Point
+    from suite.orchestration.sweep import Point
     from suite.orchestration.sweep_table import render
 
     def record(rate, windows):

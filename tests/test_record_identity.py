@@ -8,15 +8,16 @@ import statistics
 
 import pytest
 
-from suite import run_record, stats
+from suite import run_record
 from suite.cli import main
-from suite.orchestration import grid
+from suite.orchestration import sweep
 from suite.reporting.gather import load_records
 from suite.reporting.render import FORMATS
+from suite.run_record.windows import window_metrics
 
 
 def made(run_id: str, windows=(10.0, 10.5, 9.5), images_per_window=100, **metrics) -> dict:
-    """A record as the suite writes it: its metrics from `stats.summarise_windows`, then any overridden."""
+    """A record as the suite writes it: its metrics from `windows.window_metrics`, then any overridden."""
     record = run_record.new_record(
         run_id,
         {"utc_time": "2026-01-01T00:00:00Z"},
@@ -24,7 +25,7 @@ def made(run_id: str, windows=(10.0, 10.5, 9.5), images_per_window=100, **metric
     )
     times = [images_per_window / rate for rate in windows]
     record.update(status="ok", device={"name": "Test CPU", "count": 1}, data={"source": "synthetic"})
-    record["metrics"] = {**stats.summarise_windows(images_per_window, 4, times), "steps_per_window": 4}
+    record["metrics"] = {**window_metrics(images_per_window, 4, times).to_json(), "steps_per_window": 4}
     record["metrics"].update(metrics)
     return record
 
@@ -94,7 +95,7 @@ def test_a_sweep_folder_counts_each_run_once(tmp_path):
     put(tmp_path, record, "a.json")
     put(tmp_path, record, "b.json")
     said = []
-    assert [r["run_id"] for r in grid.existing_records(str(tmp_path), warn=said.append)] == ["run-a"]
+    assert [r["run_id"] for r in sweep.existing_records(str(tmp_path), warn=said.append)] == ["run-a"]
     assert any("dropped 1 duplicate record(s)" in line for line in said)
 
 

@@ -1,6 +1,6 @@
 """The data loader measured on its own, with no model: the upper bound on any training throughput.
 
-Same rules as a training run (suite/stats.py): warm-up batches excluded (worker start-up, first
+Same rules as a training run (suite/run_record/windows.py): warm-up batches excluded (worker start-up, first
 reads), then timed windows of batches, images counted / window wall time, median and spread.
 
 A window must last long enough to mean something: a cache serves a batch in well under a millisecond, and
@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import time
 
-from suite import stats
+from suite.run_record.windows import spread_warnings, window_metrics
 
 # A timed window shorter than this is noise (timer resolution, one scheduler tick of a busy 2-core host).
 MIN_WINDOW_S = 0.05
@@ -42,8 +42,9 @@ def measure_loader(
     """Pull batches from `source` (any iterable of (images, labels) batches: a DataSource's
     `host_batches()` for the loader alone, or the DataSource itself for batches on the device) and
     time it. `synchronize` (the backend's) is called at the window edges when batches go to a device.
-    Returns stats.summarise_windows' metrics plus first_batch_s (start-up: workers, first reads), the
-    batches a window held (grown, if `batches` made windows shorter than `min_window_s`) and warnings."""
+    Returns the windows' rate fields (run_record/windows.window_metrics) plus first_batch_s (start-up:
+    workers, first reads), the batches a window held (grown, if `batches` made windows shorter than
+    `min_window_s`) and warnings."""
     synchronize = synchronize or (lambda: None)
     iterator = iter(source)
     first_batch_s = _warm_up(iterator, warmup_batches)
@@ -53,7 +54,8 @@ def measure_loader(
 
     grown = _calibrated(window, batches, min_window_s)
     window_times, images_per_window = _timed_windows(window, grown, windows)
-    metrics = stats.summarise_windows(images_per_window, grown, window_times)
+    figures = window_metrics(images_per_window, grown, window_times)
+    metrics = figures.to_json()
     metrics["batch_time_s"] = metrics.pop("step_time_s")  # a loader has batches, not steps
     metrics.update(
         {
@@ -64,7 +66,7 @@ def measure_loader(
             "first_batch_s": first_batch_s,
         }
     )
-    warnings = stats.spread_warnings(metrics)
+    warnings = spread_warnings(figures)
     if grown != batches:
         warnings.append(
             f"{batches} batches took under {min_window_s * 1000:.0f} ms: each window grown to {grown} batches"

@@ -314,23 +314,43 @@ def rank_figures(info: RankInfo, record: dict) -> dict:
     import socket
     import statistics
 
-    metrics = record.get("metrics", {})
-    times = metrics.get("rank_window_time_s") or []
-    images = metrics.get("images_per_window", 0) / info.world_size
-    return {
-        "rank": info.rank,
-        "local_rank": info.local_rank,
-        "node_rank": info.node_rank,
-        "host": socket.gethostname(),
-        "pid": os.getpid(),
-        "status": record["status"],
-        "error": record.get("error"),
-        "window_time_s": times,
-        "images_per_second": images / statistics.median(times) if times else None,
-        "final_loss": metrics.get("final_loss"),
-        "peak_memory_bytes": record.get("memory", {}).get("peak_memory_bytes"),
-        "device": record.get("device", {}).get("name"),
-    }
+    from suite.run_record.parts import Rank
+    from suite.run_record.record import RunRecord
+
+    typed = RunRecord.of(record)
+    metrics = typed.metrics
+    times = metrics.get("rank_window_time_s") or []  # this rank's own times: the record keeps the slowest's
+    images = (metrics.images_per_window or 0) / info.world_size
+    return Rank.with_every_field(
+        rank=info.rank,
+        local_rank=info.local_rank,
+        node_rank=info.node_rank,
+        host=socket.gethostname(),
+        pid=os.getpid(),
+        status=typed.status,
+        error=None if typed.error is None else typed.error.to_json(),
+        window_time_s=times,
+        images_per_second=images / statistics.median(times) if times else None,
+        final_loss=metrics.final_loss,
+        peak_memory_bytes=typed.memory.peak_memory_bytes,
+        device=typed.device.name,
+    ).to_json()
+
+
+def _fail_as_first_bad_rank(record: dict) -> None:
+    """A run whose own rank succeeded fails as the first rank that did not, naming it."""
+    from suite.run_record.record import RunRecord
+
+    bad = [rank for rank in RunRecord.of(record).ranks if rank.status != "ok"]
+    if bad and record["status"] == "ok":
+        first = bad[0]
+        error = first.error or {}
+        record["status"] = first.status
+        record["error"] = {
+            **error,
+            "rank": first.rank,
+            "message": f"rank {first.rank}: {error.get('message', '')}",
+        }
 
 
 def finish(group: ProcessGroup, record: dict) -> None:
@@ -343,15 +363,7 @@ def finish(group: ProcessGroup, record: dict) -> None:
             ranks = group.gather(rank_figures(group.info, record))
             if group.info.rank == 0:
                 record["ranks"] = ranks
-                bad = [r for r in ranks if r["status"] != "ok"]
-                if bad and record["status"] == "ok":
-                    record["status"] = bad[0]["status"]
-                    error = bad[0]["error"] or {}
-                    record["error"] = {
-                        **error,
-                        "rank": bad[0]["rank"],
-                        "message": f"rank {bad[0]['rank']}: {error.get('message', '')}",
-                    }
+                _fail_as_first_bad_rank(record)
     except Exception as error:  # noqa: BLE001 - a peer that died during the gather
         record["status"] = "error"
         record["error"] = {

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from time import perf_counter as clock
 
-from suite import stats
 from suite.data.loader_bench import batches_for, measure_loader
 from suite.run_record.parts import Metrics
+from suite.run_record.windows import window_metrics
 
 PROBE_WINDOWS = 3
 PROBE_MIN_WINDOW_S = 0.1
@@ -27,9 +27,9 @@ def compute_only(
     images_per_step: int,
     windows: int = PROBE_WINDOWS,
     min_window_s: float = PROBE_MIN_WINDOW_S,
-) -> dict:
+) -> Metrics:
     """Images/s of steps on one batch already on the device (no loader, no copy), in `windows` windows of
-    at least `min_window_s` each: stats.summarise_windows' metrics."""
+    at least `min_window_s` each: the windows' rate fields (windows.window_metrics)."""
     train_step(batch)  # settle anything the switch of input might cost, outside the clock
 
     def window(count: int) -> float:
@@ -46,12 +46,12 @@ def compute_only(
             break
         steps = grown
     times = [window(steps) for _ in range(windows)]
-    return stats.summarise_windows(images_per_step * steps, steps, times)
+    return window_metrics(images_per_step * steps, steps, times)
 
 
 def measure(train_step, data, batches, backend, steps: int, images_per_step: int) -> dict:
     """Compute-only and loader-only images/s with their spread (after the timed windows)."""
-    compute = Metrics.from_json(compute_only(train_step, next(batches), backend, steps, images_per_step))
+    compute = compute_only(train_step, next(batches), backend, steps, images_per_step)
     # The loader alone, batches left on the host: one warm-up batch (worker start-up) excluded.
     loader = Metrics.from_json(
         measure_loader(

@@ -20,7 +20,7 @@ from time import perf_counter as clock  # the window clock: monotonic, high reso
 import psutil
 import torch
 
-from suite import context, input_checks, run_record, stats
+from suite import context, input_checks, run_record
 from suite.backends import Backend, backend_class, check_options, resolve_backend_name
 from suite.data import check_data, open_data
 from suite.errors import UserError
@@ -28,6 +28,8 @@ from suite.measurement import diagnose, distributed, flops, numerics, probe, pro
 from suite.measurement.cpu_share import add_to_load as add_cpu_share_to_load
 from suite.measurement.telemetry import HostSampler, Telemetry, energy_per_image
 from suite.numbers import non_negative_int, positive_int
+from suite.run_record.record import metrics_of
+from suite.run_record.windows import spread_warnings, window_metrics
 from suite.spec import RECORD_ONLY, RunSpec
 from suite.workloads import Workload, get_workload
 from suite.workloads import user_code as guard
@@ -194,16 +196,16 @@ def execute(plan: Plan, progress=_noop) -> dict:
     except Exception as error:  # noqa: BLE001 - a broken device query must not lose the measurement
         record["warnings"].append(f"device query failed: {error}")
     group.finish(record)
-    if "images_per_second" in record["metrics"]:
+    if metrics_of(record).images_per_second is not None:
         _add_efficiency(record, workload)
     return record
 
 
 def _add_efficiency(record: dict, workload: Workload) -> None:
     """MFU (where the device's peak is known) and energy per image (where the device reports power)."""
-    metrics = record["metrics"]
+    metrics, measured = record["metrics"], metrics_of(record)
     # MFU is per device: a distributed run's throughput is all ranks', each on its own device.
-    per_device = metrics["images_per_second"] / (record["config"].get("world_size") or 1)
+    per_device = measured.images_per_second / (record["config"].get("world_size") or 1)
     try:
         metrics.update(flops.mfu_metrics(workload, per_device, record["device"].get("peak_tflops")))
     except Exception as error:  # noqa: BLE001 - counting FLOPs must not lose the measurement
@@ -211,7 +213,7 @@ def _add_efficiency(record: dict, workload: Workload) -> None:
     # This rank's telemetry saw this rank's device only: divide its energy by this rank's images.
     world_size = record["config"].get("world_size") or 1
     energy, method = energy_per_image(
-        record["telemetry"], metrics["images_timed"] / world_size, metrics["time_timed_s"]
+        record["telemetry"], measured.images_timed / world_size, measured.time_timed_s
     )
     metrics["energy_per_image_j"] = energy
     metrics["energy_method"] = method
@@ -301,7 +303,8 @@ def _record_metrics(
     spec, backend, workload = plan.spec, plan.backend, plan.workload
     steps = length.steps
     images_per_window = _images_per_window(plan, steps)
-    metrics = stats.summarise_windows(images_per_window, steps, window_times)
+    figures = window_metrics(images_per_window, steps, window_times)
+    metrics = figures.to_json()
     metrics.update(
         {
             **warmup,
@@ -314,7 +317,7 @@ def _record_metrics(
     record["metrics"] = metrics
     if group.info.is_distributed:
         metrics["rank_window_time_s"] = rank_window_times
-    record["warnings"].extend(stats.spread_warnings(metrics))
+    record["warnings"].extend(spread_warnings(figures))
     record["warnings"].extend(window_length.short_window_warnings(length, window_times, backend.name))
 
 

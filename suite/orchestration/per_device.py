@@ -21,6 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from suite import context, limits, run_record, stats
 from suite.errors import UserError
+from suite.run_record.parts import DeviceCopy, Metrics
+from suite.run_record.record import RunRecord, metrics_of
 
 # Below this share of the shortest copy's timed span, the copies were not measured side by side.
 MIN_OVERLAP = 0.8
@@ -49,9 +51,10 @@ def check(spec, copies: int) -> None:
             )
 
 
-def run_copies(what, envs: list[dict[str, str]], spawn=None, timeout_s: float | None = None) -> list:
-    """Start one child per environment at once, each running WHAT (a child.Request, or `suite run`
-    options as typed); wait for all. Returns (Child, end time) per copy."""
+def run_copies(
+    argv: list[str], envs: list[dict[str, str]], spawn=None, timeout_s: float | None = None
+) -> list:
+    """Start one child per environment at once; wait for all. Returns (Child, end time) per copy."""
     if spawn is None:
         from suite.orchestration.child import spawn
     with tempfile.TemporaryDirectory(prefix="suite-per-device-") as scratch:
@@ -60,7 +63,7 @@ def run_copies(what, envs: list[dict[str, str]], spawn=None, timeout_s: float | 
             # The copies' own records stay out of the results folder: alone, each would read as a
             # one-device run, which it was not (it shared the host with the others).
             siblings = {context.SIBLINGS_VARIABLE: str(len(envs))}  # its host-load sample is its own run's
-            child = spawn(what, os.path.join(scratch, str(index)), timeout_s, **envs[index], **siblings)
+            child = spawn(argv, os.path.join(scratch, str(index)), timeout_s, **envs[index], **siblings)
             return child, time.time()
 
         with ThreadPoolExecutor(max_workers=len(envs)) as pool:
@@ -85,8 +88,12 @@ def combine(config: dict, copies: list[tuple[dict, dict[str, str], float]], ctx:
     devices = [_device_entry(index, child, env) for index, (child, env, _) in enumerate(copies)]
     for index, (child, _, _) in enumerate(copies):
         record["warnings"] += [f"copy {index}: {w}" for w in child.get("warnings") or []]
-    record["per_device"] = {"copies": len(copies), "devices": devices, "images_per_second_sum": None}
-    failed = [d for d in devices if d["status"] != "ok" or d["images_per_second"] is None]
+    record["per_device"] = {
+        "copies": len(copies),
+        "devices": [d.to_json() for d in devices],
+        "images_per_second_sum": None,
+    }
+    failed = [d for d in devices if d.status != "ok" or d.images_per_second is None]
     if failed:
         _mark_failed(record, failed, len(copies))
     else:
@@ -108,48 +115,48 @@ def _record_of(config: dict, children: list[dict], ctx: dict) -> dict:
     return record
 
 
-def _device_entry(index: int, child: dict, env: dict[str, str]) -> dict:
+def _device_entry(index: int, child: dict, env: dict[str, str]) -> DeviceCopy:
     """One copy as the record lists it: its pin, outcome and rates (a rate only where it succeeded)."""
-    metrics = child.get("metrics") or {}
-    return {
-        "copy": index,
-        "pin": env,
-        "run_id": child.get("run_id"),
-        "status": child.get("status"),
-        "error": child.get("error"),
-        "device": child.get("device"),
-        "images_per_second": metrics.get("images_per_second") if child.get("status") == "ok" else None,
-        "window_images_per_second": metrics.get("window_images_per_second"),
-        "time_timed_s": metrics.get("time_timed_s"),
-    }
+    metrics = metrics_of(child)
+    return DeviceCopy.with_every_field(
+        copy=index,
+        pin=env,
+        run_id=child.get("run_id"),
+        status=child.get("status"),
+        error=child.get("error"),
+        device=child.get("device"),
+        images_per_second=metrics.images_per_second if child.get("status") == "ok" else None,
+        window_images_per_second=metrics.window_images_per_second,
+        time_timed_s=metrics.time_timed_s,
+    )
 
 
-def _mark_failed(record: dict, failed: list[dict], count: int) -> None:
+def _mark_failed(record: dict, failed: list[DeviceCopy], count: int) -> None:
     """The record fails as its worst copy did (error, then oom, then diverged), naming that copy."""
-    worst = next((s for s in ("error", "oom", "diverged") if any(d["status"] == s for d in failed)), "error")
-    first_failed = next(d for d in failed if d["status"] == worst)
-    message = (first_failed["error"] or {}).get("message", "no throughput")
+    worst = next((s for s in ("error", "oom", "diverged") if any(d.status == s for d in failed)), "error")
+    first_failed = next(d for d in failed if d.status == worst)
+    error = first_failed.error or {}
     record["status"] = worst
     record["error"] = {
-        "type": (first_failed["error"] or {}).get("type", worst),
-        "message": f"copy {first_failed['copy']} of {count}: {message}",
+        "type": error.get("type", worst),
+        "message": f"copy {first_failed.copy} of {count}: {error.get('message', 'no throughput')}",
     }
 
 
-def _mark_summed(record: dict, devices: list[dict], ends: list[float]) -> None:
+def _mark_summed(record: dict, devices: list[DeviceCopy], ends: list[float]) -> None:
     """The record's rate is the copies' sum, with how long their timed windows overlapped."""
-    rates = [d["images_per_second"] for d in devices]
+    rates = [d.images_per_second for d in devices]
     total = sum(rates)
-    overlap = timed_overlap([(end, d["time_timed_s"]) for end, d in zip(ends, devices)])
+    overlap = timed_overlap([(end, d.time_timed_s) for end, d in zip(ends, devices)])
     record["status"] = "ok"
     record["per_device"].update(images_per_second_sum=total, timed_overlap=overlap)
-    record["metrics"] = {
-        "images_per_second": total,
-        "images_per_hour": total * stats.SECONDS_PER_HOUR,
-        "images_per_second_per_device": rates,
+    record["metrics"] = Metrics(
+        images_per_second=total,
+        images_per_hour=total * stats.SECONDS_PER_HOUR,
+        images_per_second_per_device=rates,
         # (max − min) ÷ median across the copies: devices of one instance that are not equal
-        "per_device_spread": stats.relative_range(rates),
-    }
+        per_device_spread=stats.relative_range(rates),
+    ).to_json()
     if overlap is not None and overlap < MIN_OVERLAP:
         record["warnings"].append(
             f"the copies' timed windows overlapped for only {overlap:.0%} of the shortest: part of the "
@@ -159,20 +166,19 @@ def _mark_summed(record: dict, devices: list[dict], ends: list[float]) -> None:
 
 def render(record: dict, path: str) -> str:
     """What a person sees after a per-device run."""
-    per = record["per_device"]
-    lines = [
-        f"suite: {record['config']['workload']} on {per['copies']} devices at once ({record['config']['backend']})"
-    ]
-    for d in per["devices"]:
-        pin = " ".join(f"{k}={v}" for k, v in d["pin"].items())
-        rate = f"{d['images_per_second']:,.1f} img/s" if d["images_per_second"] is not None else d["status"]
-        lines.append(f"  copy {d['copy']}  {pin:<40} {rate}")
-    if record["status"] == "ok":
+    typed = RunRecord.of(record)
+    per = typed.per_device
+    lines = [f"suite: {typed.workload_name} on {per.copies} devices at once ({typed.backend})"]
+    for d in per.entries:
+        pin = " ".join(f"{k}={v}" for k, v in d.pin.items())
+        rate = f"{d.images_per_second:,.1f} img/s" if d.images_per_second is not None else d.status
+        lines.append(f"  copy {d.copy}  {pin:<40} {rate}")
+    if typed.ok:
         lines.append(
-            f"  sum     {per['images_per_second_sum']:,.1f} img/s ({record['metrics']['images_per_hour']:,.0f} img/h)"
+            f"  sum     {per.images_per_second_sum:,.1f} img/s ({typed.metrics.images_per_hour:,.0f} img/h)"
         )
     else:
-        lines.append(f"  FAILED  {record['status']}: {record['error']['message']}")
-    lines += [f"  warning  {w}" for w in record["warnings"]]
+        lines.append(f"  FAILED  {typed.status}: {typed.error.message}")
+    lines += [f"  warning  {w}" for w in typed.warnings]
     lines.append(f"  record   {path}")
     return "\n".join(lines)

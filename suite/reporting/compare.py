@@ -50,6 +50,7 @@ from suite.reporting.compare_stats import (
 from suite.reporting.numerics_mark import standing_note
 from suite.reporting.pricing import device_mismatch_warning
 from suite.reporting.rows import build_rows
+from suite.run_record.parts import Metrics
 
 METHOD = (
     "Welch's t-test on the log of each run's throughput (one sample per run), two-sided, α = 0.05; "
@@ -59,9 +60,10 @@ METHOD = (
     "change needs at these runs' spread"
 )
 
-# What a verdict is called for each metric: (higher, lower).
+# What a verdict is called for each metric: (higher, lower). A metric's id in the output is the record's
+# name for the figure where it is one (Metrics.RATE: images_per_second).
 METRICS = {
-    "images_per_second": ("img/s", ("faster", "slower")),
+    Metrics.RATE: ("img/s", ("faster", "slower")),
     "images_per_usd": ("images per $", ("cheaper", "costlier")),
 }
 
@@ -147,11 +149,7 @@ def _usd_per_hour(group: Group, catalog) -> float | None:
 def _compare_pair(base: Group, cand: Group, by, min_change, catalog) -> dict:
     rates_base, rates_cand = base.rates(), cand.rates()
     logs = base.log_rates(), cand.log_rates()  # every ratio in log space: rates may be 5e-324 or 1e300
-    metrics = {
-        "images_per_second": decide(
-            rates_base, rates_cand, min_change, METRICS["images_per_second"][1], logs=logs
-        )
-    }
+    metrics = {Metrics.RATE: decide(rates_base, rates_cand, min_change, METRICS[Metrics.RATE][1], logs=logs)}
     price_base, price_cand = _usd_per_hour(base, catalog), _usd_per_hour(cand, catalog)
     # Images per $ tells something new only when the two sides pay different prices.
     if price_base and price_cand and price_base != price_cand:
@@ -222,7 +220,7 @@ def _side(group: Group, by, usd_per_hour) -> dict:
         "runs": len(group.rates()),
         "run_ids": sorted(str(r.get("run_id")) for r in group.records),
         "usd_per_hour": usd_per_hour,
-        "images_per_second": group.rates(),
+        Metrics.RATE: group.rates(),
         "numerics_failed": group.numerics_failed,
         "numerics": _numerics(group),
         "load": compare_load.side_load(group.samples() or group.records),

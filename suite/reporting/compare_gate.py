@@ -26,6 +26,7 @@ from suite import stats
 from suite.reporting import compare_load
 from suite.reporting.compare_match import unpaired_note
 from suite.reporting.compare_stats import ALPHA, POWER, TOO_FEW, detectable_range
+from suite.run_record.parts import Metrics
 
 FAIL_ON = ("slower", "costlier")
 PASS, FAIL, UNDECIDED = "pass", "fail", "undecided"
@@ -36,12 +37,12 @@ def _metric(comparison: dict, fail_on: str) -> tuple[dict | None, str, str | Non
     """The metric the gate reads, the verdict that fails it, and a note (or why it cannot be read)."""
     metrics = comparison["metrics"]
     if fail_on == "slower":
-        return metrics.get("images_per_second"), "slower", None
+        return metrics.get(Metrics.RATE), "slower", None
     if metrics.get("images_per_usd"):
         return metrics["images_per_usd"], "costlier", None
     prices = {side: comparison[side].get("usd_per_hour") for side in ("baseline", "candidate")}
     if all(prices.values()):  # one price on both sides: images per $ moves exactly as img/s does
-        return metrics.get("images_per_second"), "slower", f"both sides cost ${prices['baseline']:,.2f}/h"
+        return metrics.get(Metrics.RATE), "slower", f"both sides cost ${prices['baseline']:,.2f}/h"
     missing = " and the ".join(side for side, price in prices.items() if not price)
     return (
         None,

@@ -18,6 +18,11 @@ from __future__ import annotations
 from suite import limits, stats
 from suite.errors import UserError
 from suite.numbers import positive_int
+from suite.run_record.parts import Metrics
+from suite.run_record.record import RunRecord
+
+# A row gives its rate under the record's name for it (the JSON of `suite scale --json`).
+RATE = Metrics.RATE
 
 IMAGES_PER_MILLION = 1e6
 
@@ -66,8 +71,8 @@ def hourly_price(instance: str, prices: str | None = None) -> tuple[float, float
     return found.on_demand_usd_per_hour, found.spot_usd_per_hour, f"{catalog.name}, {catalog.dated()}"
 
 
-def _threads(record: dict):
-    return (record.get("device") or {}).get("threads") or (record.get("config") or {}).get("threads")
+def _threads(record: RunRecord):
+    return record.device.threads or (record.config or {}).get("threads")
 
 
 def scaling_rows(
@@ -77,14 +82,11 @@ def scaling_rows(
     `instances`: count -> the instance name that price is of (checked against the run's device)."""
     # One row per process count, from each count's run record; failed runs stay in as such.
     prices = prices or {}
-    ok = {
-        n: r
-        for n, r in records.items()
-        if r.get("status") == "ok" and r.get("metrics", {}).get("images_per_second")
-    }
+    typed = {n: RunRecord.of(r) for n, r in records.items()}
+    ok = {n: r for n, r in typed.items() if r.ok and r.metrics.images_per_second}
     rows = []
     for count in sorted(records):
-        row = _empty_row(count, records[count])
+        row = _empty_row(count, typed[count])
         if count in ok:
             _measure(row, ok, count)
             mismatch = _device_mismatch(records[count], (instances or {}).get(count))
@@ -96,17 +98,17 @@ def scaling_rows(
     return rows
 
 
-def _empty_row(count: int, record: dict) -> dict:
+def _empty_row(count: int, record: RunRecord) -> dict:
     """A count's row as its record gives it, the measured and priced figures still empty."""
-    config = record.get("config", {})
+    config = record.config or {}
     return {
         "nproc": count,
         "world_size": config.get("world_size", count),
         "global_batch_size": config.get("global_batch_size"),
-        "status": record.get("status"),
-        "error": (record.get("error") or {}).get("message"),
-        "run_id": record.get("run_id"),
-        "images_per_second": None,
+        "status": record.status,
+        "error": record.error.message if record.error else None,
+        "run_id": record.run_id,
+        RATE: None,
         "images_per_second_stdev": None,
         "speedup": None,
         "efficiency": None,
@@ -121,14 +123,13 @@ def _empty_row(count: int, record: dict) -> dict:
     }
 
 
-def _measure(row: dict, ok: dict[int, dict], count: int) -> None:
+def _measure(row: dict, ok: dict[int, RunRecord], count: int) -> None:
     """Throughput, speedup and efficiency against the smallest count measured, noting threads that differ."""
     base_count = min(ok)
-    metrics = ok[count]["metrics"]
-    rate = metrics["images_per_second"]
-    row["images_per_second"] = rate
-    row["images_per_second_stdev"] = metrics.get("images_per_second_stdev")
-    row["speedup"] = rate / ok[base_count]["metrics"]["images_per_second"]
+    metrics = ok[count].metrics
+    row[RATE] = metrics.images_per_second
+    row["images_per_second_stdev"] = metrics.images_per_second_stdev
+    row["speedup"] = metrics.images_per_second / ok[base_count].metrics.images_per_second
     row["efficiency"] = row["speedup"] / (count / base_count)
     base_threads = _threads(ok[base_count])
     if row["threads_per_process"] != base_threads:
@@ -149,7 +150,7 @@ def _device_mismatch(record: dict, named: str | None) -> str | None:
 
 def _price(row: dict, usd_per_hour: float, spot_usd_per_hour: float | None, source: str) -> None:
     """$ per hour and per million images, on demand and (where quoted) on spot."""
-    millions_per_hour = row["images_per_second"] * stats.SECONDS_PER_HOUR / IMAGES_PER_MILLION
+    millions_per_hour = row[RATE] * stats.SECONDS_PER_HOUR / IMAGES_PER_MILLION
     row["usd_per_hour"], row["price_source"] = usd_per_hour, source
     row["usd_per_million_images"] = usd_per_hour / millions_per_hour
     if spot_usd_per_hour is not None:
@@ -167,7 +168,7 @@ def render(rows: list[dict], instances: dict[int, str] | None = None) -> str:
         headers += ["instance", "$/hour", "$ / M images"] + (["spot $ / M images"] if show_spot else [])
     table = []
     for row in rows:
-        if row["images_per_second"] is None:
+        if row[RATE] is None:
             cells = [
                 str(row["nproc"]),
                 str(row["global_batch_size"] or "?"),
@@ -179,7 +180,7 @@ def render(rows: list[dict], instances: dict[int, str] | None = None) -> str:
             cells = [
                 str(row["nproc"]),
                 str(row["global_batch_size"]),
-                f"{row['images_per_second']:,.1f} ± {row['images_per_second_stdev'] or 0:,.1f}",
+                f"{row[RATE]:,.1f} ± {row['images_per_second_stdev'] or 0:,.1f}",
                 f"{row['speedup']:.2f}×",
                 f"{row['efficiency']:.0%}"
                 + (" (threads differ)" if any("like with like" in n for n in row["notes"]) else ""),

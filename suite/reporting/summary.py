@@ -5,6 +5,7 @@ from __future__ import annotations
 from suite.backends import declared
 from suite.run_record import STEPS_CHOSEN_BY
 from suite.run_record.parts import Metrics
+from suite.run_record.record import RunRecord
 
 
 def human_bytes(count) -> str:
@@ -28,10 +29,10 @@ def short_choice(backend_choice: str) -> str:
 
 
 def render(record: dict, path: str | None = None) -> str:
-    metrics = record.get("metrics", {})
+    metrics, typed = record.get("metrics", {}), RunRecord.of(record)
     lines = _setup_lines(record) + _failure_lines(record)
     # A diverged run's windows trained on NaN: its timings are no throughput, so none is shown.
-    if "images_per_second" in metrics and record["status"] != "diverged":
+    if typed.metrics.images_per_second is not None and typed.status != "diverged":
         lines += _timing_lines(metrics, record["config"]) + _efficiency_lines(metrics)
     lines += _observed_lines(record) + _outcome_lines(record)
     if path:
@@ -49,7 +50,7 @@ def _setup_lines(record: dict) -> list[str]:
     ]
     if (config.get("world_size") or 1) > 1:
         per_rank = ", ".join(
-            f"{r['images_per_second']:,.1f}" for r in record.get("ranks", []) if r.get("images_per_second")
+            f"{r.images_per_second:,.1f}" for r in RunRecord.of(record).ranks if r.images_per_second
         )
         lines.append(
             f"  processes    world size {config['world_size']} ({config.get('nnodes') or 1} node(s) × "

@@ -5,6 +5,7 @@ summary, report tables, plots, compare) is rendered from these records.
     record.py   the record as a type: `RunRecord.from_json` (checked) and `to_json`; its parts in parts.py
     read.py     files -> checked records (`read_record`, `iter_record_paths`; `unique_runs`: a run id once)
     write.py    a new record, its id, strict JSON, atomic writes with a fallback folder
+    windows.py  the timed windows' rate fields, built by one constructor, and the warnings their spread calls for
 
 Readers ignore fields they do not know; a record of another schema version is refused, never misread.
 Callers use the names below (`from suite import run_record; run_record.read_record(path)`).

@@ -5,7 +5,7 @@ beside 9.9e12 img/h is an edited or damaged record, and which of the two figures
 told.
 
 Each relation is checked only where the record holds every figure it needs (older records lack some), as
-the suite derives it (`stats.summarise_windows`, `measurement/flops.mfu_metrics`, `per_device.combine`):
+the suite derives it (`windows.window_metrics`, `measurement/flops.mfu_metrics`, `per_device.combine`):
 
     images_per_hour            images_per_second × 3600
     window_images_per_second   images_per_window ÷ window_time_s, window by window

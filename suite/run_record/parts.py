@@ -99,6 +99,19 @@ class Part:
     def _blank(cls):
         return cls._made_of({})
 
+    @classmethod
+    def with_every_field(cls, **values):
+        """A part built in code whose JSON holds every modelled field in declared order, null where unset:
+        an entry of a list (a record's `ranks`, a per-device run's `devices`) whose entries all have the
+        same fields."""
+        return cls(keys=cls.names(), **values)
+
+    @classmethod
+    def list_of(cls, entries) -> list:
+        """Each mapping of a list as this part (a list the schema does not check: anything else is left
+        out)."""
+        return [cls.from_json(entry) for entry in entries or () if isinstance(entry, dict)]
+
     def to_json(self) -> dict:
         """The mapping this part stands for: read from JSON, the same JSON."""
         out = {}
@@ -195,7 +208,7 @@ IMAGES = "images"
 
 @dataclasses.dataclass(frozen=True)
 class Metrics(Part):
-    """What the timed windows measured (stats.summarise_windows, the runner, flops.mfu_metrics, units.py)."""
+    """What the timed windows measured (windows.window_metrics, the runner, flops.mfu_metrics, units.py)."""
 
     # the sample figures (images, or a token workload's sequences): what statistics and prices use
     images_per_second: float | None = None
@@ -246,6 +259,10 @@ class Metrics(Part):
     tokens_per_step: float | None = None
     flops_per_token: float | None = None
     energy_per_token_j: float | None = None
+
+    # The JSON name of the median rate, `images_per_second`: also the id that outputs give the figure
+    # (`suite compare`'s metric, `suite scale`'s row), taken from here so that it is the record's.
+    RATE: ClassVar[str] = "images_per_second"
 
     # -- in the record's unit -------------------------------------------------------------------------------
     @property
@@ -388,6 +405,22 @@ class Group(Part):
 
 
 @dataclasses.dataclass(frozen=True)
+class DeviceCopy(Part):
+    """One copy of a per-device run, as its `devices` list holds it: its pin, outcome and rates (a rate
+    only where it succeeded)."""
+
+    copy: int | None = None
+    pin: Mapping[str, str] | None = None
+    run_id: str | None = None
+    status: str | None = None
+    error: Mapping[str, Any] | None = None
+    device: Mapping[str, Any] | None = None
+    images_per_second: float | None = None
+    window_images_per_second: Sequence[float] | None = None
+    time_timed_s: float | None = None
+
+
+@dataclasses.dataclass(frozen=True)
 class PerDevice(Part):
     """A `suite run --per-device N` run's copies (suite/orchestration/per_device.py)."""
 
@@ -395,3 +428,27 @@ class PerDevice(Part):
     devices: Sequence[Mapping[str, Any]] | None = None
     images_per_second_sum: float | None = None
     timed_overlap: float | None = None
+
+    @property
+    def entries(self) -> list[DeviceCopy]:
+        """The copies of `devices`, each as the type."""
+        return DeviceCopy.list_of(self.devices)
+
+
+@dataclasses.dataclass(frozen=True)
+class Rank(Part):
+    """One rank of a distributed run, as the record's `ranks` list holds it: what it told rank 0
+    (suite/measurement/distributed.py), or why the launcher saw it fail (its other fields in extra)."""
+
+    rank: int | None = None
+    local_rank: int | None = None
+    node_rank: int | None = None
+    host: str | None = None
+    pid: int | None = None
+    status: str | None = None
+    error: Mapping[str, Any] | None = None
+    window_time_s: Sequence[float] | None = None
+    images_per_second: float | None = None
+    final_loss: Any | None = None
+    peak_memory_bytes: int | None = None
+    device: str | None = None

@@ -4,7 +4,8 @@ reader applies, and raises what it raises) and written back by `to_json`, field 
 order: `RunRecord.from_json(d).to_json() == d` for every record the suite reads.
 
 `config` stays a plain mapping (the run's settings as `RunSpec.to_record_config` writes them). A top field no type
-models (`loader`, `ranks`, `profile`, `non_finite` ...) is kept in `extra`, read with `record.get(name)`.
+models (`loader`, `ranks`, `profile`, `non_finite` ...) is kept in `extra`, read with `record.get(name)`; the
+`ranks` entries are read as `Rank` parts through `RunRecord.ranks`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from suite.run_record.parts import (
     Numerics,
     Part,
     PerDevice,
+    Rank,
     Telemetry,
     Workload,
 )
@@ -146,6 +148,11 @@ class RunRecord(Part):
     @property
     def backend(self) -> str | None:
         return self.config.get("backend")
+
+    @property
+    def ranks(self) -> list[Rank]:
+        """A distributed run's ranks (the `ranks` list, kept in extra as read), each as the type."""
+        return Rank.list_of(self.extra.get("ranks"))
 
 
 class GatheredRecord(dict):
