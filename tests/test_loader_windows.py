@@ -76,7 +76,7 @@ def test_batch_size_shows_each_tries_spread_and_says_when_its_advice_is_noise():
 
 
 def test_sweep_shows_no_spread_of_zero_from_one_window_and_caveats_its_effects():
-    from suite.orchestration.sweep import Point
+    from suite.orchestration.grid import Point
     from suite.orchestration.sweep_table import render
 
     def record(rate, windows):

@@ -10,7 +10,7 @@ import pytest
 
 from suite import run_record
 from suite.cli import main
-from suite.orchestration import sweep
+from suite.orchestration import grid
 from suite.reporting.gather import load_records
 from suite.reporting.render import FORMATS
 from suite.run_record.windows import window_metrics
@@ -95,7 +95,7 @@ def test_a_sweep_folder_counts_each_run_once(tmp_path):
     put(tmp_path, record, "a.json")
     put(tmp_path, record, "b.json")
     said = []
-    assert [r["run_id"] for r in sweep.existing_records(str(tmp_path), warn=said.append)] == ["run-a"]
+    assert [r["run_id"] for r in grid.existing_records(str(tmp_path), warn=said.append)] == ["run-a"]
     assert any("dropped 1 duplicate record(s)" in line for line in said)
 
 

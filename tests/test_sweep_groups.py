@@ -12,7 +12,7 @@ import pytest
 from conftest import ROOT, TINY_SWEEP_SET, records
 
 from suite import run_record
-from suite.orchestration import child, grid_options, sweep, sweep_table
+from suite.orchestration import child, grid, grid_options, sweep_table
 from suite.run_options import run_options
 from suite.run_record.windows import window_metrics
 
@@ -34,10 +34,10 @@ def run(run_id: str, rate: float | None, config: dict, status: str = "ok", **gro
     return record
 
 
-def a_point(options, *grid: str, fixed=("backend=cpu", "workload=dcgan64", "repeat=3")) -> sweep.Point:
-    spec = grid_options.parse_inline(list(grid) or ["batch-size=2"], list(fixed), options)
-    [point] = sweep.expand(spec, options)
-    sweep.resolve([point])
+def a_point(options, *knobs: str, fixed=("backend=cpu", "workload=dcgan64", "repeat=3")) -> grid.Point:
+    spec = grid_options.parse_inline(list(knobs) or ["batch-size=2"], list(fixed), options)
+    [point] = grid.expand(spec, options)
+    grid.resolve([point])
     return point
 
 
@@ -84,7 +84,7 @@ def test_a_repeat_point_takes_its_outcome_from_its_runs(tmp_path, options, group
     ]
     group_parent.written = [("", r) for r in group]
     group_parent.printed = group
-    outcome = sweep.run_point(point, str(tmp_path))
+    outcome = grid.run_point(point, str(tmp_path))
     assert outcome["run_id"] == "r3" and outcome["status"] == "ok"  # the run of median rate
     on_disk = records(tmp_path)
     assert sorted(on_disk) == ["r1.json", "r2.json", "r3.json"]  # no record of a "failure" beside them
@@ -103,7 +103,7 @@ def test_a_group_with_a_failed_run_is_a_failed_point(tmp_path, options, group_pa
         run("r3", 11.0, point.config, id="g1", index=3, of=3),
     ]
     group_parent.written, group_parent.printed, group_parent.returncode = [("", r) for r in group], group, 1
-    outcome = sweep.run_point(point, str(tmp_path))
+    outcome = grid.run_point(point, str(tmp_path))
     assert outcome["run_id"] == "r2" and outcome["status"] == "oom"
     assert sorted(records(tmp_path)) == ["r1.json", "r2.json", "r3.json"]
 
@@ -111,7 +111,7 @@ def test_a_group_with_a_failed_run_is_a_failed_point(tmp_path, options, group_pa
 def test_a_group_that_left_no_result_is_a_failure_record(tmp_path, options, group_parent):
     point = a_point(options)
     group_parent.written, group_parent.printed, group_parent.returncode = [], None, 2
-    outcome = sweep.run_point(point, str(tmp_path))
+    outcome = grid.run_point(point, str(tmp_path))
     assert outcome["status"] == "error" and outcome["error"]["type"] == "ChildFailed"
     [record] = records(tmp_path).values()
     assert record["sweep_point"] == {"batch-size": "2"}
@@ -130,7 +130,7 @@ def test_an_against_point_is_its_own_sides_median_and_fails_with_either_side(tmp
     ]
     group_parent.written = [("baseline", r) for r in base] + [("candidate", r) for r in cand]
     group_parent.printed = {"baseline": base, "candidate": cand}
-    outcome = sweep.run_point(point, str(tmp_path))
+    outcome = grid.run_point(point, str(tmp_path))
     assert outcome["run_id"] == "b1"  # the lower middle of the point's own side, never the other side's
     assert sorted(records(tmp_path / "baseline")) == ["b1.json", "b2.json"]
     assert sorted(records(tmp_path / "candidate")) == ["c1.json", "c2.json"]
@@ -142,7 +142,7 @@ def test_an_against_point_is_its_own_sides_median_and_fails_with_either_side(tmp
     )
     group_parent.written = [("baseline", r) for r in base] + [("candidate", r) for r in cand]
     group_parent.printed = {"baseline": base, "candidate": cand}
-    assert sweep.run_point(point, str(tmp_path / "again"))["run_id"] == "c2"
+    assert grid.run_point(point, str(tmp_path / "again"))["run_id"] == "c2"
 
 
 def test_a_groups_runs_are_started_as_the_sweeps(tmp_path, options, group_parent, monkeypatch):
@@ -184,17 +184,17 @@ def test_a_repeat_point_is_recorded_only_by_a_whole_group_of_its_size(options):
         run(f"r{i}", rate, point.config, id="g1", index=i, of=3)
         for i, rate in enumerate((10.0, 12.0, 11.0), 1)
     ]
-    assert sweep.find_record(point, whole)["run_id"] == "r3"
-    assert sweep.find_record(point, whole[:2]) is None  # cut short: the point runs again
+    assert grid.find_record(point, whole)["run_id"] == "r3"
+    assert grid.find_record(point, whole[:2]) is None  # cut short: the point runs again
     single = run("s1", 10.0, point.config)  # a lone run of the configuration is no group of three
-    assert sweep.find_record(point, [single]) is None
+    assert grid.find_record(point, [single]) is None
     other_size = [run(f"q{i}", 10.0, point.config, id="g2", index=i, of=2) for i in (1, 2)]
-    assert sweep.find_record(point, other_size) is None
+    assert grid.find_record(point, other_size) is None
     failed = [*whole[:2], run("r9", None, point.config, status="error", id="g1", index=3, of=3)]
-    assert sweep.find_record(point, failed) is None  # an error is run again
+    assert grid.find_record(point, failed) is None  # an error is run again
     oom = [*whole[:2], run("r9", None, point.config, status="oom", id="g1", index=3, of=3)]
-    assert sweep.find_record(point, oom)["status"] == "oom"  # an oom would only repeat
-    assert sweep.find_record(point, [*whole, *other_size])["run_id"] == "r3"
+    assert grid.find_record(point, oom)["status"] == "oom"  # an oom would only repeat
+    assert grid.find_record(point, [*whole, *other_size])["run_id"] == "r3"
 
 
 def test_an_against_point_is_recorded_only_with_both_sides_whole(options):
@@ -206,14 +206,14 @@ def test_an_against_point_is_recorded_only_with_both_sides_whole(options):
         run(f"c{i}", 5.0, point.candidate_config, id="gc", index=i, of=2, interleaved_with="gb")
         for i in (1, 2)
     ]
-    assert sweep.find_record(point, [*base, *cand])["run_id"] == "b1"
-    assert sweep.find_record(point, [*base, cand[0]]) is None
+    assert grid.find_record(point, [*base, *cand])["run_id"] == "b1"
+    assert grid.find_record(point, [*base, cand[0]]) is None
     wrong = [
         run(f"w{i}", 5.0, {**point.candidate_config, "batch_size": 8}, id="gc", index=i, of=2) for i in (1, 2)
     ]
-    assert sweep.find_record(point, [*base, *wrong]) is None  # another --against's group
+    assert grid.find_record(point, [*base, *wrong]) is None  # another --against's group
     plain = a_point(options, fixed=("backend=cpu", "workload=dcgan64", "repeat=2"))
-    assert sweep.find_record(plain, [*base, *cand]) is None  # an against group is not a plain repeat's
+    assert grid.find_record(plain, [*base, *cand]) is None  # an against group is not a plain repeat's
 
 
 @pytest.mark.slow  # trains in child processes

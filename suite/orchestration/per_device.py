@@ -51,10 +51,9 @@ def check(spec, copies: int) -> None:
             )
 
 
-def run_copies(
-    argv: list[str], envs: list[dict[str, str]], spawn=None, timeout_s: float | None = None
-) -> list:
-    """Start one child per environment at once; wait for all. Returns (Child, end time) per copy."""
+def run_copies(what, envs: list[dict[str, str]], spawn=None, timeout_s: float | None = None) -> list:
+    """Start one child per environment at once, each running WHAT (a child.Request, or `suite run`
+    options as typed); wait for all. Returns (Child, end time) per copy."""
     if spawn is None:
         from suite.orchestration.child import spawn
     with tempfile.TemporaryDirectory(prefix="suite-per-device-") as scratch:
@@ -63,7 +62,7 @@ def run_copies(
             # The copies' own records stay out of the results folder: alone, each would read as a
             # one-device run, which it was not (it shared the host with the others).
             siblings = {context.SIBLINGS_VARIABLE: str(len(envs))}  # its host-load sample is its own run's
-            child = spawn(argv, os.path.join(scratch, str(index)), timeout_s, **envs[index], **siblings)
+            child = spawn(what, os.path.join(scratch, str(index)), timeout_s, **envs[index], **siblings)
             return child, time.time()
 
         with ThreadPoolExecutor(max_workers=len(envs)) as pool:
