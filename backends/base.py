@@ -115,6 +115,13 @@ class Backend:
         return ddp_without_buffer_broadcast(module)
 
     # -- the training step ---------------------------------------------------------------------
+    def causal_attention(self):
+        """The function a language model's attention calls instead of torch's scaled_dot_product_attention,
+        `(q, k, v) -> output`, each (batch, heads, length, head width), with the causal mask; None keeps
+        torch's, which picks its own kernel. Called once per model, after setup(). A backend returns its
+        own where torch does not reach the device's fused kernel, and says in device_info() which ran."""
+        return None
+
     def autocast(self):
         return contextlib.nullcontext()
 

@@ -90,6 +90,7 @@ class CUDABackend(Backend):
                 )
         self.scaler = None  # a GradScaler under amp
         self.optimizers_built: list[str] = []
+        self.attention = None  # a language model's attention (cuda_sdpa.RecordingAttention)
 
     def _device_index(self) -> int:
         if self.spec.cuda.device_index is not None:
@@ -212,6 +213,14 @@ class CUDABackend(Backend):
         return loader, {"loader": "torch.utils.data.DataLoader", "pin_memory": loader_kwargs["pin_memory"]}
 
     # -- the training step ---------------------------------------------------------------------
+    def causal_attention(self):
+        # torch's own SDPA and its own kernel choice, which the record then states (cuda_sdpa.py: why the
+        # choice is recorded, not forced).
+        from .cuda_sdpa import RecordingAttention
+
+        self.attention = RecordingAttention()
+        return self.attention
+
     def autocast(self):
         if self.precision == "amp":
             return torch.autocast(device_type=self.device.type, dtype=torch.float16)
@@ -279,6 +288,7 @@ class CUDABackend(Backend):
             "compile": bool(self.spec.cuda.compile),
             "grad_scaler": self.scaler is not None,
             "optimizers": list(self.optimizers_built),
+            **({"sdpa": self.attention.record()} if self.attention is not None else {}),
         }
 
     def telemetry_samplers(self) -> list:

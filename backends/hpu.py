@@ -28,6 +28,7 @@ from suite.errors import UserError
 
 from . import habana_releases, peaks, probe, register_backend
 from .base import Backend, Schedule, ddp_without_buffer_broadcast, one_device_each
+from .hpu_attention import causal_attention
 from .hpu_install import (
     BRIDGE_PROBE,
     active_mode,
@@ -131,6 +132,7 @@ class HPUBackend(Backend):
         self._htcore = self._hthpu = self._hmp = None
         self._env_at_import: dict[str, str] = {}
         self._optimizer_notes: list[str] = []
+        self._attention_note: str | None = None  # which attention a language model runs
         self._verified_by: str | None = None
         self._loader_notes: dict = {}
         self._hlml = None
@@ -289,6 +291,11 @@ class HPUBackend(Backend):
         return device_generation()
 
     # -- the training step ---------------------------------------------------------------------
+    def causal_attention(self):
+        # Habana's FusedSDPA where the bridge has it: torch's SDPA does not reach it on HPU (hpu_attention.py).
+        attend, self._attention_note = causal_attention()
+        return attend
+
     def autocast(self):
         if self.precision == "bf16":
             # bf16 only: first-generation Gaudi has no fp16, and bf16 needs no GradScaler.
@@ -352,6 +359,8 @@ class HPUBackend(Backend):
             "autoload": self.release.autoload_imports_bridge(os.environ),
             "env_at_import": self._env_at_import,
         }
+        if self._attention_note is not None:
+            info["attention"] = self._attention_note
         if self.release_warning:
             info["release_warning"] = self.release_warning
         if self._hthpu is not None:

@@ -80,6 +80,7 @@ def install(
     built_for: str | None = None,
     bridge_default: str | None = None,
     generation: str | None = None,
+    fused_sdpa: bool = True,
 ) -> habana_releases.Release:
     """The fakes as Habana `version` on sys.path, a clean environment, a stand-in device node. The hpex/hmp
     folder is there where the release ships it, unless `hmp` says otherwise (an install that differs);
@@ -88,7 +89,9 @@ def install(
     to Habana's fork of the installed torch's version ("X.Y.Za0+git0000000").
     `bridge_default` ("lazy" or "eager") is the mode the bridge runs with PT_HPU_LAZY_MODE unset: the
     release's own where the table knows it, else eager (Habana's current Runtime Flags page) unless given.
-    `generation` is the card: by default the oldest generation the release supports."""
+    `generation` is the card: by default the oldest generation the release supports.
+    `fused_sdpa=False` leaves out hpex/kernels (FusedSDPA, in every release of the table since 1.10.0): an
+    install without it."""
     release, warning = habana_releases.lookup(version)
     assert warning is None, warning
     with_hmp = release.hmp if hmp is None else hmp
@@ -100,6 +103,7 @@ def install(
             "__pycache__",
             *(["hmp"] if d.endswith("hpex") and not with_hmp else []),
             *(["medialoaders"] if d.endswith("habana_frameworks") and not medialoaders else []),
+            *(["kernels"] if d.endswith("hpex") and not fused_sdpa else []),
         ],
     )
     fork = f"{Version(str(torch.__version__)).base_version}a0+git0000000"  # as Habana names its builds

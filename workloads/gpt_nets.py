@@ -3,7 +3,9 @@
 Two styles share one block: `gpt2` (learned positions, LayerNorm with bias, GELU MLP, biases everywhere, as
 GPT-2) and `llama` (rotary positions, RMSNorm, SwiGLU MLP, grouped-query attention, no biases, as Llama 3).
 Attention is torch.nn.functional.scaled_dot_product_attention with is_causal=True, so each backend runs its
-own fused kernel. The output head is the token embedding itself (tied), as both published models do.
+own fused kernel, unless the backend hands the model another (Backend.causal_attention: Habana's FusedSDPA,
+which torch's SDPA does not reach on a Gaudi). The output head is the token embedding itself (tied), as
+both published models do.
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ class Attention(nn.Module):
         qkv = (shape.heads + 2 * shape.kv_heads) * shape.head_width  # one matmul for q, k and v
         self.qkv = nn.Linear(shape.width, qkv, bias=bias)
         self.out = nn.Linear(shape.width, shape.width, bias=bias)
+        self.attend = causal_sdpa  # or the backend's own kernel (use_attention)
 
     def forward(self, x, rotary=None):
         s = self.shape
@@ -98,8 +101,20 @@ class Attention(nn.Module):
         if s.kv_heads != s.heads:  # grouped-query attention: each key-value head serves heads/kv_heads
             k = k.repeat_interleave(s.heads // s.kv_heads, dim=1)
             v = v.repeat_interleave(s.heads // s.kv_heads, dim=1)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        y = self.attend(q, k, v)
         return self.out(y.transpose(1, 2).reshape(batch, length, s.width))
+
+
+def causal_sdpa(q, k, v):
+    """torch's scaled dot-product attention with the causal mask: torch picks the kernel."""
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+def use_attention(model: nn.Module, attend) -> None:
+    """Every attention layer of `model` calls `attend(q, k, v)`: the backend's causal attention."""
+    for module in model.modules():
+        if isinstance(module, Attention):
+            module.attend = attend
 
 
 class MLP(nn.Module):
@@ -172,6 +187,12 @@ def init_weights(module: nn.Module) -> None:
 
 class CausalLMTraining(Training):
     """Next-token cross-entropy over every position of every sequence, one AdamW."""
+
+    def __init__(self, backend, modules, optimizers):
+        super().__init__(backend, modules, optimizers)
+        attend = backend.causal_attention()  # None: torch's SDPA, which chooses its own kernel
+        if attend is not None:
+            use_attention(modules["model"], attend)
 
     def train_step(self, batch):
         backend = self.backend
