@@ -83,11 +83,12 @@ def test_every_shipped_figure_loads_and_cites_its_source():
     shipped = figures.load_shipped()
     assert {f.file for f in shipped} == {
         "published figures 'dcgan-wilson-2022.yaml'",
+        "published figures 'intel-gaudi2-llm-training.yaml'",
         "published figures 'nvidia-resnet50-pytorch.yaml'",
     }
     for figure in shipped:
         assert figure.source.citation and figure.source.table and figure.source.read
-        assert figure.images_per_hour > 0
+        assert figure.images_per_hour > 0 and (figure.sequence_length is not None) == figure.in_tokens
     nvidia = [f for f in shipped if f.model == "resnet50"]
     assert len(nvidia) == 12
     assert all(
@@ -231,7 +232,8 @@ def test_csv_and_json_mark_published_rows_with_their_source_and_price(report_inp
     assert measured["published_ratio"] == "mine=0.91" and measured["runs"] == "3"
     data = json.loads(report(capsys, report_inputs, "json"))
     published = [r for r in data["rows"] if r["published"]]
-    assert len(published) == 17 and all(r["published_source"] for r in published)
+    # 16 shipped in images, 5 shipped in tokens (Gaudi 2), and mine
+    assert len(published) == 22 and all(r["published_source"] for r in published)
     (measured,) = [r for r in data["rows"] if not r["published"]]
     assert measured["published_ratios"] == {"mine": pytest.approx(0.91)}
 

@@ -3,6 +3,7 @@ as a string here and as a browser sees it (headless Chromium) where one is insta
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
@@ -144,3 +145,60 @@ def test_the_page_needs_no_sideways_scroll_at_1280_pixels(folder, tmp_path, extr
     page(folder, tmp_path, *extra)
     width = laid_out_width(tmp_path / "report.html", tmp_path, 1280)
     assert 1000 < width <= 1280, f"the page is {width} px wide in a 1,280 px window"
+
+
+def token_record() -> dict:
+    """A gpt2-small run, as a record in tokens: 1,000 sequences/hour of 1,024 tokens each."""
+    record = make_record(1_000, workload="gpt2-small", instance="p3.2xlarge", run="t", batch=16)
+    record["metrics"].update(unit="tokens", tokens_per_sample=1024)
+    return record
+
+
+def test_token_rows_have_their_own_table_on_the_page(folder, tmp_path, capsys):
+    (folder / "t.json").write_text(json.dumps(token_record()))
+    text = page(folder, tmp_path)
+    assert "not on the page" not in capsys.readouterr().err
+    images = text.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    assert "gpt2-small" not in images  # never a row of the image table
+    tokens = text.split('id="token-rows"', 1)[1].split("</table>", 1)[0]
+    for header in ("tok/s", "Tokens per $", "$ per M tokens", "Spot $ per M tokens"):
+        assert f"<th>{html.escape(header)}</th>" in tokens
+    (row,) = re.findall(r"<tr>(.*?)</tr>", tokens.split("<tbody>", 1)[1])
+    assert "<td>gpt2-small</td>" in row and "T1" in row and ">284</td>" in row  # 1,000 × 1,024 / 3,600 tok/s
+    assert ">16 × 1,024</td>" in row and "Runs behind each row in tokens" in text and "T1: run-t" in text
+    assert text.index("Language models, in tokens") < text.index("<h2>Prices and method")
+
+
+def test_published_token_figures_are_marked_in_the_pages_token_table(folder, tmp_path):
+    text = page(folder, tmp_path, "--published")
+    tokens = text.split('id="token-rows"', 1)[1].split("</table>", 1)[0]
+    assert tokens.count('<tr class="published">') == 5 and ">37,440</td>" in tokens
+    assert "(intel-gaudi2-llama-3.1-8b-x8-fp8): 37,440 tokens/s at 8,192 tokens a sequence" in text
+    assert "llama-3.1-8b is not a suite workload" in text
+    images = text.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    assert "gaudi" not in images.lower()
+
+
+# Sorts the token table by its tok/s column (ascending) and writes its first row's workload into the DOM.
+SORT_TOKENS = (
+    "<script>var t = document.getElementById('token-rows');"
+    "var th = Array.from(t.tHead.rows[0].cells).find(function (c) { return c.textContent === 'tok/s'; });"
+    "th.click();"
+    "document.documentElement.setAttribute('data-first', t.tBodies[0].rows[0].cells[1].textContent);"
+    "</script></body>"
+)
+
+
+@pytest.mark.slow  # starts a browser
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (Debian: apt-get install chromium)")
+def test_the_token_table_sorts_by_its_own_columns(folder, tmp_path):
+    page(folder, tmp_path, "--published")
+    sorting = tmp_path / "sorting.html"
+    sorting.write_text((tmp_path / "report.html").read_text(encoding="utf-8").replace("</body>", SORT_TOKENS))
+    browse = [CHROMIUM, *BROWSER_FLAGS, f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run(
+        [*browse, "--dump-dom", sorting.as_uri()], capture_output=True, text=True, timeout=120
+    )
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert 'data-first="llama-3.1-8b"' in dom.stdout  # the slowest published figure, 37,440 tok/s, first

@@ -46,6 +46,8 @@ def list_command(args) -> int:
     from suite.reporting import figures
 
     chosen = figures.load_file(args.file) if args.file else figures.load_shipped()
+    # A figure in tokens is never given in images: its own column, there only when some figure has one.
+    tokens = any(f.in_tokens for f in chosen)
     rows = [
         [
             f.id,
@@ -53,15 +55,18 @@ def list_command(args) -> int:
             "—" if f.batch is None else f.batch,
             f.precision or "—",
             f"{f.count} × {f.device}",
-            f"{f.throughput:,.10g} {f.unit}",
-            f"{f.images_per_hour:,.0f}",
+            f"{f.throughput:,.10g} {f.unit}"
+            + (f" at {f.sequence_length:,} tokens a sequence" if f.in_tokens else ""),
+            "—" if f.in_tokens else f"{f.images_per_hour:,.0f}",
+            *([f"{f.per_hour:,.0f}" if f.in_tokens else "—"] if tokens else []),
         ]
         for f in chosen
     ]
+    headers = ["id", "model", "batch", "precision", "devices", "as published", "images/hour"]
     print(
         tabulate(
             rows,
-            headers=["id", "model", "batch", "precision", "devices", "as published", "images/hour"],
+            headers=headers + (["tokens/hour"] if tokens else []),
             tablefmt="github",
             disable_numparse=True,
         )

@@ -271,14 +271,9 @@ def _report_text(args, rows, catalogs, records, dataset_size: int, plotted: list
         from suite.reporting.page import render_page
         from suite.reporting.token_rows import split
 
-        rows, tokens = split(rows)  # the page's table and answer are in images: token rows are not on it
-        if tokens:
-            print(
-                f"suite: {len(tokens)} row(s) measured in tokens are not on the page: "
-                "--format md, csv or json shows them",
-                file=sys.stderr,
-            )
-        return render_page(rows, catalogs, records, dataset_size, args.columns, args.wide), rows
+        images, tokens = split(rows)  # the page's answer and first table are in images; tokens have their own
+        page = render_page(images, catalogs, records, dataset_size, args.columns, args.wide, tokens)
+        return page, rows
     text = render(
         rows,
         catalogs,

@@ -1,10 +1,11 @@
 """Published figures: throughputs others measured and published (an article's table, a vendor's README),
 kept as YAML in suite/reporting/published/ so a report can show them beside the suite's own measurements.
 
-One entry per figure: the model (a registry workload name where one matches), batch and precision (null
-where the source does not state them), the device and how many of them, the throughput and its unit, the
-instance the source ran on (if it names one), its data, the source (citation, address, table, date read)
-and any caveat it states. Every entry goes through `parse_figure`, the shipped files and a user's file
+One entry per figure: the model (a registry workload name where one matches; any other model is allowed and
+shown as not a suite workload), batch and precision (null where the source does not state them), the device
+and how many of them, the throughput and its unit (images, or tokens with the sequence length they were
+measured at), the instance the source ran on (if it names one), its data, the source (citation, address,
+table, date read) and any caveat it states. Every entry goes through `parse_figure`, the shipped files and a user's file
 alike, and a CSV import too (`suite published import`): a malformed entry is refused in one line naming
 the file, the entry and the field.
 """
@@ -21,10 +22,16 @@ from suite.reporting import price_date
 from suite.reporting.pricing import _read_yaml  # one YAML reader: duplicate keys refused, errors in a line
 from suite.run_record import printable
 
-UNITS = {"images/s": stats.SECONDS_PER_HOUR, "images/hour": 1.0}
-# Far above any single published training figure (a DGX of 8 A100s trains ResNet-50 at ~16,600 img/s):
-# a value above it is a unit mistake, not a throughput.
+IMAGE_UNITS = {"images/s": stats.SECONDS_PER_HOUR, "images/hour": 1.0}
+# A figure in tokens counts sequences of `sequence_length` tokens: the report's token table shows it
+# (token_rows.py), never beside images nor ranked with them.
+TOKEN_UNITS = {"tokens/s": stats.SECONDS_PER_HOUR, "tokens/hour": 1.0}
+UNITS = {**IMAGE_UNITS, **TOKEN_UNITS}
+# Far above any single published training figure (a DGX of 8 A100s trains ResNet-50 at ~16,600 img/s; a
+# 64-chip Gaudi 2 cluster trains a 70B model at ~54,600 tokens/s): a value above it is a unit mistake.
 MAX_IMAGES_PER_HOUR = 1e11
+MAX_TOKENS_PER_HOUR = 1e13
+MAX_SEQUENCE_LENGTH = 10_000_000
 MAX_COUNT = 100_000
 MAX_ID_LENGTH = 200  # an id names a figure in a table's row: a person's short label
 FIGURE_FIELDS = ("model", "batch", "precision", "device", "count", "throughput", "unit", "source")
@@ -59,13 +66,33 @@ class Figure:
     data: str | None = None
     caveat: str | None = None
     file: str | None = None
+    sequence_length: int | None = None  # tokens a sequence: stated by every figure in tokens, by no other
+
+    @property
+    def in_tokens(self) -> bool:
+        return self.unit in TOKEN_UNITS
+
+    @property
+    def kind(self) -> str:
+        """What the throughput counts: "tokens" or "images" (token_rows.TOKENS, IMAGES)."""
+        return "tokens" if self.in_tokens else "images"
+
+    @property
+    def per_hour(self) -> float:
+        """The throughput per hour, in its own unit (images or tokens)."""
+        return self.throughput * UNITS[self.unit]
 
     @property
     def images_per_hour(self) -> float:
-        return self.throughput * UNITS[self.unit]
+        """Samples per hour, as every report row counts them: images, or a token figure's sequences."""
+        return self.per_hour / self.sequence_length if self.in_tokens else self.per_hour
 
     def to_dict(self) -> dict:
-        return {k: v for k, v in dataclasses.asdict(self).items() if k not in ("id", "file")}
+        return {
+            k: v
+            for k, v in dataclasses.asdict(self).items()
+            if k not in ("id", "file") and not (k == "sequence_length" and v is None)
+        }
 
 
 def _text(value, where: str, field: str, nullable: bool = False) -> str | None:
@@ -91,12 +118,40 @@ def _whole(value, where: str, field: str, nullable: bool) -> int | None:
 def _throughput(value, unit: str, where: str) -> float:
     # Plain decimal, with a spreadsheet's thousands grouping (1,234.5) allowed: float("3_06") is 306.
     number = numbers.number(f"{where}: field 'throughput'", value, numbers.RATE, grouped=True)
-    if number * UNITS[unit] > MAX_IMAGES_PER_HOUR:
+    most, per_hour = (
+        (MAX_TOKENS_PER_HOUR, "tokens/hour") if unit in TOKEN_UNITS else (MAX_IMAGES_PER_HOUR, "images/hour")
+    )
+    if number * UNITS[unit] > most:
         raise UserError(
-            f"{where}: field 'throughput' {errors.shown(value)} {unit} is above {MAX_IMAGES_PER_HOUR:.0e} images/hour "
+            f"{where}: field 'throughput' {errors.shown(value)} {unit} is above {most:.0e} {per_hour} "
             "(a wrong unit?)"
         )
     return number
+
+
+def _sequence_length(entry: dict, unit: str, where: str) -> int | None:
+    """A figure in tokens states the sequence length it was measured at (its tokens are sequences of
+    that many); a figure in images has none."""
+    value = entry.get("sequence_length")
+    if unit not in TOKEN_UNITS:
+        if value is not None:
+            raise UserError(
+                f"{where}: field 'sequence_length' is for a figure in {' or '.join(TOKEN_UNITS)}; "
+                f"this one is in {unit}"
+            )
+        return None
+    if value is None:
+        raise UserError(
+            f"{where}: field 'sequence_length' is missing: a figure in {unit} states the tokens of one "
+            f"sequence, a whole number from 1 to {MAX_SEQUENCE_LENGTH:,}"
+        )
+    return numbers.whole(
+        f"{where}: field 'sequence_length'",
+        value,
+        1,
+        MAX_SEQUENCE_LENGTH,
+        f"a whole number from 1 to {MAX_SEQUENCE_LENGTH:,}",
+    )
 
 
 def _source(value, where: str) -> Source:
@@ -149,6 +204,7 @@ def parse_figure(figure_id: str, entry, file_where: str) -> Figure:
         data=_text(entry.get("data"), where, "data", nullable=True),
         caveat=_text(entry.get("caveat"), where, "caveat", nullable=True),
         file=file_where,
+        sequence_length=_sequence_length(entry, unit, where),
     )
 
 

@@ -2,7 +2,8 @@
 the same `figures.parse_figure` as the shipped ones and written as a published-figures YAML file.
 
 Columns (a header row; empty cell = not stated): id, model, batch, precision, device, count, throughput,
-unit, citation, url, table, read, and optionally model_label, instance, data, caveat.
+unit, citation, url, table, read, and optionally model_label, instance, data, caveat, and sequence_length
+(the tokens of one sequence: needed by a figure in tokens/s or tokens/hour, refused for one in images).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ REQUIRED_COLUMNS = (
     "table",
     "read",
 )
-OPTIONAL_COLUMNS = ("model_label", "instance", "data", "caveat")
+OPTIONAL_COLUMNS = ("model_label", "instance", "data", "caveat", "sequence_length")
 _SOURCE = ("citation", "url", "table", "read")
 
 

@@ -1,8 +1,10 @@
 """Stage 4b of a report, the page: `suite report --format html --out report.html` writes one self-contained
 file a team can paste into a review — the answer first (per workload the fastest and the cheapest
 configuration, by how much, and whether the runs decide it), then the plots, then the table (sortable by
-any column; the default columns with numbered notes below, or every column with --wide), the price
-sources, and the runs behind each row with their warnings. It reads without a sideways scroll in a
+any column; the default columns with numbered notes below, or every column with --wide), the rows measured
+in tokens in a table of their own (token_table.py's columns: tok/s, tokens per $, $ per million tokens on
+demand and on spot; never ranked with images), the price sources, and the runs behind each row with their
+warnings. It reads without a sideways scroll in a
 1,280-pixel window: text wraps, the plots shrink to the page.
 
 Self-contained means nothing is fetched when the page is viewed: the style and the small sorting script are
@@ -19,7 +21,8 @@ import re
 import tempfile
 
 from suite.errors import UserError
-from suite.reporting import answer, narrow
+from suite.reporting import answer, narrow, token_table
+from suite.reporting.published_rows import sources
 from suite.reporting.render import assumed_spot, footer, published_footer, table_columns, traces
 from suite.run_record import printable
 
@@ -47,7 +50,8 @@ ul.answer li { margin: 0.3em 0; }
 # Click a header to sort by it; again to reverse. Numbers sort as numbers ("1,234" and "0.91×" included),
 # "—" (no value, also "— (2 run(s); 6 needed)") always last.
 SCRIPT = """
-document.querySelectorAll("table.sortable th").forEach(function (th, column) {
+document.querySelectorAll("table.sortable th").forEach(function (th) {
+  var column = th.cellIndex;  /* its own table's column: the page has a table of tokens too */
   th.addEventListener("click", function () {
     var table = th.closest("table"), body = table.tBodies[0];
     var ascending = th.getAttribute("aria-sort") !== "ascending";
@@ -115,6 +119,57 @@ def _table(rows: list[dict], catalogs, style: str, wide: bool) -> str:
     )
 
 
+def _token_table(tokens: list[dict]) -> str:
+    head = "<th>#</th>" + "".join(f"<th>{_text(name)}</th>" for name, _, _ in token_table.COLUMNS)
+    body = []
+    for n, row in enumerate(tokens, 1):
+        cells = [f'<td class="num">T{n}</td>']
+        cells += [
+            f"<td{'' if left else NUMBER}>{_text(cell(row))}</td>" for _, cell, left in token_table.COLUMNS
+        ]
+        marked = ' class="published"' if row.get("published") else ""
+        body.append(f"<tr{marked}>" + "".join(cells) + "</tr>")
+    return (
+        '<table class="sortable narrow" id="token-rows"><thead><tr>'
+        + head
+        + "</tr></thead><tbody>\n"
+        + "\n".join(body)
+        + "\n</tbody></table>"
+    )
+
+
+def _tokens(tokens: list[dict]) -> list[str]:
+    """The rows measured in tokens, as the markdown report has them (token_table.py): the leads per
+    workload, their table (rows T1, T2, …), its notes, the published figures' sources and the runs."""
+    if not tokens:
+        return []
+    leads = token_table.leads(tokens)
+    noted = [(n, r) for n, r in enumerate(tokens, 1) if r["notes"] or r["errors"]]
+    published = sources(tokens, "T")
+    return [
+        f"<h2>{_text(token_table.HEADING)}</h2>",
+        f'<p class="note">{_text(token_table.INTRODUCTION)}</p>',
+        ('<ul class="answer">' + "".join(f"<li>{_text(line[2:])}</li>" for line in leads) + "</ul>")
+        if leads
+        else "",
+        _token_table(tokens),
+        (
+            '<ol class="note" id="token-notes">'
+            + "".join(f"<li>T{n}: {_inline('; '.join(r['notes'] + r['errors']))}</li>" for n, r in noted)
+            + "</ol>"
+        )
+        if noted
+        else "",
+        _paragraphs("\n".join([token_table.PUBLISHED_HEADING, "", *published])) if published else "",
+        _paragraphs(
+            "\n".join(
+                ["Runs behind each row in tokens:", ""]
+                + [f"- T{n}: {token_table.runs_behind(r)}" for n, r in enumerate(tokens, 1)]
+            )
+        ),
+    ]
+
+
 def _answer(rows: list[dict], records: list[dict], catalogs) -> list[str]:
     """The answer section: per workload its leads as a list, then how the verdicts were made."""
     result = answer.answer(rows, records, assumed_spot(catalogs)[0])
@@ -177,10 +232,14 @@ def render_page(
     dataset_size: int,
     style: str = "exact",
     wide: bool = False,
+    tokens: tuple[dict, ...] | list[dict] = (),
 ) -> str:
-    images, not_drawn = _plots(records, rows, catalogs)
-    measured = sum(1 for row in rows if not row.get("published"))
-    published = len(rows) - measured
+    """The page: `rows` in images (the answer, the plots, the table), then `tokens`, the rows in tokens
+    (token_rows.split), in a table of their own."""
+    tokens = list(tokens)
+    every = rows + tokens
+    measured = sum(1 for row in every if not row.get("published"))
+    published = len(every) - measured
     summary = f"{len(records)} run(s) in {measured} measured row(s)" + (
         f" and {published} published figure(s)" if published else ""
     )
@@ -193,14 +252,9 @@ def render_page(
         "</head><body>",
         "<h1>Training throughput and cost</h1>",
         f'<p class="note">{_text(summary)}; the rows are numbered as in the table.</p>',
-        *_answer(rows, records, catalogs),
-        "<h2>Plots</h2>",
-        *(images or ['<p class="note">No plot.</p>']),
-        *(f'<p class="note">{_text(line)}</p>' for line in not_drawn),
-        "<h2>The table</h2>",
-        '<p class="note">Click a column\'s header to sort by it.</p>',
-        _table(rows, catalogs, style, wide),
-        *_notes(rows, catalogs, style, wide),
+        # Rows in tokens only: no answer, plot or table in images to show (as the markdown report).
+        *(_images(rows, catalogs, records, style, wide) if rows or not tokens else []),
+        *_tokens(tokens),
         "<h2>Prices and method</h2>",
         _paragraphs(footer(catalogs, dataset_size)),
         _paragraphs("\n".join(published_footer(rows))),
@@ -210,3 +264,18 @@ def render_page(
         "</body></html>",
     ]
     return "\n".join(part for part in parts if part) + "\n"
+
+
+def _images(rows: list[dict], catalogs, records: list[dict], style: str, wide: bool) -> list[str]:
+    """The page's part in images: the answer, the plots, the table and its notes."""
+    images, not_drawn = _plots(records, rows, catalogs)
+    return [
+        *_answer(rows, records, catalogs),
+        "<h2>Plots</h2>",
+        *(images or ['<p class="note">No plot.</p>']),
+        *(f'<p class="note">{_text(line)}</p>' for line in not_drawn),
+        "<h2>The table</h2>",
+        '<p class="note">Click a column\'s header to sort by it.</p>',
+        _table(rows, catalogs, style, wide),
+        *_notes(rows, catalogs, style, wide),
+    ]

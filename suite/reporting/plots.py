@@ -135,7 +135,8 @@ def _caveats(row: dict) -> list[str]:
 
 
 def images_per_dollar(rows: list[dict], caption: str, path: str) -> str | None:
-    priced = [r for r in rows if r["images_per_usd"] is not None]
+    # Rows in tokens (measured or published) count sequences, not images: never drawn among them.
+    priced = [r for r in rows if r["images_per_usd"] is not None and r.get("unit", "images") == "images"]
     if not priced:
         return None
     title = "Images per dollar, on-demand beside spot"

@@ -4,14 +4,17 @@ marked published in every format. A published row is built here, from its figure
 through `identity.row_key`, so it is never pooled with a measured row, whatever `--pool` says.
 
 Where a measured row and a published figure share a configuration (workload, device, precision, batch and
-the number of devices), the measured row says measured ÷ published ("0.93× published").
+the number of devices; for tokens also the sequence length), the measured row says measured ÷ published
+("0.93× published"). A figure in tokens is a token row (token_rows.py: the report's token table, never
+ranked with images); a figure of a model that is no suite workload (an 8B model the suite cannot run) is
+shown as such and compared with nothing.
 """
 
 from __future__ import annotations
 
 import re
 
-from suite.reporting import row_prices
+from suite.reporting import row_prices, token_rows
 from suite.reporting.figures import Figure
 from suite.reporting.pricing import Catalog
 from suite.run_record.facts import other_device
@@ -20,14 +23,39 @@ from suite.run_record.facts import other_device
 # of sources under the table gives the figure as published).
 PUBLISHED_NOTE = "PUBLISHED, not measured by the suite: "
 _MEMORY = re.compile(r"(\d+)\s*gb", re.IGNORECASE)
+# Gaudi's generations share the word "gaudi" (and "HL-" in their part numbers): "Gaudi 2", "Gaudi2" and
+# "Gaudi 3" name theirs, a bare "Gaudi" (the dl1's HL-205) is the first.
+_GAUDI = re.compile(r"gaudi[\s-]*(\d*)", re.IGNORECASE)
+
+
+def _gaudi_generation(name: str) -> str | None:
+    found = _GAUDI.search(name)
+    return None if found is None else (found.group(1) or "1")
 
 
 def same_device(a: str | None, b: str | None) -> bool:
-    """One device model, and one memory size where both names state one (an A100 80GB is not a 40GB)."""
+    """One device model, and one memory size where both names state one (an A100 80GB is not a 40GB), and
+    one Gaudi generation (a Gaudi 2 is not a dl1's Gaudi)."""
     if not a or not b or other_device(a, b):
+        return False
+    if _gaudi_generation(a) != _gaudi_generation(b):
         return False
     memory_a, memory_b = _MEMORY.findall(a), _MEMORY.findall(b)
     return not (memory_a and memory_b and memory_a[-1] != memory_b[-1])
+
+
+def suite_workloads() -> set[str]:
+    """The registry's workload names, and those installed packages add: what a measured row can be of."""
+    from suite.workloads import installed_workload_names, workload_names  # no torch: names only
+
+    return set(workload_names()) | set(installed_workload_names())
+
+
+def _as_published(figure: Figure) -> str:
+    """The figure as its source gives it: "37,440 tokens/s at 8,192 tokens a sequence (LLaMA V3.1 8B)"."""
+    sequence = f" at {figure.sequence_length:,} tokens a sequence" if figure.in_tokens else ""
+    label = f" ({figure.model_label})" if figure.model_label else ""
+    return f"{figure.throughput:,.10g} {figure.unit}{sequence}{label}"
 
 
 def _instance_for(figure: Figure, catalog: Catalog):
@@ -54,12 +82,15 @@ def _instance_for(figure: Figure, catalog: Catalog):
     )
 
 
-def published_row(figure: Figure, catalog: Catalog, dataset_size: int) -> dict:
-    """A figure as a report row: every field a measured row has, marked published, with its source."""
+def published_row(
+    figure: Figure, catalog: Catalog, dataset_size: int, workloads: set[str] | None = None
+) -> dict:
+    """A figure as a report row: every field a measured row has, marked published, with its source.
+    `workloads`: the suite's workload names (default: the registry's); a figure of another model is
+    marked as no suite workload."""
+    workloads = suite_workloads() if workloads is None else workloads
     instance, price_note = _instance_for(figure, catalog)
-    as_published = f"{figure.throughput:,.10g} {figure.unit}" + (
-        f" ({figure.model_label})" if figure.model_label else ""
-    )
+    as_published = _as_published(figure)
     row = {
         **_configuration(figure, instance),
         **_nothing_measured(dataset_size / figure.images_per_hour),
@@ -74,7 +105,7 @@ def published_row(figure: Figure, catalog: Catalog, dataset_size: int) -> dict:
         "verdict": None,
         "numerics": None,
         "errors": [],
-        "notes": _notes(figure, price_note, as_published),
+        "notes": _notes(figure, price_note, as_published, figure.model in workloads),
         "prices_catalog": catalog.name,
         "prices_as_of": catalog.as_of,
         "prices_as_of_note": catalog.as_of_note,
@@ -83,6 +114,9 @@ def published_row(figure: Figure, catalog: Catalog, dataset_size: int) -> dict:
     if instance is not None:
         row_prices.mark_dated(row, instance, catalog)
         row_prices.price(row, instance)
+    if figure.in_tokens:
+        token_rows.add_token_figures(row, figure.sequence_length)
+        row["tokens_per_hour"] = figure.per_hour  # as published, not through the sequences' rounding
     return row
 
 
@@ -94,9 +128,9 @@ def _configuration(figure: Figure, instance) -> dict:
         "instance": instance.name if instance else figure.instance,
         "retired": None,
         "region": instance.region if instance else None,
-        "images_per_hour": figure.images_per_hour,
-        "unit": "images",  # published figures are of image workloads (token_rows.py counts the others)
-        "units_per_sample": 1,
+        "images_per_hour": figure.images_per_hour,  # samples: a token figure's sequences
+        "unit": figure.kind,  # a figure in tokens goes to the token table (token_rows.split)
+        "units_per_sample": figure.sequence_length or 1,
         "usd_per_hour": None,
         "images_per_usd": None,
         "spot_usd_per_hour": None,
@@ -138,10 +172,12 @@ def _nothing_measured(epoch_hours: float) -> dict:
     }
 
 
-def _notes(figure: Figure, price_note: str, as_published: str) -> list[str]:
-    """Published, as what; how it is priced; and what the source left unstated."""
+def _notes(figure: Figure, price_note: str, as_published: str, suite_workload: bool) -> list[str]:
+    """Published, as what; how it is priced; what the source left unstated; a model the suite lacks."""
     # The source and its caveat are under the table (and in their own CSV/JSON fields): the note stays short.
     notes = [f"{PUBLISHED_NOTE}{as_published}; source under the table", price_note]
+    if not suite_workload:
+        notes.append(f"{figure.model} is not a suite workload: no measured row is compared with it")
     if figure.batch is None or figure.precision is None:
         unstated = " and ".join(
             n for n, v in (("batch", figure.batch), ("precision", figure.precision)) if v is None
@@ -167,11 +203,14 @@ def _source_fields(figure: Figure, as_published: str) -> dict:
 
 
 def shares_configuration(measured: dict, published: dict) -> bool:
-    """One workload, device (and memory), precision, batch and device count. A figure whose source left
-    the batch or the precision unstated matches nothing: a guess is no comparison."""
+    """One workload, device (and memory), precision, batch and device count, and one unit (for tokens, one
+    sequence length). A figure whose source left the batch or the precision unstated matches nothing: a
+    guess is no comparison. (A model that is no suite workload never equals a measured row's.)"""
     return (
         published["batch_size"] is not None
         and published["precision"] is not None
+        and measured.get("unit", token_rows.IMAGES) == published["unit"]
+        and measured.get("units_per_sample", 1) == published["units_per_sample"]
         and measured["model_run"] == published["model_run"]
         and measured["precision"] == published["precision"]
         and measured["batch_size"] == published["batch_size"]
@@ -185,7 +224,8 @@ def with_published(
 ) -> list[dict]:
     """The measured rows, each with its ratio to every published figure of its configuration, and the
     published rows beside them (sorted in among them by model, like the measured rows)."""
-    published = _collapsed([published_row(figure, catalog, dataset_size) for figure in figures])
+    workloads = suite_workloads()
+    published = _collapsed([published_row(figure, catalog, dataset_size, workloads) for figure in figures])
     for row in rows:
         row.update(published=False, published_id=None, published_source=None, published_caveat=None)
         row.update(published_document=None, published_where=None, published_as=None)
@@ -228,6 +268,8 @@ def _collapsed(published: list[dict]) -> list[dict]:
             row["precision"],
             row["batch_size"],
             row["data"],
+            row["unit"],
+            row["units_per_sample"],
         )
         groups.setdefault(key, []).append(row)
     collapsed = []
@@ -240,7 +282,7 @@ def _collapsed(published: list[dict]) -> list[dict]:
                 f"the same figure under {len(ids)} ids: {', '.join(ids)}"
                 if len(rates) == 1
                 else f"{len(ids)} figures of one source and configuration, the highest shown: "
-                + ", ".join(f"{r['published_id']} {r['images_per_hour']:,.0f} img/h" for r in group)
+                + ", ".join(f"{r['published_id']} {_per_hour(r)}" for r in group)
             )
             kept["published_id"] = ", ".join(ids)
             kept["published_where"] = "; ".join(dict.fromkeys(r["published_where"] for r in group))
@@ -249,9 +291,16 @@ def _collapsed(published: list[dict]) -> list[dict]:
     return collapsed
 
 
-def sources(rows: list[dict]) -> list[str]:
-    """The list under the table: each source document once, then each of its rows' number, id and where
-    in the source it is (with its caveat, said once where all its figures share one)."""
+def _per_hour(row: dict) -> str:
+    if row["unit"] == token_rows.TOKENS:
+        return f"{row['tokens_per_hour']:,.0f} tok/h"
+    return f"{row['images_per_hour']:,.0f} img/h"
+
+
+def sources(rows: list[dict], prefix: str = "#") -> list[str]:
+    """The list under the table: each source document once, then each of its rows' number (after
+    `prefix`: the token table's rows are T1, T2, …), id and where in the source it is (with its caveat,
+    said once where all its figures share one)."""
     by_document: dict[str, list[tuple[int, dict]]] = {}
     for n, row in enumerate(rows, 1):
         if row.get("published"):
@@ -262,7 +311,7 @@ def sources(rows: list[dict]) -> list[str]:
         shared = caveats.pop() if len(caveats) == 1 else None
         lines.append(f"- {document}" + (f"; caveat: {shared}" if shared else "") + ":")
         lines += [
-            f"  - #{n} ({row['published_id']}): {row['published_as']}; {row['published_where']}"
+            f"  - {prefix}{n} ({row['published_id']}): {row['published_as']}; {row['published_where']}"
             + (f"; caveat: {row['published_caveat']}" if row["published_caveat"] and not shared else "")
             for n, row in listed
         ]

@@ -1,10 +1,12 @@
 """The table of a report's rows measured in tokens (token_rows.py makes their figures): the leads per workload,
-rows T1, T2, …, their notes and runs, after the image table and never ranked with it."""
+rows T1, T2, …, their notes and runs, after the image table and never ranked with it. Published figures in
+tokens (published_rows.py) are rows of it too, marked `pub`, never in the leads, their sources listed below."""
 
 from __future__ import annotations
 
 from suite.reporting.cells import dollars, whole_number
 from suite.reporting.narrow import marks, short_device
+from suite.reporting.published_rows import sources
 from suite.run_record import printable
 
 HEADING = "Language models, in tokens"
@@ -18,12 +20,14 @@ def tokens_per_second(row: dict) -> str:
     return f"{per_second:,.0f}" if per_second >= 100 else f"{per_second:.3g}"
 
 
-def _leads(rows: list[dict]) -> list[str]:
-    """Per workload, the fastest row and the cheapest on demand, by their tokens: rows of one workload only."""
+def leads(rows: list[dict]) -> list[str]:
+    """Per workload, the fastest row and the cheapest on demand, by their tokens: measured rows of one
+    workload only (a published figure is never ranked)."""
     lines = []
-    workloads = list(dict.fromkeys(str(r["model_run"]) for r in rows))
+    measured = [(n, r) for n, r in enumerate(rows, 1) if not r.get("published")]
+    workloads = list(dict.fromkeys(str(r["model_run"]) for _, r in measured))
     for workload in workloads:
-        own = [(n, r) for n, r in enumerate(rows, 1) if str(r["model_run"]) == workload]
+        own = [(n, r) for n, r in measured if str(r["model_run"]) == workload]
         parts = []
         for what, field, shown in (
             ("fastest", "tokens_per_hour", lambda r: f"{tokens_per_second(r)} tok/s"),
@@ -46,7 +50,7 @@ COLUMNS = (
     ("Instance", lambda r: r["instance"] or "—", True),
     ("Device", lambda r: f"{short_device(r['device'])} ×{r['accelerators_used']}", True),
     ("Precision", lambda r: r["precision"] or "—", True),
-    ("Batch", lambda r: f"{r['batch_size']} × {r['units_per_sample']:,}", False),
+    ("Batch", lambda r: f"{r['batch_size'] or '—'} × {r['units_per_sample']:,}", False),
     ("tok/s", tokens_per_second, False),
     ("$/h", lambda r: dollars(r["usd_per_hour"]), False),
     ("Tokens per $", lambda r: whole_number(r.get("tokens_per_usd")), False),
@@ -56,17 +60,23 @@ COLUMNS = (
 )
 
 
+INTRODUCTION = (
+    "Workloads measured in tokens (one sample is one sequence; Batch is sequences × tokens each). "
+    "They are never ranked with images. Tokens per $ = tokens/hour ÷ $/hour of the whole instance; "
+    "$ per M tokens = $/hour ÷ tokens/hour × 1,000,000."
+)
+
+
 def markdown(rows: list[dict]) -> list[str]:
     """The token rows' section: the leads per workload, the table (rows T1, T2, …), their notes and runs."""
+    ranked = leads(rows)
     lines = [
         f"## {HEADING}",
         "",
-        "Workloads measured in tokens (one sample is one sequence; Batch is sequences × tokens each). "
-        "They are never ranked with images. Tokens per $ = tokens/hour ÷ $/hour of the whole instance; "
-        "$ per M tokens = $/hour ÷ tokens/hour × 1,000,000.",
+        INTRODUCTION,
         "",
-        *_leads(rows),
-        "",
+        *ranked,
+        *([""] if ranked else []),
         "| # | " + " | ".join(name for name, _, _ in COLUMNS) + " |",
         "|---:|" + "|".join("---" if left else "---:" for _, _, left in COLUMNS) + "|",
     ]
@@ -80,6 +90,19 @@ def markdown(rows: list[dict]) -> list[str]:
     if noted:
         lines += ["", "Notes:", ""]
         lines += [f"- T{n}: {printable('; '.join(r['notes'] + r['errors']))}" for n, r in noted]
+    published = sources(rows, "T")
+    if published:
+        lines += ["", PUBLISHED_HEADING, "", *published]
     lines += ["", "Runs behind each row:", ""]
-    lines += [f"- T{n}: {printable(', '.join(r['run_ids']))}" for n, r in enumerate(rows, 1)]
+    lines += [f"- T{n}: {printable(runs_behind(r))}" for n, r in enumerate(rows, 1)]
     return lines
+
+
+PUBLISHED_HEADING = (
+    "Published figures (marked pub: measured by their sources, not by the suite; never ranked; priced with "
+    "the report's price catalog where its device and count match an instance):"
+)
+
+
+def runs_behind(row: dict) -> str:
+    return f"published figure {row['published_id']}" if row.get("published") else ", ".join(row["run_ids"])
