@@ -2,7 +2,8 @@
 
 For each workload, one real `suite run --backend cpu --check-numerics` at the CPU's default batch and
 schedule, in its own process. Both figures are the record's, the ones the run's summary prints: the check's
-own time (`numerics.time_s`: its three runs, reference, noise and candidate, builds included) and the run's
+own time (`numerics.time_s`: its runs, reference, noise and candidate, builds included; two where the
+candidate is the reference's own configuration, whose run is the reference's) and the run's
 time before it (`numerics.run_s`: from process start to the check, so start-up, build, warm-up and the timed
 windows). The ratio check ÷ run is the price of asking; the goal is at most 0.25 at default settings
 (docs/numerics.md says where the check does not reach it, and why).
@@ -10,7 +11,9 @@ windows). The ratio check ÷ run is the price of asking; the goal is at most 0.2
     python benchmarks/numerics_cost.py [--workloads dcgan64 resnet50] [--precision bf16] [--repeats 3]
 
 One process per run, one after the other: on a shared machine both sides of the ratio are slowed alike only
-roughly, so read the ratios to one significant figure (each repeat is printed; look at their spread).
+roughly, so read the ratios to one significant figure (each repeat is printed; look at their spread). Each
+row gives the machine's load average (1 minute) as the run started and as it ended: a small-batch check
+suffers more from contention than the run's larger steps.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ def measure(workload: str, precision: str | None) -> dict:
         "batch_size": record["config"]["batch_size"],
         "timed_steps": record["metrics"]["steps_timed"],
         "check_steps": numerics["steps"],
+        # Two where the candidate is the reference's own configuration (its run is the reference's).
+        "check_runs": numerics.get("trained_runs", 3),
         "run_s": run_s,
         "check_s": numerics["time_s"],
         "ratio": numerics["time_s"] / run_s,
@@ -59,17 +64,19 @@ def main() -> None:
     parser.add_argument("--precision", help="the candidate precision (default: the CPU's, fp32)")
     args = parser.parse_args()
     print(
-        "| workload | precision | batch | timed steps | check steps (×3 runs) | run (s) | check (s) "
-        "| check ÷ run | verdict |"
+        "| workload | precision | batch | timed steps | check runs × steps | run (s) | check (s) "
+        "| check ÷ run | verdict | load average |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|---|")
     for workload in args.workloads:
         for _ in range(args.repeats):
+            load_before = os.getloadavg()[0]
             r = measure(workload, args.precision)
+            load = f"{load_before:.1f} → {os.getloadavg()[0]:.1f}"
             print(
                 f"| {r['workload']} | {r['precision']} | {r['batch_size']} | {r['timed_steps']} "
-                f"| {r['check_steps']} | {r['run_s']:.1f} | {r['check_s']:.1f} | {r['ratio']:.2f} "
-                f"| {r['verdict']} |",
+                f"| {r['check_runs']} × {r['check_steps']} | {r['run_s']:.1f} | {r['check_s']:.1f} | {r['ratio']:.2f} "
+                f"| {r['verdict']} | {load} |",
                 flush=True,
             )
 

@@ -152,6 +152,7 @@ def test_a_candidate_that_is_the_reference_is_not_trained_again_and_loses_nothin
     result = check("dcgan64", "fp32")
     assert BrokenPrecisions.lr_seen == [ADAMW["lr"]] * 8 * 2 * 2
     assert "its run is the reference's, not repeated" in result["candidate"]
+    assert result["trained_runs"] == 2 and check("dcgan64", "bf16")["trained_runs"] == 3
     assert result["verdict"] == "pass" and result["losses"]["candidate"] == result["losses"]["reference"]
     # What the third run would have given: on the CPU the reference's configuration repeats bit for bit.
     plan = runner.plan_run(tiny_config("dcgan64", precision="fp32", batch_size=8, check_numerics=True))

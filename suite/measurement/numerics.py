@@ -2,7 +2,8 @@
 
 After the timed windows (so no throughput figure changes), the workload's own recipe (its optimizer at its
 real learning rate) trains for a few steps from the seed's initial weights, three times
-(suite/measurement/numerics_runs.py says what each run measures):
+(suite/measurement/numerics_runs.py says what each run measures; twice where the candidate is the
+reference's own configuration, whose run is then the reference's):
 
     reference   fp32, TF32 off, on this backend (or on --reference-backend, e.g. the CPU)
     noise       fp32 again, the same weights, the batches in the other order and another noise seed: two
@@ -171,10 +172,12 @@ def check(plan, backend_factory=None) -> dict:
     started = time.perf_counter()
     reference = _reference_config(spec)
     result = _described(spec, reference[0], steps, batch_size)
+    result["trained_runs"] = 3
     if is_the_reference(spec, reference):
         result["candidate"] += (
             " (the reference's own configuration: its run is the reference's, not repeated)"
         )
+        result["trained_runs"] = 2
     batches = [
         workload.synthetic_batch(batch_size, "cpu", seed=spec.workload.seed + i) for i in range(BATCHES)
     ]
