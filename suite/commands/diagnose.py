@@ -147,7 +147,7 @@ def _diagnosis(records: dict[str, list[dict]], plan) -> dict:
 
     rates = diagnose_evidence.rates_of(records)
     end_to_end = records["end_to_end"][-1]
-    decided = diagnose_evidence.decide(rates, compare_stats.welch)
+    decided = diagnose_evidence.decide(rates, compare_stats.welch, diagnose.rate_unit_of(end_to_end))
     evidence = diagnose.BottleneckEvidence(
         **_median_rates(rates),
         **diagnose.from_records_settings(end_to_end),

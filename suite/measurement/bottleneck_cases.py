@@ -30,6 +30,15 @@ def change(option: str, value, why: str) -> dict:
 
 # A token file (suite/data/token_loader.py) is read, not decoded: a cache, made of images, cannot replace it.
 TOKENS = "tokens"
+# The rates are samples a second: images, or a token workload's sequences (suite/measurement/units.py).
+IMAGE_RATE = "img/s"
+SEQUENCE_RATE = "seq/s"
+
+
+def rate_unit_of(record: dict) -> str:
+    """The unit of a record's sample rates, from its unit: sequences a second for a workload in tokens."""
+    unit = (record.get("metrics") or {}).get("unit") or (record.get("workload") or {}).get("unit")
+    return SEQUENCE_RATE if unit == TOKENS else IMAGE_RATE
 
 
 @dataclass(frozen=True)
@@ -60,6 +69,7 @@ class BottleneckEvidence:
     total_memory_bytes: float | None = None
     telemetry_samples: int | None = None
     decided: dict | None = None
+    rate_unit: str = IMAGE_RATE  # what every rate counts (rate_unit_of): the sentences say it
 
     @property
     def loader_workers(self) -> int:
@@ -81,7 +91,7 @@ class BottleneckEvidence:
 
     @property
     def end_to_end_text(self) -> str:
-        return f"{self.end_to_end_ips:,.1f} img/s"
+        return f"{self.end_to_end_ips:,.1f} {self.rate_unit}"
 
 
 class Judgement(NamedTuple):
@@ -105,7 +115,7 @@ def _disturbed(e: BottleneckEvidence) -> Judgement:
     slower = "compute-only" if e.end_to_end_ips > e.compute_ips else "the loader alone"
     message = (
         f"inconclusive: end to end ({e.end_to_end_text}) measured faster than {slower} (loader "
-        f"{e.loader_ips:,.1f}, compute {e.compute_ips:,.1f} img/s) beyond their spread, which cannot be: the "
+        f"{e.loader_ips:,.1f}, compute {e.compute_ips:,.1f} {e.rate_unit}) beyond their spread, which cannot be: the "
         "probe was disturbed (a busy host, windows too short)"
     )
     return Judgement(
@@ -121,15 +131,15 @@ def _compute_bound(e: BottleneckEvidence) -> Judgement:
     )
     message = (
         f"compute-bound: end to end reaches {e.efficiency:.0%} of compute-only ({e.end_to_end_ips:,.1f} of "
-        f"{e.compute_ips:,.1f} img/s); the loader alone delivers {e.loader_ips:,.1f} img/s, {keeps_up}"
+        f"{e.compute_ips:,.1f} {e.rate_unit}); the loader alone delivers {e.loader_ips:,.1f} {e.rate_unit}, {keeps_up}"
     )
     return Judgement("compute-bound", message, [], [])
 
 
 def _loader_within_spread(e: BottleneckEvidence) -> Judgement:
     message = (
-        f"inconclusive: the loader ({e.loader_ips:,.1f} img/s, cv {spread(e.loader_cv):.0%}) and compute "
-        f"({e.compute_ips:,.1f} img/s, cv {spread(e.compute_cv):.0%}) are within each other's spread"
+        f"inconclusive: the loader ({e.loader_ips:,.1f} {e.rate_unit}, cv {spread(e.loader_cv):.0%}) and compute "
+        f"({e.compute_ips:,.1f} {e.rate_unit}, cv {spread(e.compute_cv):.0%}) are within each other's spread"
     )
     return Judgement(
         "inconclusive", message, [], ["measure again with more --steps or --windows to separate them"]
@@ -138,8 +148,8 @@ def _loader_within_spread(e: BottleneckEvidence) -> Judgement:
 
 def _input_bound(e: BottleneckEvidence) -> Judgement:
     message = (
-        f"input-bound: the loader delivers {e.loader_ips:,.1f} img/s, the device could do "
-        f"{e.compute_ips:,.1f} img/s (end to end {e.end_to_end_text})"
+        f"input-bound: the loader delivers {e.loader_ips:,.1f} {e.rate_unit}, the device could do "
+        f"{e.compute_ips:,.1f} {e.rate_unit} (end to end {e.end_to_end_text})"
     )
     changes, advice = _more_workers(e)
     if e.data_kind == "cache":
@@ -174,7 +184,7 @@ def _more_workers(e: BottleneckEvidence) -> tuple[list[dict], list[str]]:
 
 def _short_within_spread(e: BottleneckEvidence) -> Judgement:
     message = (
-        f"inconclusive: end to end ({e.end_to_end_text}) is short of compute-only ({e.compute_ips:,.1f} img/s) by "
+        f"inconclusive: end to end ({e.end_to_end_text}) is short of compute-only ({e.compute_ips:,.1f} {e.rate_unit}) by "
         "less than their spread"
     )
     return Judgement(
@@ -194,8 +204,8 @@ def _apart(e: BottleneckEvidence) -> Judgement:
 
 def _transfer_bound(e: BottleneckEvidence) -> Judgement:
     message = (
-        f"transfer-bound: the loader alone delivers {e.loader_ips:,.1f} img/s and compute alone "
-        f"{e.compute_ips:,.1f} img/s, but together only {e.end_to_end_text}: the copy to the device costs the "
+        f"transfer-bound: the loader alone delivers {e.loader_ips:,.1f} {e.rate_unit} and compute alone "
+        f"{e.compute_ips:,.1f} {e.rate_unit}, but together only {e.end_to_end_text}: the copy to the device costs the "
         "difference"
     )
     changes = []
@@ -211,8 +221,8 @@ def _transfer_bound(e: BottleneckEvidence) -> Judgement:
 def _host_contention(e: BottleneckEvidence) -> Judgement:
     workers, threads, cores = e.loader_workers, e.compute_threads, e.cores
     message = (
-        f"host-contention: the loader alone delivers {e.loader_ips:,.1f} img/s and compute alone "
-        f"{e.compute_ips:,.1f} img/s, but together only {e.end_to_end_text}: with no copy to a device, the "
+        f"host-contention: the loader alone delivers {e.loader_ips:,.1f} {e.rate_unit} and compute alone "
+        f"{e.compute_ips:,.1f} {e.rate_unit}, but together only {e.end_to_end_text}: with no copy to a device, the "
         f"loader's {workers} worker(s) and compute's {threads} thread(s) share "
         f"{cores if cores is not None else 'the'} cores"
     )

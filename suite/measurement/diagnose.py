@@ -33,7 +33,14 @@ Everything here is a pure function of numbers, so the rules are tested with numb
 
 from __future__ import annotations
 
-from suite.measurement.bottleneck_cases import BottleneckEvidence, change, judge, spread
+from suite.measurement.bottleneck_cases import (
+    IMAGE_RATE,
+    BottleneckEvidence,
+    change,
+    judge,
+    rate_unit_of,
+    spread,
+)
 from suite.run_record.record import metrics_of
 
 # The end-to-end run is "as fast as compute" from this fraction of compute-only on.
@@ -133,6 +140,8 @@ def verdict(evidence: BottleneckEvidence) -> dict:
         "changes": changes,
         "copies_to_device": e.copies_to_device,
         **figures,
+        # A token workload's rates are sequences a second, said so when shown (an image record is unchanged).
+        **({"rate_unit": e.rate_unit} if e.rate_unit != IMAGE_RATE else {}),
     }
 
 
@@ -221,6 +230,7 @@ def _settings(record: dict) -> dict:
         "threads": device.get("threads") or config.get("threads"),
         "precision": config.get("precision"),
         "data_kind": data.get("source", "imagefolder"),
+        "rate_unit": rate_unit_of(record),
     }
 
 
@@ -266,6 +276,8 @@ def from_records_settings(end_to_end: dict) -> dict:
 
 
 def render(diagnosis: dict) -> str:
+    unit = diagnosis.get("rate_unit", IMAGE_RATE)
+
     def rate(name):
         value, cv = diagnosis[f"{name}_images_per_second"], diagnosis.get(f"{name}_cv")
         if value is None:
@@ -273,8 +285,8 @@ def render(diagnosis: dict) -> str:
         processes = (diagnosis.get("processes") or {}).get(name)
         if processes:  # repeated evidence: the median of its processes, and their run-to-run spread
             spread = f"cv {cv:.1%} run to run" if cv is not None else "spread unknown"
-            return f"{value:,.1f} img/s (median of {processes} processes, {spread})"
-        return f"{value:,.1f} img/s" + (
+            return f"{value:,.1f} {unit} (median of {processes} processes, {spread})"
+        return f"{value:,.1f} {unit}" + (
             f" (cv {cv:.1%})" if cv is not None else " (one window: spread unknown)"
         )
 

@@ -101,10 +101,10 @@ def rates_of(records: dict[str, list[dict]]) -> dict[str, list[float]]:
     return {arm: [metrics_of(r).images_per_second for r in found] for arm, found in records.items()}
 
 
-def decide(rates: dict[str, list[float]], interval) -> dict:
+def decide(rates: dict[str, list[float]], interval, unit: str = "img/s") -> dict:
     """The rule the arms' processes meet, for diagnose.verdict(decided=...): its case, the evidence (each
     ratio with its interval), the words of an inconclusive one, and for an input-bound one the interval
-    of compute ÷ loader that sizes the workers' advice."""
+    of compute ÷ loader that sizes the workers' advice. `unit`: what the rates count (seq/s for tokens)."""
     runs = {arm: len(values) for arm, values in rates.items()}
     end_compute = ratio(rates, "end_to_end", "compute", interval)
     loader_compute = ratio(rates, "loader", "compute", interval)
@@ -122,7 +122,9 @@ def decide(rates: dict[str, list[float]], interval) -> dict:
         },
     }
     line, shortfall = COMPUTE_BOUND_EFFICIENCY, LOADER_SHORTFALL
-    advice = f"measure again with more processes (--processes), or on a quieter host: {_spread_text(rates)}"
+    advice = (
+        f"measure again with more processes (--processes), or on a quieter host: {_spread_text(rates, unit)}"
+    )
 
     def undecided(why: str) -> dict:
         return found | {"case": "inconclusive", "message": f"inconclusive: {why}", "advice": advice}
@@ -156,10 +158,10 @@ def decide(rates: dict[str, list[float]], interval) -> dict:
     )
 
 
-def _spread_text(rates: dict[str, list[float]]) -> str:
+def _spread_text(rates: dict[str, list[float]], unit: str) -> str:
     """Each arm's run-to-run spread: max ÷ min of its processes' rates."""
     parts = [
-        f"{ARM_NAMES[arm]} {min(values):,.1f} … {max(values):,.1f} img/s"
+        f"{ARM_NAMES[arm]} {min(values):,.1f} … {max(values):,.1f} {unit}"
         for arm, values in rates.items()
         if values
     ]
