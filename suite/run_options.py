@@ -10,6 +10,9 @@ from suite import option_types
 
 DEFAULT_OUT = "results"
 MAX_REPEAT = 1000
+# Micro-batches per optimizer step: nanoGPT's GPT-2 recipe uses 40 (5 x 8 GPUs); a thousand is already a
+# step of minutes on any device.
+MAX_GRAD_ACCUM = 1024
 
 
 class _Declaring:
@@ -83,6 +86,22 @@ def _workload_options(p: _Declaring) -> None:
         help="images per step per process (default: the workload's, or the backend's cap)",
     )
     p.add_argument("--precision", help="fp32, bf16, amp (cuda), ... (default: the backend's)")
+    p.add_argument(
+        "--grad-accum",
+        dest="grad_accum",
+        type=positive_int("--grad-accum", most=MAX_GRAD_ACCUM),
+        metavar="N",
+        help="one optimizer step per N batches of --batch-size (gradient accumulation; a step's samples are "
+        "N x the batch); language models only (default 1)",
+    )
+    p.add_argument(
+        "--activation-checkpointing",
+        dest="activation_checkpointing",
+        action="store_true",
+        default=None,
+        help="recompute each decoder block's activations in the backward pass instead of keeping them "
+        "(torch.utils.checkpoint); language models only",
+    )
 
 
 def _schedule_options(p: _Declaring) -> None:

@@ -54,6 +54,8 @@ SAMPLES = {
     "node-rank": "1",
     "rdzv-endpoint": "node0:29500",
     "dist-timeout": "30",
+    "grad-accum": "4",
+    "activation-checkpointing": None,
 }
 
 

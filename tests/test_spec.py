@@ -20,7 +20,8 @@ RECORDED = {
     "prices": "aws", "accelerators_used": 2, "per_device": None, "device_index": None, "tf32": True,
     "channels_last": False, "compile": False, "hpu_mode": None, "hpu_fused": True, "hpu_bf16_ops": None,
     "hpu_fp32_ops": None, "profile_dir": None, "max_memory_bytes": None, "nproc": 2, "nnodes": 1,
-    "node_rank": 0, "rdzv_endpoint": None, "dist_timeout_s": 600.0, "world_size": 2, "global_batch_size": 8,
+    "node_rank": 0, "rdzv_endpoint": None, "dist_timeout_s": 600.0, "grad_accum": 1,
+    "activation_checkpointing": False, "world_size": 2, "global_batch_size": 8,
 }  # fmt: skip
 
 

@@ -55,6 +55,24 @@ class Workload:
     # (Adam's step is normalised per element). The check trains at the rate the recipe gives its batch.
     recipe_batch = 256  # no annotation: a class constant, not a dataclass field
 
+    # The run options a workload's training step honours (`suite run --grad-accum`, `--activation-checkpointing`,
+    # Training.use_run_options); any other workload refuses them while the run is planned.
+    accumulates_gradients = False
+    checkpoints_activations = False
+
+    def check_run_options(self, grad_accum: int, activation_checkpointing: bool) -> None:
+        """One line (a UserError) where this workload cannot honour --grad-accum or --activation-checkpointing."""
+        if grad_accum != 1 and not self.accumulates_gradients:
+            raise UserError(
+                f"--grad-accum {grad_accum} does not apply to {self.name}: only the language models "
+                "(gpt2-small, llama-1b) accumulate gradients; leave it at 1"
+            )
+        if activation_checkpointing and not self.checkpoints_activations:
+            raise UserError(
+                f"--activation-checkpointing does not apply to {self.name}: only the language models "
+                "(gpt2-small, llama-1b) checkpoint their decoder blocks"
+            )
+
     def recipe_lr_scale(self, batch_size: int) -> float:
         """The factor on the optimizer's learning rate the recipe gives a batch of BATCH_SIZE."""
         return 1.0 if self.recipe_batch is None else batch_size / self.recipe_batch

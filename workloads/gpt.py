@@ -53,6 +53,8 @@ class Decoder(Workload):
 
     unit = "tokens"
     recipe_batch = None  # AdamW: the rate holds at any batch
+    accumulates_gradients = True  # CausalLMTraining.use_run_options
+    checkpoints_activations = True
     numerics_batch = 2
 
     def units_per_sample(self) -> int:

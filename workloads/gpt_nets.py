@@ -10,13 +10,15 @@ both published models do.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.checkpoint import checkpoint
 
-from .training import Training
+from .training import Training, gradient_sync_deferred
 
 
 @dataclass(frozen=True)
@@ -149,12 +151,20 @@ class Block(nn.Module):
 
 
 class DecoderLM(nn.Module):
-    """Token ids (batch, length) -> logits (batch, length, vocabulary)."""
+    """Token ids (batch, length) -> logits (batch, length, vocabulary).
+
+    With `checkpointing` (`suite run --activation-checkpointing`) each block keeps only its input for the
+    backward pass and runs its forward again there. It goes through torch.utils.checkpoint.checkpoint with
+    use_reentrant=False, the variant torch's documentation recommends ("It is recommended that you use
+    use_reentrant=False"; torch.utils.checkpoint, torch 2.14): the reentrant one supports only
+    torch.autograd.backward, needs an input that requires grad, and recomputes the whole block even where
+    the backward needs only part of it."""
 
     def __init__(self, shape: Shape):
         super().__init__()
         shape.check()
         self.shape = shape
+        self.checkpointing = False
         self.tokens = nn.Embedding(shape.vocabulary, shape.width)
         # GPT-2 learns a vector per position; Llama rotates q and k instead (tables, not parameters).
         self.positions = nn.Embedding(shape.context, shape.width) if shape.style == "gpt2" else None
@@ -173,7 +183,10 @@ class DecoderLM(nn.Module):
         else:
             rotary = (self.rotary_cos, self.rotary_sin)
         for block in self.blocks:
-            x = block(x, rotary)
+            if self.checkpointing and torch.is_grad_enabled():
+                x = checkpoint(block, x, rotary, use_reentrant=False)
+            else:
+                x = block(x, rotary)
         return F.linear(self.norm(x), self.tokens.weight)  # tied: the head is the embedding
 
 
@@ -186,7 +199,15 @@ def init_weights(module: nn.Module) -> None:
 
 
 class CausalLMTraining(Training):
-    """Next-token cross-entropy over every position of every sequence, one AdamW."""
+    """Next-token cross-entropy over every position of every sequence, one AdamW.
+
+    With `micro_batches` N (`suite run --grad-accum N`, nanoGPT's gradient_accumulation_steps) one step's
+    batch is N micro-batches: each one's loss is scaled by 1/N and backpropagated, the gradients add up, and
+    the optimizer steps once, so the step equals one step on the whole batch (the loss is a mean over equal
+    micro-batches). Under DDP the first N-1 backward passes run in `no_sync()`, and the gradients are
+    all-reduced once, in the last one's backward, as torch's DistributedDataParallel.no_sync documents."""
+
+    micro_batches = 1
 
     def __init__(self, backend, modules, optimizers):
         super().__init__(backend, modules, optimizers)
@@ -194,15 +215,33 @@ class CausalLMTraining(Training):
         if attend is not None:
             use_attention(modules["model"], attend)
 
+    def use_run_options(self, grad_accum: int = 1, activation_checkpointing: bool = False) -> None:
+        self.micro_batches = grad_accum
+        model = self.modules["model"]
+        getattr(model, "module", model).checkpointing = activation_checkpointing  # a DDP-wrapped model too
+
     def train_step(self, batch):
         backend = self.backend
         model, optimizer = self.modules["model"], self.optimizers["model"]
         inputs, targets = batch
+        count = self.micro_batches
+        if inputs.shape[0] % count:
+            raise ValueError(f"a batch of {inputs.shape[0]} does not split into {count} equal micro-batches")
         optimizer.zero_grad(set_to_none=True)
-        with backend.autocast():
-            logits = model(inputs)
-            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
-        backend.backward(loss)
+        loss_sum = None
+        for index, (micro_inputs, micro_targets) in enumerate(zip(inputs.chunk(count), targets.chunk(count))):
+            last = index == count - 1
+            with contextlib.nullcontext() if last else gradient_sync_deferred(model):
+                loss = self._loss(model, micro_inputs, micro_targets)
+                backend.backward(loss)
+            loss_sum = loss.detach() if loss_sum is None else loss_sum + loss.detach()
         backend.step(optimizer)
         backend.end_step()
-        return loss.detach().float()
+        return loss_sum.float()
+
+    def _loss(self, model, inputs, targets):
+        """The micro-batch's mean cross-entropy, scaled by 1/micro_batches (the batch's is their sum)."""
+        with self.backend.autocast():
+            logits = model(inputs)
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+        return loss if self.micro_batches == 1 else loss / self.micro_batches

@@ -6,6 +6,8 @@ detached tensor and never calls `.item()`: reading a value would synchronise hos
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
 
@@ -29,3 +31,19 @@ class Training:
     def train_step(self, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
         """One iteration. Returns the loss(es) as a detached tensor: no `.item()` here."""
         raise NotImplementedError
+
+    def use_run_options(self, grad_accum: int = 1, activation_checkpointing: bool = False) -> None:
+        """The run's `--grad-accum` and `--activation-checkpointing`, set once the training is built. A
+        workload whose step honours them says so (Workload.accumulates_gradients, checkpoints_activations)
+        and overrides this; the others are refused them while the run is planned, so only the defaults
+        reach here."""
+        if grad_accum != 1 or activation_checkpointing:
+            raise ValueError(f"{type(self).__name__} takes neither gradient accumulation nor checkpointing")
+
+
+def gradient_sync_deferred(module: torch.nn.Module):
+    """A context in which a backward pass leaves the gradients unreduced across processes: DDP's `no_sync()`
+    (a compiled module hands the attribute on to the module it wraps). A module outside DDP has nothing to
+    defer."""
+    no_sync = getattr(module, "no_sync", None)
+    return no_sync() if no_sync is not None else contextlib.nullcontext()

@@ -94,9 +94,12 @@ def start_line(plan) -> str:
         if spec.schedule.steps_per_window
         else "steps chosen after warm-up"
     )
+    batch = f"batch {spec.workload.batch_size}"
+    if spec.workload.grad_accum > 1:  # a step of several micro-batches, one optimizer step
+        batch += f" x {spec.workload.grad_accum} micro-batches a step"
     return (
         f"suite: {plan.workload.name} on {plan.backend.name} ({summary.short_choice(plan.backend_choice)}), "
-        f"batch {spec.workload.batch_size}, {spec.precision}: {spec.schedule.warmup_steps} warm-up step(s), then "
+        f"{batch}, {spec.precision}: {spec.schedule.warmup_steps} warm-up step(s), then "
         f"{spec.schedule.windows} timed window(s) of {steps}"
     )
 

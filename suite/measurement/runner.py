@@ -28,6 +28,7 @@ from suite.measurement import diagnose, distributed, flops, numerics, probe, pro
 from suite.measurement.cpu_share import add_to_load as add_cpu_share_to_load
 from suite.measurement.telemetry import HostSampler, Telemetry, energy_per_image
 from suite.numbers import non_negative_int, positive_int
+from suite.run_options import MAX_GRAD_ACCUM
 from suite.run_record.record import metrics_of
 from suite.run_record.windows import spread_warnings, window_metrics
 from suite.spec import RECORD_ONLY, RunSpec
@@ -132,10 +133,18 @@ def plan_run(spec: RunSpec) -> Plan:
         steps_chosen_by,
         **launched,
     )
-    check_data(plan.spec, workload, backend, batch_size)
+    _check_run_options(plan.spec, workload)
+    check_data(plan.spec, workload, backend, plan.spec.workload.samples_per_step)
     numerics.check_options(plan.spec, workload, plan.world_size)
     input_checks.check_plan(plan.spec, workload)  # threads, profile folder, timeouts, overrides
     return plan
+
+
+def _check_run_options(spec: RunSpec, workload: Workload) -> None:
+    """--grad-accum within its bounds (a spec file's too), and both training options only where the
+    workload's step honours them."""
+    grad_accum = positive_int("--grad-accum", spec.workload.grad_accum, MAX_GRAD_ACCUM)
+    workload.check_run_options(grad_accum, spec.workload.activation_checkpointing)
 
 
 def process_start_time() -> float:
@@ -234,7 +243,7 @@ class _Stepping:
 def _measure(plan: Plan, record: dict, progress, group) -> None:
     spec, backend, workload = plan.spec, plan.backend, plan.workload
     training = _build_training(plan, group)
-    data = open_data(spec, workload, backend, spec.workload.batch_size)
+    data = open_data(spec, workload, backend, spec.workload.samples_per_step)  # one step's micro-batches
     record["data"] = data.describe()
     losses: list[torch.Tensor] = []
     stepping = _Stepping(training.train_step, iter(data), losses)
@@ -257,7 +266,7 @@ def _measure(plan: Plan, record: dict, progress, group) -> None:
                 stepping.batches,
                 backend,
                 steps,
-                workload.images_per_step(spec.workload.batch_size),
+                workload.images_per_step(spec.workload.samples_per_step),
             )
     finally:
         _close_instruments(record, telemetry, profiler, data)
@@ -274,6 +283,7 @@ def _build_training(plan: Plan, group):
     backend.setup()
     group.start()
     training = plan.workload.build(backend)
+    training.use_run_options(spec.workload.grad_accum, spec.workload.activation_checkpointing)
     group.wrap(training)  # DDP copies rank 0's weights to every rank here
     torch.manual_seed(spec.workload.seed + group.info.rank)  # each rank draws its own noise from now on
     # Compiled after the DDP wrap, never before (Backend.compile_model).
@@ -309,10 +319,13 @@ def _record_metrics(
         {
             **warmup,
             **length.metrics(),
-            "images_per_step": workload.images_per_step(spec.workload.batch_size) * plan.world_size,
+            "images_per_step": workload.images_per_step(spec.workload.samples_per_step) * plan.world_size,
             "steps_timed": steps * spec.schedule.windows,
         }
     )
+    if spec.workload.grad_accum > 1:  # a step of several micro-batches: both batches by name (per process)
+        metrics["micro_batch_size"] = spec.workload.batch_size
+        metrics["accumulated_batch_size"] = spec.workload.samples_per_step
     metrics.update(units.unit_metrics(metrics, workload.unit, workload.units_per_sample()))
     record["metrics"] = metrics
     if group.info.is_distributed:
@@ -322,9 +335,10 @@ def _record_metrics(
 
 
 def _images_per_window(plan: Plan, steps: int) -> int:
-    # Every rank consumes its own batch each step: a window holds world_size x the images of one.
+    # Every rank consumes its own batch each step (all its micro-batches): a window holds world_size x the
+    # images of one.
     spec = plan.spec
-    return plan.workload.images_per_step(spec.workload.batch_size) * steps * plan.world_size
+    return plan.workload.images_per_step(spec.workload.samples_per_step) * steps * plan.world_size
 
 
 def _batches_ahead(data: dict) -> int:

@@ -22,6 +22,8 @@ SETTING_FIELDS = (
     "num_classes",
     "image_size",
     "per_device",
+    "grad_accum",  # a step of N micro-batches: an optimizer step per N batches changes the rate
+    "activation_checkpointing",  # a recomputed forward costs time for memory
 )
 LOADER_FIELDS = ("workers", "pin_memory", "prefetch")
 

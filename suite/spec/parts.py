@@ -17,6 +17,16 @@ class Workload:
     # Architecture overrides (e.g. {"ngf": 8} for tiny test models); recorded as given.
     model_overrides: dict = field(default_factory=dict)
     seed: int = 0
+    # One optimizer step per GRAD_ACCUM micro-batches of batch_size (nanoGPT's gradient_accumulation_steps):
+    # a step consumes batch_size x grad_accum samples.
+    grad_accum: int = 1
+    # Each decoder block's activations recomputed in the backward pass instead of kept (torch.utils.checkpoint).
+    activation_checkpointing: bool = False
+
+    @property
+    def samples_per_step(self) -> int | None:
+        """Samples one optimizer step consumes in one process: the micro-batch times the micro-batches."""
+        return None if self.batch_size is None else self.batch_size * self.grad_accum
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,8 @@ FLAT: dict[str, tuple[str | None, str]] = {
     "node_rank": ("launch", "node_rank"),
     "rdzv_endpoint": ("launch", "rdzv_endpoint"),
     "dist_timeout_s": ("launch", "dist_timeout_s"),
+    "grad_accum": ("workload", "grad_accum"),
+    "activation_checkpointing": ("workload", "activation_checkpointing"),
 }
 # What the record's config holds after the spec's fields: what the launcher started, known only once the
 # run is under way (suite.measurement.distributed.resolved_fields), with the values of a single process.
