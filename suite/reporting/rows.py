@@ -22,6 +22,7 @@ from suite.reporting import row_prices, token_rows
 from suite.reporting.identity import LOADER_FIELDS, SETTING_FIELDS, row_identity, row_key, settings
 from suite.reporting.numerics_mark import under_failed_numerics
 from suite.reporting.pricing import Catalog
+from suite.reporting.row import Row
 from suite.run_record.facts import (
     accelerators_used,
     data_path,
@@ -51,7 +52,7 @@ def build_rows(
     pool: tuple[str, ...] = (),
     price_as_if: bool = False,
     catalog_for=None,
-) -> list[dict]:
+) -> list[Row]:
     """One row per configuration (row_key). `catalog_for(record)` picks each record's catalog (default:
     `catalog` for all); `pool` names key fields to pool across; `price_as_if` prices runs made on another
     device than the instance's accelerator, marked hypothetical."""
@@ -155,7 +156,7 @@ def _row(
     extrapolate: bool,
     pool: tuple[str, ...] = (),
     price_as_if: bool = False,
-) -> dict:
+) -> Row:
     """One configuration's runs as one row: sort the runs, describe them, take the median, match the
     instance, scale to it if asked, price it."""
     runs = _sort_runs(group)
@@ -218,7 +219,7 @@ def _sort_runs(group: list[dict]) -> _Runs:
     return _Runs(ok, failed, not_ok, traced, marked)
 
 
-def _blank_row(group: list[dict], runs: _Runs, catalog: Catalog) -> dict:
+def _blank_row(group: list[dict], runs: _Runs, catalog: Catalog) -> Row:
     """Every field of a row, filled from the group's first record and its runs; prices still empty."""
     first = group[0]
     config, device = first["config"], first.get("device") or {}
@@ -292,7 +293,7 @@ def _run_fields(group: list[dict], runs: _Runs) -> dict:
     }
 
 
-def _describe(row: dict, group: list[dict], runs: _Runs, pool: tuple[str, ...]) -> None:
+def _describe(row: Row, group: list[dict], runs: _Runs, pool: tuple[str, ...]) -> None:
     """The notes that say what the row is: its settings, copies per device, what it pools across, a
     compute-only ceiling, and the runs left out of the median."""
     first = group[0]
@@ -320,7 +321,7 @@ def _describe(row: dict, group: list[dict], runs: _Runs, pool: tuple[str, ...]) 
         )
 
 
-def _measure(row: dict, ok: list[dict]) -> float:
+def _measure(row: Row, ok: list[dict]) -> float:
     """The row's rate: the median of its runs' rates; their range, spread and the median's 95% interval
     beside it, and a mark where the runs disagree beyond their own noise."""
     rates = [images_per_hour(r) for r in ok]
@@ -343,7 +344,7 @@ def _measure(row: dict, ok: list[dict]) -> float:
     return rate
 
 
-def _flag_disagreeing(row: dict, ok: list[dict], rates: list[float]) -> None:
+def _flag_disagreeing(row: Row, ok: list[dict], rates: list[float]) -> None:
     """Runs of one configuration whose rates differ far beyond their own windows' noise are not repeats of
     one measurement (another host's load, a throttled clock, a changed machine): the row says so, with
     the hosts, rather than hide the difference in a median."""
