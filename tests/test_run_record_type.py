@@ -17,7 +17,7 @@ from suite.run_record.record import RunRecord
 
 RECORDS = sorted((Path(ROOT) / "tests" / "data" / "records").glob("*.json"))
 GPU_RECORDS = sorted(  # both H200 leases
-    path for lease in ("gpu", "gpu-2026-11-27") for path in (Path(ROOT) / "results" / lease).glob("*.json")
+    path for lease in ("gpu", "gpu-2026-11-27", "gpu-2026-11-27-lm") for path in (Path(ROOT) / "results" / lease).glob("*.json")
 )
 
 
@@ -26,7 +26,7 @@ def _load(path: Path) -> dict:
 
 
 def test_the_kept_records_are_there():
-    assert len(RECORDS) >= 8 and len(GPU_RECORDS) >= 37
+    assert len(RECORDS) >= 8 and len(GPU_RECORDS) >= 40
 
 
 @pytest.mark.parametrize("path", RECORDS + GPU_RECORDS, ids=lambda p: f"{p.parent.name}/{p.name}")
