@@ -17,7 +17,9 @@ from suite.run_record.record import RunRecord
 
 RECORDS = sorted((Path(ROOT) / "tests" / "data" / "records").glob("*.json"))
 GPU_RECORDS = sorted(  # both H200 leases
-    path for lease in ("gpu", "gpu-2026-11-27", "gpu-2026-11-27-lm") for path in (Path(ROOT) / "results" / lease).glob("*.json")
+    path
+    for lease in ("gpu", "gpu-2026-11-27", "gpu-2026-11-27-lm")
+    for path in (Path(ROOT) / "results" / lease).glob("*.json")
 )
 
 
