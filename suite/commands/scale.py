@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
-from suite import errors, option_types
+from suite import option_types
 from suite.orchestration import grid_options
 from suite.orchestration.grid_options import AS_FOR_RUN
 
@@ -80,34 +79,22 @@ def _prices(args, counts) -> tuple[dict, dict]:
 
 def scale_command(args) -> int:
     from suite import context, run_record
-    from suite.orchestration import child
+    from suite.orchestration import child, scale_counts
     from suite.reporting import scale
 
     counts = scale.parse_counts(args.nproc)
     prices, instances = _prices(args, counts)
     run_record.check_out_dir(args.out)
-    stamp = context.collect()["utc_time"]
-    records = {}
-    for count in counts:
-        run_id = run_record.new_run_id(args.workload, f"{args.backend}-n{count}", stamp)
-        child.log(f"suite scale: {count} process{'es' if count > 1 else ''} …")
-        # Each count is its own `suite run --nproc N` (its own torchrun): nothing carries over between them.
-        argv = child.run_argv(_run_options(args, count, instances.get(count)))
-        done = child.spawn(argv, args.out, SUITE_RUN_ID=run_id, **{run_record.ORIGIN_ENV: "scale"})
-        path = os.path.join(args.out, f"{run_id}.json")
-        if done.returncode == 2 or not os.path.exists(path):
-            sys.stderr.write(done.stderr[-3000:])
-            if done.returncode == 2:  # bad input: the same for every count
-                return 2
-            records[count] = child.failure_of(done, {"world_size": count})
-            continue
-        try:
-            records[count] = run_record.read_record(path)
-        except run_record.NotARecord as error:  # replaced or damaged since its run wrote it
-            child.log(f"suite: warning: {errors.for_terminal(f'skipped {path}: {error}')}")
-            records[count] = child.failure_of(done, {"world_size": count})
-            continue
-        child.log(f"  {records[count]['status']}, record {os.path.relpath(path)}")
+    points = scale_counts.count_points(
+        counts,
+        lambda count: child.run_argv(_run_options(args, count, instances.get(count))),
+        args.workload,
+        args.backend,
+        context.collect()["utc_time"],
+    )
+    records = scale_counts.run_counts(points, args.out)
+    if records is None:
+        return 2  # bad input: the same for every count
     rows = scale.scaling_rows(records, prices, instances)
     if args.json:
         json.dump(rows, sys.stdout, indent=2)

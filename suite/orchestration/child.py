@@ -30,6 +30,9 @@ from suite.spec.run_spec import FLAT
 # Options every child is given by the one starting it, never taken from a caller's list.
 RESERVED = {"out", "json", "help"}
 INTERRUPTED = 130  # a `suite run` stopped by Ctrl-C exits with this status, leaving no record
+# The end of a failed child's stderr shown where no failure record keeps its last words (enough for a
+# traceback's last frames, not a whole log).
+STDERR_SHOWN = 3000
 
 
 def log(line: str) -> None:
@@ -261,15 +264,20 @@ def run(
     out_dir: str,
     timeout_s: float | None = None,
     origin: str | None = None,
+    env: dict[str, str] | None = None,
+    keep_failure: bool = True,
     **extra,
 ) -> dict:
     """Run one configuration in a fresh process and return its record, tagged with the command (`origin`;
     by default the one this process runs for, else "run") that ran it; a child that left none gets a
     failure record, written to OUT_DIR with EXTRA fields (e.g. which sweep point it was). WHAT is a
-    Request or `suite run` options as typed (see spawn). A child that ran a group (--repeat) returns the
-    group's outcome (`group_outcome`), each of its records tagged alike."""
+    Request or `suite run` options as typed (see spawn); ENV, more of the child's environment (the run id
+    a launcher names its record by). With KEEP_FAILURE false the failure record is returned but not
+    written, and the child's last words go to stderr instead, the only place they are then kept. A child
+    that ran a group (--repeat) returns the group's outcome (`group_outcome`), each of its records tagged
+    alike."""
     origin = origin or os.environ.get(run_record.ORIGIN_ENV) or "run"
-    child = spawn(what, out_dir, timeout_s, **{run_record.ORIGIN_ENV: origin})
+    child = spawn(what, out_dir, timeout_s, **(env or {}), **{run_record.ORIGIN_ENV: origin})
     if child.record is not None or child.group is not None:
         if child.returncode == run_record.EXIT_RECORD_NOT_WRITTEN:  # it said where the record went instead
             last = [line for line in child.stderr.strip().splitlines() if line.strip()]
@@ -284,6 +292,9 @@ def run(
     record = failure_of(child, config, timeout_s)
     record["origin"] = origin
     record.update(extra)
+    if not keep_failure:
+        sys.stderr.write(child.stderr[-STDERR_SHOWN:])
+        return record
     run_record.write_record_or_stop(record, out_dir)  # the folder may have turned read-only meanwhile
     return record
 

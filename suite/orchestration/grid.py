@@ -6,7 +6,8 @@ timeout, a line of progress per point (`Pace`), and the list of outcomes, point 
 
 Its strategies choose the points: `suite sweep` every combination of a grid (`run_points`), `suite
 batch-size` the next batch from the tries so far (`batch_size.try_in_child`), `suite diagnose` its arms,
-interleaved (`diagnose_arms`). One process per point, so an out-of-memory error or a crash cannot poison
+interleaved (`diagnose_arms`), `suite scale` one point per process count (`scale_counts`). One process
+per point, so an out-of-memory error or a crash cannot poison
 the next point; a point that fails is recorded with its error and the others go on.
 """
 
@@ -45,6 +46,7 @@ class Point:
     config: dict = field(default_factory=dict)  # the resolved record config (what a record of it holds)
     repeat: int | None = None  # the runs of its group (`repeat` among its options), else one run
     candidate_config: dict | None = None  # with `against`: the group's other side, resolved
+    env: dict[str, str] = field(default_factory=dict)  # more of its child's environment (scale: a run id)
 
     def label(self) -> str:
         return " ".join(f"{k}={v}" for k, v in self.knobs.items()) or "(single point)"
@@ -82,15 +84,18 @@ def expand(spec: Spec, options: dict) -> list[Point]:
     return points
 
 
-def resolve(points: list[Point]) -> None:
-    """Fill each point's resolved configuration (checks every value before anything runs)."""
+def resolve(points: list[Point], name_points: bool = True) -> None:
+    """Fill each point's resolved configuration (checks every value before anything runs). An error names
+    its sweep point, unless NAME_POINTS is false (scale: the error names the option it is about)."""
     for point in points:
         try:
             point.config = child.resolved_config(point.argv)
             point.repeat, point.candidate_config = group_of(point.argv)
         except UserError as error:
             # One point (diagnose, batch-size): the error is about the command's own options, no point named.
-            where = f"sweep point {point.index + 1} ({point.label()}): " if point.knobs else ""
+            where = (
+                f"sweep point {point.index + 1} ({point.label()}): " if point.knobs and name_points else ""
+            )
             raise UserError(f"{where}{error}") from None
 
 
@@ -122,10 +127,26 @@ def existing_records(out_dir: str, warn=None) -> list[dict]:
 # -- running -------------------------------------------------------------------------------------------
 
 
-def run_point(point: Point, out_dir: str, timeout_s: float | None = None, origin: str = "sweep") -> dict:
+def run_point(
+    point: Point,
+    out_dir: str,
+    timeout_s: float | None = None,
+    origin: str = "sweep",
+    keep_failure: bool = True,
+) -> dict:
     """Run one point in a fresh process and return its record, tagged with the command (`origin`) that ran
-    it (a failure is recorded, with the point)."""
-    return child.run(point.argv, point.config, out_dir, timeout_s, origin=origin, sweep_point=point.knobs)
+    it. A failure is recorded, with the point, unless the strategy keeps no failures (KEEP_FAILURE false:
+    `suite scale`, whose folder holds only the runs' own records, each under the run id it chose)."""
+    return child.run(
+        point.argv,
+        point.config,
+        out_dir,
+        timeout_s,
+        origin=origin,
+        env=point.env,
+        keep_failure=keep_failure,
+        sweep_point=point.knobs,
+    )
 
 
 def claim_path(out_dir: str, point: Point) -> str:

@@ -3,8 +3,9 @@ diagnose) pass through to them, declared once: a command's own copy of a run opt
 `--set OPTION=VALUE` for any other, both read onto one `Spec` (fixed options and a grid).
 
 A value a command takes for its children is checked by `suite run`'s own option parser as it is typed
-(`--batch-size 0` is refused before anything runs), and kept as typed: a child is given it exactly as a
-person wrote it. Nothing here imports torch: each command's `--help` is built from this module.
+(`--batch-size 0` is refused before anything runs), and kept as typed (a byte size stays `2GiB` in what
+the command says); a point's options are parsed once, in the parent, into the RunSpec its child is given
+(child.request_of). Nothing here imports torch: each command's `--help` is built from this module.
 """
 
 from __future__ import annotations
