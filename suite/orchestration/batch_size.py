@@ -31,10 +31,30 @@ class Try:
     message: str = ""
     cv: float | None = None  # spread between its timed windows (stdev / mean); None: one window
     windows: int = 0
+    unit: str = "images"  # what its record counts: images, or a token workload's tokens
+    per_sample: float = 1  # units in one sample (a sequence's tokens)
 
     @property
     def fits(self) -> bool:
         return self.status in ("ok", "diverged")
+
+    @property
+    def rate(self) -> float | None:
+        """Its throughput in its unit (images_per_second counts samples: a token workload's sequences)."""
+        return None if self.images_per_second is None else self.images_per_second * self.per_sample
+
+    @property
+    def label(self) -> str:
+        from suite.orchestration.child import rate_label
+
+        return rate_label(self.unit)
+
+    def to_dict(self) -> dict:
+        """As the search's record keeps it: an image try's fields as ever, a token try's with its unit."""
+        fields = vars(self).copy()
+        if self.unit == "images":
+            del fields["unit"], fields["per_sample"]
+        return fields
 
 
 @dataclass
@@ -54,7 +74,7 @@ class Search:
             "recommended_rule": f"smallest batch reaching >= {NEARLY_AS_FAST:.0%} of the best throughput seen",
             "best_images_per_second": self.best_images_per_second,
             "stopped": self.stopped,
-            "tries": [vars(t) for t in self.tries],
+            "tries": [t.to_dict() for t in self.tries],
         }
 
 
@@ -83,7 +103,7 @@ def _logged_attempts(try_batch, result: Search, max_batch: int, granularity: int
         outcome = try_batch(n)
         took.append(time.monotonic() - started)
         result.tries.append(outcome)
-        rate = f"{outcome.images_per_second:,.1f} img/s" if outcome.images_per_second else outcome.status
+        rate = f"{outcome.rate:,.1f} {outcome.label}" if outcome.images_per_second else outcome.status
         log(
             f"batch {n:>6}: {rate}"
             + (f" ({outcome.message})" if outcome.message and not outcome.fits else "")
@@ -207,7 +227,15 @@ def try_from_record(batch_size: int, record: dict) -> Try:
         error.get("message", ""),
         cv=metrics.images_per_second_cv if windows > 1 else None,
         windows=windows,
+        unit=metrics.unit_name,
+        per_sample=metrics.per_sample,
     )
+
+
+def _best_in_unit(result: Search) -> float:
+    """The best throughput seen, in the tries' unit (a batch-size search runs one workload: one unit)."""
+    best = next(t for t in result.tries if t.images_per_second == result.best_images_per_second)
+    return best.rate
 
 
 def render(result: Search, workload: str, backend: str) -> str:
@@ -217,7 +245,7 @@ def render(result: Search, workload: str, backend: str) -> str:
         if not t.images_per_second:
             return "-"
         spread = f"cv {t.cv:.1%}" if t.cv is not None else "1 window: spread unknown"
-        return f"{t.images_per_second:,.1f} ({spread})"
+        return f"{t.rate:,.1f} ({spread})"
 
     rows = [
         [
@@ -233,7 +261,8 @@ def render(result: Search, workload: str, backend: str) -> str:
     for row in rows:
         if row[0] == result.recommended and row[0] == result.largest_fit:
             row[3] = "largest, recommended"
-    headers = ["batch", "status", "img/s (window spread)", "verdict"]
+    label = next((t.label for t in result.tries if t.images_per_second), "img/s")
+    headers = ["batch", "status", f"{label} (window spread)", "verdict"]
     lines = [tabulate(rows, headers=headers, disable_numparse=True), ""]
     lines.append(
         f"largest batch that fits:  {result.largest_fit if result.largest_fit else 'none'}"
@@ -242,7 +271,7 @@ def render(result: Search, workload: str, backend: str) -> str:
     if result.recommended:
         lines.append(
             f"recommended batch:        {result.recommended}  (the smallest reaching "
-            f"{NEARLY_AS_FAST:.0%} of the best, {result.best_images_per_second:,.1f} img/s)"
+            f"{NEARLY_AS_FAST:.0%} of the best, {_best_in_unit(result):,.1f} {label})"
         )
         caveat = noise_caveat(result.tries)
         if caveat:

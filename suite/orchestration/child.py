@@ -320,10 +320,28 @@ def group_outcome(runs: list[dict], own: list[dict] | None = None) -> dict:
     return ordered[(len(ordered) - 1) // 2]
 
 
+# How an output names a rate in a record's unit (Metrics.unit_name): images, or a token workload's tokens.
+RATE_LABELS = {"images": "img/s", "tokens": "tok/s"}
+
+
+def rate_label(unit: str) -> str:
+    return RATE_LABELS.get(unit, f"{unit}/s")
+
+
+def rate_in_unit(record: dict | None) -> tuple[float | None, str]:
+    """A record's throughput in its own unit (images per second, or tokens per second for a workload that
+    counts tokens) and that unit's label; the rate is None unless the run ended ok."""
+    metrics = metrics_of(record or {})
+    label = rate_label(metrics.unit_name)
+    if throughput(record) is None:
+        return None, label
+    return metrics.throughput, label
+
+
 def describe(record: dict) -> str:
-    """A record's outcome in a few words: its throughput, or its status and error."""
-    rate = throughput(record)
+    """A record's outcome in a few words: its throughput in its unit, or its status and error."""
+    rate, label = rate_in_unit(record)
     if rate is not None:
-        return f"{rate:,.1f} img/s"
+        return f"{rate:,.1f} {label}"
     error = record.get("error") or {}
     return f"{record.get('status')}: {error.get('message', '')}".strip()

@@ -53,11 +53,16 @@ class Point:
 
 
 def expand(spec: Spec, options: dict) -> list[Point]:
-    """Every combination of the grid, in order (the first option varies slowest)."""
+    """Every combination of the grid, in order (the first option varies slowest). A repeatable option
+    (`model-override KEY=VALUE`) keeps its fixed values where the grid varies it too: a grid of
+    `context=8,context=16` changes one key of the model, never drops the others (`layers=2`); the grid's
+    value is typed after them, so a key given in both takes the grid's."""
+    from suite.run_options import OverrideAction
+
     fixed_argv = [
         arg
         for name, values in spec.fixed.items()
-        if name not in spec.grid
+        if name not in spec.grid or isinstance(options[name], OverrideAction)
         for value in values
         for arg in child.option_argv(name, value, options[name])
     ]
