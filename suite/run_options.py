@@ -310,6 +310,14 @@ def _distributed_options(p: _Declaring) -> None:
         type=option_types.seconds("--dist-timeout"),
         help="seconds any rank waits for another before the run fails (default 600)",
     )
+    distributed.add_argument(
+        "--fsdp",
+        action="store_true",
+        default=None,
+        help="shard the model's parameters, gradients and optimizer state across the processes (torch's "
+        "FSDP2 fully_shard, torch 2.4 or newer) instead of a copy on each (DDP); needs --nproc 2 or more; "
+        "language models only",
+    )
 
 
 def run_parser() -> argparse.ArgumentParser:

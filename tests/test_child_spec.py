@@ -56,6 +56,7 @@ SAMPLES = {
     "dist-timeout": "30",
     "grad-accum": "4",
     "activation-checkpointing": None,
+    "fsdp": None,
 }
 
 

@@ -14,7 +14,7 @@ def test_declaring_the_options_lists_each_one_in_order():
     declared = run_options.add_run_options(parser)
     flags = [string for action in declared for string in action.option_strings]
     assert flags[:3] == ["--backend", "--workload", "--num-classes"]
-    assert flags[-2:] == ["--rdzv-endpoint", "--dist-timeout"]
+    assert flags[-3:] == ["--rdzv-endpoint", "--dist-timeout", "--fsdp"]
     assert {"--pin-memory", "--no-pin-memory", "--tf32", "--no-fused", "--max-memory"} <= set(flags)
     assert "-h" not in flags  # the parser's own help is not a run option
 

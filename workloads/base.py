@@ -59,6 +59,8 @@ class Workload:
     # Training.use_run_options); any other workload refuses them while the run is planned.
     accumulates_gradients = False
     checkpoints_activations = False
+    # Whether its training can shard its parameters across processes (`suite run --fsdp`, Training.shard).
+    shards_parameters = False
 
     def check_run_options(self, grad_accum: int, activation_checkpointing: bool) -> None:
         """One line (a UserError) where this workload cannot honour --grad-accum or --activation-checkpointing."""

@@ -55,6 +55,7 @@ class Decoder(Workload):
     recipe_batch = None  # AdamW: the rate holds at any batch
     accumulates_gradients = True  # CausalLMTraining.use_run_options
     checkpoints_activations = True
+    shards_parameters = True  # CausalLMTraining.shard: each block, then the root
     numerics_batch = 2
 
     def units_per_sample(self) -> int:
@@ -103,9 +104,11 @@ class Decoder(Workload):
         from .gpt_nets import CausalLMTraining
 
         model = backend.prepare_model(self.build_modules()["model"])
-        return CausalLMTraining(
-            backend, {"model": model}, {"model": backend.make_optimizer(model.parameters(), "adamw", **ADAMW)}
-        )
+
+        def adamw(parameters):
+            return backend.make_optimizer(parameters, "adamw", **ADAMW)
+
+        return CausalLMTraining(backend, {"model": model}, {"model": adamw(model.parameters())}, adamw)
 
     def with_shape(self, num_classes=None, image_size=None):
         for option, value in (("--num-classes", num_classes), ("--image-size", image_size)):

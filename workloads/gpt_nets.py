@@ -209,8 +209,9 @@ class CausalLMTraining(Training):
 
     micro_batches = 1
 
-    def __init__(self, backend, modules, optimizers):
+    def __init__(self, backend, modules, optimizers, make_optimizer=None):
         super().__init__(backend, modules, optimizers)
+        self.make_optimizer = make_optimizer  # parameters -> the optimizer; rebuilt once they are sharded
         attend = backend.causal_attention()  # None: torch's SDPA, which chooses its own kernel
         if attend is not None:
             use_attention(modules["model"], attend)
@@ -219,6 +220,17 @@ class CausalLMTraining(Training):
         self.micro_batches = grad_accum
         model = self.modules["model"]
         getattr(model, "module", model).checkpointing = activation_checkpointing  # a DDP-wrapped model too
+
+    def shard(self, fully_shard) -> None:
+        """FSDP2: each block a group of its own, then the root (the embeddings, the final norm and the tied
+        head), bottom-up as torch's fully_shard documents; each group is all-gathered as its forward starts.
+        The parameters become DTensors, so the optimizer is built again on them (the one built before holds
+        the replaced tensors)."""
+        model = self.modules["model"]
+        for block in model.blocks:
+            fully_shard(block)
+        fully_shard(model)
+        self.optimizers["model"] = self.make_optimizer(model.parameters())
 
     def train_step(self, batch):
         backend = self.backend

@@ -40,10 +40,30 @@ class Training:
         if grad_accum != 1 or activation_checkpointing:
             raise ValueError(f"{type(self).__name__} takes neither gradient accumulation nor checkpointing")
 
+    def shard(self, fully_shard) -> None:
+        """Shard the modules' parameters across the process group with torch's `fully_shard` (`suite run
+        --fsdp`). A workload that can says so (Workload.shards_parameters) and overrides this; the others
+        are refused --fsdp while the run is planned."""
+        raise ValueError(f"{type(self).__name__} does not shard its parameters")
+
 
 def gradient_sync_deferred(module: torch.nn.Module):
     """A context in which a backward pass leaves the gradients unreduced across processes: DDP's `no_sync()`
     (a compiled module hands the attribute on to the module it wraps). A module outside DDP has nothing to
-    defer."""
+    defer. A module sharded by FSDP2 has no `no_sync()`: its `set_requires_gradient_sync(False)` keeps the
+    unsharded gradients instead of reduce-scattering them, until it is set back."""
     no_sync = getattr(module, "no_sync", None)
-    return no_sync() if no_sync is not None else contextlib.nullcontext()
+    if no_sync is not None:
+        return no_sync()
+    if getattr(module, "set_requires_gradient_sync", None) is not None:
+        return _sharded_sync_deferred(module)
+    return contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _sharded_sync_deferred(module: torch.nn.Module):
+    module.set_requires_gradient_sync(False)
+    try:
+        yield
+    finally:
+        module.set_requires_gradient_sync(True)

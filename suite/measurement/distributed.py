@@ -157,10 +157,11 @@ def rank_info(env=None) -> RankInfo:
 class ProcessGroup:
     """The default process group of one rank, on the backend's collective library."""
 
-    def __init__(self, backend, info: RankInfo, timeout_s: float | None = None):
+    def __init__(self, backend, info: RankInfo, timeout_s: float | None = None, fsdp: bool = False):
         self.backend = backend
         self.info = info
         self.timeout_s = DEFAULT_TIMEOUT_S if timeout_s is None else float(timeout_s)
+        self.fsdp = fsdp  # shard the parameters (suite run --fsdp) rather than replicate them (DDP)
 
     def start(self) -> None:
         import torch.distributed as dist
@@ -178,7 +179,13 @@ class ProcessGroup:
 
     def wrap(self, training) -> None:
         """Wrap each module of a built workload in DDP. Optimizers keep working: DDP shares the
-        module's parameters. Workloads look their modules up in `training.modules` every step."""
+        module's parameters. Workloads look their modules up in `training.modules` every step. Under
+        --fsdp the modules are sharded instead, and the optimizer rebuilt (suite.measurement.sharding)."""
+        if self.fsdp:
+            from suite.measurement import sharding
+
+            sharding.shard(training)
+            return
         training.modules = {name: self.backend.wrap_ddp(module) for name, module in training.modules.items()}
 
     def barrier(self) -> None:
@@ -251,7 +258,7 @@ def process_group(backend, spec) -> ProcessGroup | SingleProcess:
     info = rank_info()
     if not info.is_distributed:
         return SingleProcess()
-    return ProcessGroup(backend, info, spec.launch.dist_timeout_s)
+    return ProcessGroup(backend, info, spec.launch.dist_timeout_s, spec.launch.fsdp)
 
 
 def resolved_fields(spec, batch_size: int) -> dict:
@@ -321,7 +328,7 @@ def rank_figures(info: RankInfo, record: dict) -> dict:
     metrics = typed.metrics
     times = metrics.get("rank_window_time_s") or []  # this rank's own times: the record keeps the slowest's
     images = (metrics.images_per_window or 0) / info.world_size
-    return Rank.with_every_field(
+    figures = Rank.with_every_field(
         rank=info.rank,
         local_rank=info.local_rank,
         node_rank=info.node_rank,
@@ -335,6 +342,10 @@ def rank_figures(info: RankInfo, record: dict) -> dict:
         peak_memory_bytes=typed.memory.peak_memory_bytes,
         device=typed.device.name,
     ).to_json()
+    sharding = record.get("sharding")
+    if sharding:  # --fsdp: the parameter elements this rank holds, its shard of the model
+        figures["parameter_elements_held"] = sharding.get("parameter_elements_held")
+    return figures
 
 
 def _fail_as_first_bad_rank(record: dict) -> None:

@@ -24,7 +24,17 @@ from suite import context, input_checks, run_record
 from suite.backends import Backend, backend_class, check_options, resolve_backend_name
 from suite.data import check_data, open_data
 from suite.errors import UserError
-from suite.measurement import diagnose, distributed, flops, numerics, probe, profiling, units, window_length
+from suite.measurement import (
+    diagnose,
+    distributed,
+    flops,
+    numerics,
+    probe,
+    profiling,
+    sharding,
+    units,
+    window_length,
+)
 from suite.measurement.cpu_share import add_to_load as add_cpu_share_to_load
 from suite.measurement.telemetry import HostSampler, Telemetry, energy_per_image
 from suite.numbers import non_negative_int, positive_int
@@ -136,6 +146,7 @@ def plan_run(spec: RunSpec) -> Plan:
     _check_run_options(plan.spec, workload)
     check_data(plan.spec, workload, backend, plan.spec.workload.samples_per_step)
     numerics.check_options(plan.spec, workload, plan.world_size)
+    sharding.check_options(plan.spec, workload, plan.world_size)
     input_checks.check_plan(plan.spec, workload)  # threads, profile folder, timeouts, overrides
     return plan
 
@@ -243,6 +254,8 @@ class _Stepping:
 def _measure(plan: Plan, record: dict, progress, group) -> None:
     spec, backend, workload = plan.spec, plan.backend, plan.workload
     training = _build_training(plan, group)
+    if spec.launch.fsdp:  # what this rank holds of the sharded model
+        record["sharding"] = sharding.describe(training.modules.values())
     data = open_data(spec, workload, backend, spec.workload.samples_per_step)  # one step's micro-batches
     record["data"] = data.describe()
     losses: list[torch.Tensor] = []

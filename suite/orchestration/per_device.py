@@ -21,11 +21,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 from suite import context, limits, run_record, stats
 from suite.errors import UserError
+from suite.measurement import units
 from suite.run_record.parts import DeviceCopy, Metrics
 from suite.run_record.record import RunRecord, metrics_of
 
 # Below this share of the shortest copy's timed span, the copies were not measured side by side.
 MIN_OVERLAP = 0.8
+UNIT_ABBREVIATIONS = {"tokens": "tok"}  # as the run's summary writes a language model's rate (tok/s)
 
 
 def check(spec, copies: int) -> None:
@@ -149,18 +151,42 @@ def _mark_summed(record: dict, devices: list[DeviceCopy], ends: list[float]) -> 
     overlap = timed_overlap([(end, d.time_timed_s) for end, d in zip(ends, devices)])
     record["status"] = "ok"
     record["per_device"].update(images_per_second_sum=total, timed_overlap=overlap)
-    record["metrics"] = Metrics(
+    metrics = Metrics(
         images_per_second=total,
         images_per_hour=total * stats.SECONDS_PER_HOUR,
         images_per_second_per_device=rates,
         # (max − min) ÷ median across the copies: devices of one instance that are not equal
         per_device_spread=stats.relative_range(rates),
     ).to_json()
+    record["metrics"] = {**metrics, **_in_the_workloads_unit(record, metrics, rates)}
     if overlap is not None and overlap < MIN_OVERLAP:
         record["warnings"].append(
             f"the copies' timed windows overlapped for only {overlap:.0%} of the shortest: part of the "
             "time a copy had the host to itself, so the sum may overstate the whole instance"
         )
+
+
+def _in_the_workloads_unit(record: dict, metrics: dict, rates: list[float]) -> dict:
+    """The sum and each copy's rate in the workload's unit where it is not images (a language model's
+    tokens: `tokens_per_second`, `tokens_per_second_per_device`, …), as one run's record has them."""
+    workload = record.get("workload") or {}
+    unit = workload.get("unit")
+    per_sample = workload.get(f"{unit}_per_sample")
+    if unit in (None, units.IMAGES) or not per_sample:
+        return {}
+    figures = units.unit_metrics(metrics, unit, per_sample)
+    figures[f"{unit}_per_second_per_device"] = [rate * per_sample for rate in rates]
+    return figures
+
+
+def _rate_text(record: RunRecord, samples: float, per: str = "s", decimals: int = 1) -> str:
+    """A rate in samples per second (or hour) as the person reads it: images, or the workload's unit
+    (a language model's tokens)."""
+    unit = record.metrics.get("unit")
+    per_sample = record.metrics.get(f"{unit}_per_sample")
+    if not per_sample:
+        return f"{samples:,.{decimals}f} img/{per}"
+    return f"{samples * per_sample:,.{decimals}f} {UNIT_ABBREVIATIONS.get(unit, unit)}/{per}"
 
 
 def render(record: dict, path: str) -> str:
@@ -170,12 +196,11 @@ def render(record: dict, path: str) -> str:
     lines = [f"suite: {typed.workload_name} on {per.copies} devices at once ({typed.backend})"]
     for d in per.entries:
         pin = " ".join(f"{k}={v}" for k, v in d.pin.items())
-        rate = f"{d.images_per_second:,.1f} img/s" if d.images_per_second is not None else d.status
+        rate = _rate_text(typed, d.images_per_second) if d.images_per_second is not None else d.status
         lines.append(f"  copy {d.copy}  {pin:<40} {rate}")
     if typed.ok:
-        lines.append(
-            f"  sum     {per.images_per_second_sum:,.1f} img/s ({typed.metrics.images_per_hour:,.0f} img/h)"
-        )
+        hourly = _rate_text(typed, typed.metrics.images_per_hour, per="h", decimals=0)
+        lines.append(f"  sum     {_rate_text(typed, per.images_per_second_sum)} ({hourly})")
     else:
         lines.append(f"  FAILED  {typed.status}: {typed.error.message}")
     lines += [f"  warning  {w}" for w in typed.warnings]

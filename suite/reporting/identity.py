@@ -24,6 +24,7 @@ SETTING_FIELDS = (
     "per_device",
     "grad_accum",  # a step of N micro-batches: an optimizer step per N batches changes the rate
     "activation_checkpointing",  # a recomputed forward costs time for memory
+    "fsdp",  # sharded parameters are gathered for each block's forward and backward: communication for memory
 )
 LOADER_FIELDS = ("workers", "pin_memory", "prefetch")
 

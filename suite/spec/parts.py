@@ -80,6 +80,9 @@ class Launch:
     rdzv_endpoint: str | None = None
     dist_timeout_s: float | None = None  # bound on any wait for another rank; None: the default
     per_device: int | None = None
+    # The language model's parameters, gradients and AdamW state sharded across the ranks (torch's FSDP2
+    # fully_shard) instead of replicated on each (DDP): a model too big for one device's memory.
+    fsdp: bool = False
 
 
 # Options only one backend honours, each backend's in its own part (their flags: backends/declared.py).
