@@ -1,8 +1,8 @@
 """Workload registry, filled by the `@register_workload` decorator (names are CLI values).
 
 Beyond the registry, `get_workload` takes the named kinds of `named.py`: `torchvision:NAME`, `timm:NAME`,
-`module.path:factory` and the names installed packages declare in the `suite.workloads` entry-point group,
-so every command that takes a workload name takes them all.
+`hf:CONFIG`, `module.path:factory` and the names installed packages declare in the `suite.workloads`
+entry-point group, so every command that takes a workload name takes them all.
 """
 
 from __future__ import annotations

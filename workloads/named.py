@@ -2,6 +2,7 @@
 
     torchvision:NAME      torchvision.models.get_model(NAME, weights=None, num_classes=...)
     timm:NAME             timm.create_model(NAME, pretrained=False, num_classes=...)  (the `timm` extra)
+    hf:CONFIG             a causal language model from a Hugging Face config (workloads/hf.py, the `hf` extra)
     module.path:factory   a callable in the user's code returning an nn.Module (or a whole Workload)
     NAME                  an entry point of the `suite.workloads` group, installed by a package
 
@@ -255,6 +256,12 @@ def resolve(name: str, num_classes: int | None, image_size: int | None) -> Workl
         cfg = _timm_cfg(model)
         default_size = int(cfg.input_size[-1]) if cfg is not None and cfg.input_size else DEFAULT_IMAGE_SIZE
         return _checked(name, "timm", model, num_classes, image_size, default_size)
+    if name.startswith("hf:"):  # a language model from a Hugging Face config (workloads/hf.py)
+        from . import hf
+
+        return hf.resolve(name.split(":", 1)[1], name).with_shape(
+            num_classes=num_classes, image_size=image_size
+        )
     points = installed.entry_points()
     if name in points:
         return _from_factory(name, points[name], num_classes, image_size)

@@ -111,8 +111,9 @@ def list_workloads() -> int:
         )
     )
     print(
-        "\nAlso: torchvision:NAME, timm:NAME (see `suite list --models torchvision|timm`), and "
-        "module.path:factory (your own nn.Module)."
+        "\nAlso: torchvision:NAME, timm:NAME (see `suite list --models torchvision|timm`), "
+        "module.path:factory (your own nn.Module), and hf:PATH/config.json or hf:MODEL_TYPE "
+        "(a causal language model from a Hugging Face config, e.g. hf:gpt2; the `hf` extra)."
     )
     print()
     backend_rows = [
