@@ -139,3 +139,4 @@ def test_check_numerics_gives_gpt_a_verdict_for_bf16_against_fp32(capsys, tmp_pa
     numerics = only_record(tmp_path)["numerics"]
     assert numerics["verdict"] in ("pass", "fail") and numerics["candidate"] == "cpu bf16"
     assert numerics["compared"] and "numerics" in capsys.readouterr().out
+    assert numerics["batch"].endswith("sequences of 16 tokens, in turn"), numerics["batch"]

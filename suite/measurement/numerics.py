@@ -171,7 +171,7 @@ def check(plan, backend_factory=None) -> dict:
     steps, batch_size = workload.numerics_steps, min(spec.workload.batch_size, workload.numerics_batch)
     started = time.perf_counter()
     reference = _reference_config(spec)
-    result = _described(spec, reference[0], steps, batch_size)
+    result = _described(spec, reference[0], steps, batch_size, _samples_word(workload))
     result["trained_runs"] = 3
     if is_the_reference(spec, reference):
         result["candidate"] += (
@@ -210,14 +210,23 @@ def check(plan, backend_factory=None) -> dict:
     return result
 
 
-def _described(spec, reference_name: str, steps: int, batch_size: int) -> dict:
+def _samples_word(workload) -> str:
+    """What one sample of the workload is, in the check's words: images, or a language model's sequences."""
+    return (
+        "images"
+        if workload.unit == "images"
+        else f"sequences of {workload.units_per_sample():,} {workload.unit}"
+    )
+
+
+def _described(spec, reference_name: str, steps: int, batch_size: int, samples: str = "images") -> dict:
     """What the check compares, in words, before anything has run."""
     return {
         "reference": f"{reference_name} {REFERENCE} (TF32 off)",
         "candidate": f"{spec.backend} {spec.precision}",
         "noise": f"{reference_name} {REFERENCE} again, the batches in the other order, another noise seed",
         "steps": steps,
-        "batch": f"synthetic, {BATCHES} batches of {batch_size} images, in turn",
+        "batch": f"synthetic, {BATCHES} batches of {batch_size} {samples}, in turn",
         "recipe": "the workload's optimizer at its own learning rate",
         "k": K,
     }
