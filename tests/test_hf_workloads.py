@@ -132,3 +132,13 @@ def test_suite_list_names_the_hf_form_with_an_example(capsys):
     code, out, err = run_cli(capsys, "list")
     assert code == 0, err
     assert "hf:PATH/config.json" in out and "e.g. hf:gpt2" in out and "the `hf` extra" in out
+
+
+@pytest.mark.hf
+def test_activation_checkpointing_turns_on_the_models_own(gpt2_config):
+    model = get_workload(f"hf:{gpt2_config}").build_modules()["model"]
+    assert not model.inner.is_gradient_checkpointing
+    model.checkpointing = True  # what CausalLMTraining.use_run_options sets
+    assert model.inner.is_gradient_checkpointing
+    model.checkpointing = False
+    assert not model.inner.is_gradient_checkpointing
