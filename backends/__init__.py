@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import importlib
 
-from suite.errors import UserError, one_of
+from suite.inputs.errors import UserError, one_of
 
-from . import probe
+from . import presence
 from .declared import (
     DECLARED,
     Option,
@@ -57,9 +57,9 @@ def backend_class(name: str):
 
 
 def is_available(name: str) -> tuple[bool, str]:
-    """(available, why): from files where they settle it (probe.py: no torch imported), else the backend's
+    """(available, why): from files where they settle it (presence.py: no torch imported), else the backend's
     own check."""
-    return probe.settled(name) or backend_class(name).is_available()
+    return presence.settled(name) or backend_class(name).is_available()
 
 
 def availability() -> dict[str, tuple[bool, str]]:

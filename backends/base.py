@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 from suite.spec import RunSpec
 
 

@@ -10,7 +10,7 @@ import resource
 import psutil
 import torch
 
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 
 from . import register_backend
 from .base import Backend, Schedule
@@ -22,7 +22,7 @@ CORES_ENV = "SUITE_CPU_CORES"
 
 
 def cpu_model_name() -> str:
-    from suite.run_record.read import read_fixed_file
+    from suite.inputs.files import read_fixed_file
 
     for line in (read_fixed_file("/proc/cpuinfo") or "").splitlines():
         if line.startswith("model name"):

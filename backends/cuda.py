@@ -20,10 +20,10 @@ import os
 
 import torch
 
-from suite.errors import UserError
-from suite.numbers import non_negative_int
+from suite.inputs.errors import UserError
+from suite.inputs.numbers import non_negative_int
 
-from . import probe, register_backend
+from . import presence, register_backend
 from .base import Backend, Schedule, ddp_without_buffer_broadcast, one_device_each
 
 
@@ -123,7 +123,7 @@ class CUDABackend(Backend):
     # -- discovery -----------------------------------------------------------------------------
     @classmethod
     def is_available(cls) -> tuple[bool, str]:
-        absent = probe.cuda_absent()
+        absent = presence.cuda_absent()
         if absent:
             return False, absent
         if torch.version.cuda is None and getattr(torch.version, "hip", None) is None:

@@ -37,13 +37,13 @@ class Declared:
 
 
 def _byte_size(flag: str):
-    from suite.option_types import byte_size
+    from suite.inputs.option_types import byte_size
 
     return byte_size(flag)
 
 
 def _non_negative_int(flag: str):
-    from suite.option_types import non_negative_int
+    from suite.inputs.option_types import non_negative_int
 
     return non_negative_int(flag)
 

@@ -23,10 +23,10 @@ import sys
 
 import torch
 
-from suite import import_probe
-from suite.errors import UserError
+from suite.inputs.errors import UserError
+from suite.vendors import fresh_import
 
-from . import habana_releases, peaks, probe, register_backend
+from . import habana_releases, peaks, presence, register_backend
 from .base import Backend, Schedule, ddp_without_buffer_broadcast, one_device_each
 from .hpu_attention import causal_attention
 from .hpu_install import (
@@ -85,7 +85,7 @@ class HPUBackend(Backend):
 
     @classmethod
     def is_available(cls) -> tuple[bool, str]:
-        absent = probe.habana_absent()
+        absent = presence.habana_absent()
         if absent:
             return False, absent
         # A card the installed release no longer supports (a DL1's first-generation Gaudi from 1.22): said
@@ -95,7 +95,7 @@ class HPUBackend(Backend):
             return False, refusal
         # A half-installed SDK has the package and the device node but no working bridge: ask a fresh
         # process to import it and count devices (nothing is imported here).
-        ok, why = import_probe.check(BRIDGE_PROBE)
+        ok, why = fresh_import.check(BRIDGE_PROBE)
         if not ok:
             return False, torch_refusal(
                 why
@@ -391,7 +391,7 @@ class HPUBackend(Backend):
         visible = os.environ.get("HABANA_VISIBLE_MODULES")
         ids = [d.strip() for d in visible.split(",") if d.strip()] if visible else None
         if ids is None:
-            nodes = max(len(glob.glob(pattern)) for pattern in probe.DEVICE_NODE_GLOBS)
+            nodes = max(len(glob.glob(pattern)) for pattern in presence.DEVICE_NODE_GLOBS)
             ids = [str(i) for i in range(nodes)]
         return one_device_each("HABANA_VISIBLE_MODULES", ids, copies, "Gaudi module(s)")
 

@@ -11,7 +11,7 @@ import importlib.util
 import os
 import sys
 
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 
 from . import habana_releases
 
@@ -137,7 +137,7 @@ PCI_DEVICES = "/sys/bus/pci/devices"
 
 
 def _read(path: str) -> str | None:
-    from suite.run_record.read import read_fixed_file
+    from suite.inputs.files import read_fixed_file
 
     text = read_fixed_file(path, 256)
     return text.strip().lower() if text is not None else None

@@ -122,7 +122,7 @@ def choose_instance(gpu_name: str) -> tuple[str | None, str]:
     instance = plan_module.instance_for(gpu_name)
     if instance is None:
         return None, f"no cloud instance has {gpu_name!r}: runs are not priced"
-    from suite.errors import UserError
+    from suite.inputs.errors import UserError
     from suite.reporting.pricing import find_instance
 
     try:

@@ -32,7 +32,7 @@ class WarmStarter:
         self.usable, self.why = False, ""
         sys.path.insert(0, ROOT)  # the checkout's suite, as the steps' PYTHONPATH gives it to them
         try:
-            from suite import optional_modules
+            from suite.vendors import optional_modules
 
             optional_modules.quarantine_broken()  # as `suite` does before torch is imported
             import torch._dynamo  # noqa: F401 - nothing here runs a torch op

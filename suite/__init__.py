@@ -3,17 +3,19 @@
 The package's parts, in the order the imports run (each subpackage's docstring says what it owns and what
 it may import):
 
-    suite.cli, suite.commands    the command line: parse, call one orchestration or measurement entry, print
-    suite.orchestration          child runs: sweeps, repeats, per-device copies, the launcher, batch-size
-                                 searches, fleet campaigns on SkyPilot
+    suite.cli, suite.commands    the command line: parse, call one entry of the packages below, print
+    suite.exploring, suite.fleet grids of child runs (sweep, scale, batch size, diagnose) | rented instances
+    suite.launching              a run as a process: the child, repeats, per-device copies, torchrun's ranks
     suite.measurement            one run: plan, warm-up, timed windows, telemetry, the bottleneck probe
     suite.backends, suite.workloads, suite.data   what a run is made of: a device, a model, its input
     suite.reporting              records in, tables and plots out (reads records only)
 
-The modules at this level are the shared vocabulary every layer may import: config, context, errors,
-run_record (the run record: its schema, reading and writing), atomic (every write), run_options and option_types (the
-options of `suite run`, declared once, typed), input_checks and limits (refusing bad or oversized input
-before anything runs), sizes, stats (throughput arithmetic) and optional_modules.
+Beneath them, what every layer may import: suite.inputs (everything a person or a file gives, checked:
+numbers, sizes, option types, strict YAML, the one bounded file reader, one-line errors), suite.spec (the
+RunSpec), suite.run_record (the record: its type, schema, reading and writing), suite.vendors (vendor modules
+imported with care), and at this level atomic (every write), context (what a run records of its machine),
+limits (what the machine can run and hold), run_options (`suite run`'s options, declared once) and stats
+(throughput arithmetic).
 """
 
 import time as _time

@@ -49,7 +49,7 @@ _KINDS = (
 
 def file_kind(mode: int) -> str | None:
     """What a non-regular file is, in words ("a FIFO (named pipe)"), from its st_mode; None if not known.
-    The writer (here) and the bounded reader (run_record/read.py) both name what they refuse with it."""
+    The writer (here) and the bounded reader (inputs/files.py) both name what they refuse with it."""
     return next((kind for test, kind in _KINDS if test(mode)), None)
 
 

@@ -17,9 +17,9 @@ import sys
 import threading
 
 import suite
-from suite import errors
-from suite.errors import UserError
-from suite.option_types import Parser
+from suite.inputs import errors
+from suite.inputs.errors import UserError
+from suite.inputs.option_types import Parser
 
 EXIT_USER_ERROR = 2
 EXIT_INTERRUPTED = 130
@@ -152,7 +152,8 @@ def _check_environment() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from suite import context, limits, optional_modules
+    from suite import context, limits
+    from suite.vendors import optional_modules
 
     ignored = limits.end_with_launcher()  # a torchrun rank ends with the launcher that started it
     if ignored:

@@ -51,7 +51,7 @@ def _git(checkout: str, *args: str) -> str | None:
 
 
 def _stamped_commit(path: str) -> str | None:
-    from suite.run_record.read import read_fixed_file  # never waits: a FIFO there is no stamp
+    from suite.inputs.files import read_fixed_file  # never waits: a FIFO there is no stamp
 
     stamp = (read_fixed_file(path, 64) or "").strip()
     return stamp if _STAMP.fullmatch(stamp) else None
@@ -136,7 +136,7 @@ _INSTANCE_TYPE = re.compile(r"[a-z][a-z0-9-]*\.[a-z0-9-]+")  # p5.48xlarge, m6g.
 
 
 def _dmi(name: str, root: str) -> str | None:
-    from suite.run_record.read import read_fixed_file  # sysfs, or the tests' stand-in: never waited on
+    from suite.inputs.files import read_fixed_file  # sysfs, or the tests' stand-in: never waited on
 
     return (read_fixed_file(os.path.join(root, DMI_FOLDER, name), 256) or "").strip() or None
 

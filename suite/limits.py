@@ -11,7 +11,7 @@ import shutil
 import signal
 import sys
 
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 
 OVERRIDE_ENV = "SUITE_ALLOW_LARGE"
 
@@ -105,7 +105,7 @@ def check_processes(what: str, count: int, per_process_bytes: int, kind: str = "
 # however it ends (kill -9 included); kept across exec. Elsewhere nothing is asked and the children rely on
 # the process group (Ctrl-C at a terminal reaches every process of the group).
 PR_SET_PDEATHSIG = 1
-# A torchrun rank: its launcher (torch's agent, in `python -m suite.orchestration.launch`) names itself here,
+# A torchrun rank: its launcher (torch's agent, in `python -m suite.launching.launch`) names itself here,
 # since torch starts each rank in a session of its own, where no signal to the suite's group reaches it.
 LAUNCHER_PID_ENV = "SUITE_LAUNCHER_PID"
 EXIT_PARENT_GONE = 137  # as for a process killed by SIGKILL: the one that started it is gone

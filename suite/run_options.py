@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import functools
 
-from suite import option_types
+from suite.inputs import option_types
 
 DEFAULT_OUT = "results"
 MAX_REPEAT = 1000
@@ -55,7 +55,7 @@ def add_run_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
 
 def _workload_options(p: _Declaring) -> None:
     from suite.backends import declared
-    from suite.option_types import positive_int
+    from suite.inputs.option_types import positive_int
 
     p.add_argument(
         "--backend",
@@ -105,7 +105,7 @@ def _workload_options(p: _Declaring) -> None:
 
 
 def _schedule_options(p: _Declaring) -> None:
-    from suite.option_types import non_negative_int, positive_int
+    from suite.inputs.option_types import non_negative_int, positive_int
 
     p.add_argument(
         "--warmup",
@@ -153,7 +153,7 @@ def _output_options(p: _Declaring) -> None:
 
 
 def _data_options(p: _Declaring) -> None:
-    from suite.option_types import Switch, non_negative_int, positive_int
+    from suite.inputs.option_types import Switch, non_negative_int, positive_int
 
     data = p.add_argument_group("data path")
     data.add_argument(
@@ -179,7 +179,7 @@ def _data_options(p: _Declaring) -> None:
 
 
 def _cost_options(p: _Declaring) -> None:
-    from suite.option_types import Once
+    from suite.inputs.option_types import Once
 
     cost = p.add_argument_group("where it runs (cost)")
     cost.add_argument(
@@ -247,7 +247,7 @@ def _numerics_options(p: _Declaring) -> None:
 
 
 def _several_options(p: _Declaring) -> None:
-    from suite.option_types import positive_int
+    from suite.inputs.option_types import positive_int
 
     several = p.add_argument_group("several runs")
     several.add_argument(
@@ -277,7 +277,7 @@ def _several_options(p: _Declaring) -> None:
 
 
 def _distributed_options(p: _Declaring) -> None:
-    from suite.option_types import non_negative_int, positive_int
+    from suite.inputs.option_types import non_negative_int, positive_int
 
     distributed = p.add_argument_group(
         "distributed",
@@ -322,7 +322,7 @@ def _distributed_options(p: _Declaring) -> None:
 
 def run_parser() -> argparse.ArgumentParser:
     """A parser of `suite run`'s options alone (what follows `suite run`)."""
-    from suite.option_types import Parser
+    from suite.inputs.option_types import Parser
 
     parser = Parser(prog="suite run")
     parser.run_options = add_run_options(parser)  # the suite's own listing, read by run_options()
@@ -337,7 +337,7 @@ def run_options() -> dict[str, argparse.Action]:
 
 @functools.cache  # the options are declared once: `suite compare` writes a rerun command per configuration
 def _listed_options() -> dict[str, argparse.Action]:
-    from suite.option_types import Switch
+    from suite.inputs.option_types import Switch
 
     options = {}
     for action in run_parser().run_options:
@@ -353,8 +353,8 @@ def _listed_options() -> dict[str, argparse.Action]:
 
 def option_argv(name: str, value, action) -> list[str]:
     """One option as typed: `--name value`, or for a switch `--name` / `--no-name` (or nothing)."""
-    from suite.errors import truth
-    from suite.option_types import Switch
+    from suite.inputs.errors import truth
+    from suite.inputs.option_types import Switch
 
     if isinstance(action, Switch):
         return [f"--{name}" if truth(f"option {name!r}", value) else f"--no-{name}"]
@@ -369,7 +369,7 @@ def option_argv(name: str, value, action) -> list[str]:
 
 def run_argv(options: dict) -> list[str]:
     """`suite run` options {name without dashes: value or list of values} -> argv, in the given order."""
-    from suite.errors import UserError
+    from suite.inputs.errors import UserError
 
     known = run_options()
     argv = []
@@ -402,7 +402,7 @@ class OverrideAction(argparse.Action):
     """`--model-override ngf=8` (repeatable) -> {"ngf": 8}."""
 
     def __call__(self, parser, namespace, value, option_string=None):
-        from suite.sizes import parse_override
+        from suite.inputs.sizes import parse_override
 
         overrides = dict(getattr(namespace, self.dest, None) or {})
         key, parsed = parse_override(option_string, value)
@@ -424,7 +424,7 @@ def spec_from_args(args):
         if action.dest in FLAT and getattr(args, action.dest, None) not in (None, action.default)
     ]
     if typed:
-        from suite.errors import UserError
+        from suite.inputs.errors import UserError
 
         raise UserError(f"--spec {path!r} gives the whole run: drop --{typed[0]}, or change it in the file")
     return read_spec(path)
@@ -432,7 +432,7 @@ def spec_from_args(args):
 
 def read_spec(path: str):
     """The RunSpec in the JSON file PATH, or one line naming the file and what is wrong."""
-    from suite.run_record.read import read_user_file
+    from suite.inputs.files import read_user_file
     from suite.spec.json_form import from_json
 
     source = f"--spec {path!r}"
@@ -444,7 +444,7 @@ def read_spec(path: str):
 def _check_as_options_would(spec, source: str) -> None:
     """Each value a spec file gives passes the check its `suite run` option makes when typed (a file is
     no way round `--batch-size 0` or `--max-memory -1`): the option's own parser, given the value as text."""
-    from suite.errors import UserError
+    from suite.inputs.errors import UserError
     from suite.spec.run_spec import FLAT
 
     flat = spec.flat()
@@ -467,7 +467,7 @@ def _check_as_options_would(spec, source: str) -> None:
 def check_text(action: argparse.Action, text: str) -> None:
     """TEXT as `suite run` would take it for the option ACTION: its type's check (a UserError naming the
     option and what it accepts), or for `--model-override` its KEY=VALUE check."""
-    from suite.sizes import parse_override
+    from suite.inputs.sizes import parse_override
 
     if isinstance(action, OverrideAction):
         parse_override(action.option_strings[0], text)

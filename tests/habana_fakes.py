@@ -18,7 +18,7 @@ import sys
 import pytest
 import torch
 from packaging.version import Version
-from suite.backends import habana_releases, hpu, hpu_install, probe
+from suite.backends import habana_releases, hpu, hpu_install, presence
 
 FAKES = pathlib.Path(__file__).parent / "fakes"
 FAKE_PACKAGES = ("habana_frameworks", "habana_dataloader", "pyhlml")
@@ -134,7 +134,7 @@ def install(
         monkeypatch.setenv(var, "unset")  # so that undo removes whatever a fake sets later
         monkeypatch.delenv(var)
     (tmp_path / "hl0").touch()  # a stand-in Gaudi device node
-    monkeypatch.setattr(probe, "DEVICE_NODE_GLOBS", (str(tmp_path / "hl[0-9]*"),))
+    monkeypatch.setattr(presence, "DEVICE_NODE_GLOBS", (str(tmp_path / "hl[0-9]*"),))
     monkeypatch.setattr(hpu.HPUBackend, "device_type", "cpu")
     return release
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT, TINY_OPTIONS, as_sets, model_override_options
 
 from suite.cli import main
-from suite.orchestration.batch_size import Try, recommend, search
+from suite.exploring.batch_size import Try, recommend, search
 
 # TINY_SWEEP_SET's settings with dcgan64 at narrower widths than TINY's: the 85 MiB ceiling of the search
 # below is set for these, so that it falls between batch 32 and 256. `--backend` is the command's own.

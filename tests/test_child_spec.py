@@ -9,8 +9,8 @@ import subprocess
 import pytest
 
 from suite import run_options
-from suite.errors import UserError
-from suite.orchestration import child
+from suite.inputs.errors import UserError
+from suite.launching import child
 from suite.spec import RunSpec
 from suite.spec.json_form import to_json
 from suite.spec.run_spec import FLAT

@@ -157,7 +157,7 @@ def test_help_does_not_import_torch():
 def test_a_cached_listing_imports_no_model_code_and_no_torch_where_files_settle_every_backend(
     capsys, monkeypatch, tmp_path
 ):
-    from suite.backends import probe
+    from suite.backends import presence
 
     monkeypatch.setenv("SUITE_CACHE_DIR", str(tmp_path))
     assert run_cli(capsys, "list")[0] == 0  # counts the parameters once, into the cache
@@ -173,7 +173,7 @@ def test_a_cached_listing_imports_no_model_code_and_no_torch_where_files_settle_
     torchvision_imported, torch_imported = proc.stdout.splitlines()[-1].split()
     assert torchvision_imported == "False"  # nothing was counted again
     # Where a GPU driver or Habana's software is present (or off Linux), torch is asked whether it is usable.
-    if probe.cuda_absent() is not None and probe.habana_absent() is not None:
+    if presence.cuda_absent() is not None and presence.habana_absent() is not None:
         assert torch_imported == "False"
 
 

@@ -202,7 +202,7 @@ def test_same_price_shows_speed_only():
 
 
 def test_bad_by_and_min_change_are_user_errors():
-    from suite.errors import UserError
+    from suite.inputs.errors import UserError
 
     with pytest.raises(UserError, match="--by 'colour' is not a field of a run"):
         compare.parse_by("colour")

@@ -8,7 +8,7 @@ import shlex
 
 from test_compare import side
 
-from suite.orchestration.repeat import against_argv
+from suite.launching.repeat import against_argv
 from suite.reporting import compare
 from suite.run_options import run_parser
 

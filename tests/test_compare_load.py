@@ -155,13 +155,13 @@ def test_fail_on_is_undecided_on_a_withheld_verdict(tmp_path, capsys):
 
 
 def test_interleaved_order_is_abba():
-    from suite.orchestration import repeat
+    from suite.launching import repeat
 
     assert repeat.interleaved_order(3) == [0, 1, 1, 0, 0, 1]
 
 
 def test_run_interleaved_alternates_the_sides_and_groups_each(tmp_path):
-    from suite.orchestration import repeat
+    from suite.launching import repeat
 
     calls = []
 
@@ -187,8 +187,8 @@ def test_run_interleaved_alternates_the_sides_and_groups_each(tmp_path):
 
 
 def test_against_options_become_the_candidates_argv():
-    from suite.errors import UserError
-    from suite.orchestration import repeat
+    from suite.inputs.errors import UserError
+    from suite.launching import repeat
 
     assert repeat.against_argv(["batch-size=16", "precision=bf16"]) == [
         "--batch-size",

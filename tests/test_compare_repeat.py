@@ -10,7 +10,7 @@ from conftest import TINY_RUN, records
 
 from suite import run_record
 from suite.cli import main
-from suite.orchestration import repeat
+from suite.launching import repeat
 
 
 def fake_run(rates):

@@ -9,7 +9,7 @@ import sys
 import pytest
 import torch
 from conftest import TINY
-from suite.backends import backend_class, probe
+from suite.backends import backend_class, presence
 from suite.workloads import get_workload
 
 from suite.cli import main
@@ -157,7 +157,7 @@ def test_bad_device_index_is_exit_2(fake_gpu, tmp_path, capsys, value, expected)
 
 
 def test_no_gpu_visible_is_one_line_exit_2(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(probe, "cuda_absent", lambda: None)  # a driver, but torch sees no GPU
+    monkeypatch.setattr(presence, "cuda_absent", lambda: None)  # a driver, but torch sees no GPU
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     code = main(["run", "--backend", "cuda", "--out", str(tmp_path)])
     err = capsys.readouterr().err
@@ -168,7 +168,7 @@ def test_no_gpu_visible_is_one_line_exit_2(monkeypatch, tmp_path, capsys):
 
 
 def test_is_available_reasons(monkeypatch):
-    monkeypatch.setattr(probe, "cuda_absent", lambda: None)  # the driver's library loads
+    monkeypatch.setattr(presence, "cuda_absent", lambda: None)  # the driver's library loads
     monkeypatch.setattr(torch.version, "cuda", "12.4")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
@@ -183,14 +183,14 @@ def test_is_available_reasons(monkeypatch):
 def test_without_the_driver_library_no_gpu_is_settled_from_files(monkeypatch, tmp_path):
     from suite.backends import is_available
 
-    monkeypatch.setattr(probe, "CUDA_DRIVER_LIBRARY", "libsuite-no-such-driver.so.1")
-    monkeypatch.setattr(probe, "ROCM_DEVICE_NODES", (str(tmp_path / "kfd"), str(tmp_path / "dxg")))
+    monkeypatch.setattr(presence, "CUDA_DRIVER_LIBRARY", "libsuite-no-such-driver.so.1")
+    monkeypatch.setattr(presence, "ROCM_DEVICE_NODES", (str(tmp_path / "kfd"), str(tmp_path / "dxg")))
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # torch is never asked
     ok, reason = is_available("cuda")
     assert not ok and "libsuite-no-such-driver.so.1 does not load" in reason and "nvidia-smi" in reason
     assert CUDABackend.is_available() == (ok, reason)  # the backend's own check starts with the same files
     (tmp_path / "dxg").touch()  # a ROCm device node (WSL2's): only torch can tell
-    assert probe.cuda_absent() is None
+    assert presence.cuda_absent() is None
 
 
 def test_setup_switches_wiring(fake_gpu):

@@ -22,7 +22,7 @@ from suite.data.loader_options import LoaderOptions
 from suite.data.prepare import prepare
 from suite.data.progress import Progress
 from suite.data.synth import synthesize
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 from suite.spec import RunSpec
 
 

@@ -12,7 +12,7 @@ from PIL import Image
 
 from suite.cli import main
 from suite.data.synth import make_image, parse_image_size, synthesize
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 
 
 def digest_tree(root: str) -> dict[str, str]:

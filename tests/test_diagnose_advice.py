@@ -183,7 +183,7 @@ def test_following_the_advice_never_returns_to_the_start():
 
 
 def test_the_probe_repeats_windows_long_enough_to_mean_something():
-    from suite.measurement import probe
+    from suite.measurement import bottleneck_probe
 
     class Host:
         def synchronize(self):
@@ -191,7 +191,9 @@ def test_the_probe_repeats_windows_long_enough_to_mean_something():
 
     import time
 
-    found = probe.compute_only(lambda batch: time.sleep(0.001), None, Host(), steps=1, images_per_step=4)
-    assert len(found.window_time_s) == probe.PROBE_WINDOWS
-    assert min(found.window_time_s) >= probe.PROBE_MIN_WINDOW_S * 0.8
+    found = bottleneck_probe.compute_only(
+        lambda batch: time.sleep(0.001), None, Host(), steps=1, images_per_step=4
+    )
+    assert len(found.window_time_s) == bottleneck_probe.PROBE_WINDOWS
+    assert min(found.window_time_s) >= bottleneck_probe.PROBE_MIN_WINDOW_S * 0.8
     assert found.images_per_second_cv is not None

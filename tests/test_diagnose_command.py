@@ -10,7 +10,7 @@ import pytest
 
 from suite.cli import main
 from suite.commands import diagnose as diagnose_command
-from suite.orchestration import diagnose_arms
+from suite.exploring import diagnose_arms
 
 RATES = {"loader": [50.0, 52.0, 49.0], "compute": [100.0, 101.0, 99.0], "end_to_end": [48.0, 47.0, 49.0]}
 
@@ -43,7 +43,7 @@ def photos(tmp_path):
 
 def diagnosed(monkeypatch, tmp_path, photos, records):
     from suite import run_record
-    from suite.orchestration import child
+    from suite.launching import child
 
     written = []
     backend = types.SimpleNamespace(copies_to_device=True, precisions=("fp32", "bf16"))

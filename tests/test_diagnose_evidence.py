@@ -162,8 +162,8 @@ def test_the_command_runs_each_arm_in_fresh_processes_in_turn(monkeypatch, tmp_p
         calls.append(arm)
         return {"status": "ok", "run_id": f"r{len(calls)}", "metrics": {"images_per_second": 100.0}}
 
+    from suite.exploring import diagnose_arms, grid
     from suite.measurement import loader_only
-    from suite.orchestration import diagnose_arms, grid
 
     monkeypatch.setattr(loader_only, "measure_in_fresh_process", loader_process)
     monkeypatch.setattr(grid, "run_point", run_point)

@@ -79,7 +79,8 @@ def test_diagnose_without_a_data_source_is_refused_at_once_naming_data(tmp_path,
     """Synthetic data has no loader: its verdict (compute-bound) is known before anything runs, so the
     command refuses before planning or measuring anything (it used to measure for minutes first)."""
     from suite.cli import main
-    from suite.orchestration import child, grid
+    from suite.exploring import grid
+    from suite.launching import child
 
     def never(*_args, **_kwargs):
         raise AssertionError("nothing may be planned or measured")

@@ -17,8 +17,8 @@ import pytest
 from conftest import ROOT, TINY_RUN, changed, only_record, suite_env
 
 from suite.cli import build_parser, main
+from suite.launching import launch
 from suite.measurement import distributed
-from suite.orchestration import launch
 from suite.spec import RunSpec
 
 # Two steps a window, so that the images counted per window show each factor (ranks × batch × steps).

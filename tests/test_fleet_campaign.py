@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from suite.cli import build_parser, main
-from suite.errors import UserError
-from suite.orchestration import campaign, campaign_file, campaign_inline, sky_tasks
+from suite.fleet import campaign, campaign_file, campaign_inline, sky_tasks
+from suite.inputs.errors import UserError
 from suite.reporting.pricing import load_catalog
 
 DOCS = os.path.join(os.path.dirname(__file__), os.pardir, "docs", "fleet.md")

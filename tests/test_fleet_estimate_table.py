@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from suite.orchestration import campaign_prices
-from suite.orchestration.campaign import Campaign, Target
-from suite.orchestration.campaign_prices import Controller, Price
+from suite.fleet import campaign_prices
+from suite.fleet.campaign import Campaign, Target
+from suite.fleet.campaign_prices import Controller, Price
 from suite.reporting import sky_catalog
 
 SKY = "SkyPilot catalog aws/vms.csv (2026-11-20)"

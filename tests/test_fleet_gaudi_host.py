@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from suite.cli import main
-from suite.orchestration import campaign, campaign_file, sky_tasks
+from suite.fleet import campaign, campaign_file, sky_tasks
 
 AMI_EAST = "ami-0123456789abcdef0"  # made-up ids of the right shape: nothing here reaches AWS
 AMI_WEST = "ami-0123abcd"

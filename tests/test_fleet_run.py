@@ -19,7 +19,7 @@ from conftest import TINY_RUN
 from fakes import sky as fake_sky
 
 from suite.cli import main
-from suite.orchestration import sky_driver
+from suite.fleet import sky_driver
 
 
 @pytest.fixture(autouse=True)
@@ -495,7 +495,7 @@ def test_fleet_report_of_a_campaign_file_finds_its_folder(monkeypatch, tmp_path,
 def test_fleet_run_an_unwritable_ledger_is_said_and_the_run_ends_as_it_would(
     monkeypatch, tmp_path, capsys, template_record
 ):
-    from suite.orchestration import fleet_ledger
+    from suite.fleet import fleet_ledger
 
     def refuse(*args, **kwargs):
         raise OSError(28, "No space left on device")

@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from suite.cli import main
-from suite.orchestration import sky_driver
+from suite.fleet import sky_driver
 
 pytestmark = [
     pytest.mark.cloud,

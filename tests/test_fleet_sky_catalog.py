@@ -218,7 +218,7 @@ def test_a_damaged_catalog_is_not_read(sky_home):
 
 
 def test_the_running_cost_meter_counts_the_controller_while_managed_jobs_run(tmp_path):
-    from suite.orchestration import campaign, campaign_inline, campaign_prices, sky_driver
+    from suite.fleet import campaign, campaign_inline, campaign_prices, sky_driver
 
     plan = campaign.build(
         campaign_inline.from_inline(

@@ -10,7 +10,7 @@ from suite.backends.cpu import CPUBackend
 from suite.workloads import get_workload
 
 from suite import cli
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 from suite.spec import RunSpec
 
 # GPT2LMHeadModel at GPT2Config's defaults, and meta-llama/Llama-3.2-1B's config.json (docs/models.md
@@ -86,7 +86,7 @@ def test_image_options_are_refused_in_one_line(capsys, tmp_path, option):
 
 def test_a_shape_that_cannot_be_built_is_refused():
     with pytest.raises(UserError, match="cannot be built"):
-        from suite.input_checks import check_model_builds
+        from suite.inputs.input_checks import check_model_builds
 
         check_model_builds(get_workload("llama-1b").with_overrides(heads=3))
 

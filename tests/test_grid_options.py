@@ -1,5 +1,5 @@
 """The `suite run` options that sweep, scale, batch-size and diagnose pass to their child runs: declared
-once (suite/orchestration/grid_options.py), each checked by `suite run`'s own parser as it is typed, and
+once (suite/exploring/grid_options.py), each checked by `suite run`'s own parser as it is typed, and
 kept as typed for the children."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from suite.cli import build_parser, main
-from suite.orchestration import child
+from suite.launching import child
 
 
 @pytest.mark.parametrize(

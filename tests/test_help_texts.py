@@ -71,8 +71,8 @@ def test_one_step_is_not_one_steps():
 
 
 def test_a_single_point_error_names_no_sweep_point(tmp_path):
-    from suite.errors import UserError
-    from suite.orchestration import grid
+    from suite.exploring import grid
+    from suite.inputs.errors import UserError
 
     point = grid.Point(0, {}, ["--backend", "cpu", "--batch-size", "0"], {})
     with pytest.raises(UserError) as raised:

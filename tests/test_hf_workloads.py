@@ -13,7 +13,7 @@ from conftest import TINY_OPTIONS
 from suite.workloads import get_workload
 
 from suite import cli
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 
 TINY_GPT2 = {"n_layer": 2, "n_embd": 32, "n_head": 2, "n_positions": 16, "vocab_size": 64}
 TINY_TOKENS = {"bos_token_id": 0, "eos_token_id": 0}  # inside the tiny vocabulary

@@ -18,7 +18,7 @@ from suite.backends import hpu
 
 from suite import cli
 from suite.cli import main
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 from suite.measurement import distributed, runner
 from suite.spec import RunSpec
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 from suite.backends import hpu
 
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 from suite.spec import RunSpec
 
 

@@ -20,7 +20,7 @@ from suite.backends import habana_releases, hpu
 from suite.workloads import get_workload
 
 from suite.cli import main
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 from suite.measurement import runner
 from suite.spec import RunSpec
 

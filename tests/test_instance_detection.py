@@ -13,7 +13,7 @@ from conftest import TINY_RUN, only_record
 
 from suite import context
 from suite.cli import main
-from suite.orchestration import child
+from suite.launching import child
 from suite.run_record import check_record
 from suite.spec import RunSpec
 

@@ -57,7 +57,7 @@ def test_the_loader_table_shows_significant_digits_and_marks_warnings():
 
 
 def test_batch_size_shows_each_tries_spread_and_says_when_its_advice_is_noise():
-    from suite.orchestration.batch_size import Search, Try, noise_caveat, recommend, render, try_from_record
+    from suite.exploring.batch_size import Search, Try, noise_caveat, recommend, render, try_from_record
 
     one = {"status": "ok", "metrics": {"images_per_second": 100.0, "window_time_s": [0.1]}}
     single = try_from_record(4, one)
@@ -76,8 +76,8 @@ def test_batch_size_shows_each_tries_spread_and_says_when_its_advice_is_noise():
 
 
 def test_sweep_shows_no_spread_of_zero_from_one_window_and_caveats_its_effects():
-    from suite.orchestration.grid import Point
-    from suite.orchestration.sweep_table import render
+    from suite.exploring.grid import Point
+    from suite.exploring.sweep_table import render
 
     def record(rate, windows):
         return {

@@ -1,4 +1,4 @@
-"""One reader for every number a person or a file gives (suite/numbers.py): plain ASCII decimal only
+"""One reader for every number a person or a file gives (suite/inputs/numbers.py): plain ASCII decimal only
 (no `_`, no h:mm, no hex, no inf/nan), finite, and within the sane range of its kind. Each case below was
 read as another number, or passed, before: `float("3_06")` is 306, `--min-change 5_0` was 50 %."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from suite import numbers
 from suite.cli import main
-from suite.errors import UserError
+from suite.inputs import numbers
+from suite.inputs.errors import UserError
 
 
 @pytest.mark.parametrize(
@@ -82,14 +82,14 @@ def test_fleet_plan_numbers(option, value, capsys):
 
 @pytest.mark.parametrize("value", ["1_0", "inf", "nan", "٣"])
 def test_model_override_values_python_alone_reads_as_numbers(value):
-    from suite.sizes import parse_override
+    from suite.inputs.sizes import parse_override
 
     with pytest.raises(UserError, match="--model-override ngf"):
         parse_override("--model-override", f"ngf={value}")
 
 
 def test_model_override_values_keep_their_types():
-    from suite.sizes import parse_override
+    from suite.inputs.sizes import parse_override
 
     assert parse_override("--model-override", "ngf=8") == ("ngf", 8)
     assert parse_override("--model-override", "lr=0.5") == ("lr", 0.5)
@@ -99,7 +99,7 @@ def test_model_override_values_keep_their_types():
 
 @pytest.mark.parametrize("value", ["1_0", "inf"])
 def test_dist_timeout_is_checked_by_the_one_reader(value):
-    from suite.input_checks import check_timeout
+    from suite.inputs.input_checks import check_timeout
 
     with pytest.raises(UserError, match="--dist-timeout must be a positive number of seconds"):
         check_timeout("--dist-timeout", value)

@@ -9,8 +9,8 @@ import pytest
 from suite.backends import backend_class
 
 from suite import run_record
-from suite.errors import UserError
-from suite.orchestration import per_device
+from suite.inputs.errors import UserError
+from suite.launching import per_device
 from suite.reporting.pricing import load_catalog
 from suite.reporting.render import render
 from suite.reporting.rows import build_rows
@@ -56,11 +56,11 @@ def test_cuda_pin_wiring_one_visible_gpu_each(fake_gpu, monkeypatch):
 
 
 def test_hpu_pin_wiring_one_module_each(monkeypatch, tmp_path):
-    from suite.backends import hpu, probe
+    from suite.backends import hpu, presence
 
     for i in range(8):
         (tmp_path / f"hl{i}").touch()  # stand-in device nodes, counted without importing the bridge
-    monkeypatch.setattr(probe, "DEVICE_NODE_GLOBS", (str(tmp_path / "hl[0-9]*"),))
+    monkeypatch.setattr(presence, "DEVICE_NODE_GLOBS", (str(tmp_path / "hl[0-9]*"),))
     monkeypatch.delenv("HABANA_VISIBLE_MODULES", raising=False)
     gaudi = hpu.HPUBackend(RunSpec().replace(backend="hpu", hpu_mode="eager"))
     assert gaudi.pin_envs(8) == [{"HABANA_VISIBLE_MODULES": str(i)} for i in range(8)]

@@ -10,7 +10,7 @@ import yaml
 from conftest import T4_INSTANCE
 
 from suite.cli import main
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 from suite.reporting import price_date, pricing
 
 TODAY = datetime.date(2026, 11, 23)

@@ -9,7 +9,7 @@ import yaml
 from conftest import T4_INSTANCE
 
 from suite.cli import main
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 from suite.reporting.price_import import ImportRequest, import_file
 from suite.reporting.pricing import (
     DEFAULT_CATALOG,

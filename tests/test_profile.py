@@ -8,8 +8,8 @@ import pytest
 from conftest import TINY, TINY_RUN, changed, only_record
 
 from suite.cli import main
+from suite.inputs.sizes import parse_byte_size
 from suite.measurement.profiling import schedule_for
-from suite.sizes import parse_byte_size
 
 
 @pytest.mark.parametrize(

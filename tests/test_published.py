@@ -15,7 +15,7 @@ from test_compare import record
 
 from suite import run_record
 from suite.cli import main
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 from suite.reporting import figures
 from suite.reporting.figures_import import import_csv
 from suite.reporting.pricing import load_catalog

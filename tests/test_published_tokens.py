@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from suite.cli import main
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 from suite.reporting import figures
 from suite.reporting.figures_import import import_csv
 from suite.reporting.pricing import load_catalog

@@ -120,7 +120,7 @@ def test_images_per_dollar_of_extreme_rates_is_decided_in_log_space():
     ],
 )
 def test_sweep_knob_effects_of_extreme_rates(rates, expected):
-    from suite.orchestration import sweep_table
+    from suite.exploring import sweep_table
 
     lines = sweep_table.knob_effects({"batch_size": ["2", "4"]}, [({"batch_size": b}, r) for r, b in rates])
     assert lines == [f"batch_size 2→4: {expected}"]

@@ -27,7 +27,8 @@ from test_reliability_inputs import good_record
 
 from suite import run_record
 from suite.cli import main
-from suite.errors import UserError
+from suite.inputs import files
+from suite.inputs.errors import UserError
 from suite.run_record import read as record_read
 from suite.run_record.schema import NotARecord
 
@@ -102,8 +103,8 @@ def test_the_emulated_file_really_blocks_a_plain_read(tmp_path, blocking):
 
 def test_the_reader_refuses_a_regular_file_whose_read_would_wait(tmp_path, blocking):
     path = blocking(tmp_path / "x.json")
-    with deadline(10), pytest.raises(record_read.NotAFile, match=WAITS):
-        record_read.read_bytes(path, 1024)
+    with deadline(10), pytest.raises(files.NotAFile, match=WAITS):
+        files.read_bytes(path, 1024)
     with deadline(10), pytest.raises(NotARecord, match=WAITS):
         record_read.read_record(path)
 
@@ -132,8 +133,8 @@ def test_report_and_compare_skip_a_blocking_record_by_name(tmp_path, capsys, blo
 
 
 def test_sweep_resume_and_fleet_folders_skip_a_blocking_record(tmp_path, blocking):
-    from suite.orchestration.grid import existing_records
-    from suite.orchestration.sky_driver import recorded_instances
+    from suite.exploring.grid import existing_records
+    from suite.fleet.sky_driver import recorded_instances
 
     record = good_record("good")
     record["config"]["instance"] = "p3.2xlarge"
@@ -203,8 +204,8 @@ def test_the_kernels_own_files_are_refused_before_a_byte_is_read(tmp_path, capsy
     reads = []
     real_read = os.read
     monkeypatch.setattr(os, "read", lambda fd, n: reads.append(fd) or real_read(fd, n))
-    with pytest.raises(record_read.NotAFile, match="kernel's (procfs|sysfs)"):
-        record_read.read_bytes(target, 1 << 20)
+    with pytest.raises(files.NotAFile, match="kernel's (procfs|sysfs)"):
+        files.read_bytes(target, 1 << 20)
     assert reads == []  # refused by its file system, before any read
     # and through a link in a results folder, and named directly to a person's-file reader
     run_record.write_record(good_record("good"), str(tmp_path))
@@ -221,13 +222,13 @@ def test_the_suites_fixed_files_are_read_without_waiting(tmp_path, blocking):
 
     path = blocking(tmp_path / "fixed")
     with deadline(10):
-        assert record_read.read_fixed_file(path) is None  # a read that would wait reads nothing
-        assert record_read.read_fixed_file(str(tmp_path / "absent")) is None
+        assert files.read_fixed_file(path) is None  # a read that would wait reads nothing
+        assert files.read_fixed_file(str(tmp_path / "absent")) is None
     os.mkfifo(tmp_path / "stamp")  # no writer: a plain open() would wait for one
     with deadline(10):
         assert context._stamped_commit(str(tmp_path / "stamp")) is None
     (tmp_path / "cpuinfo").write_text("model name\t: Test CPU\n")
-    assert record_read.read_fixed_file(str(tmp_path / "cpuinfo")) == "model name\t: Test CPU\n"
+    assert files.read_fixed_file(str(tmp_path / "cpuinfo")) == "model name\t: Test CPU\n"
 
 
 def test_an_image_that_blocks_is_skipped_by_prepare_and_named_by_the_loader(tmp_path, blocking):
@@ -252,7 +253,7 @@ def test_an_image_that_blocks_is_skipped_by_prepare_and_named_by_the_loader(tmp_
 
 
 def test_a_sweep_claim_planted_as_a_fifo_or_link_is_refused_not_waited_on(tmp_path):
-    from suite.orchestration import grid
+    from suite.exploring import grid
 
     os.mkfifo(tmp_path / "claim")
     os.symlink("/dev/zero", tmp_path / "link")
@@ -272,7 +273,7 @@ OPENERS = {"open", "fdopen", "memmap", "fromfile", "loadtxt", "genfromtxt"}
 LOADERS = {("np", "load"), ("numpy", "load"), ("torch", "load"), ("pickle", "load")}
 
 # (file, function, call) -> why it may open a path itself. Everything else goes through
-# suite/run_record/read.py: read_bytes / read_text / read_user_file / read_record for a person's files,
+# suite/inputs/files.py: read_bytes / read_text / read_user_file / read_record for a person's files,
 # open_regular for one read as a stream, read_fixed_file for the suite's own fixed kernel files.
 ALLOWED = {
     (
@@ -288,13 +289,13 @@ ALLOWED = {
         "_write_images",
         "open",
     ): "writes the cache's images.u8 in its new temporary folder",
-    ("suite/orchestration/sky_driver.py", "Fleet.follow", "open"): "appends to the campaign's own log file",
-    ("suite/orchestration/grid.py", "_open_claim", "os.open"): (
+    ("suite/fleet/sky_driver.py", "Fleet.follow", "open"): "appends to the campaign's own log file",
+    ("suite/exploring/grid.py", "_open_claim", "os.open"): (
         "a sweep's claim file: O_NONBLOCK | O_NOFOLLOW, and refused unless a regular file"
     ),
     ("suite/reporting/page.py", "_plots", "open"): "a plot the suite just drew in its own temporary folder",
 }
-READER = "suite/run_record/read.py"  # the one reader itself
+READER = "suite/inputs/files.py"  # the one reader itself
 
 
 def _handles(function: ast.AST) -> set[str]:
@@ -365,7 +366,7 @@ def test_every_open_of_a_path_goes_through_the_one_reader():
         if (file, function, call) not in ALLOWED
     ]
     assert not unexplained, (
-        "open a person's file through suite/run_record/read.py (read_bytes, read_text, read_user_file, "
+        "open a person's file through suite/inputs/files.py (read_bytes, read_text, read_user_file, "
         "open_regular), or allow-list an internal file in this test with its reason:\n"
         + "\n".join(unexplained)
     )
@@ -389,6 +390,6 @@ def test_the_source_check_sees_each_way_to_open_a_path(tmp_path, monkeypatch, so
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     (tmp_path / "m.py").write_text(source)
     assert len(path_opens(tmp_path / "m.py")) == 1
-    handle = "from suite.run_record.read import open_regular\nimport numpy as np\ndef f(p):\n    with open_regular(p) as h:\n        return np.load(h)\n"
+    handle = "from suite.inputs.files import open_regular\nimport numpy as np\ndef f(p):\n    with open_regular(p) as h:\n        return np.load(h)\n"
     (tmp_path / "ok.py").write_text(handle)
     assert path_opens(tmp_path / "ok.py") == []

@@ -12,7 +12,7 @@ from conftest import TINY
 
 from suite.cli import main
 from suite.data import cache as cache_format
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from conftest import TINY_RUN, only_record
 
 from suite import context, limits
 from suite.cli import main
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 from suite.measurement import distributed
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -256,7 +256,7 @@ def _computed_reads() -> dict[tuple[str, str], tuple[str, ...]]:
     """Reads whose variable is computed, with the variables each can be."""
     from suite.backends import habana_releases
 
-    from suite.orchestration import sky_driver
+    from suite.fleet import sky_driver
 
     op_lists = tuple({name for r in habana_releases.RELEASES for name in (r.bf16_ops_env, r.fp32_ops_env)})
     mpi = tuple(distributed.MPI_TO_TORCHRUN) + tuple(distributed.MPI_TO_TORCHRUN.values())
@@ -272,7 +272,7 @@ def _computed_reads() -> dict[tuple[str, str], tuple[str, ...]]:
         ("suite/measurement/distributed.py", "_check_rank_values.number"): distributed.RANK_VARIABLES
         + ("MASTER_PORT",),
         ("suite/measurement/distributed.py", "rank_info.number"): distributed.RANK_VARIABLES,
-        ("suite/orchestration/sky_driver.py", "import_sky"): tuple(sky_driver.SKY_ENV),
+        ("suite/fleet/sky_driver.py", "import_sky"): tuple(sky_driver.SKY_ENV),
         ("backends/hpu.py", "HPUBackend.setup"): op_lists,
     }
 

@@ -410,7 +410,7 @@ def test_a_sweep_option_given_twice_in_any_spelling_is_refused(tmp_path, capsys,
 
 
 def test_a_repeatable_sweep_option_may_be_given_again():
-    from suite.orchestration import grid_options
+    from suite.exploring import grid_options
     from suite.run_options import run_options
 
     spec = grid_options.parse_inline(
@@ -465,7 +465,7 @@ def test_per_device_threads_beyond_a_copys_cores_are_refused(tmp_path, capsys, m
 )
 def test_a_cache_manifest_field_of_the_wrong_type_is_refused_by_name(tmp_path, field, value, said):
     from suite.data import cache
-    from suite.errors import UserError
+    from suite.inputs.errors import UserError
 
     folder = _tiny_cache(tmp_path)
     manifest_path = folder / cache.MANIFEST
@@ -496,7 +496,7 @@ def _tiny_cache(tmp_path):
 
 
 def _points(count: int):
-    from suite.orchestration import grid
+    from suite.exploring import grid
 
     return [
         grid.Point(i, {"batch-size": str(i + 1)}, [], {"workload": "dcgan64", "batch_size": i + 1})
@@ -511,7 +511,7 @@ def _recording_run_point(ran: list, contested=None):
     machine or a busy one, instead of when a sleep happens to be long enough."""
 
     def run_point(point, out_dir, timeout_s=None, origin="sweep"):
-        from suite.orchestration import grid
+        from suite.exploring import grid
 
         ran.append(point.index)
         if contested is not None:
@@ -531,7 +531,7 @@ def _recording_run_point(ran: list, contested=None):
 def test_concurrent_sweeps_into_one_folder_run_each_point_once(tmp_path, monkeypatch, sweeps):
     import threading
 
-    from suite.orchestration import grid
+    from suite.exploring import grid
 
     ran: list[int] = []
     events, lock = {}, threading.Lock()
@@ -571,7 +571,7 @@ def test_a_point_claimed_by_a_sweep_that_died_is_run_by_the_next(tmp_path, monke
     import multiprocessing
     import signal
 
-    from suite.orchestration import grid
+    from suite.exploring import grid
 
     point = _points(1)[0]
     path = grid.claim_path(str(tmp_path), point)

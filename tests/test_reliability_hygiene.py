@@ -11,9 +11,10 @@ import json
 import pytest
 import yaml
 
-from suite import errors, run_record
+from suite import run_record
 from suite.cli import main
-from suite.errors import UserError
+from suite.inputs import errors
+from suite.inputs.errors import UserError
 from suite.reporting.price_date import calendar_date, parse_price_date
 from suite.reporting.price_import import ImportRequest, import_file
 

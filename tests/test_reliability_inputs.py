@@ -10,7 +10,7 @@ import pytest
 
 from suite import run_record
 from suite.cli import main
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 
 
 def good_record(run_id="good", images_per_second=100.0):
@@ -248,7 +248,7 @@ def test_a_cache_manifest_that_is_not_utf8_is_one_line(tmp_path):
 
 
 def test_sweep_resume_skips_a_non_utf8_json(tmp_path):
-    from suite.orchestration.grid import existing_records
+    from suite.exploring.grid import existing_records
 
     run_record.write_record(good_record(), str(tmp_path))
     (tmp_path / "stray.json").write_bytes(b"\xff\xfe{}")

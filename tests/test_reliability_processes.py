@@ -23,7 +23,7 @@ import pytest
 
 from suite import limits
 from suite.cli import main
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 
 GIB = 1024**3
 
@@ -196,7 +196,7 @@ def test_a_child_run_ends_with_a_parent_killed_with_sigkill(tmp_path, sleeper):
         tmp_path,
         f"""
         import sys
-        from suite.orchestration import child
+        from suite.launching import child
         sys.executable = {sleeper!r}
         child.spawn(["--backend", "cpu"], {str(tmp_path / "out")!r})
         """,
@@ -210,7 +210,7 @@ def test_the_torchrun_agent_ends_with_a_launcher_killed_with_sigkill(tmp_path, s
         f"""
         import sys, types
         from suite import context, run_options
-        from suite.orchestration import launch
+        from suite.launching import launch
         context.collect = lambda: {{"utc_time": context.utc_now()}}  # what it needs, without torch
         args = run_options.run_parser().parse_args(
             ["--backend", "cpu", "--nproc", "2", "--out", {str(tmp_path / "out")!r}]

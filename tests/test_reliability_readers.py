@@ -14,7 +14,8 @@ from test_reliability_inputs import good_record
 
 from suite import run_record
 from suite.cli import main
-from suite.errors import UserError
+from suite.inputs import files
+from suite.inputs.errors import UserError
 from suite.run_record import read as record_read
 
 
@@ -90,8 +91,8 @@ def test_a_hostile_path_named_directly_is_named_not_waited_on(tmp_path, capsys, 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_sweep_resume_and_fleet_folders_skip_and_name_them(tmp_path, capsys, kind):
-    from suite.orchestration.grid import existing_records
-    from suite.orchestration.sky_driver import recorded_instances
+    from suite.exploring.grid import existing_records
+    from suite.fleet.sky_driver import recorded_instances
 
     record = good_record("good")
     record["config"]["instance"] = "p3.2xlarge"
@@ -119,7 +120,7 @@ def test_sweep_resume_and_fleet_folders_skip_and_name_them(tmp_path, capsys, kin
 def test_a_persons_files_are_read_only_when_regular_and_bounded(tmp_path, capsys, kind, reader):
     words = plant(str(tmp_path), kind)
     if kind == "huge":
-        os.truncate(tmp_path / "bad.json", record_read.PRICE_LIST_LIMIT + 1)
+        os.truncate(tmp_path / "bad.json", files.PRICE_LIST_LIMIT + 1)
         words = "MiB"
     with deadline():
         assert reader(str(tmp_path / "bad.json")) == 2
@@ -147,17 +148,17 @@ def test_the_reader_judges_the_descriptor_it_opened_not_the_name(tmp_path, monke
             os.mkfifo(path)
         return real_open(name, flags, *args)
 
-    monkeypatch.setattr(record_read.os, "open", swapped)
-    with deadline(), pytest.raises(record_read.NotAFile, match="FIFO"):
-        record_read.read_bytes(str(path), 1024)
+    monkeypatch.setattr(files.os, "open", swapped)
+    with deadline(), pytest.raises(files.NotAFile, match="FIFO"):
+        files.read_bytes(str(path), 1024)
 
 
 def test_a_file_that_grows_past_the_cap_while_read_is_refused(tmp_path):
     path = tmp_path / "x.json"
     path.write_bytes(b" " * 2048)
-    with pytest.raises(record_read.NotAFile, match="more than"):
-        record_read.read_bytes(str(path), 1024)
-    assert record_read.read_bytes(str(path), 4096) == b" " * 2048
+    with pytest.raises(files.NotAFile, match="more than"):
+        files.read_bytes(str(path), 1024)
+    assert files.read_bytes(str(path), 4096) == b" " * 2048
 
 
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero", "loop"])

@@ -18,7 +18,7 @@ from test_reliability_writes import fill, tmpfs
 
 from suite import run_record
 from suite.cli import main
-from suite.orchestration import child
+from suite.launching import child
 
 CPU_RUN = ["--backend", "cpu", "--workload", "dcgan64", "--batch-size", "2", "--precision", "fp32"]
 
@@ -70,7 +70,7 @@ def fake_runs(monkeypatch):
 def test_per_device_on_a_full_disk_keeps_its_record_in_the_fallback(tmp_path, full_disk, monkeypatch, capsys):
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("--per-device 2 on the CPU needs two cores")
-    from suite.orchestration import per_device
+    from suite.launching import per_device
 
     finished = [(child.Child(ok_record(f"copy{i}"), 0, ""), time.time()) for i in range(2)]
     monkeypatch.setattr(per_device, "run_copies", lambda argv, envs, **kw: finished)
@@ -84,7 +84,7 @@ def test_per_device_on_a_full_disk_keeps_its_record_in_the_fallback(tmp_path, fu
 def test_per_device_with_no_folder_to_take_it_prints_the_record(tmp_path, monkeypatch, capsys):
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("--per-device 2 on the CPU needs two cores")
-    from suite.orchestration import per_device
+    from suite.launching import per_device
 
     blocker = tmp_path / "a-file"
     blocker.write_text("")

@@ -18,7 +18,7 @@ from suite.cli import main
 @pytest.fixture
 def half_installed_habana(monkeypatch, tmp_path):
     """habana_frameworks present, a device node present, but the bridge's shared library missing."""
-    from suite.backends import probe
+    from suite.backends import presence
 
     package = tmp_path / "sdk" / "habana_frameworks"
     (package / "torch").mkdir(parents=True)
@@ -28,7 +28,7 @@ def half_installed_habana(monkeypatch, tmp_path):
     )
     monkeypatch.syspath_prepend(str(tmp_path / "sdk"))
     (tmp_path / "hl0").touch()  # a device node, as the driver makes it
-    monkeypatch.setattr(probe, "DEVICE_NODE_GLOBS", (str(tmp_path / "hl[0-9]*"),))
+    monkeypatch.setattr(presence, "DEVICE_NODE_GLOBS", (str(tmp_path / "hl[0-9]*"),))
     yield
     for name in [n for n in sys.modules if n.split(".")[0] == "habana_frameworks"]:
         del sys.modules[name]
@@ -111,7 +111,7 @@ def test_wiring_list_and_env_survive_a_pynvml_that_raises_at_import(broken_pynvm
 def test_wiring_a_module_that_raises_at_import_is_quarantined_in_process(monkeypatch, tmp_path, capsys):
     """The quick loop's view of the fresh-process tests above: the quarantine itself, and what `list` and
     `env` print about it (the stand-in has its own name: this process has already imported torch)."""
-    from suite import optional_modules
+    from suite.vendors import optional_modules
 
     name = "suite_test_broken_vendor"
     (tmp_path / f"{name}.py").write_text("raise RuntimeError('NVML library is corrupt')\n")

@@ -20,7 +20,7 @@ from conftest import TINY_RUN, TINY_SWEEP_SET, suite_env
 from held_runs import hold_env, release, wait_held
 
 from suite import atomic, run_record
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 
 
 def file_size_limit(limit: int):

@@ -86,7 +86,7 @@ def test_printers_pass_over_events_they_do_not_know():
 
 
 def test_a_child_run_is_started_quiet_its_parent_says_the_progress(monkeypatch, tmp_path):
-    from suite.orchestration import child
+    from suite.launching import child
     from suite.run_options import read_spec
     from suite.spec import RunSpec
 
@@ -135,7 +135,7 @@ def test_a_run_whose_stderr_is_a_file_leaves_progress_lines_in_it(tmp_path):
 
 def test_a_sweep_says_each_point_as_it_starts_and_the_time_its_rest_takes(tmp_path, monkeypatch):
     from suite import run_record
-    from suite.orchestration import grid
+    from suite.exploring import grid
 
     def run_point(point, out_dir, timeout_s=None, origin="sweep"):
         record = run_record.new_record(f"p{point.index}", {"utc_time": "2026-01-01T00:00:00Z"}, point.config)
@@ -160,7 +160,7 @@ def test_a_sweep_says_each_point_as_it_starts_and_the_time_its_rest_takes(tmp_pa
 
 
 def test_a_sweeps_pace_is_the_mean_of_its_points_times_those_left():
-    from suite.orchestration.grid import Pace
+    from suite.exploring.grid import Pace
 
     pace = Pace(total=5, to_run=4)
     pace.ran(None)  # recorded by another sweep: no time of its own
@@ -170,7 +170,7 @@ def test_a_sweeps_pace_is_the_mean_of_its_points_times_those_left():
 
 
 def test_a_batch_size_search_says_each_try_and_at_most_how_many_follow():
-    from suite.orchestration import batch_size
+    from suite.exploring import batch_size
 
     said: list[str] = []
     batch_size.search(
@@ -192,7 +192,7 @@ def test_a_batch_size_search_says_each_try_and_at_most_how_many_follow():
 def test_a_running_fleet_says_how_many_still_run_the_time_the_plan_gives_them_and_the_cost():
     from types import SimpleNamespace
 
-    from suite.orchestration import fleet_ledger
+    from suite.fleet import fleet_ledger
 
     def launch(phase, started, hours):
         return SimpleNamespace(phase=phase, started=started, target=SimpleNamespace(hours=hours))

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from suite import run_record
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 
 
 def make_record(run_id="r1"):

@@ -120,7 +120,7 @@ def test_a_part_built_in_code_writes_its_set_fields_in_declared_order():
 def test_a_failure_record_made_now_has_the_kept_ones_fields_in_order():
     from conftest import tiny_config
 
-    from suite.orchestration import child
+    from suite.launching import child
 
     kept = _load(Path(ROOT) / "tests/data/records/child-failure.json")
     made = child.failure_record(tiny_config().to_record_config(), "Timeout", "no result within 5 s")

@@ -10,7 +10,7 @@ import pytest
 
 from suite.cli import main
 from suite.commands import run as run_command
-from suite.orchestration import child
+from suite.launching import child
 from suite.run_options import spec_from_args
 from suite.spec import RunSpec
 

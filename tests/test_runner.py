@@ -8,7 +8,7 @@ import pytest
 import torch
 from conftest import tiny_config
 
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 from suite.measurement import runner
 
 

@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT, TINY_DCGAN_OPTIONS, TINY_OPTIONS, suite_env
 
 from suite.cli import main
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 from suite.reporting import scale
 
 

@@ -1,4 +1,4 @@
-"""`suite scale` runs its process counts through the grid engine (suite/orchestration/scale_counts.py): each
+"""`suite scale` runs its process counts through the grid engine (suite/exploring/scale_counts.py): each
 count a point with a run id of its own, every count checked before the first runs, a count whose child left
 no record said on stderr and kept out of the folder, and bad input from a child the end of the command."""
 
@@ -13,7 +13,8 @@ from conftest import TINY_DCGAN_OPTIONS, TINY_OPTIONS, records
 
 from suite import run_record
 from suite.cli import main
-from suite.orchestration import child, grid, scale_counts
+from suite.exploring import grid, scale_counts
+from suite.launching import child
 from suite.run_record.windows import window_metrics
 
 REAL_POPEN = subprocess.Popen

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 from suite.spec import RunSpec
 from suite.spec.json_form import from_json, to_json
 

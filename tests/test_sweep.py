@@ -8,8 +8,9 @@ import textwrap
 import pytest
 
 from suite.cli import main
-from suite.errors import UserError
-from suite.orchestration import child, grid, grid_options, sweep, sweep_table
+from suite.exploring import grid, grid_options, sweep, sweep_table
+from suite.inputs.errors import UserError
+from suite.launching import child
 from suite.run_options import run_options
 
 
@@ -120,7 +121,7 @@ def test_bad_inline_grid_exits_2(tmp_path, capsys, argv, needle):
 def test_switch_options_become_flags(options):
     import argparse
 
-    from suite.option_types import Switch
+    from suite.inputs.option_types import Switch
 
     flag = argparse.Namespace(nargs=0)
     assert child.option_argv("json-ish", "true", flag) == ["--json-ish"]

@@ -12,7 +12,8 @@ import pytest
 from conftest import ROOT, TINY_SWEEP_SET, records
 
 from suite import run_record
-from suite.orchestration import child, grid, grid_options, sweep_table
+from suite.exploring import grid, grid_options, sweep_table
+from suite.launching import child
 from suite.run_options import run_options
 from suite.run_record.windows import window_metrics
 

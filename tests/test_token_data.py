@@ -12,7 +12,7 @@ from conftest import TINY, TINY_OPTIONS, model_override_options, only_record, re
 
 from suite import cli
 from suite.data.token_file import LLMC_HEADER_BYTES, check_token_file, read_token_file
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 
 CONTEXT = TINY["gpt2-small"]["context"]  # 16
 VOCABULARY = TINY["gpt2-small"]["vocabulary"]  # 64

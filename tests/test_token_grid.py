@@ -11,8 +11,9 @@ import pytest
 from conftest import ROOT, TINY, suite_env
 
 from suite import run_record
+from suite.exploring import batch_size, grid, grid_options, sweep_table
+from suite.launching import child
 from suite.measurement.units import unit_metrics
-from suite.orchestration import batch_size, child, grid, grid_options, sweep_table
 from suite.run_options import run_options
 from suite.run_record.windows import window_metrics
 

@@ -116,7 +116,7 @@ def test_dcgan_optimizers_are_the_seeds_adamw():
 
 
 def test_an_unknown_override_is_a_clear_error():
-    from suite.errors import UserError
+    from suite.inputs.errors import UserError
 
     with pytest.raises(UserError, match="unknown model override.*wdith"):
         get_workload("dcgan64").with_overrides(wdith=3)

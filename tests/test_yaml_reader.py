@@ -1,4 +1,4 @@
-"""One strict YAML reader (suite/yaml_file.py) for sweep files, campaign files, price catalogs and published
+"""One strict YAML reader (suite/inputs/yaml_file.py) for sweep files, campaign files, price catalogs and published
 figures: duplicate keys (in either spelling of - and _) refused with both lines, no aliases, no tags,
 bounded size and depth, YAML 1.1's sexagesimal and yes/no read as text. And a campaign's runs are planned
 as `suite run` plans them before anything is rented. Every case is one line on stderr, exit 2."""
@@ -119,7 +119,7 @@ def test_a_sound_campaign_and_its_overrides_still_plan(tmp_path, capsys):
 
 
 def test_a_price_catalog_is_read_strictly(tmp_path):
-    from suite.errors import UserError
+    from suite.inputs.errors import UserError
     from suite.reporting.pricing import load_catalog
 
     path = tmp_path / "c.yaml"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from suite.errors import one_of
+from suite.inputs.errors import one_of
 
 from .base import Workload, count_parameters
 

@@ -10,7 +10,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 
 if TYPE_CHECKING:  # a workload's definition imports no torch: `suite list` reads it without torch
     import torch

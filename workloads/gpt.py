@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 
 from . import register_workload
 from .base import Workload

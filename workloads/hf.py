@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 
 from .base import Workload
 from .gpt import ADAMW, Decoder

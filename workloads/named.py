@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 
 from . import installed
 from . import user_code as guard
@@ -180,7 +180,7 @@ def _call_factory(path: str, **offered):
 
 def read_model_list(path: str) -> list[str]:
     """`--model-list FILE`: one workload name per line (as timm's benchmark.py takes), # for comments."""
-    from suite.run_record.read import read_user_file  # regular files only, bounded: a FIFO never blocks
+    from suite.inputs.files import read_user_file  # regular files only, bounded: a FIFO never blocks
 
     lines = read_user_file(path, "--model-list").splitlines()
     names = [line.split("#", 1)[0].strip() for line in lines]

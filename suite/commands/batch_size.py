@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from suite import option_types
-from suite.orchestration import grid_options
-from suite.orchestration.grid_options import AS_FOR_RUN
+from suite.exploring import grid_options
+from suite.exploring.grid_options import AS_FOR_RUN
+from suite.inputs import option_types
 
 # The `suite run` options this command takes as its own, passed to every try.
 PASSED = ("backend", "workload", "precision", "max-memory")
@@ -58,10 +58,10 @@ def add_parser(subparsers) -> None:
 
 def batch_size_command(args) -> int:
     from suite import context, run_record
-    from suite.errors import UserError
-    from suite.numbers import positive_int
-    from suite.orchestration import batch_size, grid
-    from suite.orchestration.child import log
+    from suite.exploring import batch_size, grid
+    from suite.inputs.errors import UserError
+    from suite.inputs.numbers import positive_int
+    from suite.launching.child import log
     from suite.run_options import run_options
 
     start = positive_int("--start", args.start)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from suite import option_types
+from suite.inputs import option_types
 
 
 def add_parser(subparsers) -> None:
@@ -64,7 +64,7 @@ def add_parser(subparsers) -> None:
 
 def compare_command(args) -> int:
     from suite import run_record
-    from suite.errors import UserError, one_of
+    from suite.inputs.errors import UserError, one_of
     from suite.reporting import compare, compare_gate, compare_render, compare_stats
     from suite.reporting.gather import load_records
     from suite.reporting.pricing import load_catalog

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from suite import option_types
+from suite.inputs import option_types
 
 
 def add_parser(subparsers) -> None:
@@ -52,7 +52,7 @@ def _usage(parser) -> int:
 
 def synth_command(args) -> int:
     from suite.data.synth import synthesize
-    from suite.numbers import non_negative_int
+    from suite.inputs.numbers import non_negative_int
 
     summary = synthesize(
         args.out,
@@ -70,7 +70,7 @@ def synth_command(args) -> int:
 
 def prepare_command(args) -> int:
     from suite.data.prepare import prepare
-    from suite.numbers import positive_int
+    from suite.inputs.numbers import positive_int
 
     workers = positive_int("--workers", args.workers) if args.workers is not None else None
     manifest = prepare(args.src, args.size, args.out, workers=workers, force=args.force)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 
-from suite import option_types
-from suite.orchestration import grid_options
-from suite.orchestration.grid_options import AS_FOR_RUN
+from suite.exploring import grid_options
+from suite.exploring.grid_options import AS_FOR_RUN
+from suite.inputs import option_types
 
 # The `suite run` options this command takes as its own, passed to every measurement.
 PASSED = ("backend", "workload", "data", "batch-size", "precision", "workers")
@@ -55,7 +55,7 @@ def add_parser(subparsers) -> None:
 
 def _processes(value: str) -> int:
     """--processes N: a whole number ≥ MIN_PROCESSES (fewer give no run-to-run interval worth the name)."""
-    from suite.errors import UserError
+    from suite.inputs.errors import UserError
 
     try:
         count = int(value)
@@ -71,7 +71,7 @@ def _processes(value: str) -> int:
 def refuse_without_data(args) -> None:
     """Synthetic data has no loader and no copy: its verdict (compute-bound) is known before anything is
     measured, so a diagnosis without a data source is refused at once rather than after minutes of runs."""
-    from suite.errors import UserError
+    from suite.inputs.errors import UserError
 
     data = grid_options.set_names(args.fixed).get("data", args.data)  # `--set data=PATH` names it too
     if data is None or data.strip() in ("", "synthetic"):
@@ -87,8 +87,9 @@ def diagnose_command(args) -> int:
     refuse_without_data(args)  # before torch is imported or anything is measured
     processes = _processes(args.processes)
     from suite import run_record
+    from suite.exploring import diagnose_arms
+    from suite.launching import child
     from suite.measurement import diagnose
-    from suite.orchestration import child, diagnose_arms
     from suite.spec import RunSpec
 
     point = _checked_point(args)
@@ -110,7 +111,7 @@ def diagnose_command(args) -> int:
 def _checked_point(args):
     """The one configuration diagnosed, as `suite run` would resolve it: every value checked (and the data
     opened) before anything is measured."""
-    from suite.orchestration import grid
+    from suite.exploring import grid
     from suite.run_options import run_options
 
     options = run_options()
@@ -123,8 +124,8 @@ def _checked_point(args):
 
 def _said_failures(records: dict[str, list[dict]]) -> bool:
     """Say each process that failed, and that there is no verdict then; whether any did."""
+    from suite.launching import child
     from suite.measurement import diagnose_evidence
-    from suite.orchestration import child
 
     failed = [
         (diagnose_evidence.ARM_NAMES[arm], record)

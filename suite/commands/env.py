@@ -28,7 +28,7 @@ def env_command(args) -> int:
                 last = str(error).strip().splitlines()[-1:] or [""]
                 entry.update(available=False, detail=f"set-up failed: {type(error).__name__}: {last[0]}")
         info["backends"][name] = entry
-    from suite import optional_modules
+    from suite.vendors import optional_modules
 
     info["broken_modules"] = dict(optional_modules.BROKEN)
     if args.json:

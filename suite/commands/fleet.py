@@ -55,7 +55,7 @@ def add_parser(subparsers) -> None:
 
 
 def add_campaign_options(p) -> None:
-    from suite import numbers, option_types
+    from suite.inputs import numbers, option_types
 
     p.add_argument("file", nargs="?", metavar="CAMPAIGN.yaml", help="campaign file (see docs/fleet.md)")
     p.add_argument(
@@ -107,8 +107,8 @@ def add_campaign_options(p) -> None:
 
 
 def load_campaign(args):
-    from suite.errors import UserError
-    from suite.orchestration import campaign, campaign_file, campaign_inline
+    from suite.fleet import campaign, campaign_file, campaign_inline
+    from suite.inputs.errors import UserError
 
     if args.file and args.instances:
         raise UserError("give a campaign file or --instances, not both")
@@ -144,7 +144,7 @@ def load_campaign(args):
 def prepare(args):
     """The campaign, its folder and its task files (written), as plan and run both need them."""
     from suite import run_record
-    from suite.orchestration import sky_tasks
+    from suite.fleet import sky_tasks
 
     plan = load_campaign(args)
     out_dir = run_record.check_out_dir(args.out or os.path.join(DEFAULT_OUT, plan.name))
@@ -153,7 +153,7 @@ def prepare(args):
 
 
 def plan_command(args) -> int:
-    from suite.orchestration import campaign_prices, sky_tasks
+    from suite.fleet import campaign_prices, sky_tasks
 
     plan, out_dir, paths = prepare(args)
     print(
@@ -172,7 +172,7 @@ def plan_command(args) -> int:
 
 
 def run_command(args) -> int:
-    from suite.orchestration import campaign_prices, sky_driver
+    from suite.fleet import campaign_prices, sky_driver
 
     plan, out_dir, paths = prepare(args)
     print(campaign_prices.estimate_table(plan), file=sys.stderr)
@@ -199,7 +199,7 @@ def run_command(args) -> int:
 
 def report(out_dir: str, prices: str) -> None:
     """The campaign's cost table, as `suite fleet report OUT` prints it."""
-    from suite.errors import UserError
+    from suite.inputs.errors import UserError
     from suite.reporting import fleet_report
 
     try:
@@ -209,7 +209,7 @@ def report(out_dir: str, prices: str) -> None:
 
 
 def report_command(args) -> int:
-    from suite.errors import UserError
+    from suite.inputs.errors import UserError
     from suite.reporting import fleet_report
     from suite.reporting.render import TABLE_FORMATS
 
@@ -217,7 +217,7 @@ def report_command(args) -> int:
         raise UserError(f"--format {args.format!r} is not one of: {', '.join(TABLE_FORMATS)}")
     folder, prices = args.source, args.prices
     if os.path.isfile(args.source):
-        from suite.orchestration import campaign, campaign_file
+        from suite.fleet import campaign, campaign_file
 
         plan = campaign.build(campaign_file.load(args.source))
         folder, prices = args.out or os.path.join(DEFAULT_OUT, plan.name), prices or plan.prices

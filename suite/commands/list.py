@@ -5,7 +5,7 @@
 
 Plain `suite list` stays quick: parameter counts are kept in the suite's cache (keyed by the workload's
 full definition and the torch version), and a backend is asked whether it is available from files where
-they settle it (backends/probe.py), so a listing after the first imports no torch on a machine without a
+they settle it (backends/presence.py), so a listing after the first imports no torch on a machine without a
 GPU or a Gaudi.
 """
 
@@ -31,7 +31,7 @@ def add_parser(subparsers) -> None:
 
 
 def list_command(args) -> int:
-    from suite.errors import UserError, one_of
+    from suite.inputs.errors import UserError, one_of
 
     if args.models is not None:
         if args.models not in LIBRARIES:
@@ -60,8 +60,8 @@ def list_models(library: str, pattern: str | None) -> int:
 def _installed_workload(name: str, path: str):
     """(workload, its parameter counts) for a third-party package's workload, or None after one warning
     naming the plugin and its error: a broken plugin must not hide the rest of the listing."""
-    from suite import errors
-    from suite.errors import UserError
+    from suite.inputs import errors
+    from suite.inputs.errors import UserError
     from suite.workloads import get_workload
     from suite.workloads.named import user_code
 
@@ -120,7 +120,7 @@ def list_workloads() -> int:
         [name, "available" if ok else "unavailable", reason] for name, (ok, reason) in availability().items()
     ]
     print(tabulate(backend_rows, headers=["backend", "status", "detail"]))
-    from suite import optional_modules
+    from suite.vendors import optional_modules
 
     for line in optional_modules.describe():
         print(f"warning: {line}")

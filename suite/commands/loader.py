@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 import sys
 
-from suite import option_types
+from suite.inputs import option_types
 from suite.run_record.record import metrics_of
 
 DEFAULT_OUT = "results"
 
 
 def add_parser(subparsers) -> None:
-    from suite.option_types import Switch
+    from suite.inputs.option_types import Switch
 
     p = subparsers.add_parser(
         "loader",
@@ -73,11 +73,11 @@ def add_parser(subparsers) -> None:
 
 def loader_command(args) -> int:
     from suite import run_record
-    from suite.errors import UserError
+    from suite.inputs.errors import UserError
+    from suite.inputs.numbers import non_negative_int, positive_int
+    from suite.inputs.option_types import comma_list
     from suite.measurement.loader_only import measure_setting
     from suite.measurement.runner import plan_run
-    from suite.numbers import non_negative_int, positive_int
-    from suite.option_types import comma_list
     from suite.spec import RunSpec
     from suite.workloads import get_workload
 
@@ -134,7 +134,7 @@ def describe_setting(record: dict) -> str:
     data = record.get("data") or {}
     text = f"{data.get('source', '?')} workers {data.get('workers', '?')} pin_memory {data.get('pin_memory', '?')}"
     if record["status"] != "ok":
-        from suite.orchestration.child import describe
+        from suite.launching.child import describe
 
         text += f": FAILED ({describe(record)})"
     return text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from suite import option_types
+from suite.inputs import option_types
 
 
 def add_parser(subparsers) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from suite import option_types
+from suite.inputs import option_types
 
 DEFAULT_RESULTS = "results"
 
@@ -169,7 +169,7 @@ def report_command(args) -> int:
 
 def _check_choices(args) -> None:
     """--format and --columns name one of their choices (exit 2 naming the bad one otherwise)."""
-    from suite.errors import one_of
+    from suite.inputs.errors import one_of
     from suite.reporting.render import COLUMN_STYLES, FORMATS
 
     if args.format not in FORMATS:
@@ -180,7 +180,7 @@ def _check_choices(args) -> None:
 
 def _dataset_size(given) -> int:
     """--dataset-size as a count of images (1,200,000 and 1_200_000 read as 1200000), else the default."""
-    from suite.numbers import positive_int
+    from suite.inputs.numbers import positive_int
     from suite.reporting.rows import DEFAULT_DATASET_SIZE
 
     if given is None:
@@ -192,7 +192,7 @@ def _load_records(args, include) -> list[dict]:
     """The records under the paths (sub-runs only where --include asks, the others counted on stderr)."""
     from collections import Counter
 
-    from suite.errors import UserError
+    from suite.inputs.errors import UserError
     from suite.reporting.gather import load_records
 
     paths = args.paths or [DEFAULT_RESULTS]
@@ -213,7 +213,7 @@ def _load_records(args, include) -> list[dict]:
 def _catalog_by_record(prices: str | None, default):
     """Which catalog prices a record: --prices for all, else the one the run was accepted against (`suite
     run --instance p2.xlarge` finds it in seed-2022), so the report names each catalog it used."""
-    from suite.errors import UserError
+    from suite.inputs.errors import UserError
     from suite.reporting.pricing import load_catalog
 
     catalogs = {default.name: default}
@@ -235,7 +235,7 @@ def _catalog_by_record(prices: str | None, default):
 def _priced_as_instances(args, records: list[dict]):
     """--instance: every run priced again on each named instance it can run on; (those candidates, which
     catalog prices each: the one its instance is in)."""
-    from suite.errors import UserError
+    from suite.inputs.errors import UserError
     from suite.reporting.gather import repriced
     from suite.reporting.pricing import find_instance
 

@@ -147,8 +147,8 @@ def _exit_status_of(error: BaseException) -> int:
     """The status the command line exits with for ERROR (suite/cli.py's main), for a process that must end
     with it while threads the model's code started would keep it alive."""
     from suite import run_record
-    from suite.errors import UserError
-    from suite.orchestration import child
+    from suite.inputs.errors import UserError
+    from suite.launching import child
 
     if isinstance(error, run_record.RecordNotWritten):
         return run_record.EXIT_RECORD_NOT_WRITTEN
@@ -161,16 +161,16 @@ def _exit_status_of(error: BaseException) -> int:
 
 def _run_command(args, guard) -> int:
     from suite import run_record
+    from suite.launching import child
     from suite.measurement import distributed
     from suite.measurement.runner import execute
-    from suite.orchestration import child
     from suite.reporting import summary
     from suite.reporting.pricing import device_mismatch_warning
 
     asked = run_options.spec_from_args(args)
     plan = child.plan(asked)
     if args.against and args.repeat is None:
-        from suite.errors import UserError
+        from suite.inputs.errors import UserError
 
         raise UserError("--against needs --repeat N: it runs N of each side, interleaved")
     if args.against:
@@ -180,7 +180,7 @@ def _run_command(args, guard) -> int:
     if plan.spec.launch.per_device is not None:
         return run_per_device(args, asked, plan)
     if plan.spec.launch.nproc is not None and not distributed.launched():
-        from suite.orchestration import launch
+        from suite.launching import launch
 
         return launch.launch(args, plan)  # workers come back here, under torchrun
     rank = distributed.rank_info()
@@ -221,7 +221,7 @@ def run_repeated(args, asked, plan) -> int:
     import json
 
     from suite import run_record
-    from suite.orchestration import child, repeat
+    from suite.launching import child, repeat
 
     out_dir = run_record.check_out_dir(args.out)
     records = repeat.run_group(child.Request(asked), plan.record_config(), out_dir, args.repeat)
@@ -239,7 +239,7 @@ def run_against(args, asked, plan) -> int:
     import os
 
     from suite import run_record
-    from suite.orchestration import child, repeat
+    from suite.launching import child, repeat
 
     candidate = child.with_options(asked, repeat.against_argv(args.against))
     cand_config = child.resolved_config(candidate)  # a bad candidate option is refused before any run
@@ -265,7 +265,7 @@ def run_per_device(args, asked, plan) -> int:
     """`--per-device N`: N copies at once of the RunSpec ASKED, each a single process pinned to its own
     device by the backend."""
     from suite import run_record
-    from suite.orchestration import child, per_device
+    from suite.launching import child, per_device
 
     copies = plan.spec.launch.per_device
     per_device.check(plan.spec, copies)

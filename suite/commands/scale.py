@@ -6,9 +6,9 @@ import argparse
 import json
 import sys
 
-from suite import option_types
-from suite.orchestration import grid_options
-from suite.orchestration.grid_options import AS_FOR_RUN
+from suite.exploring import grid_options
+from suite.exploring.grid_options import AS_FOR_RUN
+from suite.inputs import option_types
 
 # The `suite run` options this command takes as its own, passed to the run at every count.
 PASSED = ("backend", "workload", "batch-size", "precision", "warmup", "steps", "windows", "threads")
@@ -64,8 +64,8 @@ def _run_options(args, count: int, instance: str | None) -> dict:
 
 
 def _prices(args, counts) -> tuple[dict, dict]:
-    from suite import numbers
-    from suite.errors import UserError
+    from suite.inputs import numbers
+    from suite.inputs.errors import UserError
     from suite.reporting import scale
 
     if args.usd_per_hour is not None and args.instance:
@@ -79,7 +79,8 @@ def _prices(args, counts) -> tuple[dict, dict]:
 
 def scale_command(args) -> int:
     from suite import context, run_record
-    from suite.orchestration import child, scale_counts
+    from suite.exploring import scale_counts
+    from suite.launching import child
     from suite.reporting import scale
 
     counts = scale.parse_counts(args.nproc)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from suite import option_types
-from suite.orchestration import grid_options
+from suite.exploring import grid_options
+from suite.inputs import option_types
 
 DEFAULT_OUT = "results/sweep"
 
@@ -57,9 +57,9 @@ def add_parser(subparsers) -> None:
 
 def sweep_command(args) -> int:
     from suite import run_record
-    from suite.errors import UserError
-    from suite.orchestration import grid, sweep, sweep_table
-    from suite.orchestration.child import log
+    from suite.exploring import grid, sweep, sweep_table
+    from suite.inputs.errors import UserError
+    from suite.launching.child import log
     from suite.run_options import run_options
 
     options = run_options()

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import os
 
-from suite import errors
-from suite.errors import UserError
-from suite.numbers import non_negative_int, positive_int
+from suite.inputs import errors
+from suite.inputs.errors import UserError
+from suite.inputs.numbers import non_negative_int, positive_int
 
 
 class DataSource:

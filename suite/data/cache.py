@@ -30,7 +30,7 @@ import numpy as np
 
 from suite.data import DataSource
 from suite.data.loader_options import LoaderOptions
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 
 FORMAT = "suite.cache"
 FORMAT_VERSION = 1
@@ -57,7 +57,7 @@ def sample_rows(count: int) -> np.ndarray:
 
 def images_digest(images_path: str, row_bytes: int | None = None, rows=None) -> str:
     """sha256 of the whole images file, or of the given rows (each `row_bytes` long) in order."""
-    from suite.run_record.read import open_regular  # regular files only: a planted FIFO never blocks
+    from suite.inputs.files import open_regular  # regular files only: a planted FIFO never blocks
 
     digest = hashlib.sha256()
     with open_regular(images_path) as handle:
@@ -134,7 +134,7 @@ def _manifest_field(path: str, manifest: dict, name: str, valid, wanted: str):
 def open_cache(path: str, full_check: bool | None = None) -> Cache:
     """Open and check a cache: the manifest must describe exactly the files beside it (the images'
     checksum in full up to FULL_CHECK_BYTES or when `full_check`, else sampled)."""
-    from suite.run_record.read import NotAFile, open_regular, read_text
+    from suite.inputs.files import NotAFile, open_regular, read_text
 
     try:
         manifest = json.loads(read_text(os.path.join(path, MANIFEST)))

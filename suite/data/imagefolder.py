@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from suite.data import DataSource, check_batch_fits
 from suite.data.loader_options import LoaderOptions
-from suite.errors import UserError
-from suite.run_record.read import open_regular
+from suite.inputs.errors import UserError
+from suite.inputs.files import open_regular
 
 # ToTensor gives [0, 1]; (x - 0.5) / 0.5 maps it onto [-1, 1], the range of the generator's tanh.
 NORMALISE_MEAN = (0.5, 0.5, 0.5)

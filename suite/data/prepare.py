@@ -27,9 +27,9 @@ import suite
 from suite import atomic, limits
 from suite.data import cache as cache_format
 from suite.data.imagefolder import resize_and_crop, scan_folder
-from suite.errors import UserError
-from suite.numbers import positive_int
-from suite.run_record.read import open_regular
+from suite.inputs.errors import UserError
+from suite.inputs.files import open_regular
+from suite.inputs.numbers import positive_int
 
 _transform = None  # set in each worker (and in the parent for a single process)
 

@@ -15,8 +15,8 @@ import signal
 import numpy as np
 
 from suite import limits
-from suite.errors import UserError
-from suite.numbers import positive_int
+from suite.inputs.errors import UserError
+from suite.inputs.numbers import positive_int
 
 JPEG_QUALITY = 90  # a camera/phone-like quality; photos of this size are then tens of KB
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 
 NANOGPT = "nanogpt"
 LLMC = "llm.c"
@@ -75,7 +75,7 @@ class TokenFile:
         """The tokens, memory-mapped read-only (pages are read when a sequence touches them). Opened by the one
         bounded reader, so a FIFO or a kernel file put in the file's place is refused, never waited on; the
         map keeps its own duplicate of the descriptor, so it outlives the handle."""
-        from suite.run_record.read import open_regular
+        from suite.inputs.files import open_regular
 
         with open_regular(self.path) as handle:
             return np.memmap(handle, dtype=self.dtype, mode="r", offset=self.offset, shape=(self.tokens,))
@@ -96,7 +96,7 @@ class TokenFile:
 
 def read_token_file(path: str) -> TokenFile:
     """The file's layout from its first bytes and its size, or a one-line UserError naming what is wrong."""
-    from suite.run_record.read import NotAFile, open_regular
+    from suite.inputs.files import NotAFile, open_regular
 
     where = f"--data {path!r}"
     if not os.path.exists(path):

@@ -3,6 +3,7 @@ the record to suite.run_record.
 
 Owns: the runner (planning and the window loop), the telemetry thread and the host's sampler,
 the profiler schedule, FLOP counting, the bottleneck verdict's rules and the worker side of a distributed
-run. May import: suite.backends, suite.workloads, suite.data and the shared modules (config, context,
-errors, run_record, sizes, stats). Never imports suite.orchestration, suite.reporting or suite.commands.
+run. May import: suite.backends, suite.workloads, suite.data and the shared places (context, inputs,
+run_record, spec, stats). Never imports suite.launching, suite.exploring, suite.fleet, suite.reporting or
+suite.commands.
 """

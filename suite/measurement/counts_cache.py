@@ -39,7 +39,7 @@ def key(workload) -> str:
 
 
 def read(kind: str) -> dict:
-    from suite.run_record.read import read_text
+    from suite.inputs.files import read_text
 
     try:
         data = json.loads(read_text(cache_path(kind)))  # regular and bounded: a planted FIFO never blocks

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from suite import limits
-from suite.errors import UserError
-from suite.numbers import non_negative_int, positive_int
+from suite.inputs.errors import UserError
+from suite.inputs.numbers import non_negative_int, positive_int
 
 # Long enough for a slow rank's graph compilation (first steps on Gaudi / torch.compile), short
 # enough that a hung peer ends the run in minutes rather than torch's default of 30 minutes.
@@ -108,7 +108,7 @@ def _check_rank_values(env) -> None:
             )
         return int(text)
 
-    from suite.errors import COUNT_CEILING
+    from suite.inputs.errors import COUNT_CEILING
 
     world = number("WORLD_SIZE", 1, COUNT_CEILING)
     number("RANK", 0, world - 1)

@@ -14,7 +14,7 @@ def measure_setting(plan, batches: int, windows: int, warmup: int, to_device: bo
     from suite import context, run_record
     from suite.data import open_data
     from suite.data.loader_bench import measure_loader
-    from suite.errors import UserError
+    from suite.inputs.errors import UserError
     from suite.measurement import units
 
     spec, backend = plan.spec, plan.backend

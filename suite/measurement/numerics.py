@@ -33,7 +33,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 from suite.measurement import numerics_keep, numerics_runs, numerics_steps
 
 K = 3.0  # multiples of the measured run-to-run noise a candidate may deviate
@@ -52,7 +52,7 @@ def check_options(spec, workload, world_size: int = 1) -> None:
         raise UserError("--check-numerics runs in one process: drop --nproc (check one device, then scale)")
     if spec.checks.reference_backend is not None:
         from suite.backends import backend_class, backend_names
-        from suite.errors import one_of
+        from suite.inputs.errors import one_of
 
         if spec.checks.reference_backend not in backend_names():
             raise one_of("--reference-backend", spec.checks.reference_backend, backend_names())

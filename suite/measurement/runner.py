@@ -20,16 +20,18 @@ from time import perf_counter as clock  # the window clock: monotonic, high reso
 import psutil
 import torch
 
-from suite import context, input_checks, run_record
+from suite import context, run_record
 from suite.backends import Backend, backend_class, check_options, resolve_backend_name
 from suite.data import check_data, open_data
-from suite.errors import UserError
+from suite.inputs import input_checks
+from suite.inputs.errors import UserError
+from suite.inputs.numbers import non_negative_int, positive_int
 from suite.measurement import (
+    bottleneck_probe,
     diagnose,
     distributed,
     flops,
     numerics,
-    probe,
     profiling,
     sharding,
     units,
@@ -37,7 +39,6 @@ from suite.measurement import (
 )
 from suite.measurement.cpu_share import add_to_load as add_cpu_share_to_load
 from suite.measurement.telemetry import HostSampler, Telemetry, energy_per_image
-from suite.numbers import non_negative_int, positive_int
 from suite.run_options import MAX_GRAD_ACCUM
 from suite.run_record.record import metrics_of
 from suite.run_record.windows import spread_warnings, window_metrics
@@ -273,7 +274,7 @@ def _measure(plan: Plan, record: dict, progress, group) -> None:
         # Real data, one process: where is the bottleneck? Measured after the windows, outside them.
         probed = None
         if data.kind != "synthetic" and not group.info.is_distributed:
-            probed = probe.measure(
+            probed = bottleneck_probe.measure(
                 stepping.train_step,
                 data,
                 stepping.batches,

@@ -18,7 +18,7 @@ The cost is that the all-gathers carry fp32 parameters, twice the bytes of bf16 
 
 from __future__ import annotations
 
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 
 FIRST_RELEASE = "2.4"
 

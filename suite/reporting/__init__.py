@@ -2,5 +2,5 @@
 
 Reads records only: everything here is a function of the JSON records a run wrote (and of a price
 catalog), never of a live run. May import the shared modules (errors, run_record, sizes); never imports
-suite.measurement, suite.orchestration, suite.commands, torch or a device SDK.
+suite.measurement, suite.launching, suite.exploring, suite.fleet, suite.commands, torch or a device SDK.
 """

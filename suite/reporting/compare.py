@@ -24,7 +24,7 @@ import math
 import os
 
 from suite import stats
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 from suite.reporting import compare_load
 from suite.reporting.compare_match import (
     Group,
@@ -70,7 +70,7 @@ METRICS = {
 
 def parse_min_change(text: str) -> float:
     """`3%` or `3` -> 0.03 (a percentage, as pyperf's --min-speed)."""
-    from suite import numbers
+    from suite.inputs import numbers
 
     percent = str(text).strip()
     percent = percent[:-1] if percent.endswith("%") else percent

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from suite import run_options, stats
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 from suite.reporting import closest_pair
 
 # The one place compare learns what makes two runs the same configuration: the report's row key.
@@ -307,7 +307,7 @@ def _against(name: str, words: list[str] | None) -> str | None:
     """One `--against NAME=VALUE` that gives the candidate the option as typed (WORDS; None: the option at
     its default); None where one such entry cannot say it (a repeated option, a default with no value, a
     flag that cannot be turned off)."""
-    from suite.option_types import Switch
+    from suite.inputs.option_types import Switch
 
     action = run_options.run_options()[name]
     if words is None:  # the candidate has the default where the baseline names a value

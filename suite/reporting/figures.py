@@ -16,8 +16,9 @@ import dataclasses
 from dataclasses import dataclass
 from importlib import resources
 
-from suite import errors, numbers, stats
-from suite.errors import UserError
+from suite import stats
+from suite.inputs import errors, numbers
+from suite.inputs.errors import UserError
 from suite.reporting import price_date
 from suite.reporting.pricing import _read_yaml  # one YAML reader: duplicate keys refused, errors in a line
 from suite.run_record import printable

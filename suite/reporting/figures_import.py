@@ -12,7 +12,7 @@ import csv
 
 import yaml
 
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 from suite.reporting.figures import parse_figure
 
 REQUIRED_COLUMNS = (
@@ -40,7 +40,7 @@ def _cell(value):
 
 def import_csv(path: str, name: str | None = None) -> dict:
     """The CSV as a published-figures file (a dict ready for YAML); the first bad row is refused."""
-    from suite.run_record.read import read_user_file  # regular files only, bounded
+    from suite.inputs.files import read_user_file  # regular files only, bounded
 
     lines = read_user_file(path, "published figures").splitlines()
     reader = csv.DictReader(lines)

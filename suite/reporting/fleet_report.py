@@ -22,8 +22,8 @@ from __future__ import annotations
 import json
 import os
 
-from suite import errors
-from suite.errors import UserError
+from suite.inputs import errors
+from suite.inputs.errors import UserError
 
 LEDGER = "fleet-ledger.json"
 LEDGER_SCHEMA = "suite.fleet-ledger"  # a `suite.` schema: run-record readers skip the file silently
@@ -46,7 +46,7 @@ def read_ledger(folder: str) -> dict:
     path = ledger_path(folder)
     if not os.path.isfile(path):
         return {"schema": LEDGER_SCHEMA, "instances": {}, "controller": None}
-    from suite.run_record.read import NotAFile, read_text
+    from suite.inputs.files import NotAFile, read_text
 
     try:
         data = json.loads(read_text(path))  # bounded: a FIFO or /dev/zero named like a ledger cannot hang it

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from suite import errors, run_record
+from suite import run_record
+from suite.inputs import errors
 from suite.run_record import printable
 from suite.run_record.facts import accelerators_used, other_device
 from suite.run_record.record import GatheredRecord
@@ -22,7 +23,7 @@ INCLUDE_GROUPS = {"probes": ("batch-size", "diagnose"), "all": SUB_RUN_ORIGINS}
 
 def include_origins(text: str | None) -> set[str]:
     """`--include sweep,probes` as the set of origins to report beside `suite run`'s own records."""
-    from suite.errors import UserError
+    from suite.inputs.errors import UserError
 
     chosen = {"run"}
     for name in filter(None, (part.strip() for part in (text or "").split(","))):

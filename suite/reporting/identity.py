@@ -210,7 +210,7 @@ def row_key(record: dict, pool: tuple[str, ...] = ()) -> tuple:
 
 def pool_fields(names: list[str], records: list[dict]) -> tuple[str, ...]:
     """`--pool` names, full ("context.torch") or short ("torch"), as identity fields; unknown ones refused."""
-    from suite.errors import UserError
+    from suite.inputs.errors import UserError
 
     known = sorted({name for record in records for name in row_identity(record)})
     chosen = []

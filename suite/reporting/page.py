@@ -20,7 +20,7 @@ import os
 import re
 import tempfile
 
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 from suite.reporting import answer, narrow, token_table
 from suite.reporting.published_rows import sources
 from suite.reporting.render import assumed_spot, footer, published_footer, table_columns, traces

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 
 from suite import atomic, stats
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 
 MAX_NAMED_RUNS = 40  # runs drawn one by one, with markers and a legend entry each
 MAX_BARS = 24  # priced rows drawn as bars

@@ -8,8 +8,8 @@ import calendar
 import datetime
 import re
 
-from suite import errors
-from suite.errors import UserError
+from suite.inputs import errors
+from suite.inputs.errors import UserError
 
 ACCEPTED = "a date: YYYY-MM-DD, or YYYY-MM or YYYY when only that much is known"
 # ASCII digits only: `\d` would also match full-width and other scripts' digits ("２０２５"), which int()

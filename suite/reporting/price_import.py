@@ -24,8 +24,8 @@ from datetime import date
 
 import yaml
 
-from suite import errors, numbers
-from suite.errors import UserError
+from suite.inputs import errors, numbers
+from suite.inputs.errors import UserError
 from suite.reporting.price_date import parse_price_date
 from suite.reporting.pricing import parse_catalog
 
@@ -42,7 +42,7 @@ class Malformed(Exception):
 def _price(text) -> float | None:
     """A price as the sources write it: a number or a string; empty, "N/A", 0, NaN, infinity or junk text
     -> None (no quote). Text Python alone reads as a number (`3_06` is 306 to float()) and a price outside
-    suite.numbers' sane range for a price per hour are Malformed, as is any other type (a list, an
+    suite.inputs.numbers' sane range for a price per hour are Malformed, as is any other type (a list, an
     object, true): never priced, never silently dropped."""
     if text is None:
         return None
@@ -398,7 +398,7 @@ def import_file(path: str, request: ImportRequest = ImportRequest()) -> tuple[di
 
 def _read_price_list(path: str) -> str:
     """The file's text, by the bounded reader; one line naming the file if it is not UTF-8 or no file."""
-    from suite.run_record.read import PRICE_LIST_LIMIT, read_user_file
+    from suite.inputs.files import PRICE_LIST_LIMIT, read_user_file
 
     return read_user_file(path, "price list", PRICE_LIST_LIMIT)
 

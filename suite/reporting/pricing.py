@@ -22,8 +22,8 @@ import os
 from dataclasses import dataclass
 from importlib import resources
 
-from suite import errors, numbers
-from suite.errors import UserError
+from suite.inputs import errors, numbers
+from suite.inputs.errors import UserError
 from suite.reporting import price_date
 from suite.run_record.facts import other_device
 
@@ -214,7 +214,7 @@ def parse_instance(name: str, entry, catalog_where: str, sources: dict[str, str]
             values[field] = _text(entry[field], where, field)
         else:
             values[field] = _number(entry[field], kind, where, field, nullable)
-    # A price is at least suite.numbers' least price per hour: 0 or 1e-300 would make images per $ endless.
+    # A price is at least suite.inputs.numbers' least price per hour: 0 or 1e-300 would make images per $ endless.
     least = numbers.PRICE_PER_HOUR.least
     if values["on_demand_usd_per_hour"] < least:
         raise UserError(
@@ -321,10 +321,10 @@ def parse_catalog(data, where: str, path: str | None = None) -> Catalog:
 
 
 def _read_yaml(path: str, where: str):
-    """The file's data, read by the suite's one strict YAML reader (suite/yaml_file.py): a key given twice
+    """The file's data, read by the suite's one strict YAML reader (suite/inputs/yaml_file.py): a key given twice
     is refused (two prices for one instance is a question, not an answer), and so are aliases, tags and
     YAML 1.1's sexagesimal and `_` numbers (read as text, which the field checks then refuse)."""
-    from suite import yaml_file
+    from suite.inputs import yaml_file
 
     document = yaml_file.read(path, where, name=where)
     return document.value(document.root)

@@ -16,8 +16,8 @@ accelerator (a CPU priced as p3.8xlarge) is not priced: its $ per image would be
 from __future__ import annotations
 
 from suite import limits, stats
-from suite.errors import UserError
-from suite.numbers import positive_int
+from suite.inputs.errors import UserError
+from suite.inputs.numbers import positive_int
 from suite.run_record.parts import Metrics
 from suite.run_record.record import RunRecord
 

@@ -101,7 +101,7 @@ def catalog_path(cloud: str) -> str | None:
 
 @functools.lru_cache(maxsize=8)
 def _read(path: str, mtime: float) -> tuple[dict, ...]:
-    from suite.run_record.read import PRICE_LIST_LIMIT, NotAFile, read_text
+    from suite.inputs.files import PRICE_LIST_LIMIT, NotAFile, read_text
 
     try:  # bounded, regular files only: the catalog folder is the user's, like a results folder
         text = read_text(path, PRICE_LIST_LIMIT)

@@ -148,7 +148,7 @@ def remember(record: dict, numerics: dict) -> str:
 def checks(record: dict) -> list[dict]:
     """The ledger's checks of RECORD's configuration, oldest first (none where there is no ledger). An
     entry that cannot be read, or is not one, is passed over: the ledger only ever adds a mark."""
-    from suite.run_record.read import read_text
+    from suite.inputs.files import read_text
 
     wanted = key(record)
     where = os.path.join(folder(), wanted)

@@ -245,7 +245,7 @@ class Metrics(Part):
     mfu_peak_tflops: float | None = None
     energy_per_image_j: float | None = None
     energy_method: str | None = None
-    # a per-device run's sum (suite/orchestration/per_device.py)
+    # a per-device run's sum (suite/launching/per_device.py)
     images_per_second_per_device: Sequence[float] | None = None
     per_device_spread: float | None = None
     # a token workload's figures (suite/measurement/units.py)
@@ -422,7 +422,7 @@ class DeviceCopy(Part):
 
 @dataclasses.dataclass(frozen=True)
 class PerDevice(Part):
-    """A `suite run --per-device N` run's copies (suite/orchestration/per_device.py)."""
+    """A `suite run --per-device N` run's copies (suite/launching/per_device.py)."""
 
     copies: int | None = None
     devices: Sequence[Mapping[str, Any]] | None = None

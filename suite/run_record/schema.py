@@ -49,10 +49,10 @@ _MISSING = object()
 # Bounds on what a record may hold: every figure it reports is finite, every count one a run could have
 # had (errors.COUNT_CEILING, as the options themselves), every text short and, where it names something
 # (an id, a device, a setting), free of control characters: those go into terminals and markdown tables.
-# What a terminal must never be handed raw (CONTROL, printable) lives with the messages, in suite/errors.py;
+# What a terminal must never be handed raw (CONTROL, printable) lives with the messages, in suite/inputs/errors.py;
 # run_record exports printable for every renderer of a record's text.
-from suite.errors import CONTROL as _CONTROL  # noqa: E402, I001
-from suite.errors import COUNT_CEILING, printable  # noqa: E402, F401
+from suite.inputs.errors import CONTROL as _CONTROL  # noqa: E402, I001
+from suite.inputs.errors import COUNT_CEILING, printable  # noqa: E402, F401
 
 NAME_LENGTH = 500  # a run id, a workload, a device, a setting
 MESSAGE_LENGTH = 20_000  # an error message, a warning, a diagnosis

@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass
 
 from suite import atomic
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 from suite.run_record.record import ORIGIN_ENV, RunRecord  # noqa: F401 - ORIGIN_ENV: its old home
 
 

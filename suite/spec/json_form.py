@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from suite.errors import UserError, shown
+from suite.inputs.errors import UserError, shown
 from suite.spec.run_spec import RunSpec
 
 # A field's annotation (as written in suite/spec/*.py) -> the JSON types it accepts.

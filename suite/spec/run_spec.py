@@ -12,7 +12,7 @@ import copy
 import dataclasses
 from dataclasses import dataclass, field
 
-from suite.errors import UserError
+from suite.inputs.errors import UserError
 from suite.spec.parts import Checks, Cost, CudaOptions, Data, HpuOptions, Launch, Schedule, Workload
 
 # Flat name -> (part, attribute), in the order a record's config has always held them; part None: a

@@ -9,7 +9,7 @@ import time
 from types import SimpleNamespace
 
 import torch
-from suite.backends import backend_class, probe
+from suite.backends import backend_class, presence
 
 # Through the registry, so that backends register in its own order (cpu, cuda, hpu).
 CUDABackend = backend_class("cuda")
@@ -56,7 +56,7 @@ def patch_cuda(
     # torch.cuda.is_available itself stays real: torch's optimizers consult it (graph-capture checks)
     # and would then query a device that is not there. The backend's own check is replaced instead.
     monkeypatch.setattr(CUDABackend, "is_available", classmethod(lambda cls: (True, "fake GPU")))
-    monkeypatch.setattr(probe, "cuda_absent", lambda: None)  # as on a machine with the driver
+    monkeypatch.setattr(presence, "cuda_absent", lambda: None)  # as on a machine with the driver
     monkeypatch.setattr(cuda, "device_count", lambda: fake.count)
     monkeypatch.setattr(cuda, "set_device", lambda index: fake.set_device_calls.append(index))
     monkeypatch.setattr(cuda, "synchronize", fake.synchronize)
