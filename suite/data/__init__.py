@@ -39,6 +39,28 @@ class DataSource:
         pass
 
 
+class LoaderData(DataSource):
+    """A data source fed by a torch DataLoader (an image folder, a token file): its host batches are copied
+    to the device part by part, and the generators it handed out end, with the loader's workers, on close.
+    A subclass makes `self.loader` and lists each generator of `host_batches` in `self._iterators`."""
+
+    def __iter__(self):
+        to_device = self.backend.to_device
+        # Always non-blocking: from pinned memory the copy overlaps compute; from pageable memory it waits
+        # only for the host-side staging, never for the device, so no step waits for the one before.
+        for first, second in self.host_batches():
+            yield to_device(first, non_blocking=True), to_device(second, non_blocking=True)
+
+    def close(self) -> None:
+        for iterator in self._iterators:
+            iterator.close()
+        self._iterators.clear()
+        # Persistent workers live as long as the loader's iterator; dropping it ends them now.
+        shutdown = getattr(getattr(self.loader, "_iterator", None), "_shutdown_workers", None)
+        if shutdown is not None:
+            shutdown()
+
+
 class SyntheticData(DataSource):
     kind = "synthetic"
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from suite.data import DataSource, check_batch_fits
+from suite.data import LoaderData, check_batch_fits
 from suite.data.loader_options import LoaderOptions
 from suite.inputs.errors import UserError
 from suite.inputs.files import open_regular
@@ -230,7 +230,7 @@ def image_folder_class():
     return SuiteImageFolder
 
 
-class ImageFolderData(DataSource):
+class ImageFolderData(LoaderData):
     kind = "imagefolder"
 
     def __init__(
@@ -302,13 +302,6 @@ class ImageFolderData(DataSource):
         self._iterators.append(iterator)
         return iterator
 
-    def __iter__(self):
-        to_device = self.backend.to_device
-        # Always non-blocking: from pinned memory the copy overlaps compute; from pageable memory it waits
-        # only for the host-side staging, never for the device, so no step waits for the one before.
-        for images, labels in self.host_batches():
-            yield to_device(images, non_blocking=True), to_device(labels, non_blocking=True)
-
     def describe(self) -> dict:
         return {
             "source": self.kind,
@@ -328,12 +321,3 @@ class ImageFolderData(DataSource):
             f"std={list(self.normalisation[1])}) (PIL decode in the workers)",
             **self.loader_info,
         }
-
-    def close(self) -> None:
-        for iterator in self._iterators:
-            iterator.close()
-        self._iterators.clear()
-        # Persistent workers live as long as the loader's iterator; dropping it ends them now.
-        shutdown = getattr(getattr(self.loader, "_iterator", None), "_shutdown_workers", None)
-        if shutdown is not None:
-            shutdown()

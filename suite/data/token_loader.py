@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from suite.data import DataSource
+from suite.data import LoaderData
 from suite.data.imagefolder import LoaderFailed
 from suite.data.loader_options import LoaderOptions
 from suite.data.token_file import TokenFile, out_of_range
@@ -70,7 +70,7 @@ def whole_batch(batch):
     return torch.stack(inputs), torch.stack(targets)
 
 
-class TokenFileData(DataSource):
+class TokenFileData(LoaderData):
     kind = "tokens"
 
     def __init__(self, token_file: TokenFile, workload, backend, options: LoaderOptions, checked: str = ""):
@@ -108,11 +108,6 @@ class TokenFileData(DataSource):
         self._iterators.append(iterator)
         return iterator
 
-    def __iter__(self):
-        to_device = self.backend.to_device
-        for inputs, targets in self.host_batches():  # non-blocking, as ImageFolderData's copies
-            yield to_device(inputs, non_blocking=True), to_device(targets, non_blocking=True)
-
     def describe(self) -> dict:
         return {
             "source": self.kind,
@@ -127,11 +122,3 @@ class TokenFileData(DataSource):
             "world_size": self.world_size,
             **self.loader_info,
         }
-
-    def close(self) -> None:
-        for iterator in self._iterators:
-            iterator.close()
-        self._iterators.clear()
-        shutdown = getattr(getattr(self.loader, "_iterator", None), "_shutdown_workers", None)
-        if shutdown is not None:
-            shutdown()
