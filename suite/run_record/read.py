@@ -1,14 +1,7 @@
-"""Reading files the suite did not just write: run records (every one through `schema.check_record`)
-and a person's own files (catalogs, price lists, sweep and campaign files), through one bounded reader.
-
-A results folder is a place anyone can put anything: a FIFO named `x.json` (an open would wait forever
-for a writer), a symlink to `/dev/zero` (a read would never end), a symlink loop, a 10 GB log renamed
-`.json`, a symlink to `/proc/kmsg` (a "regular" file of size 0 whose read waits for the kernel's next
-message, and as root takes it from the kernel log). `read_bytes` opens without blocking, judges the
-descriptor it opened (fstat, so a file swapped between a check and the open does no harm), refuses a file
-of the kernel's own file systems (procfs, sysfs, debugfs, ... by fstatfs, before any byte is read), reads
-only regular files and at most `limit` bytes, and never turns blocking on: a read that would wait is
-refused. `open_regular` is the same check for a file read as a stream (a cache's pixels, an image).
+"""Reading run records back: a record file through the one bounded reader (suite/inputs/files.py, which says
+what it refuses and why), its JSON through `parse_json`, every record through `schema.check_record`; a
+run id counted once however many files hold it (`unique_runs`); the record files of a folder or a list of
+paths (`iter_record_paths`).
 """
 
 from __future__ import annotations
