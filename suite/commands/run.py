@@ -43,10 +43,14 @@ def progress_printer(stream):
 
 
 def window_rate(info: dict) -> str:
-    """A window's rate in the workload's unit: img/s, or tok/s for a token workload (its sequences × tokens)."""
-    if info.get("unit", "images") == "images":
-        return f"{info['images_per_second']:,.1f} img/s"
-    return f"{info['images_per_second'] * info['units_per_sample']:,.0f} tok/s"
+    """A window's rate in the workload's unit: img/s, or tok/s for a token workload (its sequences × tokens),
+    labelled as every other output labels a rate (child.rate_label)."""
+    from suite.launching.child import rate_label
+
+    unit = info.get("unit", "images")
+    if unit == "images":
+        return f"{info['images_per_second']:,.1f} {rate_label(unit)}"
+    return f"{info['images_per_second'] * info['units_per_sample']:,.0f} {rate_label(unit)}"
 
 
 def since_start() -> float:
