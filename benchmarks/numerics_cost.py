@@ -2,8 +2,8 @@
 
 For each workload, one real `suite run --backend cpu --check-numerics` at the CPU's default batch and
 schedule, in its own process. Both figures are the record's, the ones the run's summary prints: the check's
-own time (`numerics.time_s`: its runs, reference, noise and candidate, builds included; two where the
-candidate is the reference's own configuration, whose run is the reference's) and the run's
+own time (`numerics.time_s`: its runs, reference, noise and candidate, builds included; the reference alone where
+the candidate is the reference's own configuration, fp32 with TF32 off, the CPU's default) and the run's
 time before it (`numerics.run_s`: from process start to the check, so start-up, build, warm-up and the timed
 windows). The ratio check ÷ run is the price of asking; the goal is at most 0.25 at default settings
 (docs/numerics.md says where the check does not reach it, and why).
@@ -48,7 +48,7 @@ def measure(workload: str, precision: str | None) -> dict:
         "batch_size": record["config"]["batch_size"],
         "timed_steps": record["metrics"]["steps_timed"],
         "check_steps": numerics["steps"],
-        # Two where the candidate is the reference's own configuration (its run is the reference's).
+        # One where the candidate is the reference's own configuration (nothing to compare).
         "check_runs": numerics.get("trained_runs", 3),
         "run_s": run_s,
         "check_s": numerics["time_s"],

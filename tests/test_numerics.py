@@ -40,9 +40,11 @@ class BrokenPrecisions(FrozenBody):
 
     corrupt  fp32 with the sign of every gradient flipped before the update (gradient ascent)
     poison   fp32 whose fourth optimizer step gets NaN gradients
+    twin     fp32's arithmetic under another name: a candidate the check must compare (three runs) that
+             cannot differ from the reference
     """
 
-    precisions = (*FrozenBody.precisions, "corrupt", "poison")
+    precisions = (*FrozenBody.precisions, "corrupt", "poison", "twin")
     lr_seen: list[float] = []
 
     def step(self, optimizer):
@@ -146,15 +148,23 @@ def test_the_check_is_deterministic_on_the_cpu(checked):
     assert again["compared"] == first["compared"] and again["losses"] == first["losses"]
 
 
-def test_a_candidate_that_is_the_reference_is_not_trained_again_and_loses_nothing():
-    # fp32 with TF32 off on the reference's backend is the reference's own configuration: two runs, not three.
+def test_a_candidate_that_is_the_reference_is_trained_once_and_loses_nothing():
+    # fp32 with TF32 off on the reference's backend is the reference's own configuration: one run, not three.
     BrokenPrecisions.lr_seen.clear()
     result = check("dcgan64", "fp32")
-    assert BrokenPrecisions.lr_seen == [ADAMW["lr"]] * 8 * 2 * 2
-    assert "its run is the reference's, not repeated" in result["candidate"]
-    assert result["trained_runs"] == 2 and check("dcgan64", "bf16")["trained_runs"] == 3
-    assert result["verdict"] == "pass" and result["losses"]["candidate"] == result["losses"]["reference"]
-    # What the third run would have given: on the CPU the reference's configuration repeats bit for bit.
+    assert BrokenPrecisions.lr_seen == [ADAMW["lr"]] * 8 * 2 * 1
+    assert "nothing to compare, trained once" in result["candidate"]
+    assert result["trained_runs"] == 1 and check("dcgan64", "bf16")["trained_runs"] == 3
+    assert result["verdict"] == "pass" and list(result["losses"]) == ["reference"]
+    assert result["compared"] == [] and result["worst"] is None and result["noise"] is None
+    assert "equal to it by construction" in result["reason"]
+    assert numerics_line(result).startswith("pass: 8 steps of cpu fp32 (TF32 off), trained once; check ")
+    # The same candidate under another name is compared, and deviates by exactly nothing.
+    twin = check("dcgan64", "twin")
+    assert twin["trained_runs"] == 3 and twin["verdict"] == "pass"
+    assert twin["losses"]["candidate"] == twin["losses"]["reference"] == result["losses"]["reference"]
+    assert all(row["deviation"] == 0 for row in twin["compared"])
+    # What a second run would have given: on the CPU the reference's configuration repeats bit for bit.
     plan = runner.plan_run(tiny_config("dcgan64", precision="fp32", batch_size=8, check_numerics=True))
     batches = [plan.workload.synthetic_batch(2, "cpu", seed=i) for i in range(numerics.BATCHES)]
     twice = [
@@ -171,6 +181,17 @@ def test_a_classifier_must_learn_its_batches_where_the_reference_does(checked):
     result = checked("resnet18-cifar", "corrupt")
     assert result["verdict"] == "fail"
     assert "the candidate's loss did not fall where both fp32 runs' fell clearly" in result["reason"]
+
+
+def test_the_reference_itself_fails_where_its_own_loss_is_not_finite():
+    # The reference's own configuration whose fp32 recipe diverges: nothing to compare, and still a fail.
+    plan = runner.plan_run(tiny_config("dcgan64", precision="fp32", batch_size=8, check_numerics=True))
+    poisoned = BrokenPrecisions(plan.spec)
+    poisoned.precision = "poison"
+    result = numerics.check(plan, backend_factory=lambda name, config: poisoned)
+    assert result["trained_runs"] == 1 and result["verdict"] == "fail"
+    assert result["reason"] == "the reference's loss is not finite from step 3"
+    assert numerics_line(result).startswith("fail: 8 steps of cpu fp32 (TF32 off), trained once")
 
 
 def test_a_nan_fails_and_says_from_which_step():
@@ -192,11 +213,11 @@ def test_where_fp32_itself_is_chaotic_the_check_says_it_cannot_judge():
     # At batch 2 the tiny ResNet's last BatchNorm normalises two numbers (a 1×1 map): fp32 runs in two
     # orders disagree on the drift by more than a frozen body would, and a pass would prove nothing.
     found = {}
-    for precision in ("fp32", "frozen"):
+    for precision in ("twin", "frozen"):  # twin: fp32's arithmetic, compared as a candidate
         plan = runner.plan_run(tiny_config("resnet18-cifar", precision="fp32", check_numerics=True))
         plan.spec = plan.spec.replace(precision=precision)
         found[precision] = numerics.check(plan, backend_factory=lambda name, config: BrokenPrecisions(config))
-    result = found["fp32"]
+    result = found["twin"]
     assert result["verdict"] == "inconclusive", result["reason"]
     assert "the check cannot tell a layer group that never trains" in result["reason"]
     assert "a larger --batch-size, up to 8" in result["reason"]

@@ -2,8 +2,7 @@
 
 After the timed windows (so no throughput figure changes), the workload's own recipe (its optimizer at its
 real learning rate) trains for a few steps from the seed's initial weights, three times
-(suite/measurement/numerics_runs.py says what each run measures; twice where the candidate is the
-reference's own configuration, whose run is then the reference's):
+(suite/measurement/numerics_runs.py says what each run measures):
 
     reference   fp32, TF32 off, on this backend (or on --reference-backend, e.g. the CPU)
     noise       fp32 again, the same weights, the batches in the other order and another noise seed: two
@@ -26,6 +25,11 @@ K is the multiplier PyTorch's accuracy check gives a low precision against its r
 (torch/_dynamo/utils.py, `same(..., multiplier=3.0)` for AMP); docs/numerics.md says why, what the check
 catches and what it cannot. Where fp32 itself is too noisy to judge (a drift tolerance of 1 or more, or a
 classifier's loss that fp32 does not clearly lower), a candidate that did not fail is `inconclusive`.
+
+A candidate that is the reference's own configuration (fp32, TF32 off, on the reference's backend: the
+CPU's default run) equals the reference by construction: every deviation would be 0 whatever the noise, so
+nothing is compared and no noise run is trained. The reference trains once, so that a recipe whose fp32 loss
+is not finite still fails.
 """
 
 from __future__ import annotations
@@ -172,17 +176,16 @@ def check(plan, backend_factory=None) -> dict:
     started = time.perf_counter()
     reference = _reference_config(spec)
     result = _described(spec, reference[0], steps, batch_size, _samples_word(workload))
-    result["trained_runs"] = 3
-    if is_the_reference(spec, reference):
-        result["candidate"] += (
-            " (the reference's own configuration: its run is the reference's, not repeated)"
-        )
-        result["trained_runs"] = 2
+    alone = is_the_reference(spec, reference)
+    result["trained_runs"] = 1 if alone else 3
+    if alone:
+        result["candidate"] += " (the reference's own configuration: nothing to compare, trained once)"
+        result["noise"] = None
     batches = [
         workload.synthetic_batch(batch_size, "cpu", seed=spec.workload.seed + i) for i in range(BATCHES)
     ]
     try:
-        runs = _three_runs(spec, workload, make, reference, steps, batches)
+        runs = _trained_runs(spec, workload, make, reference, steps, batches, alone)
     except Exception as error:  # noqa: BLE001 - the check failing must not lose the measurement
         text = str(error).strip()
         result.update(
@@ -192,20 +195,25 @@ def check(plan, backend_factory=None) -> dict:
         numerics_keep.keep(plan, result)  # every verdict is kept, keyed by its configuration
         return result
 
-    rows = compare(runs, BATCHES)
-    verdict, reasons = _judged(runs, rows, workload, batch_size)
-    worst = max(rows, key=_share)
+    if alone:
+        rows, worst = [], None
+        verdict, reasons = _judged_alone(runs["reference"])
+    else:
+        rows = compare(runs, BATCHES)
+        verdict, reasons = _judged(runs, rows, workload, batch_size)
+        worst = max(rows, key=_share)["name"]
+    last = runs["reference" if alone else "candidate"]
     result.update(
-        learning_rate=runs["candidate"]["lr"],
+        learning_rate=last["lr"],
         losses={role: runs[role]["losses"].tolist() for role in runs},
         compared=rows,
-        worst=worst["name"],
+        worst=worst,
         verdict=verdict,
         reason="; ".join(reasons) if reasons else None,
         time_s=time.perf_counter() - started,
     )
-    if "grad_scaler" in runs["candidate"]:
-        result["grad_scaler"] = runs["candidate"]["grad_scaler"]
+    if "grad_scaler" in last:
+        result["grad_scaler"] = last["grad_scaler"]
     numerics_keep.keep(plan, result)  # the ledger: report and compare find it beside any folder's records
     return result
 
@@ -238,28 +246,36 @@ def is_the_reference(spec, reference: tuple) -> bool:
     return (spec.backend, spec) == reference
 
 
-def _three_runs(spec, workload, make, reference: tuple, steps: int, batches: list) -> dict:
-    """fp32 twice (the second in the other order, with another noise seed), then the candidate. A candidate
-    that is the reference's own configuration is not trained a third time: its run is the reference's (on
-    the CPU a repeat is bit for bit the same; tests/test_numerics.py), and the check costs two runs."""
+def _trained_runs(spec, workload, make, reference: tuple, steps: int, batches: list, alone: bool) -> dict:
+    """fp32 twice (the second in the other order, with another noise seed), then the candidate; ALONE (the
+    candidate is the reference's own configuration), the reference only: the candidate's run would repeat
+    it step for step (on the CPU bit for bit; tests/test_numerics.py), so every deviation would be 0, and a
+    noise run would measure the yardstick of a comparison that cannot differ."""
     seed = spec.workload.seed
     reference_name, reference_config = reference
     forward, backward = list(range(BATCHES)), list(reversed(range(BATCHES)))
-    same = is_the_reference(spec, reference)
-    runs = {}
-    for role, name, run_config, order, noise_seed in (
+    planned = (
         ("reference", reference_name, reference_config, forward, seed),
         ("noise", reference_name, reference_config, backward, seed + 1),
         ("candidate", spec.backend, spec, forward, seed),  # last: leaves the device as the run set it
-    ):
-        if role == "candidate" and same:
-            # The reference's backend was set up from this very configuration: the device is as the run
-            # set it, as after the candidate's own run.
-            runs[role] = runs["reference"]
-            continue
+    )
+    runs = {}
+    for role, name, run_config, order, noise_seed in planned[:1] if alone else planned:
         backend = make(name, run_config)
         runs[role] = numerics_runs.run(backend, workload, steps, batches, order, noise_seed, seed)
     return runs
+
+
+def _judged_alone(reference: dict) -> tuple[str, list[str]]:
+    """The reference's own configuration: it fails only where its own loss is not finite (the recipe
+    diverges in fp32 itself); otherwise it passes, and says why there was nothing to compare."""
+    finite = reference["losses"].isfinite().all(dim=1)
+    if not bool(finite.all()):
+        return "fail", [f"the reference's loss is not finite from step {int((~finite).nonzero()[0]) + 1}"]
+    return "pass", [
+        "the candidate is the reference's own configuration, equal to it by construction: nothing compared; "
+        "its loss was finite at every step"
+    ]
 
 
 def _judged(runs: dict, rows: list[dict], workload, batch_size: int) -> tuple[str, list[str]]:

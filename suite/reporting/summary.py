@@ -219,6 +219,8 @@ def numerics_line(numerics: dict) -> str:
     quantities); 8 steps vs cpu fp32 (TF32 off); check 6.2 s, 22% of the run's 28.5 s`"""
     if numerics.get("verdict") == "error":
         line = f"error: {numerics.get('reason')}"
+    elif not numerics.get("compared"):  # the reference's own configuration: trained once, nothing compared
+        line = f"{numerics['verdict']}: {numerics['steps']} steps of {numerics['reference']}, trained once"
     else:
         worst = next(row for row in numerics["compared"] if row["name"] == numerics["worst"])
         # A written record holds a non-finite number as null (suite.run_record.write): read back, it is None.
