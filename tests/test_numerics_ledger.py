@@ -99,11 +99,22 @@ def test_a_reduced_precision_never_checked_says_so_and_fp32_does_not():
         in notes
     )
     assert "baseline:" not in notes and comparison["candidate"]["numerics"]["verdict"] is None
+    # The report's rows say it too, for the reduced precision only.
+    bf16_row, fp32_row = sorted(
+        build_rows([rec for _, rec in base + cand], SEED), key=lambda r: r["precision"]
+    )
+    assert not any("numerics" in note for note in fp32_row["notes"])
+    assert any(note.startswith("bf16: never checked for numerics") for note in bf16_row["notes"])
     check(cand[0][1], "inconclusive", "2026-01-01T01:00:00.000000Z")
     (comparison,) = compare.compare(base, cand, by="precision")["comparisons"]
     assert any(
         "bf16: never passed a numerics check (1 check(s) inconclusive" in n for n in comparison["notes"]
     )
+    (bf16_row,) = build_rows([rec for _, rec in cand], SEED)
+    assert any(note.startswith("bf16: never passed a numerics check") for note in bf16_row["notes"])
+    check(cand[0][1], "pass", "2026-01-01T02:00:00.000000Z")
+    (bf16_row,) = build_rows([rec for _, rec in cand], SEED)
+    assert not any("numerics" in note for note in bf16_row["notes"])
     tf32 = runs([100, 101, 99], "t", tf32=True)
     assert standing([rec for _, rec in tf32])["reduced_precision"] == "fp32 with TF32"
 

@@ -175,7 +175,7 @@ def test_part_of_an_instance_is_marked_and_extrapolated_only_when_asked():
     assert "EXTRAPOLATED ×4 from 1 of 4 accelerators" in "; ".join(row["notes"])
     assert "4,000,000 (extrapolated ×4 from 1,000,000)" in render([row], SEED, "md", wide=True)
     default = render([row], SEED, "md")  # the whole instance's img/s, marked, the factor in a note
-    assert "| 1,111 |" in default and "| ext retired 1-3 |" in default and "EXTRAPOLATED ×4 from 1" in default
+    assert "| 1,111 |" in default and "| ext retired 1-4 |" in default and "EXTRAPOLATED ×4 from 1" in default
     assert row["measured_images_per_hour"] == 1_000_000
     # a run that used the whole instance is never touched
     whole = build_rows([make_record(1_000_000, instance="p3.8xlarge", used=4)], SEED, extrapolate=True)[0]

@@ -124,9 +124,9 @@ def test_a_report_priced_as_a_retired_instance_says_so_on_the_row_and_in_its_not
     assert main(["report", str(tmp_path)]) == 0  # the default table: a mark, and the notes below
     table = capsys.readouterr().out
     (line,) = [text for text in table.splitlines() if text.startswith("| 1 ")]
-    assert "| p3.2xlarge |" in line and "| 3.06 |" in line and "| retired 1-3 |" in line
+    assert "| p3.2xlarge |" in line and "| 3.06 |" in line and "| retired 1-4 |" in line
     assert "retired: the instance is no longer rented (its last listed price)" in table
-    assert "2. RETIRED: p3.2xlarge is no longer rented (2025-12-20; AWS notice to migrate off P3" in table
+    assert "3. RETIRED: p3.2xlarge is no longer rented (2025-12-20; AWS notice to migrate off P3" in table
     assert main(["report", str(tmp_path), "--format", "csv"]) == 0
     (row,) = csv.DictReader(io.StringIO(capsys.readouterr().out))
     assert (

@@ -178,7 +178,7 @@ def test_a_runs_own_noise_and_warnings_reach_the_row():
     assert "⚠ |" in text.split("\n")[2]
     text = render([row], SEED, "md")  # the default table: the mark, and the warning listed at the end
     assert (
-        "| ⚠ retired 1-2 |" in text.split("\n")[2]
+        "| ⚠ retired 1-3 |" in text.split("\n")[2]
         and "- #1 run-noisy: windows vary widely (cv 83.0%)" in text
     )
     parsed = list(csv.DictReader(io.StringIO(render([row], SEED, "csv"))))[0]

@@ -155,8 +155,8 @@ def test_a_row_consults_the_numerics_standing_once(monkeypatch):
     from suite.reporting import rows as rows_module
 
     asked = []
-    real = rows_module.under_failed_numerics
-    monkeypatch.setattr(rows_module, "under_failed_numerics", lambda group: asked.append(1) or real(group))
+    real = rows_module.numerics_standing
+    monkeypatch.setattr(rows_module, "numerics_standing", lambda group: asked.append(1) or real(group))
     build_rows(_repeats(10, 3), SEED)
     assert len(asked) == 10
 

@@ -20,7 +20,8 @@ from collections import Counter
 from suite import stats
 from suite.reporting import row_prices, token_rows
 from suite.reporting.identity import LOADER_FIELDS, SETTING_FIELDS, row_identity, row_key, settings
-from suite.reporting.numerics_mark import under_failed_numerics
+from suite.reporting.numerics_mark import standing as numerics_standing
+from suite.reporting.numerics_mark import standing_note
 from suite.reporting.pricing import Catalog
 from suite.reporting.row import Row
 from suite.run_record.facts import (
@@ -185,12 +186,14 @@ class _Runs:
     not_ok: Counter
     traced: list[dict]
     marked: bool = False  # the configuration stands under a failed numerics check
+    numerics_note: str | None = None  # a reduced precision no check passed: it says so
 
 
 def _sort_runs(group: list[dict]) -> _Runs:
     # A configuration whose latest numerics check failed stays failed until a later check passes: an
     # unchecked run of it afterwards is no evidence that the precision now trains the same model.
-    marked = under_failed_numerics(group)
+    found = numerics_standing(group)
+    marked = found["verdict"] == "fail"
     ok = [
         r
         for r in group
@@ -216,7 +219,7 @@ def _sort_runs(group: list[dict]) -> _Runs:
         for r in failed
     )
     traced = [r for r in group if r.get("status") == "ok" and profiled(r) and images_per_hour(r)]
-    return _Runs(ok, failed, not_ok, traced, marked)
+    return _Runs(ok, failed, not_ok, traced, marked, None if marked else standing_note(group, found))
 
 
 def _blank_row(group: list[dict], runs: _Runs, catalog: Catalog) -> Row:
@@ -314,6 +317,8 @@ def _describe(row: Row, group: list[dict], runs: _Runs, pool: tuple[str, ...]) -
             f"its latest numerics check FAILED: no run counts until a later check passes ({unchecked} unchecked "
             "run(s) left out with it)"
         )
+    elif runs.numerics_note:
+        row["notes"].append(runs.numerics_note)
     if runs.not_ok:
         row["notes"].append(
             ", ".join(f"{n} {status}" for status, n in sorted(runs.not_ok.items()))
