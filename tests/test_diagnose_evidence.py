@@ -114,6 +114,25 @@ def test_inconclusive_says_the_interval_and_each_arms_range():
     assert found["changes"] == []  # no worker advice from evidence that does not separate
 
 
+def test_inconclusive_still_says_what_the_evidence_rules_out():
+    # Measured on the 2-core CPU (dcgan64 at its own widths, benchmarks/diagnose_stability.py --width 64):
+    # the loader alone many times faster than compute, end to end near compute but spread across the line.
+    rates = {
+        "loader": [275.99, 242.26, 255.98],
+        "compute": [15.80, 15.45, 14.62],
+        "end_to_end": [15.88, 12.00, 14.80],
+    }
+    decided = diagnose_evidence.decide(rates, welch)
+    assert decided["case"] == "inconclusive"
+    assert (
+        "takes in the 90% line of a compute-bound run; not input-bound: the loader alone delivers ×16."
+        in (decided["message"])
+    )
+    # A loader whose interval takes in the line rules nothing out, and says nothing of it.
+    edge = diagnosed(EDGE, noise=0.5, seed=3, **CPU)
+    assert "not input-bound" not in edge["message"]
+
+
 def test_worker_advice_comes_from_the_interval_not_one_run():
     """compute ÷ loader is 4 (0.25 loader share): the advice is the fewest workers the interval supports,
     the same across seeds though each seed's medians differ."""

@@ -141,7 +141,7 @@ def decide(rates: dict[str, list[float]], interval, unit: str = "img/s") -> dict
         return undecided(
             f"end to end reaches ×{end_compute.ratio:.2f} of compute-only, but across processes anywhere in "
             f"×{end_compute.low:.2f} … ×{end_compute.high:.2f}, which takes in the {line:.0%} line of a "
-            "compute-bound run"
+            f"compute-bound run{_ruled_out(loader_compute, shortfall)}"
         )
     if loader_compute.below(shortfall):
         return found | {
@@ -155,6 +155,17 @@ def decide(rates: dict[str, list[float]], interval, unit: str = "img/s") -> dict
         f"loader alone reaches ×{loader_compute.ratio:.2f} of compute, anywhere in ×{loader_compute.low:.2f} … "
         f"×{loader_compute.high:.2f} across processes, which takes in the {shortfall:.0%} line between "
         "input-bound and the parts competing"
+    )
+
+
+def _ruled_out(loader_compute: Ratio, shortfall: float) -> str:
+    """What undecided evidence still settles: a loader whose whole interval clears the shortfall line is
+    not the limit, whatever end to end turns out to be ("" where its interval takes in the line)."""
+    if not loader_compute.above(shortfall):
+        return ""
+    return (
+        f"; not input-bound: the loader alone delivers ×{loader_compute.ratio:.2f} of compute-only "
+        f"(×{loader_compute.low:.2f} … ×{loader_compute.high:.2f} across processes)"
     )
 
 
