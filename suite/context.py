@@ -251,11 +251,41 @@ def host_load(sample_s: float = LOAD_SAMPLE_S) -> dict:
     return load
 
 
+def torchvision_version() -> str | None:
+    """torchvision's own version string (`0.29.1+cu130`), without importing it where it is not imported yet:
+    a DCGAN or language-model run needs nothing else of it, and its import costs 2 to 3 s on 2 cores where
+    nothing has imported torch._dynamo yet (`suite env`), 0.2 to 0.7 s more after a torch optimizer has. The package keeps the string in its version.py, where its `__version__` comes
+    from; a layout without it gives the installed metadata's (which may lack the `+cu130`); None where
+    torchvision is not installed."""
+    import importlib.metadata
+    import importlib.util
+
+    loaded = sys.modules.get("torchvision")
+    if loaded is not None:
+        return loaded.__version__
+    try:
+        spec = importlib.util.find_spec("torchvision")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None:
+        return None
+    from suite.inputs.files import read_fixed_file  # a file of the installed package, never a person's
+
+    for folder in spec.submodule_search_locations or ():
+        text = read_fixed_file(os.path.join(folder, "version.py")) or ""
+        found = re.search(r"^__version__ = ['\"]([^'\"]+)['\"]", text, re.M)
+        if found:
+            return found.group(1)
+    try:
+        return importlib.metadata.version("torchvision")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 def collect() -> dict:
     # The modules' own versions, not their installed metadata's: a CUDA wheel's metadata says 2.14.1
     # where torch.__version__ says 2.14.1+cu130.
     import torch
-    import torchvision
 
     from suite.backends.cpu import cpu_model_name
 
@@ -270,7 +300,7 @@ def collect() -> dict:
         "python": platform.python_version(),
         "python_executable": sys.executable,
         "torch": torch.__version__,
-        "torchvision": torchvision.__version__,
+        "torchvision": torchvision_version(),
         "suite_version": suite.__version__,
         "git_commit": git_commit(),
         "instance_source": detected_instance(),

@@ -12,14 +12,15 @@ def as_recorded(plan) -> dict:
     """The fields of the run's record the ledger's key reads, taken from where the runner takes them
     (its config, the backend's device_info, suite.context's versions, the workload's provenance)."""
     import torch
-    import torchvision
+
+    from suite.context import torchvision_version
 
     return {
         "config": plan.record_config(),
         "device": plan.backend.device_info(),
         "context": {
             "torch": torch.__version__,
-            "torchvision": torchvision.__version__,
+            "torchvision": torchvision_version(),
             "suite_version": suite.__version__,
         },
         "workload": plan.workload.provenance(),
