@@ -11,6 +11,7 @@ import pytest
 from suite import context
 
 
+@pytest.mark.slow  # a fresh Python that imports torch
 def test_torchvision_version_is_the_packages_own_without_importing_it():
     script = (
         "import sys; from suite.context import torchvision_version; v = torchvision_version(); "
