@@ -180,7 +180,9 @@ def test_budget_stops_the_command_cleanly_and_still_packs_and_reports(tmp_path):
     statuses = {
         n[:-5]: step_result(tmp_path, n[:-5])["status"] for n in os.listdir(tmp_path / "work" / "steps")
     }
-    assert "not-run" in statuses.values() and "ok" in statuses.values()
+    # the budget stopped the plan: steps never started, or (where the quick steps ran fast enough that the
+    # budget ran out in the last one) a step cut short
+    assert {"not-run", "timeout"} & set(statuses.values()) and "ok" in statuses.values()
     # the report ran, or there was no record to report on (a busy machine's first run did not finish)
     assert (
         statuses["report"] == "ok"
