@@ -202,9 +202,10 @@ def check(plan, backend_factory=None) -> dict:
         rows = compare(runs, BATCHES)
         verdict, reasons = _judged(runs, rows, workload, batch_size)
         worst = max(rows, key=_share)["name"]
-    last = runs["reference" if alone else "candidate"]
+    # Alone, the reference's run is the candidate's.
+    candidate_run = runs["reference" if alone else "candidate"]
     result.update(
-        learning_rate=last["lr"],
+        learning_rate=candidate_run["lr"],
         losses={role: runs[role]["losses"].tolist() for role in runs},
         compared=rows,
         worst=worst,
@@ -212,8 +213,8 @@ def check(plan, backend_factory=None) -> dict:
         reason="; ".join(reasons) if reasons else None,
         time_s=time.perf_counter() - started,
     )
-    if "grad_scaler" in last:
-        result["grad_scaler"] = last["grad_scaler"]
+    if "grad_scaler" in candidate_run:
+        result["grad_scaler"] = candidate_run["grad_scaler"]
     numerics_keep.keep(plan, result)  # the ledger: report and compare find it beside any folder's records
     return result
 
