@@ -254,9 +254,9 @@ def host_load(sample_s: float = LOAD_SAMPLE_S) -> dict:
 def torchvision_version() -> str | None:
     """torchvision's own version string (`0.29.1+cu130`), without importing it where it is not imported yet:
     a DCGAN or language-model run needs nothing else of it, and its import costs 2 to 3 s on 2 cores where
-    nothing has imported torch._dynamo yet (`suite env`), 0.2 to 0.7 s more after a torch optimizer has. The package keeps the string in its version.py, where its `__version__` comes
-    from; a layout without it gives the installed metadata's (which may lack the `+cu130`); None where
-    torchvision is not installed."""
+    nothing has imported torch._dynamo yet (`suite env`), 0.2 to 0.7 s more after a torch optimizer has.
+    The package keeps the string in its version.py, where its `__version__` comes from; a layout without it
+    gives the installed metadata's (which may lack the `+cu130`); None where torchvision is not installed."""
     import importlib.metadata
     import importlib.util
 
@@ -282,11 +282,20 @@ def torchvision_version() -> str | None:
         return None
 
 
-def collect() -> dict:
-    # The modules' own versions, not their installed metadata's: a CUDA wheel's metadata says 2.14.1
-    # where torch.__version__ says 2.14.1+cu130.
+def software_versions() -> dict:
+    """The versions a record keeps of the software that computed it (the numerics ledger keys by the same):
+    the modules' own, not their installed metadata's, since a CUDA wheel's metadata says 2.14.1 where
+    torch.__version__ says 2.14.1+cu130."""
     import torch
 
+    return {
+        "torch": torch.__version__,
+        "torchvision": torchvision_version(),
+        "suite_version": suite.__version__,
+    }
+
+
+def collect() -> dict:
     from suite.backends.cpu import cpu_model_name
 
     return {
@@ -299,9 +308,7 @@ def collect() -> dict:
         "platform": platform.platform(),
         "python": platform.python_version(),
         "python_executable": sys.executable,
-        "torch": torch.__version__,
-        "torchvision": torchvision_version(),
-        "suite_version": suite.__version__,
+        **software_versions(),
         "git_commit": git_commit(),
         "instance_source": detected_instance(),
         "utc_time": utc_now(),

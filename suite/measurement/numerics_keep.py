@@ -4,25 +4,18 @@ find it beside records written to any other folder."""
 
 from __future__ import annotations
 
-import suite
 from suite.run_record import numerics_ledger
 
 
 def as_recorded(plan) -> dict:
     """The fields of the run's record the ledger's key reads, taken from where the runner takes them
     (its config, the backend's device_info, suite.context's versions, the workload's provenance)."""
-    import torch
-
-    from suite.context import torchvision_version
+    from suite.context import software_versions
 
     return {
         "config": plan.record_config(),
         "device": plan.backend.device_info(),
-        "context": {
-            "torch": torch.__version__,
-            "torchvision": torchvision_version(),
-            "suite_version": suite.__version__,
-        },
+        "context": software_versions(),
         "workload": plan.workload.provenance(),
     }
 
