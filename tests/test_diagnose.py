@@ -20,7 +20,11 @@ def test_slow_loader_is_input_bound_with_a_workers_suggestion():
     )
     assert found["verdict"] == "input-bound"
     assert "the loader delivers 250.0 img/s, the device could do 1,000.0 img/s" in found["message"]
-    assert found["suggestions"][0] == "try --workers 4: more decoding in parallel"
+    # the figures it rests on, and what it assumes where the host's CPU use was not measured
+    assert found["suggestions"][0] == (
+        "try --workers 4: more decoding in parallel: 1 worker delivered 250.0 img/s each (cores its workers "
+        "kept busy not measured: this assumes decoding is CPU-bound), and compute takes 1,000.0 img/s"
+    )
     assert found["changes"][1] == {
         "option": "--data",
         "value": "cache",
@@ -157,17 +161,23 @@ def test_from_records_reads_the_three_records():
     def run(rate, **extra):
         return {"metrics": {"images_per_second": rate}, **extra}
 
-    e2e = run(
-        90.0,
-        data={"source": "imagefolder", "workers": 1},
-        telemetry={"summary": {"host_cpu_util_percent": {"mean": 99.0}}},
-        memory={},
-    )
-    found = from_records(e2e, run(1000.0), run(100.0), cores=4)
-    assert found["verdict"] == "input-bound" and found["host_cpu_util_percent"] == 99.0
+    def end_to_end(host_cpu_percent):
+        return run(
+            90.0,
+            data={"source": "imagefolder", "workers": 1},
+            telemetry={"summary": {"host_cpu_util_percent": {"mean": host_cpu_percent}}},
+            memory={},
+        )
+
+    found = from_records(end_to_end(40.0), run(1000.0), run(100.0), cores=4)
+    assert found["verdict"] == "input-bound" and found["host_cpu_util_percent"] == 40.0
     assert found["suggestions"][0].startswith("try --workers 3")  # of 4 cores, 1 feeds the device
     text = render(found)
     assert "loader only   100.0 img/s" in text and "verdict: input-bound" in text
+    # 99 % of the 4 cores busy: the host has none to give a worker more
+    full = from_records(end_to_end(99.0), run(1000.0), run(100.0), cores=4)
+    assert not any(c["option"] == "--workers" for c in full["changes"])
+    assert "the 4 cores are taken (4.0 were busy)" in "; ".join(full["suggestions"])
 
 
 def test_telemetry_from_too_few_samples_is_not_evidence():

@@ -88,7 +88,9 @@ def test_the_last_end_to_end_record_gains_the_verdict_and_every_run_id(monkeypat
     }
     assert set(diagnosis["ratios"]) >= {"loader_over_compute"}
     assert diagnosis["suggestions"] == [
-        "try --workers 2: more decoding in parallel (these runs put the need at 2 to 3)",
+        "try --workers 2: more decoding in parallel (these runs put the need at 2 to 3): 1 worker delivered "
+        "50.0 img/s each (cores its workers kept busy not measured: this assumes decoding is CPU-bound), and "
+        "compute takes 100.0 img/s",
         "try --data cache: a prepared cache skips decoding (`suite data prepare`)",
     ]
     assert out.splitlines()[0].startswith("loader only   50.0 img/s (median of 3 processes, cv")

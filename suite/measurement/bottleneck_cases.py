@@ -7,12 +7,20 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from suite.measurement import loader_limits
+
 
 def workers_needed(workers: int, loader_ips: float, compute_ips: float) -> int:
     """Workers to feed the device, if decoding scales with workers (it does, up to a plateau: more worker
     processes decode more batches at once until the cores or the disk run out)."""
     return max(1, math.ceil(max(workers, 1) * compute_ips / loader_ips))
 
+
+# Telemetry from fewer samples than this is not evidence: at the sampler's 0.15 s it spans under 1.5 s of
+# timed windows, and a host-CPU gauge read over a few ticks (0 % between two reads of one idle tick) swings
+# from 0 to 100 % on the same setup. The suite's own line, tested against; below it the utilisation is
+# recorded but neither backs nor names a verdict, and the evidence says why.
+MIN_TELEMETRY_SAMPLES = 10
 
 # A rate's relative uncertainty when its spread was not measured (one window), and the least one assumed
 # when it was (three windows agreeing to 0.1% on a shared host are luck, not precision).
@@ -22,6 +30,10 @@ LEAST_SPREAD = 0.02
 
 def spread(cv: float | None) -> float:
     return UNKNOWN_SPREAD if cv is None else max(float(cv), LEAST_SPREAD)
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 def change(option: str, value, why: str) -> dict:
@@ -70,6 +82,8 @@ class BottleneckEvidence:
     telemetry_samples: int | None = None
     decided: dict | None = None
     rate_unit: str = IMAGE_RATE  # what every rate counts (rate_unit_of): the sentences say it
+    batches_per_epoch: int | None = None  # the loader's, as its record says (a rank's share)
+    images: int | None = None  # the data's, as its record says
 
     @property
     def loader_workers(self) -> int:
@@ -83,7 +97,39 @@ class BottleneckEvidence:
 
     @property
     def free_cores(self) -> int | None:
-        return None if self.cores is None else self.cores - self.compute_threads - self.loader_workers
+        """Cores a worker more could have: those compute and the workers do not take, and where the host's
+        CPU use was measured, no more than it left idle."""
+        if self.cores is None:
+            return None
+        free = self.cores - self.compute_threads - self.loader_workers
+        return free if self.cores_busy is None else min(free, math.floor(self.cores - self.cores_busy))
+
+    @property
+    def telemetry_is_evidence(self) -> bool:
+        """Enough samples to count (MIN_TELEMETRY_SAMPLES; a count not recorded is taken as enough)."""
+        return self.telemetry_samples is None or self.telemetry_samples >= MIN_TELEMETRY_SAMPLES
+
+    @property
+    def cores_busy(self) -> float | None:
+        """The host's busy cores during the end-to-end run: its CPU gauge × its cores (None unmeasured)."""
+        if self.host_cpu_percent is None or self.cores is None or not self.telemetry_is_evidence:
+            return None
+        return self.host_cpu_percent / 100 * self.cores
+
+    @property
+    def epoch_edges(self) -> loader_limits.EpochEdges | None:
+        return loader_limits.epoch_edges(
+            self.data_kind, self.loader_workers, self.batches_per_epoch, self.images
+        )
+
+    @property
+    def workers_busy(self) -> bool | None:
+        return loader_limits.workers_busy(self.cores_busy, self.loader_workers)
+
+    @property
+    def cores_text(self) -> str:
+        """'3.1 of 16 cores, with 8 loader workers' (the figure behind a CPU sentence)."""
+        return f"{self.cores_busy:.1f} of {self.cores} cores, with {plural(self.loader_workers, 'loader worker')}"
 
     @property
     def efficiency(self) -> float | None:
@@ -162,8 +208,19 @@ def _input_bound(e: BottleneckEvidence) -> Judgement:
 
 
 def _more_workers(e: BottleneckEvidence) -> tuple[list[dict], list[str]]:
-    """Workers into the cores compute does not use, or why none can be added."""
+    """Workers into the cores compute does not use, where the figures show decoding limits the loader;
+    else why none are advised: epochs too short for the workers to be measured, or workers that leave
+    their cores idle (more of them would wait on what they wait on now)."""
+    edges = e.epoch_edges
+    if edges:
+        return [], [edges.advice()]
     workers, cores = e.loader_workers, e.cores
+    if e.workers_busy is False:
+        return [], [
+            f"no more workers: {workers} used {e.cores_busy:.1f} of {cores} cores, so the CPUs are not what "
+            "they wait on (storage, or handing batches to the training process); `suite loader --workers "
+            f"{workers},{2 * workers}` measures whether more help"
+        ]
     # From repeated evidence, the fewest workers its interval of compute ÷ loader supports: a figure
     # the runs agree on, not one that moves with each run's noise.
     factor = e.decided["need_factor"] if e.decided else (e.compute_ips / e.loader_ips,) * 2
@@ -173,13 +230,32 @@ def _more_workers(e: BottleneckEvidence) -> tuple[list[dict], list[str]]:
     if target > workers:
         short = f" (about {need} would be needed; {cores} cores)" if need > target else ""
         short += f" (these runs put the need at {need} to {most})" if most > need else ""
-        return [change("--workers", target, f"more decoding in parallel{short}")], []
+        return [change("--workers", target, f"more decoding in parallel{short}: {_decoding_text(e)}")], []
     if need > workers and cores is not None:
-        return [], [
-            f"about {need} workers would be needed, and the {cores} cores are taken "
+        taken = (
             f"({e.compute_threads} by compute, {workers} by workers)"
-        ]
+            if e.cores_busy is None
+            else f"({e.cores_busy:.1f} were busy)"
+        )
+        return [], [f"about {need} workers would be needed, and the {cores} cores are taken {taken}"]
     return [], []
+
+
+def _decoding_text(e: BottleneckEvidence) -> str:
+    """The figures worker advice rests on: each worker's rate, compute's, and the cores the workers kept
+    busy (or that this was not measured, and what the advice then assumes)."""
+    unit, workers = e.rate_unit, e.loader_workers
+    each = (
+        f"{plural(workers, 'worker')} delivered {e.loader_ips / workers:,.1f} {unit} each"
+        if workers
+        else f"the training process alone loaded {e.loader_ips:,.1f} {unit}"
+    )
+    cores = (
+        " (cores its workers kept busy not measured: this assumes decoding is CPU-bound)"
+        if e.cores_busy is None
+        else f", the host keeping {e.cores_busy:.1f} of {e.cores} cores busy"
+    )
+    return f"{each}{cores}, and compute takes {e.compute_ips:,.1f} {unit}"
 
 
 def _short_within_spread(e: BottleneckEvidence) -> Judgement:

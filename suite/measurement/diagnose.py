@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from suite.measurement.bottleneck_cases import (
     IMAGE_RATE,
+    MIN_TELEMETRY_SAMPLES,
     BottleneckEvidence,
     change,
     judge,
@@ -52,11 +53,7 @@ LOADER_SHORTFALL = 0.90
 LOW_DEVICE_UTIL = 50.0
 BUSY_HOST_CPU = 80.0
 IDLE_HOST_CPU = 50.0
-# Telemetry from fewer samples than this is not evidence: at the sampler's 0.15 s it spans under 1.5 s of
-# timed windows, and a host-CPU gauge read over a few ticks (0 % between two reads of one idle tick) swings
-# from 0 to 100 % on the same setup. The suite's own line, tested against; below it the utilisation is
-# recorded but neither backs nor names a verdict, and the evidence says why.
-MIN_TELEMETRY_SAMPLES = 10
+# Telemetry from fewer than MIN_TELEMETRY_SAMPLES (bottleneck_cases) samples is not evidence.
 # Below this share of device memory in use, a larger batch may help a compute-bound run.
 MUCH_FREE_MEMORY = 0.50
 
@@ -125,7 +122,7 @@ def verdict(evidence: BottleneckEvidence) -> dict:
     if kind == "compute-bound" and e.loader_ips is not None:
         changes += _precision_change(e)
         advice.append("the data path is not the limit: a faster device")
-    lines += _telemetry_evidence(e)
+    lines += _telemetry_evidence(e, kind)
     if kind == "compute-bound" and e.peak_memory_bytes and e.total_memory_bytes:
         share = e.peak_memory_bytes / e.total_memory_bytes
         figures["memory_in_use_fraction"] = share
@@ -168,13 +165,23 @@ def _precision_change(e: BottleneckEvidence) -> list[dict]:
     return []
 
 
-def _telemetry_evidence(e: BottleneckEvidence) -> list[str]:
-    """What the utilisation gauges say, when there are enough samples to say anything."""
+def _telemetry_evidence(e: BottleneckEvidence, kind: str) -> list[str]:
+    """What the utilisation gauges say, when there are enough samples to say anything, in the verdict's
+    terms: an input-bound one's says what limits the loader; a compute-bound one's, that an idle device is
+    the step's doing (end to end reached compute-only: not the loader's)."""
     device, host, samples = e.device_util, e.host_cpu_percent, e.telemetry_samples
-    if samples is not None and samples < MIN_TELEMETRY_SAMPLES and (device is not None or host is not None):
+    if not e.telemetry_is_evidence and (device is not None or host is not None):
         return [
             f"telemetry: only {samples} sample(s), fewer than {MIN_TELEMETRY_SAMPLES}: not evidence "
             "(utilisation not used; run longer windows with --steps or --windows)"
+        ]
+    if kind == "input-bound":
+        return _input_evidence(e)
+    if kind == "compute-bound" and device is not None and device < LOW_DEVICE_UTIL:
+        return [
+            f"device utilisation {device:.0f}% while end to end reaches compute-only: the step itself leaves "
+            "the device idle (synchronisations, small kernels, or a batch too small; `suite run --profile` "
+            "shows which)"
         ]
     if device is not None and host is not None:
         if device < LOW_DEVICE_UTIL and host > BUSY_HOST_CPU:
@@ -189,6 +196,58 @@ def _telemetry_evidence(e: BottleneckEvidence) -> list[str]:
             ]
         return [f"device utilisation {device:.0f}%"] if device >= LOW_DEVICE_UTIL else []
     return [f"host CPUs {host:.0f}% busy"] if host is not None else []
+
+
+def _input_evidence(e: BottleneckEvidence) -> list[str]:
+    """An input-bound verdict's telemetry and data: what its figures say limits the loader — the host's
+    cores (busy: the input pipeline), its workers' (busy: decoding is CPU-bound), neither (the CPUs do not
+    limit it) — and epochs too short for its workers. The CPU figure counts every process on the host."""
+    device, host, edges = e.device_util, e.host_cpu_percent, e.epoch_edges
+    lines = []
+    if host is not None:
+        gauges = (f"device utilisation {device:.0f}% and " if device is not None else "") + (
+            f"host CPUs {host:.0f}% busy"
+        )
+        if e.cores_busy is None:  # the host's share alone: its cores unknown
+            reading = (
+                "the device waits on the host (input pipeline)"
+                if host > BUSY_HOST_CPU
+                else "the host's CPUs as a whole are not what limits the loader (how many cores its "
+                "workers used is not known)"
+            )
+        elif host > BUSY_HOST_CPU:
+            reading = "the device waits on the host (input pipeline)" + _spare_cores_text(e)
+        elif e.workers_busy:
+            reading = "the loader's workers keep their cores busy: decoding is CPU-bound" + _spare_cores_text(
+                e
+            )
+        elif e.workers_busy is None:  # no worker processes: the training process loads the batches
+            reading = "the training process loads the batches itself, between its steps"
+        else:
+            reading = "the loader is limited by something other than the CPUs: " + (
+                "its epochs are too short for its workers (below)"
+                if edges
+                else "it waits on storage, or on handing batches to the training process"
+            )
+        cores = f" ({e.cores_text})" if e.cores_busy is not None else ""
+        lines.append(f"{gauges}{cores}: {reading}")
+    elif device is not None and device >= LOW_DEVICE_UTIL:
+        lines.append(f"device utilisation {device:.0f}%")
+    if edges:
+        lines.append(edges.evidence())
+    return lines
+
+
+def _spare_cores_text(e: BottleneckEvidence) -> str:
+    """Whether the cores leave room for another worker (the worker advice's free_cores, in words)."""
+    free = e.free_cores
+    if free is None:
+        return ""
+    return (
+        f", with {free} idle core(s) for more workers"
+        if free > 0
+        else ", and no core left for another worker"
+    )
 
 
 def from_probe(record: dict, probed: dict, backend, cores: int | None) -> dict:
@@ -231,6 +290,8 @@ def _settings(record: dict) -> dict:
         "precision": config.get("precision"),
         "data_kind": data.get("source", "imagefolder"),
         "rate_unit": rate_unit_of(record),
+        "batches_per_epoch": data.get("batches_per_epoch"),
+        "images": data.get("images"),
     }
 
 
