@@ -1,5 +1,6 @@
 """What each Habana (Intel Gaudi) software release does differently, as one table keyed by the bridge's
-version (the `habana-torch-plugin` wheel, e.g. 1.19.0.561 -> row "1.19").
+version (the `habana-torch-plugin` wheel, e.g. 1.19.0.561 -> row "1.19"; a release whose patches ship
+different torch builds has a row per patch, 1.24.1.x -> row "1.24.1").
 
 The hpu backend reads every release difference from here: which value of PT_HPU_LAZY_MODE means lazy or
 eager, which mode a release starts in when the variable is unset (where a versioned source says; elsewhere
@@ -7,7 +8,7 @@ the backend asks the bridge after importing it), whether `import torch` already 
 bridge (torch's device-backend autoload), the torch.compile backend, the names of the autocast op-list
 variables, whether legacy HMP exists, and which Gaudi generations the release supports (and so the last
 release for a card it no longer supports). A release the table does not know is read as the nearest known
-row, with a warning that goes into the record.
+row, with a warning that goes into the record, and its default mode is then left to the bridge.
 
 This module imports neither torch nor habana_frameworks: the command line uses it to set the mode before
 torch is imported (torch's autoload may import the bridge, which fixes the mode, during `import torch`).
@@ -50,14 +51,30 @@ Sources (the same list is printed in docs/gaudi-releases.md; Habana's documents 
   [flags]        Runtime Flags, PT_HPU_LAZY_MODE: default 1 (lazy) on docs.habana.ai/en/v1.19.0/PyTorch/
                  Reference/Runtime_Flags.html; default 0 (eager + torch.compile) on the current, unversioned
                  /en/latest/ page, whose Theory of Operations calls lazy mode "a legacy fallback that is no
-                 longer developed". No versioned page of 1.20 to 1.23 was found, so the release that switched
-                 the default is not known: those rows leave it to the bridge (default_mode None).
+                 longer developed". No versioned page of 1.20 to 1.24 was found.
+  [tutorials-1.21] github.com/HabanaAI/Gaudi-tutorials pull request #131 ("1.21.1", merged 2025-05-27 as
+                 commit e3a635323d35; Habana's tutorials for the 1.21.0 release): "Lazy mode is no longer the
+                 default execution mode in the Intel Gaudi software stack since 1.21.0", and its commit
+                 7536a6feadf5 ("Update w LAZY MODE") sets os.environ['PT_HPU_LAZY_MODE'] = '1' in the
+                 tutorials that assumed lazy. So unset means eager from 1.21 and lazy up to 1.20.
+  [vllm-gaudi-X] github.com/vllm-project/vllm-gaudi (the vLLM plugin for Gaudi; its Dockerfiles are Habana
+                 Labs' copyright), .cd/Dockerfile.ubuntu.pytorch.vllm, which builds FROM Habana's image
+                 vault.habana.ai/gaudi-docker/<VERSION>/ubuntu24.04/habanalabs/pytorch-installer-<PT_VERSION>:
+                 1.24.0 with 2.10.0 at commit 7ea0676790df (2026-05-06; docs/release_notes_v0.19.0.md:
+                 "Intel Gaudi Software v1.24.0 with PyTorch 2.10"), 1.24.1 with 2.11.0 at commit
+                 64e98391db60 (2026-07-15; docs/release_notes_v0.24.0.md). Its
+                 docs/getting_started/compatibility_matrix.md lists 1.24.0 and 1.24.1 for Gaudi 2 and Gaudi 3.
+                 Its code of that time still reads habana_frameworks.torch.utils.internal.is_lazy() and
+                 compiles with backend "hpu_backend". docs.habana.ai's 1.24 pages were not read (the stored
+                 copies end at 1.23.0).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import os
+import re
 from dataclasses import dataclass
 
 PLUGIN_DIST = "habana-torch-plugin"  # the wheel that provides habana_frameworks.torch (not on PyPI)
@@ -161,27 +178,36 @@ _TABLE: tuple[tuple, ...] = (
         "bridge-1.18, matrix-1.18.0"),
     ("1.19", "2.5.1", "0", "lazy", True, "hpu_backend", _NEW_LISTS, False, _WITH_G3,
         "bridge-1.19, torch-2.5, mr-1.19.0, matrix-1.19.0, flags"),
-    # From 1.20 the default mode is not checked ([flags]: v1.19.0 says lazy, the current page eager), and
-    # torch autoload is assumed as in 1.19 (no later Habana bridge source was read).
-    ("1.20", "2.6.0", "0", None, True, "hpu_backend", _NEW_LISTS, False, _WITH_G3, "mr-1.20.0, flags"),
-    ("1.21", "2.6.0", "0", None, True, "hpu_backend", _NEW_LISTS, False, _WITH_G3,
-        "mr-1.21.0, matrix-1.21.0, flags"),
-    ("1.22", "2.7.1", "0", None, True, "hpu_backend", _NEW_LISTS, False, _NO_G1,
-        "mr-1.22.0, matrix-1.22.0, flags"),
-    ("1.23", "2.9.0", "0", None, True, "hpu_backend", _NEW_LISTS, False, _NO_G1,
-        "mr-1.23.0, matrix-1.23.0, flags"),
+    # The default mode from 1.20 on: [tutorials-1.21], Habana's own "no longer the default ... since 1.21.0"
+    # (so lazy still in 1.20), with [flags]' current page (default 0). torch autoload is assumed as in 1.19
+    # (no later Habana bridge source was read).
+    ("1.20", "2.6.0", "0", "lazy", True, "hpu_backend", _NEW_LISTS, False, _WITH_G3,
+        "mr-1.20.0, tutorials-1.21"),
+    ("1.21", "2.6.0", "0", "eager", True, "hpu_backend", _NEW_LISTS, False, _WITH_G3,
+        "mr-1.21.0, matrix-1.21.0, tutorials-1.21, flags"),
+    ("1.22", "2.7.1", "0", "eager", True, "hpu_backend", _NEW_LISTS, False, _NO_G1,
+        "mr-1.22.0, matrix-1.22.0, tutorials-1.21, flags"),
+    ("1.23", "2.9.0", "0", "eager", True, "hpu_backend", _NEW_LISTS, False, _NO_G1,
+        "mr-1.23.0, matrix-1.23.0, tutorials-1.21, flags"),
+    # 1.24.0 and 1.24.1 ship different torch builds: a row each ([vllm-gaudi-X]).
+    ("1.24.0", "2.10.0", "0", "eager", True, "hpu_backend", _NEW_LISTS, False, _NO_G1,
+        "vllm-gaudi-1.24.0, tutorials-1.21, flags"),
+    ("1.24.1", "2.11.0", "0", "eager", True, "hpu_backend", _NEW_LISTS, False, _NO_G1,
+        "vllm-gaudi-1.24.1, tutorials-1.21, flags"),
 )
 # fmt: on
 RELEASES: tuple[Release, ...] = tuple(_release(row) for row in _TABLE)
 _BY_VERSION = {release.version: release for release in RELEASES}
 
 
-def _major_minor(version: str) -> tuple[int, int] | None:
-    try:
-        major, minor = version.split(".")[:2]
-        return int(major), int(minor)
-    except ValueError:
+def _numbers(version: str) -> tuple[int, int, int] | None:
+    """(major, minor, patch) of a bridge version ("1.24.1.340" -> (1, 24, 1); "1.21.1-16" -> (1, 21, 1);
+    patch 0 where there is none), None where it does not start with major.minor."""
+    found = re.match(r"\s*(\d+)\.(\d+)(?:\.(\d+))?", version)
+    if found is None:
         return None
+    major, minor, patch = found.groups()
+    return int(major), int(minor), int(patch or 0)
 
 
 def plugin_version() -> str | None:
@@ -193,32 +219,35 @@ def plugin_version() -> str | None:
 
 
 def lookup(version: str | None) -> tuple[Release, str | None]:
-    """(row, warning): the row of `version`, or the nearest known row and a warning saying so."""
-    if version is None:
-        nearest = RELEASES[-1]
-        return nearest, (
-            f"{PLUGIN_DIST} version unknown: release facts of {nearest.version} assumed (nearest known: newest)"
-        )
-    parsed = _major_minor(version)
+    """(row, warning): the row of `version` (its major.minor.patch where the table has a row of that patch,
+    else its major.minor), or the nearest known row and a warning saying so. A release the table does not
+    know may start in another mode: its default is left to the bridge (default_mode None)."""
+    parsed = None if version is None else _numbers(version)
     if parsed is None:
         nearest = RELEASES[-1]
-        return (
-            nearest,
-            f"{PLUGIN_DIST} version {version!r} not understood: release facts of {nearest.version} assumed",
+        said = "unknown" if version is None else f"{version!r} not understood"
+        return _unchecked_default(nearest), (
+            f"{PLUGIN_DIST} version {said}: release facts of {nearest.version} assumed (nearest known: newest), "
+            "its default mode left to the bridge"
         )
-    key = f"{parsed[0]}.{parsed[1]}"
-    if key in _BY_VERSION:
-        return _BY_VERSION[key], None
-    nearest = min(
-        RELEASES,
-        key=lambda r: abs(
-            _major_minor(r.version)[0] * 100 + _major_minor(r.version)[1] - parsed[0] * 100 - parsed[1]
-        ),
-    )
-    return nearest, (
+    major, minor, patch = parsed
+    for key in (f"{major}.{minor}.{patch}", f"{major}.{minor}"):
+        if key in _BY_VERSION:
+            return _BY_VERSION[key], None
+
+    def distance(release: Release) -> int:
+        m, n, p = _numbers(release.version)
+        return abs((m * 100 + n) * 1000 + p - ((major * 100 + minor) * 1000 + patch))
+
+    nearest = min(RELEASES, key=distance)
+    return _unchecked_default(nearest), (
         f"{PLUGIN_DIST} {version} is not in the release table: facts of the nearest known release "
-        f"{nearest.version} assumed"
+        f"{nearest.version} assumed, its default mode left to the bridge"
     )
+
+
+def _unchecked_default(release: Release) -> Release:
+    return dataclasses.replace(release, default_mode=None)
 
 
 def installed() -> tuple[Release, str | None]:

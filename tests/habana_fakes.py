@@ -23,10 +23,9 @@ from suite.backends import habana_releases, hpu, hpu_install, presence
 FAKES = pathlib.Path(__file__).parent / "fakes"
 FAKE_PACKAGES = ("habana_frameworks", "habana_dataloader", "pyhlml")
 # Four releases with different facts: "2" is eager and HMP exists (1.10); "0" is eager, new op-list names
-# and aot compile (1.13); torch autoload, lazy by default (1.19); default mode not in the table (the fake
-# bridge is eager by default, as Habana's current Runtime Flags page says) and no first-generation Gaudi
-# (1.22).
-PROFILES = ("1.10", "1.13", "1.19", "1.22")
+# and aot compile (1.13); torch autoload, lazy by default (1.19); eager by default (from 1.21), no
+# first-generation Gaudi, a row of its own per patch (1.24.1, the newest).
+PROFILES = ("1.10", "1.13", "1.19", "1.24.1")
 # The PCI device id of each generation's card (hpu_install.PCI_GENERATIONS: Habana's driver).
 PCI_DEVICE_IDS = {
     habana_releases.GAUDI1: "0x1000",
@@ -88,7 +87,7 @@ def install(
     The bridge is built for `built_for` (its required_version.txt) and runs with `torch_version`; both default
     to Habana's fork of the installed torch's version ("X.Y.Za0+git0000000").
     `bridge_default` ("lazy" or "eager") is the mode the bridge runs with PT_HPU_LAZY_MODE unset: the
-    release's own where the table knows it, else eager (Habana's current Runtime Flags page) unless given.
+    release's own unless given (a test of a release the table does not know gives it).
     `generation` is the card: by default the oldest generation the release supports.
     `fused_sdpa=False` leaves out hpex/kernels (FusedSDPA, in every release of the table since 1.10.0): an
     install without it."""
@@ -109,7 +108,7 @@ def install(
     fork = f"{Version(str(torch.__version__)).base_version}a0+git0000000"  # as Habana names its builds
     (root / "habana_frameworks" / "torch" / "required_version.txt").write_text(built_for or fork)
     (root / "habana_frameworks" / "torch_version.txt").write_text(torch_version or fork)
-    default = bridge_default or release.default_mode or "eager"
+    default = bridge_default or release.default_mode
     unset = release.lazy_value if default == "lazy" else release.eager_value
     (root / "habana_frameworks" / "unset_lazy_mode.txt").write_text(unset)
     pci_device = tmp_path / "pci" / "0000:10:00.0"

@@ -14,7 +14,7 @@ import os
 import habana_fakes
 import pytest
 from conftest import TINY, TINY_RUN, changed
-from suite.backends import hpu
+from suite.backends import habana_releases, hpu
 
 from suite import cli
 from suite.cli import main
@@ -113,13 +113,30 @@ def test_wiring_library_use_after_an_eager_autoload_is_refused(monkeypatch, tmp_
 
 @habana_fakes.needs_torch_autoload
 def test_wiring_unknown_default_after_an_autoload_is_the_bridges_from_the_plan_on(monkeypatch, tmp_path):
-    # 1.22's default is not in the table; the bridge, autoloaded by `import torch`, already chose eager: the
-    # plan runs that (eager + torch.compile), and the record's configuration says so from the start.
-    habana_fakes.install(monkeypatch, tmp_path, "1.22")
+    # A release not in the table (1.25, read as 1.24.1) has no default there; the bridge, autoloaded by
+    # `import torch`, already chose eager: the plan runs that (eager + torch.compile), and the record's
+    # configuration says so from the start.
+    habana_fakes.install(monkeypatch, tmp_path, "1.24.1", bridge_default="eager")
+    monkeypatch.setattr(habana_releases, "plugin_version", lambda: "1.25.0.100")
     habana_fakes.import_torch()
     plan = runner.plan_run(RunSpec().replace(backend="hpu", workload="dcgan64"))
     assert plan.spec.hpu.mode == "compile"
     assert "as the bridge reports it" in plan.backend.device_info()["execution_mode_source"]
+    habana_fakes.drop_fake_modules()
+
+
+@habana_fakes.needs_torch_autoload
+def test_wiring_eager_default_after_an_autoload_is_the_releases_own(monkeypatch, tmp_path):
+    # 1.22 starts eager ([tutorials-1.21]); `import torch` autoloads the bridge in that mode, which is the
+    # mode the plan asks for: no refusal, and the record names the release's default as the source.
+    habana_fakes.install(monkeypatch, tmp_path, "1.22")
+    habana_fakes.import_torch()
+    import sys
+
+    assert "habana_frameworks.torch" in sys.modules
+    plan = runner.plan_run(RunSpec().replace(backend="hpu", workload="dcgan64"))
+    assert plan.spec.hpu.mode == "compile"
+    assert plan.backend.device_info()["execution_mode_source"] == "default of Habana 1.22 (eager)"
     habana_fakes.drop_fake_modules()
 
 

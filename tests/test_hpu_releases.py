@@ -14,18 +14,33 @@ from suite.spec import RunSpec
 
 @pytest.mark.parametrize(
     "version, row",
-    [("1.19.0.561", "1.19"), ("1.10.0", "1.10"), ("1.21.1-16", "1.21"), ("1.22.0", "1.22"), ("1.23", "1.23")],
+    [
+        ("1.19.0.561", "1.19"),
+        ("1.10.0", "1.10"),
+        ("1.21.1-16", "1.21"),
+        ("1.22.0", "1.22"),
+        ("1.23", "1.23"),
+        ("1.24.0.460", "1.24.0"),  # a row per patch: 1.24.0 and 1.24.1 ship different torch builds
+        ("1.24", "1.24.0"),
+        ("1.24.1.30", "1.24.1"),
+    ],
 )
 def test_known_release_has_its_row_and_no_warning(version, row):
     release, warning = habana_releases.lookup(version)
     assert (release.version, warning) == (row, None)
 
 
-@pytest.mark.parametrize("version, nearest", [("1.9.0", "1.10"), ("1.30.0", "1.23"), ("2.0.0", "1.23")])
+@pytest.mark.parametrize(
+    "version, nearest",
+    [("1.9.0", "1.10"), ("1.24.2.10", "1.24.1"), ("1.30.0", "1.24.1"), ("2.0.0", "1.24.1")],
+)
 def test_unknown_release_gets_the_nearest_row_and_a_warning(version, nearest):
     release, warning = habana_releases.lookup(version)
     assert release.version == nearest
     assert f"{version} is not in the release table" in warning and nearest in warning
+    # its other facts are the nearest row's; the mode it starts in is asked of the bridge, never assumed
+    assert release.default_mode is None and "default mode left to the bridge" in warning
+    assert release.compile_backend == habana_releases.lookup(nearest)[0].compile_backend
 
 
 def test_wiring_unknown_release_warning_lands_in_the_record(monkeypatch, tmp_path):
@@ -34,7 +49,7 @@ def test_wiring_unknown_release_warning_lands_in_the_record(monkeypatch, tmp_pat
     backend = hpu.HPUBackend(RunSpec().replace(backend="hpu", hpu_mode="lazy"))
     info = backend.device_info()
     assert (
-        info["habana_release"] == "1.23"
+        info["habana_release"] == "1.24.1"
         and "1.25.0.100 is not in the release table" in info["release_warning"]
     )
     habana_fakes.drop_fake_modules()
@@ -49,8 +64,16 @@ def test_release_1_23_is_its_own_row():
 
 @pytest.mark.parametrize(
     "version, torch_version",
-    # Model-References torchvision README "Supported Configurations" at ee998910, da5f246c, 2be60441, 06bfc5ea.
-    [("1.20", "2.6.0"), ("1.21", "2.6.0"), ("1.22", "2.7.1"), ("1.23", "2.9.0")],
+    # Model-References torchvision README "Supported Configurations" at ee998910, da5f246c, 2be60441, 06bfc5ea;
+    # Habana's container images built FROM by vllm-gaudi's Dockerfile at 7ea06767 and 64e98391 for 1.24.x.
+    [
+        ("1.20", "2.6.0"),
+        ("1.21", "2.6.0"),
+        ("1.22", "2.7.1"),
+        ("1.23", "2.9.0"),
+        ("1.24.0", "2.10.0"),
+        ("1.24.1", "2.11.0"),
+    ],
 )
 def test_pytorch_of_each_recent_release(version, torch_version):
     assert habana_releases.lookup(version)[0].torch == torch_version
@@ -61,7 +84,12 @@ def test_no_first_generation_gaudi_from_1_22():
     # of 1.22.0 and 1.23.0 names 1.21.0 as the last release validated on Gaudi.
     by_version = {r.version: r.generations for r in habana_releases.RELEASES}
     assert habana_releases.GAUDI1 in by_version["1.21"]
-    assert [v for v, g in by_version.items() if habana_releases.GAUDI1 not in g] == ["1.22", "1.23"]
+    assert [v for v, g in by_version.items() if habana_releases.GAUDI1 not in g] == [
+        "1.22",
+        "1.23",
+        "1.24.0",
+        "1.24.1",
+    ]
     assert habana_releases.last_release_for(habana_releases.GAUDI1).version == "1.21"
     refusal = habana_releases.unsupported_card(habana_releases.lookup("1.22")[0], habana_releases.GAUDI1)
     assert (
@@ -71,16 +99,20 @@ def test_no_first_generation_gaudi_from_1_22():
     assert habana_releases.unsupported_card(habana_releases.lookup("1.21")[0], habana_releases.GAUDI1) is None
 
 
-def test_default_mode_is_claimed_only_where_a_versioned_source_says():
-    # Lazy up to 1.19 (bridge v1.19.0 is_lazy(); Runtime Flags v1.19.0: default 1). The current, unversioned
-    # Runtime Flags page says 0, but no source pins the release that switched: from 1.20 the bridge decides.
+def test_default_mode_switches_to_eager_at_1_21_as_habana_says():
+    # Lazy up to 1.19 (bridge v1.19.0 is_lazy(); Runtime Flags v1.19.0: default 1); Habana's tutorials for
+    # 1.21.0: "Lazy mode is no longer the default execution mode ... since 1.21.0" ([tutorials-1.21]).
     defaults = {r.version: r.default_mode for r in habana_releases.RELEASES}
-    assert defaults["1.19"] == "lazy"
-    assert [v for v, d in defaults.items() if d is None] == ["1.20", "1.21", "1.22", "1.23"]
-    release = habana_releases.lookup("1.23")[0]
-    assert release.mode_of_value(None) is None and release.mode_of_value("0") == "eager"
-    assert release.autoload_imports_bridge({}) is None  # depends on that unknown default
+    assert {v for v, d in defaults.items() if d == "lazy"} >= {"1.10", "1.19", "1.20"}
+    assert [v for v, d in defaults.items() if d != "lazy"] == ["1.21", "1.22", "1.23", "1.24.0", "1.24.1"]
+    assert all(d == "eager" for v, d in defaults.items() if d != "lazy")
+    release = habana_releases.lookup("1.24.1")[0]
+    assert release.mode_of_value(None) == "eager" and release.mode_of_value("1") == "lazy"
+    assert release.autoload_imports_bridge({}) is True  # unset is eager: Habana's autoload imports it
     assert release.autoload_imports_bridge({"PT_HPU_LAZY_MODE": "1"}) is False
+    # a release the table does not know: its default is not assumed from the nearest row
+    unknown = habana_releases.lookup("1.25.0")[0]
+    assert unknown.mode_of_value(None) is None and unknown.autoload_imports_bridge({}) is None
 
 
 def test_the_personal_fork_is_named_as_such():

@@ -147,9 +147,13 @@ def test_wiring_refuses_mode_after_a_foreign_import(fakes, monkeypatch):
         ("1.13", "0", "compile"),
         ("1.13", "2", "lazy"),  # from 1.12 anything but "0" is lazy
         ("1.19", None, "lazy"),
-        ("1.22", None, None),  # not in the table: the bridge's own, known after its import
-        ("1.22", "1", "lazy"),
+        ("1.20", None, "lazy"),  # Habana: lazy is no longer the default since 1.21.0
+        ("1.21", None, "compile"),  # eager, run with the release's torch.compile backend
+        ("1.24.1", None, "compile"),
+        ("1.24.1", "1", "lazy"),
         ("1.23", "0", "compile"),
+        ("1.25.0", None, None),  # not in the table: the bridge's own, known after its import
+        ("1.25.0", "1", "lazy"),
     ],
 )
 def test_default_mode_follows_environment_then_release(monkeypatch, version, env, expected):
@@ -166,15 +170,16 @@ def test_wiring_default_mode_is_the_one_that_runs(release):
     import habana_frameworks.torch as bridge
 
     running_lazy = bridge.LOADED_LIBRARY == "libhabana_pytorch_plugin.so"
-    # The fake bridge of a release whose default the table does not know is eager (habana_fakes.install).
-    assert (backend.mode == "lazy") == running_lazy == ((release.default_mode or "eager") == "lazy")
+    assert (backend.mode == "lazy") == running_lazy == (release.default_mode == "lazy")
 
 
 @pytest.mark.parametrize("bridge_default, mode", [("eager", "compile"), ("lazy", "lazy")])
 def test_wiring_unknown_default_runs_the_mode_the_bridge_chose(monkeypatch, tmp_path, bridge_default, mode):
-    # 1.23: the table knows no default (no versioned source), so the suite sets no PT_HPU_LAZY_MODE and
-    # runs what the bridge reports: eager + torch.compile where eager is the default, lazy where lazy is.
-    habana_fakes.install(monkeypatch, tmp_path, "1.23", bridge_default=bridge_default)
+    # A release the table does not know (1.25, read as its nearest row 1.24.1): its default is not assumed,
+    # so the suite sets no PT_HPU_LAZY_MODE and runs what the bridge reports: eager + torch.compile where
+    # eager is the default, lazy where lazy is.
+    habana_fakes.install(monkeypatch, tmp_path, "1.24.1", bridge_default=bridge_default)
+    monkeypatch.setattr(habana_releases, "plugin_version", lambda: "1.25.0.100")
     compiled = []
     monkeypatch.setattr(torch, "compile", lambda module, **kw: compiled.append(kw) or module)
     record = run_tiny()
@@ -185,8 +190,9 @@ def test_wiring_unknown_default_runs_the_mode_the_bridge_chose(monkeypatch, tmp_
         and device["execution_mode_verified_by"] == "habana_frameworks is_lazy()"
     )
     assert device["execution_mode_source"].startswith(
-        f"default of Habana 1.23 ({bridge_default}, as the bridge"
+        f"default of Habana 1.24.1 ({bridge_default}, as the bridge"
     )
+    assert "1.25.0.100 is not in the release table" in device["release_warning"]
     assert hpu.LAZY_ENV not in device["env_at_import"]  # left to the bridge
     assert ("mark_step" in recorder().events()) == (mode == "lazy")
     assert all(kw == {"backend": "hpu_backend"} for kw in compiled) and bool(compiled) == (mode == "compile")
@@ -197,7 +203,8 @@ def test_wiring_unknown_default_runs_the_mode_the_bridge_chose(monkeypatch, tmp_
 def test_wiring_hpu_mode_still_chooses_on_a_release_with_an_unknown_default(
     monkeypatch, tmp_path, mode, value
 ):
-    habana_fakes.install(monkeypatch, tmp_path, "1.23", bridge_default="lazy" if value == "0" else "eager")
+    habana_fakes.install(monkeypatch, tmp_path, "1.24.1", bridge_default="lazy" if value == "0" else "eager")
+    monkeypatch.setattr(habana_releases, "plugin_version", lambda: "1.25.0.100")
     backend = make_backend(hpu_mode=mode)
     import habana_frameworks.torch as bridge
 
