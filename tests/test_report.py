@@ -168,10 +168,25 @@ def test_part_of_an_instance_is_marked_and_extrapolated_only_when_asked():
     record = make_record(1_000_000, instance="p3.8xlarge", used=1)
     row = build_rows([record], SEED)[0]
     assert row["images_per_hour"] == 1_000_000 and row["extrapolated_factor"] is None
-    assert "used 1 of 4 accelerators (priced as the whole instance)" in row["notes"]
-    assert row["images_per_usd"] == pytest.approx(1_000_000 / 12.24)
+    # Priced for the one V100 it used: as the seed catalog's 1-V100 instance, the whole p3.8xlarge beside.
+    assert (row["price_basis"], row["priced_as"], row["usd_per_hour"]) == (
+        "instance of that size",
+        "p3.2xlarge",
+        3.06,
+    )
+    assert row["images_per_usd"] == pytest.approx(1_000_000 / 3.06)
+    assert row["instance_images_per_usd"] == pytest.approx(1_000_000 / 12.24)
+    assert any(
+        n.startswith("priced as p3.2xlarge ($3.06/h)") and "1 of p3.8xlarge's 4" in n for n in row["notes"]
+    )
     row = build_rows([record], SEED, extrapolate=True)[0]
     assert row["images_per_hour"] == 4_000_000 and row["extrapolated_factor"] == 4
+    # The rate is the whole instance's, and so is its price.
+    assert (row["accelerators_priced"], row["price_basis"], row["usd_per_hour"]) == (
+        4,
+        "whole instance",
+        12.24,
+    )
     assert "EXTRAPOLATED ×4 from 1 of 4 accelerators" in "; ".join(row["notes"])
     assert "4,000,000 (extrapolated ×4 from 1,000,000)" in render([row], SEED, "md", wide=True)
     default = render([row], SEED, "md")  # the whole instance's img/s, marked, the factor in a note
@@ -339,7 +354,9 @@ def test_a_real_cpu_run_on_an_instance_is_reported(tmp_path):
     assert rows[0]["images_per_usd"] is None and rows[0]["device_matches_instance"] is False
     assert any("not on the instance's NVIDIA H100 80GB: not priced" in n for n in rows[0]["notes"])
     (priced,) = build_rows([r for _, r in loaded], today, price_as_if=True)
-    assert priced["images_per_usd"] == pytest.approx(record["metrics"]["images_per_hour"] / 55.04)
+    # priced for the one accelerator it stood for: as p5.4xlarge (one H100), the whole p5.48xlarge beside
+    assert priced["images_per_usd"] == pytest.approx(record["metrics"]["images_per_hour"] / 6.88)
+    assert priced["instance_images_per_usd"] == pytest.approx(record["metrics"]["images_per_hour"] / 55.04)
     assert priced["hypothetical"] is True
     from suite.reporting.pricing import device_mismatch_warning
 

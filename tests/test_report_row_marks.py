@@ -152,13 +152,17 @@ def test_a_report_priced_as_a_retired_instance_says_so_on_the_row_and_in_its_not
 
 
 @pytest.mark.parametrize(
-    "device, instance, usd_per_hour",
+    "device, instance, whole, usd_per_hour, priced_as",
     [
-        ("NVIDIA H200", "p5en.48xlarge", 63.296),  # as torch names an H200
-        ("NVIDIA H100 80GB HBM3", "p5.48xlarge", 55.04),  # as torch names an H100 SXM
+        # as torch names an H200: no 1-H200 instance, so an eighth of p5en.48xlarge (63.296 ÷ 8)
+        ("NVIDIA H200", "p5en.48xlarge", 63.296, 7.912, "p5en.48xlarge"),
+        # as torch names an H100 SXM: the catalog's 1-H100 instance, p5.4xlarge
+        ("NVIDIA H100 80GB HBM3", "p5.48xlarge", 55.04, 6.88, "p5.4xlarge"),
     ],
 )
-def test_an_h100_or_h200_run_is_priced_as_its_instance_not_hypothetically(device, instance, usd_per_hour):
+def test_an_h100_or_h200_run_is_priced_per_accelerator_of_its_instance_not_hypothetically(
+    device, instance, whole, usd_per_hour, priced_as
+):
     from test_report import make_record
 
     from suite.reporting.pricing import device_mismatch_warning
@@ -166,10 +170,13 @@ def test_an_h100_or_h200_run_is_priced_as_its_instance_not_hypothetically(device
     record = make_record(7_200_000, instance=instance, device=device, used=1)
     (row,) = build_rows([record], load_catalog())
     assert row["device_matches_instance"] is True and row["hypothetical"] is False
-    assert row["usd_per_hour"] == usd_per_hour and row["images_per_usd"] == pytest.approx(
-        7_200_000 / usd_per_hour
-    )
-    assert "used 1 of 8 accelerators (priced as the whole instance)" in row["notes"]
+    assert row["usd_per_hour"] == pytest.approx(usd_per_hour) and row["priced_as"] == priced_as
+    assert row["usd_per_accelerator_hour"] == pytest.approx(whole / 8)
+    assert row["images_per_usd"] == pytest.approx(7_200_000 / usd_per_hour)
+    # the whole instance's figure beside it: what the run gives per $ if the other 7 sit idle
+    assert row["instance_usd_per_hour"] == whole
+    assert row["instance_images_per_usd"] == pytest.approx(7_200_000 / whole)
+    assert any("if the other 7 sit idle" in note for note in row["notes"])
     assert not any("HYPOTHETICAL" in note or "not priced" in note for note in row["notes"])
     assert device_mismatch_warning(record) is None  # `suite run` does not warn either
     # An H200 run is not an H100 instance's: not priced unless asked.

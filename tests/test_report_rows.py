@@ -238,7 +238,10 @@ def test_extrapolation_and_default_pricing_only_for_the_instances_own_device():
     assert row["images_per_usd"] is None and row["device_matches_instance"] is False
     (row,) = build_rows([cpu], SEED, extrapolate=True, price_as_if=True)
     assert row["extrapolated_factor"] is None and row["hypothetical"] is True
-    assert row["images_per_usd"] == pytest.approx(26_000 / 13.11)
+    # 1 of the dl1's 8 Gaudis, and the seed's catalog has no 1-Gaudi instance: an eighth of its price
+    assert row["price_basis"] == "per accelerator" and row["usd_per_hour"] == pytest.approx(13.11 / 8)
+    assert row["images_per_usd"] == pytest.approx(26_000 / (13.11 / 8))
+    assert row["instance_images_per_usd"] == pytest.approx(26_000 / 13.11)
     assert "(hypothetical: another device)" in render([row], SEED, "md", wide=True)
     assert "| hyp 1/8 " in render([row], SEED, "md") and "HYPOTHETICAL: measured on" in render(
         [row], SEED, "md"
@@ -266,8 +269,13 @@ def test_report_reprices_against_several_instances_without_rerunning(tmp_path, c
     by_instance = {r["instance"]: r for r in rows}
     assert set(by_instance) == {"p3.2xlarge", "p3.8xlarge"}
     assert by_instance["p3.2xlarge"]["images_per_usd"] == pytest.approx(3_600_000 / 3.06)
-    assert by_instance["p3.8xlarge"]["images_per_usd"] == pytest.approx(3_600_000 / 12.24)
-    assert by_instance["p3.8xlarge"]["spot_images_per_usd"] == pytest.approx(3_600_000 / 3.67)
+    # The run used one V100: as 1 of p3.8xlarge's 4 it is priced as the catalog's 1-V100 instance, p3.2xlarge,
+    # and the whole p3.8xlarge's figure (if its other 3 sit idle) stands beside it.
+    eight = by_instance["p3.8xlarge"]
+    assert (eight["priced_as"], eight["images_per_usd"]) == ("p3.2xlarge", pytest.approx(3_600_000 / 3.06))
+    assert eight["spot_images_per_usd"] == pytest.approx(3_600_000 / 0.92)
+    assert eight["instance_images_per_usd"] == pytest.approx(3_600_000 / 12.24)
+    assert eight["instance_spot_images_per_usd"] == pytest.approx(3_600_000 / 3.67)
     # a K80 instance is not this run's device: left out, said so
     assert main(["report", str(tmp_path), "--prices", "seed-2022", "--instance", "p3.2xlarge,p2.xlarge"]) == 0
     out, err = capsys.readouterr()

@@ -70,8 +70,10 @@ def _fmt(value, digits=4) -> str:
 
 
 def _row_note(instance) -> str:
-    """The note column: RETIRED first (when and on whose word), then the row's own note."""
+    """The note column: RETIRED first (when and on whose word), then why there is no on-demand price, then
+    the row's own note."""
     said = [instance.retired.text()] if instance.retired else []
+    said += [f"NO ON-DEMAND PRICE ({instance.no_on_demand}): not priced"] if instance.no_on_demand else []
     return "; ".join(said + ([instance.note] if instance.note else []))
 
 
@@ -95,7 +97,7 @@ def list_command(args) -> int:
             _fmt(i.ram_gib),
             _fmt(i.on_demand_usd_per_hour),
             _fmt(i.spot_usd_per_hour),
-            (i.price_as_of or catalog.as_of)
+            (i.price_as_of or ("date not recorded" if i.price_source else catalog.as_of))
             + (f" [{cited.index(i.price_source) + 1}]" if i.price_source else ""),
             _row_note(i),
         ]

@@ -12,7 +12,7 @@ import math
 
 from suite import stats
 from suite.reporting import compare_load
-from suite.reporting.cells import whole_number
+from suite.reporting.cells import accelerators_priced, whole_number
 from suite.reporting.compare_match import Group
 from suite.reporting.compare_stats import ALPHA, MIN_RUNS, correct, decide
 from suite.reporting.narrow import images_per_second, marks, short_device, wrapped
@@ -206,7 +206,7 @@ def describe(row: dict, number: int, data_differs: bool = False) -> str:
     """`#3 p5.48xlarge (H100 80GB ×8, amp, batch 256)`, with the data where rows differ in it, and the
     row's caveats."""
     parts = [
-        f"{short_device(row['device'])} ×{row['accelerators_used']}",
+        f"{short_device(row['device'])} ×{accelerators_priced(row)}",
         str(row["precision"]),
         f"batch {row['batch_size']}",
     ]

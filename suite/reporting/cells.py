@@ -89,8 +89,16 @@ def _instance_cell(row: dict) -> str:
     return (row["instance"] or "—") + (" (retired)" if row.get("retired") else "")
 
 
+def accelerators_priced(row: dict) -> int:
+    """What the row's rate and price count: the accelerators used, or all of the instance's when its rate is
+    extrapolated to them (a row without the field, from an older report, counts those used)."""
+    return row.get("accelerators_priced") or row["accelerators_used"]
+
+
 def _device_cell(row: dict) -> str:
-    return f"{row['device'] or '?'} ×{row['accelerators_used']}"
+    # A part of an instance says of how many: `NVIDIA H200 ×1 of 8`.
+    count, total = accelerators_priced(row), row.get("instance_accelerators")
+    return f"{row['device'] or '?'} ×{count}" + (f" of {total}" if total and 0 < count < total else "")
 
 
 # Every column of the wide table (`--wide`, `--columns seed`, the page with --wide), by key: (seed's name,
@@ -108,6 +116,24 @@ COLUMNS = [
         "Spot Throughput / $",
         "Spot images per $",
         lambda r: whole_number(r["spot_images_per_usd"]),
+    ),
+    (
+        "usd_per_accelerator_hour",
+        None,
+        "On-demand ($/accelerator-h)",
+        lambda r: _money(r.get("usd_per_accelerator_hour")),
+    ),
+    (
+        "instance_images_per_usd",
+        None,
+        "Images per $, whole instance",
+        lambda r: whole_number(r.get("instance_images_per_usd")),
+    ),
+    (
+        "instance_spot_images_per_usd",
+        None,
+        "Spot images per $, whole instance",
+        lambda r: whole_number(r.get("instance_spot_images_per_usd")),
     ),
     ("backend", "Backend", "Backend", lambda r: r["backend"] or "—"),
     ("device", "Device", "Device", _device_cell),

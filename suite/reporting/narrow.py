@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 import textwrap
 
-from suite.reporting.cells import FLEET_COLUMNS, dollars, ratio_text, whole_number
+from suite.reporting.cells import FLEET_COLUMNS, accelerators_priced, dollars, ratio_text, whole_number
 from suite.reporting.published_rows import PUBLISHED_NOTE
-from suite.reporting.row_prices import part_note
+from suite.reporting.row_prices import SHARE_NOTE
 from suite.reporting.rows import SYNTHETIC_NOTE
 from suite.run_record import printable
 
@@ -124,14 +124,14 @@ def row_notes(row: dict, data_differs: bool = False, wide: bool = False) -> list
         notes.append(f"model modified: {overrides}")
     if data_differs and not row.get("upper_bound"):
         notes.append(f"data: {row['data']}")
-    # what a mark says in full is no note of its own: a published figure, a synthetic ceiling, a part
-    covered = {SYNTHETIC_NOTE}
-    if row.get("instance_accelerators"):
-        covered.add(part_note(row["accelerators_used"], row["instance_accelerators"]))
+    # what a mark says in full is no note of its own: a published figure, a synthetic ceiling, a part of
+    # an instance priced per accelerator-hour (its N/M mark)
     said = [
         note
         for note in row["notes"]
-        if note not in covered and not (row.get("published") and note.startswith(PUBLISHED_NOTE))
+        if note != SYNTHETIC_NOTE
+        and not note.startswith(SHARE_NOTE)
+        and not (row.get("published") and note.startswith(PUBLISHED_NOTE))
     ]
     notes += [*said, *row["errors"]]
     if row.get("verdict"):
@@ -189,7 +189,7 @@ def columns(rows: list[dict], assumed: set[str], every: bool) -> list:
     chosen = [
         ("Workload", _workload_cell, True),
         ("Instance", lambda r: r["instance"] or "—", True),
-        ("Device", lambda r: f"{short_device(r['device'])} ×{r['accelerators_used']}", True),
+        ("Device", lambda r: f"{short_device(r['device'])} ×{accelerators_priced(r)}", True),
         ("Precision", lambda r: _stated(r["precision"]), True),
         ("Batch", lambda r: _stated(r["batch_size"]), False),
         ("img/s", _rate_cell, False),
@@ -222,7 +222,10 @@ def marks_said(rows: list[dict], assumed: set[str], every: bool) -> list[str]:
     used = [m for row in rows for m in marks(row, not every and row.get("prices_catalog") in assumed)]
     said = [f"{mark}: {meaning}" for mark, meaning in MARKS.items() if mark in used]
     if any("/" in mark for mark in used):
-        said.append("N/M: used N of the instance's M accelerators, priced as the whole instance")
+        said.append(
+            "N/M: used N of the instance's M accelerators, priced for those N ($/h: the instance's ÷ M × N); "
+            "if the other M − N sit idle, the whole instance gives M/N× fewer images per $ (--wide shows it)"
+        )
     return said
 
 

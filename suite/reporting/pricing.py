@@ -6,8 +6,10 @@ vCPUs, RAM and the two prices. Prices go stale, so every report prints the catal
 
 A row whose price is older than the catalog's says so (`price_as_of`, and `price_source` naming one of the
 catalog's `sources`); an instance the cloud no longer rents says when and on whose word (`retired`), and
-is still priced, marked, so that old runs and the seed's table can be reproduced. A catalog kept for
-history (`history`) says what it is kept for.
+is still priced, marked, so that old runs and the seed's table can be reproduced. An instance the
+source gives no on-demand price for (one rented only through capacity blocks) is listed with
+`on_demand_usd_per_hour: null` and why (`no_on_demand`): shown, never priced. A catalog kept for history
+(`history`) says what it is kept for.
 
 Validation is strict, because a silently misread price is a wrong answer: every field must be present, and
 prices must be numbers (a spot price may be null: "no quote"). Errors name the instance and the field.
@@ -41,7 +43,7 @@ INSTANCE_FIELDS = {
     "accelerator_memory_gib": (float, False),
     "vcpus": (int, False),
     "ram_gib": (float, False),
-    "on_demand_usd_per_hour": (float, False),
+    "on_demand_usd_per_hour": (float, True),  # null only with `no_on_demand` (why there is none)
     "spot_usd_per_hour": (float, True),
 }
 
@@ -80,9 +82,10 @@ class Instance:
     accelerator_memory_gib: float
     vcpus: int
     ram_gib: float
-    on_demand_usd_per_hour: float
+    on_demand_usd_per_hour: float | None  # None only with `no_on_demand`
     spot_usd_per_hour: float | None
     note: str | None = None
+    no_on_demand: str | None = None  # why the source gives no on-demand price (e.g. capacity blocks only)
     price_as_of: str | None = None  # this row's prices are older than the catalog's (price_date's form)
     price_source: str | None = None  # where this row's prices come from, when not the catalog's source
     retired: Retirement | None = None
@@ -126,7 +129,9 @@ class Catalog:
         """The instance's price date and source, where they are not the catalog's ("" otherwise)."""
         if not instance.price_as_of and not instance.price_source:
             return ""
-        return f"price of {instance.name} as of {instance.price_as_of or self.as_of}" + (
+        if not instance.price_as_of:  # a source of its own and no date: its source says what is known
+            return f"price of {instance.name}: {instance.price_source}"
+        return f"price of {instance.name} as of {instance.price_as_of}" + (
             f" ({instance.price_source})" if instance.price_source else ""
         )
 
@@ -214,9 +219,10 @@ def parse_instance(name: str, entry, catalog_where: str, sources: dict[str, str]
             values[field] = _text(entry[field], where, field)
         else:
             values[field] = _number(entry[field], kind, where, field, nullable)
+    no_on_demand = _no_on_demand(entry.get("no_on_demand"), values["on_demand_usd_per_hour"], where)
     # A price is at least suite.inputs.numbers' least price per hour: 0 or 1e-300 would make images per $ endless.
     least = numbers.PRICE_PER_HOUR.least
-    if values["on_demand_usd_per_hour"] < least:
+    if no_on_demand is None and values["on_demand_usd_per_hour"] < least:
         raise UserError(
             f"{where}: on_demand_usd_per_hour must be at least {least:g} (images per $ divide by it), "
             f"got {values['on_demand_usd_per_hour']!r}"
@@ -230,11 +236,29 @@ def parse_instance(name: str, entry, catalog_where: str, sources: dict[str, str]
     return Instance(
         name=str(name),
         note=str(note) if note is not None else None,
+        no_on_demand=no_on_demand,
         price_as_of=_row_date(entry.get("price_as_of"), where),
         price_source=_row_source(entry.get("price_source"), sources, where),
         retired=_retirement(entry.get("retired"), where),
         **values,
     )
+
+
+def _no_on_demand(value, on_demand: float | None, where: str) -> str | None:
+    """Why the instance has no on-demand price: required with `on_demand_usd_per_hour: null` (a price left
+    out is a question, never a silent gap), refused beside a price."""
+    if on_demand is None and value is None:
+        raise UserError(
+            f"{where}: on_demand_usd_per_hour is missing a value (a number is required; an instance the "
+            "source gives no on-demand price for says why in `no_on_demand: TEXT`)"
+        )
+    if value is None:
+        return None
+    if on_demand is not None:
+        raise UserError(
+            f"{where}: no_on_demand is given beside on_demand_usd_per_hour {on_demand:g}: keep one"
+        )
+    return _text(value, where, "no_on_demand")
 
 
 def _row_date(value, where: str) -> str | None:
@@ -304,7 +328,9 @@ def parse_catalog(data, where: str, path: str | None = None) -> Catalog:
         f"{where}, instance {i.name!r}: spot_usd_per_hour {i.spot_usd_per_hour:g} is above "
         f"on_demand_usd_per_hour {i.on_demand_usd_per_hour:g} (spot is normally the cheaper; check the source)"
         for i in instances.values()
-        if i.spot_usd_per_hour is not None and i.spot_usd_per_hour > i.on_demand_usd_per_hour
+        if i.spot_usd_per_hour is not None
+        and i.on_demand_usd_per_hour is not None
+        and i.spot_usd_per_hour > i.on_demand_usd_per_hour
     ]
     return Catalog(
         warnings=warnings,

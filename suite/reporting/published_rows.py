@@ -59,26 +59,41 @@ def _as_published(figure: Figure) -> str:
 
 
 def _instance_for(figure: Figure, catalog: Catalog):
-    """The catalog's instance with the figure's device, as many of them: the one the source names if the
-    catalog has it, else the cheapest. Returns (instance or None, a note saying which and why)."""
+    """The catalog's instance with the figure's device, as many of them or more (then its share prices the
+    figure, as a measured run on part of an instance: row_prices.py), at an on-demand price: the one the
+    source names if the catalog has it, else the cheapest per accelerator-hour of those with just as many,
+    else of those with more. Returns (instance or None, a note saying which and why)."""
 
-    def fits(instance) -> bool:
-        return instance.accelerator_count == figure.count and same_device(figure.device, instance.accelerator)
+    def holds(instance) -> bool:
+        return (
+            instance.accelerator_count >= figure.count
+            and same_device(figure.device, instance.accelerator)
+            and instance.on_demand_usd_per_hour is not None
+        )
 
     named = catalog.instances.get(figure.instance) if figure.instance else None
-    if named is not None and fits(named):
+    if named is not None and holds(named):
         return named, f"priced as {named.name}, the instance the source names ({catalog.name} prices)"
-    candidates = [i for i in catalog.instances.values() if fits(i)]
+    candidates = [i for i in catalog.instances.values() if holds(i)]
     ran_on = f"the source ran on {figure.instance}, " if figure.instance else ""
     if not candidates:
         return None, (
-            f"{ran_on}no {figure.count} × {figure.device} instance in the {catalog.name} catalog: no price"
+            f"{ran_on}no {figure.count} × {figure.device} instance (nor one with more of them) in the "
+            f"{catalog.name} catalog: no price"
         )
+    exact = [i for i in candidates if i.accelerator_count == figure.count]
     # An instance that can still be rented before a retired one, however cheap its last price.
-    cheapest = min(candidates, key=lambda i: (i.retired is not None, i.on_demand_usd_per_hour, i.name))
+    cheapest = min(
+        exact or candidates,
+        key=lambda i: (i.retired is not None, i.on_demand_usd_per_hour / i.accelerator_count, i.name),
+    )
     return cheapest, (
-        f"{ran_on}priced as {cheapest.name}, the {catalog.name} catalog's cheapest with "
-        f"{figure.count} × {cheapest.accelerator}"
+        f"{ran_on}priced as {cheapest.name}, the {catalog.name} catalog's cheapest per accelerator-hour with "
+        + (
+            f"{figure.count} × {cheapest.accelerator}"
+            if exact
+            else f"more than {figure.count} {cheapest.accelerator}"
+        )
     )
 
 
@@ -113,7 +128,7 @@ def published_row(
     }
     if instance is not None:
         row_prices.mark_dated(row, instance, catalog)
-        row_prices.price(row, instance)
+        row_prices.price(row, instance, catalog)
     if figure.in_tokens:
         token_rows.add_token_figures(row, figure.sequence_length)
         row["tokens_per_hour"] = figure.per_hour  # as published, not through the sequences' rounding
@@ -141,6 +156,7 @@ def _configuration(figure: Figure, instance) -> dict:
         "world_size": None,
         "accelerators_used": figure.count,
         "instance_accelerators": instance.accelerator_count if instance else None,
+        **row_prices.unpriced(figure.count),
         "precision": figure.precision,
         "batch_size": figure.batch,
         "data": figure.data or "not stated",

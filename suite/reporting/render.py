@@ -64,7 +64,7 @@ def table_columns(rows: list[dict], style: str = "exact", wide: bool = False, ca
         name = seed_name if style == "seed" else exact_name
         if name is None:
             continue
-        if assumed and key.startswith("spot") and style != "seed":
+        if assumed and "spot" in key and style != "seed":
             if every:
                 name += " (assumed)"  # the catalog's spot is not an observed price: said in the header
             else:  # catalogs mixed: only the rows priced from one whose spot is assumed say so
@@ -185,8 +185,11 @@ def footer(catalogs, dataset_size: int) -> str:
         "Spot: interruptible capacity, reclaimable at short notice; its price varies by hour and zone.\n\n"
         f"Throughput: median over runs of each run's median timed window; Spread: (max − min) ÷ median "
         f"across runs, and a run's window cv (stdev ÷ mean) when over 5%. The median's 95% interval: the sign "
-        "test's, from the runs' order statistics (6 runs at least), with the runs behind it. Images per $ = images/hour ÷ "
-        f"$/hour of the whole instance. Epoch: {dataset_size:,} images. A run on another device than the "
+        "test's, from the runs' order statistics (6 runs at least), with the runs behind it. $/h: the accelerators a "
+        "row used, at the instance's $/hour ÷ its accelerators (or the price of the catalog's instance with just "
+        "as many, which the row names); a whole instance, measured or extrapolated, at its own. Images per $ = "
+        "images/hour ÷ that $/h; the whole instance's, if its other accelerators sit idle, is beside it in --wide, "
+        f"CSV and JSON. Epoch: {dataset_size:,} images. A run on another device than the "
         "instance's accelerator is priced only with --price-as-if, marked hypothetical; synthetic data "
         "rows are compute-only ceilings."
     )
@@ -202,12 +205,22 @@ CSV_FIELDS = [
     "images_per_usd",
     "spot_usd_per_hour",
     "spot_images_per_usd",
+    # The price's basis: per accelerator-hour, and the whole instance's figures beside (row_prices.py)
+    "price_basis",
+    "priced_as",
+    "usd_per_accelerator_hour",
+    "spot_usd_per_accelerator_hour",
+    "instance_usd_per_hour",
+    "instance_images_per_usd",
+    "instance_spot_usd_per_hour",
+    "instance_spot_images_per_usd",
     "backend",
     "device",
     "device_count",
     "world_size",
     "accelerators_used",
     "instance_accelerators",
+    "accelerators_priced",
     "device_matches_instance",
     "hypothetical",
     "upper_bound",
@@ -248,6 +261,8 @@ CSV_FIELDS = [
     "usd_per_million_tokens",
     "spot_tokens_per_usd",
     "spot_usd_per_million_tokens",
+    "instance_tokens_per_usd",
+    "instance_spot_tokens_per_usd",
 ]
 # Only in a report with --published.
 PUBLISHED_FIELDS = ["published", "published_id", "published_source", "published_caveat", "published_ratio"]

@@ -29,6 +29,7 @@ class _Always(TypedDict):
     world_size: Optional[int]  # processes that trained together
     accelerators_used: int  # of the instance's accelerators
     instance_accelerators: Optional[int]
+    accelerators_priced: int  # what the rate and the price count: those used, all when extrapolated
     precision: Optional[str]
     batch_size: Optional[int]  # per process
     data: str  # synthetic, imagefolder, cache, tokens
@@ -65,7 +66,12 @@ class _Always(TypedDict):
     upper_bound: bool  # synthetic data: a compute-only ceiling
     pooled: Dict[str, List[str]]  # fields whose values the row pools (--pool)
 
-    # Prices: per hour of the whole instance, then per sample and per epoch; spot beside on demand
+    # Prices: per hour of the accelerators the row counts (row_prices.py), then per sample and per epoch;
+    # spot beside on demand; the whole instance's beside them (what the row costs if the rest sit idle)
+    price_basis: Optional[str]  # "whole instance", "per accelerator", or "instance of that size"
+    priced_as: Optional[str]  # the instance whose price it pays: the row's own, or one with just as many
+    usd_per_accelerator_hour: Optional[float]
+    spot_usd_per_accelerator_hour: Optional[float]
     usd_per_hour: Optional[float]
     images_per_usd: Optional[float]
     usd_per_million_images: Optional[float]
@@ -75,6 +81,10 @@ class _Always(TypedDict):
     epoch_hours: Optional[float]
     epoch_usd: Optional[float]
     spot_epoch_usd: Optional[float]
+    instance_usd_per_hour: Optional[float]
+    instance_spot_usd_per_hour: Optional[float]
+    instance_images_per_usd: Optional[float]
+    instance_spot_images_per_usd: Optional[float]
     prices_catalog: str
     prices_as_of: str
     prices_as_of_note: str
@@ -102,6 +112,8 @@ class Row(_Always, total=False):
     spot_tokens_per_usd: Optional[float]
     usd_per_million_tokens: Optional[float]
     spot_usd_per_million_tokens: Optional[float]
+    instance_tokens_per_usd: Optional[float]  # the whole instance's, as instance_images_per_usd
+    instance_spot_tokens_per_usd: Optional[float]
 
     # A fleet campaign's row (fleet_report)
     fleet_status: str

@@ -3,13 +3,13 @@ of the runs' throughputs (each already the median of its timed windows), how man
 and their spread, the instance's prices, and notes that say what the row is and what differs from its
 neighbours.
 
-    images per $      = images/hour ÷ $/hour           (the instance's whole price, even if partly used)
+    images per $      = images/hour ÷ $/hour           ($/hour of the accelerators used: row_prices.py)
     $ per M images    = $/hour ÷ images/hour × 1,000,000
     epoch hours, $    = dataset size ÷ images/hour,  × $/hour
 
 Failed and diverged runs are shown as such, never dropped. A run that used fewer accelerators than its
-instance has is marked; it is scaled to the whole instance only when asked (extrapolate), and then marked
-as extrapolated.
+instance has is marked and priced for those it used, the whole instance's figure beside; it is scaled to
+the whole instance only when asked (extrapolate), and then marked as extrapolated.
 """
 
 from __future__ import annotations
@@ -172,7 +172,11 @@ def _row(
     row["images_per_hour"] = rate
     row["epoch_hours"] = dataset_size / rate
     if instance is not None:
-        row_prices.price(row, instance, nodes(group[0]))
+        row_prices.price(row, instance, catalog, nodes(group[0]))
+        if per_device(group[0]) and row["price_basis"] == row_prices.WHOLE:
+            row["notes"].append(
+                f"priced as the whole {instance.name}: the --per-device run measured all of it"
+            )
     return row
 
 
@@ -242,6 +246,7 @@ def _blank_row(group: list[dict], runs: _Runs, catalog: Catalog) -> Row:
         "world_size": config.get("world_size", 1),
         "accelerators_used": accelerators_used(first),
         "instance_accelerators": None,
+        **row_prices.unpriced(accelerators_used(first)),
         "precision": config.get("precision"),
         "batch_size": config.get("batch_size"),
         "data": data_path(first),

@@ -5,7 +5,7 @@ with them).
 A row's statistics and prices are computed as every row's are, on the samples its runs counted (a
 sequence of `tokens_per_sample` tokens each); the token figures are those × the tokens per sequence:
 
-    tokens per $       = tokens/hour ÷ $/hour           (the instance's whole price, as images per $)
+    tokens per $       = tokens/hour ÷ $/hour           ($/hour of the accelerators used, as images per $)
     $ per M tokens     = $/hour ÷ tokens/hour × 1,000,000
 """
 
@@ -49,6 +49,8 @@ def add_token_figures(row: dict, per_sample: int) -> None:
         spot_tokens_per_usd=times("spot_images_per_usd"),
         usd_per_million_tokens=per("usd_per_million_images"),
         spot_usd_per_million_tokens=per("spot_usd_per_million_images"),
+        instance_tokens_per_usd=times("instance_images_per_usd"),
+        instance_spot_tokens_per_usd=times("instance_spot_images_per_usd"),
     )
 
 
