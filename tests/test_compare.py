@@ -170,8 +170,9 @@ def test_by_instance_decides_speed_and_images_per_dollar_apart():
     # dl1.24xlarge ($13.11/h) is 3× faster than p3.2xlarge ($3.06/h) but 4.3× dearer: faster, and costlier.
     base = v100(side([1000, 1010, 990], "a", instance="p3.2xlarge", backend="cuda"))
     cand = side([3000, 3030, 2970], "c", instance="dl1.24xlarge", backend="hpu")
-    for _, rec in cand:
+    for _, rec in cand:  # the whole dl1: all 8 of its Gaudis, priced as the instance
         rec["device"] = {"name": "GAUDI", "count": 8}
+        rec["config"]["accelerators_used"] = 8
     (comparison,) = compare.compare(base, cand, by="instance", catalog=SEED)["comparisons"]
     speed, per_usd = comparison["metrics"]["images_per_second"], comparison["metrics"]["images_per_usd"]
     assert speed["verdict"] == "faster" and speed["ratio"] == pytest.approx(3.0, rel=1e-3)
@@ -186,6 +187,8 @@ def test_by_instance_decides_speed_and_images_per_dollar_apart():
 
 def test_by_instance_cheaper_but_not_significantly_faster():
     base = v100(side([1000, 1100, 900], "a", instance="p3.8xlarge", backend="cuda"))  # $12.24/h
+    for _, rec in base:  # all 4 of its V100s (one of them would be priced as p3.2xlarge)
+        rec["config"]["accelerators_used"] = 4
     cand = v100(side([1050, 950, 1000], "c", instance="p3.2xlarge", backend="cuda"))  # $3.06/h
     (comparison,) = compare.compare(base, cand, by="instance", catalog=SEED)["comparisons"]
     assert comparison["metrics"]["images_per_second"]["verdict"] == compare_stats.UNDECIDED

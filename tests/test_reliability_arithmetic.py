@@ -100,6 +100,7 @@ def test_images_per_dollar_of_extreme_rates_is_decided_in_log_space():
         rec["metrics"] = {"images_per_hour": rate}
     for (_, rec), spread in zip(cand, (1.0, 0.999, 0.998)):  # a spread: identical runs decide nothing
         rec["device"] = {"name": "GAUDI", "count": 8}
+        rec["config"]["accelerators_used"] = 8  # the whole dl1, priced as the instance
         rec["metrics"] = {"images_per_hour": LARGEST * spread}
     (comparison,) = compare.compare(base, cand, by="instance", catalog=SEED)["comparisons"]
     per_usd = comparison["metrics"]["images_per_usd"]

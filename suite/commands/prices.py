@@ -157,7 +157,10 @@ def import_command(args) -> int:
         run_record.write_text(args.out, text)
     else:
         sys.stdout.write(text)
-    skipped = f"; {unpriced} without a price in {args.region} skipped" if unpriced else ""
+    # SkyPilot's instances with accelerators and no on-demand price are in the catalog, marked (no_on_demand).
+    skipped = (
+        f"; {unpriced} without an on-demand price in {args.region} (marked or skipped)" if unpriced else ""
+    )
     print(
         f"suite: {len(catalog['instances'])} instances imported{skipped}"
         + (f" into {args.out} (use it with --prices {args.out})" if args.out else ""),

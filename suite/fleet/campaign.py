@@ -220,8 +220,9 @@ def check_current(instance, catalog, where: str) -> None:
     # Current instances with as many accelerators, cheapest first.
     current = [
         i.name
-        for i in sorted(catalog.instances.values(), key=lambda i: (i.on_demand_usd_per_hour, i.name))
+        for i in sorted(catalog.instances.values(), key=lambda i: (i.on_demand_usd_per_hour or 0, i.name))
         if i.retired is None
+        and i.on_demand_usd_per_hour is not None
         and i.provider == instance.provider
         and i.accelerator_count == instance.accelerator_count
     ][:4]
@@ -396,6 +397,12 @@ def _catalog_instance(instance_type: str, catalog, at: str):
     except UserError as error:
         raise UserError(f"{error} ({at})") from None
     check_current(instance, catalog, at)
+    if instance.on_demand_usd_per_hour is None:
+        # A capacity block is bought ahead for fixed dates: nothing the fleet can launch, or estimate.
+        raise UserError(
+            f"instance {instance.name!r} ({at}) has no on-demand price ({instance.no_on_demand}): the fleet "
+            "rents on demand or spot, so it cannot be launched or estimated (see `suite prices list`)"
+        )
     check_launchable(instance, at)
     return instance
 

@@ -16,6 +16,7 @@ from suite.reporting.cells import accelerators_priced, whole_number
 from suite.reporting.compare_match import Group
 from suite.reporting.compare_stats import ALPHA, MIN_RUNS, correct, decide
 from suite.reporting.narrow import images_per_second, marks, short_device, wrapped
+from suite.reporting.row_prices import NO_ON_DEMAND
 from suite.run_record import printable
 
 # (what it answers, the row's field, how its value reads, the verdict's words: leader better / worse)
@@ -194,6 +195,9 @@ def _sentences(item: dict, rows: list[dict], assumed: set[str]) -> list[str]:
 
 
 def _why_unpriced(rows: list[dict]) -> str:
+    unsold = [n for r in rows for n in r["notes"] if NO_ON_DEMAND in n]
+    if unsold:  # e.g. an instance rented only through capacity blocks
+        return unsold[0].removesuffix(": not priced")
     if any(r["instance"] and r.get("device_matches_instance") is False for r in rows):
         return (
             "measured on another device than the instance's accelerator: `suite report --price-as-if` prices "

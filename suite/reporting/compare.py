@@ -139,7 +139,8 @@ def compare(
 
 
 def _usd_per_hour(group: Group, catalog) -> float | None:
-    """The whole instance's price, as `suite report` prices this configuration (None: not priced)."""
+    """The price of the accelerators the runs used, as `suite report` prices this configuration (None:
+    not priced)."""
     if catalog is None:
         return None
     rows = build_rows(group.records, catalog)

@@ -15,6 +15,11 @@ leaves (the run's own, or the one `fleet run` writes for an instance it stopped 
 
 An instance tried more than once (a resumed campaign) is one row: its figure if one was measured, and the
 cost of every attempt.
+
+A fleet rents whole instances, so what getting a figure cost is the whole instance's hours; a row's images
+per $ are `suite report`'s all the same, for the accelerators its run used (what a buyer who fills the
+instance, or rents an instance of that size, pays per image), and the whole instance's figure beside it is
+what this fleet got for what it paid. The last line says so where a run used part of its instance.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import os
 
 from suite.inputs import errors
 from suite.inputs.errors import UserError
+from suite.reporting.row_prices import WHOLE
 
 LEDGER = "fleet-ledger.json"
 LEDGER_SCHEMA = "suite.fleet-ledger"  # a `suite.` schema: run-record readers skip the file silently
@@ -140,6 +146,12 @@ def summary(rows: list[dict], ledger: dict) -> str:
         line += "), hours held x $/hour from each launch request to the end of its job."
     else:
         line += f" Cost: unknown (no {LEDGER} in this folder, and no stopped instance's record says)."
+    if any(row.get("price_basis") not in (None, WHOLE) for row in rows):
+        line += (
+            " Each instance was rented whole: its cost is the whole instance's, while img/$ counts the "
+            "accelerators a run used; what the fleet got per $ it paid is the whole instance's figure "
+            "(--wide, CSV and JSON: instance_images_per_usd)."
+        )
     return line
 
 

@@ -250,6 +250,9 @@ def from_skypilot(
         on_demand, spot, note = _combine_zones(group, zone_stat)
         if on_demand is None:
             unpriced += 1
+            marked = _without_on_demand(group[0], itype, accel, count_text, provider, region)
+            if marked is not None:
+                instances[itype] = marked
             continue
         try:
             accel, count, hardware = _skypilot_hardware(group[0], itype, accel, count_text)
@@ -279,6 +282,27 @@ def from_skypilot(
         name, entry = _on_host(gpu, hosts.get(gcp_host), gcp_host, region)
         instances[name] = entry
     return instances, unpriced, malformed
+
+
+def _without_on_demand(first: dict, itype: str, accel: str, count_text: str, provider: str, region: str):
+    """An instance with accelerators that the region lists without an on-demand price (p5e.48xlarge, rented
+    through capacity blocks): a catalog row saying so, never priced; None for any other unpriced row."""
+    try:
+        accel, count, hardware = _skypilot_hardware(first, itype, accel, count_text)
+    except Malformed:
+        return None
+    if not itype or not count:
+        return None
+    return {
+        "provider": provider,
+        "region": region,
+        "accelerator": accel,
+        "accelerator_count": count,
+        **hardware,
+        "on_demand_usd_per_hour": None,
+        "no_on_demand": f"the SkyPilot vms.csv lists it in {region} without an on-demand price",
+        "spot_usd_per_hour": None,
+    }
 
 
 def _skypilot_rows_in(rows: list[dict], region: str) -> list[dict]:

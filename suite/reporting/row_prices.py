@@ -29,6 +29,7 @@ SHARE = "per accelerator"
 OF_THAT_SIZE = "instance of that size"
 # The first words of a share's note: the default table's N/M mark says it (narrow.py leaves it out).
 SHARE_NOTE = "priced per accelerator-hour: "
+NO_ON_DEMAND = "has no on-demand price"  # the note of a row whose instance has none (answer.py names it)
 
 
 def unpriced(accelerators_used: int) -> dict:
@@ -138,7 +139,7 @@ def price(row: dict, instance, catalog: Catalog, count: int = 1) -> None:
     """On-demand and spot prices of the row's rate for the accelerators it used (see the module's
     docstring), over `count` instances (one per node), and the whole instances' figures beside them."""
     if instance.on_demand_usd_per_hour is None:
-        row["notes"].append(f"{instance.name} has no on-demand price ({instance.no_on_demand}): not priced")
+        row["notes"].append(f"{instance.name} {NO_ON_DEMAND} ({instance.no_on_demand}): not priced")
         return
     rate = row["images_per_hour"]
     if count > 1:  # a multi-node run rents one instance per node

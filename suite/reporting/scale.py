@@ -68,6 +68,11 @@ def hourly_price(instance: str, prices: str | None = None) -> tuple[float, float
     from suite.reporting.pricing import find_instance
 
     found, catalog = find_instance(instance, prices)
+    if found.on_demand_usd_per_hour is None:
+        raise UserError(
+            f"--instance {found.name} has no on-demand price in the {catalog.name} catalog ({found.no_on_demand}): "
+            "name another instance, or give --usd-per-hour"
+        )
     return found.on_demand_usd_per_hour, found.spot_usd_per_hour, f"{catalog.name}, {catalog.dated()}"
 
 

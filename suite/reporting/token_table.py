@@ -62,7 +62,7 @@ COLUMNS = (
 
 INTRODUCTION = (
     "Workloads measured in tokens (one sample is one sequence; Batch is sequences × tokens each). "
-    "They are never ranked with images. Tokens per $ = tokens/hour ÷ $/hour of the whole instance; "
+    "They are never ranked with images. Tokens per $ = tokens/hour ÷ $/hour of the accelerators used (as images per $); "
     "$ per M tokens = $/hour ÷ tokens/hour × 1,000,000."
 )
 
