@@ -78,6 +78,29 @@ def test_the_default_catalog_prices_todays_h100_h200_a100_and_dl1():
     assert load_catalog("skypilot-2025").get("p5.48xlarge").on_demand_usd_per_hour == 98.32
 
 
+def test_the_default_catalog_has_the_single_gpu_instances_a_buyer_rents():
+    today = load_catalog()
+    one, eight = today.get("p5.4xlarge"), today.get("p5.48xlarge")
+    # one H100 of p5.48xlarge's kind, at its eighth of the price (AWS prices a family by its size)
+    assert (one.accelerator, one.accelerator_count, one.provider) == (eight.accelerator, 1, eight.provider)
+    assert (
+        one.on_demand_usd_per_hour == 6.88 == eight.on_demand_usd_per_hour / 8
+        and one.spot_usd_per_hour is None
+    )
+    # a GPU cloud's single-GPU rows, with their own source and no date the copy read could give
+    lambda_rows = {n: i for n, i in today.instances.items() if i.provider == "lambda"}
+    assert {"gpu_1x_h100_sxm5", "gpu_1x_h100_pcie", "gpu_1x_a100_sxm4", "gpu_1x_b200_sxm6"} <= set(
+        lambda_rows
+    )
+    for instance in lambda_rows.values():
+        assert instance.accelerator_count == 1 and instance.spot_usd_per_hour is None
+        assert instance.price_as_of is None and "lambda/vms.csv at commit 0f40703" in instance.price_source
+    assert today.price_dated(lambda_rows["gpu_1x_h100_sxm5"]).startswith(
+        "price of gpu_1x_h100_sxm5: Lambda's"
+    )
+    assert lambda_rows["gpu_1x_h100_sxm5"].on_demand_usd_per_hour == 4.29
+
+
 def test_retired_instances_stay_priced_and_say_when_and_on_whose_word():
     today, seed = load_catalog(), load_catalog("seed-2022")
     p3 = today.get("p3.2xlarge")

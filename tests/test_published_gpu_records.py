@@ -3,10 +3,13 @@ on an H200, and every later change to the record's reader must still read them."
 
 from __future__ import annotations
 
+import csv
 import glob
+import io
 import json
 import os
 
+import pytest
 from conftest import ROOT
 
 from suite import cli
@@ -50,6 +53,10 @@ def test_the_second_leases_records_pass_the_schema_and_its_report_holds_the_read
             check_record(json.load(handle))
     assert cli.main(["report", SECOND_LEASE, "--format", "md"]) == 0
     out = capsys.readouterr().out
-    # gpt2-small's row in tokens, priced per million tokens; image figures of the README's second table
-    for figure in ("238,654", "0.0737", "0.0202", "16 × 1,024", "2,995", "5,684", "29,383", "OOM"):
+    # gpt2-small's row in tokens, priced per million tokens for the one H200 of eight it used ($63.296 ÷ 8 an
+    # hour: the whole instance's $0.0737 and $0.0202, ÷ 8); image figures of the README's second table
+    for figure in ("238,654", "0.00921", "0.00252", "16 × 1,024", "2,995", "5,684", "29,383", "OOM"):
         assert figure in out, figure
+    assert cli.main(["report", SECOND_LEASE, "--format", "csv"]) == 0
+    (tokens,) = [r for r in csv.DictReader(io.StringIO(capsys.readouterr().out)) if r["unit"] == "tokens"]
+    assert float(tokens["instance_tokens_per_usd"]) * 8 == pytest.approx(float(tokens["tokens_per_usd"]))
