@@ -128,7 +128,7 @@ def published_row(
     }
     if instance is not None:
         row_prices.mark_dated(row, instance, catalog)
-        row_prices.price(row, instance, catalog)
+        row_prices.price(row, instance, catalog=catalog)
     if figure.in_tokens:
         token_rows.add_token_figures(row, figure.sequence_length)
         row["tokens_per_hour"] = figure.per_hour  # as published, not through the sequences' rounding

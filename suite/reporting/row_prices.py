@@ -135,9 +135,10 @@ def of_that_size(instance, accelerators: int, catalog: Catalog):
     )
 
 
-def price(row: dict, instance, catalog: Catalog, count: int = 1) -> None:
+def price(row: dict, instance, count: int = 1, catalog: Catalog | None = None) -> None:
     """On-demand and spot prices of the row's rate for the accelerators it used (see the module's
-    docstring), over `count` instances (one per node), and the whole instances' figures beside them."""
+    docstring), over `count` instances (one per node), and the whole instances' figures beside them.
+    `catalog`: where an instance of that size is looked for (None: the instance's share only)."""
     if instance.on_demand_usd_per_hour is None:
         row["notes"].append(f"{instance.name} {NO_ON_DEMAND} ({instance.no_on_demand}): not priced")
         return
@@ -168,7 +169,7 @@ def price(row: dict, instance, catalog: Catalog, count: int = 1) -> None:
         )
 
 
-def _basis(row: dict, instance, catalog: Catalog) -> tuple[float, float | None]:
+def _basis(row: dict, instance, catalog: Catalog | None) -> tuple[float, float | None]:
     """(on-demand $/hour, spot $/hour or None) of one node's accelerators the row counts, with the row's
     basis fields set and, where it is not the whole instance, a note saying which price it is."""
     used, total = row["accelerators_priced"], instance.accelerator_count
@@ -185,13 +186,14 @@ def _basis(row: dict, instance, catalog: Catalog) -> tuple[float, float | None]:
     idle = (
         f"if the other {total - used} sit idle, the whole instance gives {total / used:g}× fewer images per $"
     )
-    smaller = of_that_size(instance, used, catalog)
+    smaller = of_that_size(instance, used, catalog) if catalog is not None else None
+    named = f"the {catalog.name} catalog" if catalog is not None else "the catalog"
     if smaller is None:
         row["price_basis"] = SHARE
         row["notes"].append(
             f"{SHARE_NOTE}{used} of {instance.name}'s {total} accelerators, ${instance.on_demand_usd_per_hour:g}/h "
             f"× {used} ÷ {total} = ${share[0]:.4g}/h (no {used}-accelerator {instance.accelerator} instance in "
-            f"the {catalog.name} catalog); {idle}"
+            f"{named}); {idle}"
         )
         return share
     # One basis a row: the smaller instance's spot quote, or none (the whole instance's is beside it).
@@ -201,7 +203,7 @@ def _basis(row: dict, instance, catalog: Catalog) -> tuple[float, float | None]:
         row["spot_usd_per_accelerator_hour"] = smaller.spot_usd_per_hour / smaller.accelerator_count
     quoted = f"; {smaller.note}" if smaller.note else ""
     row["notes"].append(
-        f"priced as {smaller.name} (${smaller.on_demand_usd_per_hour:g}/h{quoted}), the {catalog.name} catalog's instance "
+        f"priced as {smaller.name} (${smaller.on_demand_usd_per_hour:g}/h{quoted}), {named}'s instance "
         f"with {used} {smaller.accelerator}, for {used} of {instance.name}'s {total} accelerators (its share "
         f"would be ${share[0]:.4g}/h); {idle}"
     )

@@ -172,7 +172,7 @@ def _row(
     row["images_per_hour"] = rate
     row["epoch_hours"] = dataset_size / rate
     if instance is not None:
-        row_prices.price(row, instance, catalog, nodes(group[0]))
+        row_prices.price(row, instance, nodes(group[0]), catalog=catalog)
         if per_device(group[0]) and row["price_basis"] == row_prices.WHOLE:
             row["notes"].append(
                 f"priced as the whole {instance.name}: the --per-device run measured all of it"
