@@ -53,9 +53,36 @@ def test_blank_where_the_datasheet_has_no_figure():
     assert peak_tflops("Tesla K80", "amp")[0] is None
 
 
-def test_tf32_is_not_compared_with_the_fp32_peak():
-    value, note = peak_tflops("NVIDIA A100-SXM4-40GB", "fp32", tf32=True)
-    assert value is None and "TF32" in note
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        # Dense: half the datasheets' TF32 "with sparsity" (H100/H200 SXM: the whitepaper's 494.7 of 989.4)
+        ("NVIDIA H200", 494.7),
+        ("NVIDIA H100 80GB HBM3", 494.7),
+        ("NVIDIA H100 PCIe", 378.0),
+        ("NVIDIA H100 NVL", 417.5),
+        ("NVIDIA H200 NVL", 417.5),
+        ("NVIDIA A100-SXM4-40GB", 156.0),
+        ("NVIDIA A100 80GB PCIe", 156.0),
+        ("NVIDIA L4", 60.0),
+    ],
+)
+def test_tf32_is_held_to_the_tf32_tensor_cores_dense_peak_never_the_fp32_one(name, expected):
+    value, note = peak_tflops(name, "fp32", tf32=True)
+    assert value == expected and "TF32" in note and "datasheet" in note
+    assert peak_tflops(name, "fp32")[0] < value  # plain fp32 keeps its own, lower peak
+
+
+@pytest.mark.parametrize(
+    "name, fp32", [("Tesla V100-SXM2-16GB", 15.7), ("Tesla T4", 8.1), ("Tesla K80", 4.4)]
+)
+def test_tf32_on_a_gpu_without_tf32_tensor_cores_is_fp32_math(name, fp32):
+    value, note = peak_tflops(name, "fp32", tf32=True)
+    assert value == fp32 and "no TF32 tensor cores" in note
+
+
+def test_tf32_on_the_a10g_stays_blank():
+    assert peak_tflops("NVIDIA A10G", "fp32", tf32=True)[0] is None
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,7 @@
 """Stage 1 of a report, gather: the run records under the paths given, each checked on read
-(`run_record.read_record`), filtered to the training runs asked for; and, for `--instance A,B`, copies of
-them priced as if run on other instances.
+(`run_record.read_record`), filtered to the training runs asked for, a record made before its MFU's peak
+was known completed (efficiency.py); and, for `--instance A,B`, copies of them priced as if run on other
+instances.
 
     gather (records) -> identity (which runs are one row) -> rows (median, prices, notes) -> render
 """
@@ -11,6 +12,7 @@ from collections import Counter
 
 from suite import run_record
 from suite.inputs import errors
+from suite.reporting import efficiency
 from suite.run_record import printable
 from suite.run_record.facts import accelerators_used, other_device
 from suite.run_record.record import GatheredRecord
@@ -72,7 +74,8 @@ def load_records(
                 left_out[origin(record)] += 1
             continue
         loaded.append((path, GatheredRecord(record)))  # its type built once, for every stage that follows
-    return loaded
+    completed = efficiency.complete([record for _, record in loaded])  # MFU where a peak is now known
+    return [(path, record) for (path, _), record in zip(loaded, completed)]
 
 
 def repriced(
