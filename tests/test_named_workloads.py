@@ -275,7 +275,5 @@ def test_report_rows_never_merge_two_heads_of_one_model():
         [_record("torchvision:resnet18", 10), _record("torchvision:resnet18", 100)], load_catalog(None)
     )
     assert len(rows) == 2
-    assert {note for row in rows for note in row["notes"] if note.startswith("settings")} == {
-        "settings: num_classes=10",
-        "settings: num_classes=100",
-    }
+    assert sorted(row["settings"] for row in rows) == [["10 classes"], ["100 classes"]]
+    assert sorted(row["setting_flags"] for row in rows) == [["--num-classes 10"], ["--num-classes 100"]]

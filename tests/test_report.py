@@ -393,15 +393,25 @@ def test_the_suites_other_records_are_left_out_quietly(tmp_path, capsys):
 
 def test_runs_that_differ_in_a_knob_are_separate_rows_that_say_so():
     four = make_record(4_000_000, run="w4")
-    four["data"]["workers"] = 4
+    four["config"]["workers"] = four["data"]["workers"] = 4  # `--workers 4`
     one = make_record(1_000_000, run="w1")
-    one["data"]["workers"] = 1
+    one["config"]["workers"] = one["data"]["workers"] = 1
     last = make_record(2_000_000, run="cl")
     last["config"]["channels_last"] = True
     rows = build_rows([four, one, last], SEED)
     assert sorted(r["images_per_hour"] for r in rows) == [1_000_000, 2_000_000, 4_000_000]
-    notes = {r["images_per_hour"]: "; ".join(r["notes"]) for r in rows}
-    assert "settings: workers=4" in notes[4_000_000] and "settings: channels_last=True" in notes[2_000_000]
+    settings = {r["images_per_hour"]: r["settings"] for r in rows}
+    assert settings == {4_000_000: ["4 workers"], 1_000_000: ["1 worker"], 2_000_000: ["channels-last"]}
+    flags = {r["images_per_hour"]: r["setting_flags"] for r in rows}
+    assert flags == {4_000_000: ["--workers 4"], 1_000_000: ["--workers 1"], 2_000_000: ["--channels-last"]}
+    text = render(rows, SEED, "md")
+    assert "| Settings |" in text and "| channels-last |" in text and "| 4 workers |" in text
+    assert "settings:" not in text and "channels_last" not in text  # words in a column, never a dump
+    # A loader setting the runs did not ask for is its default (for the data, for the host): no setting,
+    # but where it is all that tells two rows apart, a note says it
+    one["config"]["workers"] = four["config"]["workers"] = None
+    notes = {r["images_per_hour"]: r["notes"] for r in build_rows([four, one], SEED)}
+    assert "told apart from the row(s) alike in every column by: 4 loader workers" in notes[4_000_000]
 
 
 def test_a_profiled_run_is_shown_but_never_in_the_median():

@@ -131,8 +131,10 @@ def test_unlike_runs_never_merge_two_datasets_or_two_hosts(real_record):
     rows = build_rows([small, large, other_host], SEED)
     assert len(rows) == 3 and all(r["runs"] == 1 for r in rows)
     notes = ["; ".join(r["notes"]) for r in rows]
-    assert any("cpu_cores_logical=64" in n and "torch=2.1.0" in n for n in notes)
-    assert any("path=/data/b" in n for n in notes)
+    # Alike in every column, each says in words what tells it apart from the others
+    assert any("64 logical CPUs" in n and "torch 2.1.0" in n for n in notes)
+    assert any("data from /data/b" in n and "source image size 1920×1080" in n for n in notes)
+    assert not any("=" in n for n in notes), notes  # never `cpu_cores_logical=64`
     # asked to pool across the host, the row says so
     names = ["cpu_cores_logical", "cpu_cores_physical", "cores_logical", "cores_physical", "threads", "torch"]
     pool = pool_fields([*names, "suite_version"], [small])

@@ -79,6 +79,12 @@ def _stated(value) -> str:
     return "not stated" if value is None else value
 
 
+def settings_cell(row: dict) -> str:
+    """A row's non-default settings in words (labels.py): `channels-last, 8 workers`, or — for none (a
+    published figure's source states none)."""
+    return ", ".join(row.get("settings") or []) or "—"
+
+
 def _model_cell(row: dict) -> str:
     # A published figure is marked where the eye starts: its model cell.
     return f"{row['model_run']} [PUBLISHED]" if row.get("published") else row["model_run"]
@@ -138,6 +144,7 @@ COLUMNS = [
     ("backend", "Backend", "Backend", lambda r: r["backend"] or "—"),
     ("device", "Device", "Device", _device_cell),
     ("precision", "Precision", "Precision", lambda r: _stated(r["precision"])),
+    ("settings", "Settings", "Settings", settings_cell),
     ("batch_size", "Batch", "Batch", lambda r: _stated(r["batch_size"])),
     (
         "data",
@@ -172,7 +179,7 @@ FLEET_COLUMNS = [
     ("Hours held", lambda r: _float(r["fleet_hours"]), False),
     ("Cost to measure ($)", lambda r: dollars(r["fleet_cost_usd"]), False),
 ]
-LEFT_ALIGNED = {"model_run", "instance", "region", "backend", "device", "precision", "data"}
+LEFT_ALIGNED = {"model_run", "instance", "region", "backend", "device", "precision", "settings", "data"}
 
 
 # Only in a report with --published, once a measured row shares a published figure's configuration.

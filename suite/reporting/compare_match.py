@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from suite import run_options, stats
 from suite.inputs.errors import UserError
-from suite.reporting import closest_pair
+from suite.reporting import closest_pair, labels
 
 # The one place compare learns what makes two runs the same configuration: the report's row key.
 from suite.reporting.identity import LOADER_FIELDS, row_identity, row_key, settings
@@ -247,10 +247,12 @@ def describe(record: dict, by: tuple[str, ...] | None = None) -> str:
     parts = [config.get("workload")]
     if "config.backend" not in left_out:
         parts.append(f"{config.get('backend')} ({device.get('name')})")
-    parts += [f"batch {config.get('batch_size')}", config.get("precision"), data_path(record)]
+    # The precision as it ran (fp32+TF32), unless TF32 is what the sides are compared across
+    precision = config.get("precision") if "tf32" in (by or ()) else labels.precision(config)
+    parts += [f"batch {config.get('batch_size')}", precision, data_path(record)]
     if config.get("instance") and "config.instance" not in left_out:
         parts.append(config["instance"])
-    parts += [s for s in settings(record) if s.split("=")[0] not in (by or ())]
+    parts += [s for s in settings(record) if s.split("=")[0] not in (*(by or ()), *labels.IN_PRECISION)]
     return " · ".join(str(p) for p in parts if p not in (None, ""))
 
 

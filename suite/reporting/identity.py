@@ -222,8 +222,9 @@ def pool_fields(names: list[str], records: list[dict]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(chosen))
 
 
-def settings(record: dict) -> tuple[str, ...]:
-    """The non-default knobs of a run, as `name=value` (e.g. `workers=4`, `channels_last=True`)."""
+def setting_values(record: dict) -> list[tuple[str, object]]:
+    """The non-default knobs of a run as (field, value): the config's SETTING_FIELDS that differ from a
+    default run's, then the loader's three as they ran (the data section holds them for real data)."""
     defaults = _config_defaults()
     config, data = record["config"], record.get("data") or {}
     found = []
@@ -231,11 +232,17 @@ def settings(record: dict) -> tuple[str, ...]:
         value = _normal_config(name, config.get(name), record)
         if name == "threads":
             if config.get("threads") is not None:  # asked for: say so (torch's default is not a setting)
-                found.append(f"threads={value}")
+                found.append((name, value))
         elif name == "nnodes":
             if value != 1:
-                found.append(f"nnodes={value}")
+                found.append((name, value))
         elif value not in (defaults.get(name), None, {}):
-            found.append(f"{name}={value}")
-    found += [f"{name}={data[name]}" for name in LOADER_FIELDS if data.get(name) is not None]
-    return tuple(found)
+            found.append((name, value))
+    found += [(name, data[name]) for name in LOADER_FIELDS if data.get(name) is not None]
+    return found
+
+
+def settings(record: dict) -> tuple[str, ...]:
+    """The non-default knobs of a run, as `name=value` (e.g. `workers=4`, `channels_last=True`): the form
+    `suite compare --by` names them in. A report says them in words (labels.py)."""
+    return tuple(f"{name}={value}" for name, value in setting_values(record))

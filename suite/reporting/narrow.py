@@ -1,6 +1,6 @@
 """The default table of a report: the columns a buyer decides with — workload, instance, device,
-precision, batch, img/s, $/hour on demand, images per $ on demand and on spot — and a short Marks
-column. Everything else a row says (its notes, the bottleneck verdict, the numerics check, a measured
+precision, the settings (where any row has one), batch, img/s, $/hour on demand, images per $ on demand
+and on spot — and a short Marks column. Everything else a row says (its notes, the bottleneck verdict, the numerics check, a measured
 scaling or a ratio to a published figure) is a numbered note under the table; the row's Marks carry the
 numbers. A row of the shipped workloads on an instance such as p5en.48xlarge fits 120 characters of
 markdown. `--wide` shows every column instead (render.table_columns).
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import textwrap
 
-from suite.reporting.cells import FLEET_COLUMNS, accelerators_priced, dollars, ratio_text, whole_number
+from suite.reporting.cells import FLEET_COLUMNS, accelerators_priced, dollars, ratio_text, settings_cell, whole_number
 from suite.reporting.published_rows import PUBLISHED_NOTE
 from suite.reporting.row_prices import SHARE_NOTE
 from suite.reporting.rows import SYNTHETIC_NOTE
@@ -191,6 +191,8 @@ def columns(rows: list[dict], assumed: set[str], every: bool) -> list:
         ("Instance", lambda r: r["instance"] or "—", True),
         ("Device", lambda r: f"{short_device(r['device'])} ×{accelerators_priced(r)}", True),
         ("Precision", lambda r: _stated(r["precision"]), True),
+        # Only where some row has a non-default setting: a column of dashes would say nothing.
+        *([("Settings", settings_cell, True)] if any(r.get("settings") for r in rows) else []),
         ("Batch", lambda r: _stated(r["batch_size"]), False),
         ("img/s", _rate_cell, False),
         ("$/h", lambda r: dollars(r["usd_per_hour"]), False),

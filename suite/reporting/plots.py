@@ -43,13 +43,15 @@ def _data_label(record: dict) -> str:
 
 
 def _run_label(record: dict) -> str:
+    from suite.reporting import labels
     from suite.run_record.facts import profiled
 
     config = record["config"]
     parts = [
         config.get("workload"),
         config.get("backend"),
-        config.get("precision"),
+        labels.precision(config),  # fp32+TF32 where TF32 did the fp32 math
+        *labels.shown(labels.settings([record])),
         f"batch {config.get('batch_size')}",  # spelled out: "b16" reads as bf16
         _data_label(record),
     ]
@@ -134,6 +136,18 @@ def _caveats(row: dict) -> list[str]:
     return caveats
 
 
+def bar_label(row: dict) -> str:
+    """A bar's label: what the row is (its precision as it ran and its settings, as the table says them),
+    where, and its caveats."""
+    settings = ", ".join(row.get("settings") or [])
+    return (
+        f"{row['model_run']}\n{row['instance']}\n{row['backend'] or 'published'} "
+        f"{row['precision'] or '(precision not stated)'}{' + ' + settings if settings else ''} "
+        f"batch {row['batch_size'] or 'not stated'}\n{row['data']}"
+        + "".join(f"\n({caveat})" for caveat in _caveats(row))
+    )
+
+
 def images_per_dollar(rows: list[dict], caption: str, path: str) -> str | None:
     # Rows in tokens (measured or published) count sequences, not images: never drawn among them.
     priced = [r for r in rows if r["images_per_usd"] is not None and r.get("unit", "images") == "images"]
@@ -162,14 +176,8 @@ def images_per_dollar(rows: list[dict], caption: str, path: str) -> str | None:
             ax.annotate(
                 "no spot\nquote", (bar.get_x() + bar.get_width() / 2, 0), ha="center", va="bottom", fontsize=7
             )
-    labels = [
-        f"{r['model_run']}\n{r['instance']}\n{r['backend'] or 'published'} {r['precision'] or '(precision not stated)'} "
-        f"batch {r['batch_size'] or 'not stated'}\n{r['data']}"
-        + "".join(f"\n({caveat})" for caveat in _caveats(r))
-        for r in priced
-    ]
     ax.set_xticks(positions)
-    ax.set_xticklabels(labels, fontsize=8)
+    ax.set_xticklabels([bar_label(r) for r in priced], fontsize=8)
     ax.set_ylabel("images per $")
     ax.set_title(title)
     ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:,.0f}"))

@@ -158,6 +158,8 @@ def _configuration(figure: Figure, instance) -> dict:
         "instance_accelerators": instance.accelerator_count if instance else None,
         **row_prices.unpriced(figure.count),
         "precision": figure.precision,
+        "settings": [],  # what the source ran beyond its precision is in its caveat, not in settings
+        "setting_flags": [],
         "batch_size": figure.batch,
         "data": figure.data or "not stated",
     }

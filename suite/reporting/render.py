@@ -228,7 +228,9 @@ CSV_FIELDS = [
     "measured_scaling",
     "measured_images_per_hour",
     "profiled_images_per_hour",
-    "precision",
+    "precision",  # as it ran: fp32+TF32 where TF32 did the fp32 math
+    "settings",  # every non-default setting, in words; the flags that set them beside
+    "setting_flags",
     "batch_size",
     "data",
     "usd_per_million_images",
@@ -280,6 +282,8 @@ def render_csv(rows: list[dict]) -> str:
             **row,
             "notes": "; ".join(row["notes"] + row["errors"]),
             "run_ids": " ".join(row["run_ids"]),
+            "settings": "; ".join(row.get("settings") or []),
+            "setting_flags": " ".join(row.get("setting_flags") or []),
             "warnings": " | ".join(row["warnings"]),
             "published_ratio": " ".join(
                 f"{fid}={ratio:.4g}" for fid, ratio in (row.get("published_ratios") or {}).items()

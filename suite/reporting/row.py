@@ -30,7 +30,9 @@ class _Always(TypedDict):
     accelerators_used: int  # of the instance's accelerators
     instance_accelerators: Optional[int]
     accelerators_priced: int  # what the rate and the price count: those used, all when extrapolated
-    precision: Optional[str]
+    precision: Optional[str]  # as it ran: `fp32+TF32` where TF32 did the fp32 math (labels.precision)
+    settings: List[str]  # every non-default setting of its runs, in words (labels.py); [] for a published one
+    setting_flags: List[str]  # the `suite run` options that give its rate (`--channels-last`, `--tf32`)
     batch_size: Optional[int]  # per process
     data: str  # synthetic, imagefolder, cache, tokens
     unit: str  # "images", or "tokens": what one sample's figures count

@@ -18,8 +18,8 @@ import dataclasses
 from collections import Counter
 
 from suite import stats
-from suite.reporting import row_prices, token_rows
-from suite.reporting.identity import LOADER_FIELDS, SETTING_FIELDS, row_identity, row_key, settings
+from suite.reporting import labels, row_prices, token_rows
+from suite.reporting.identity import LOADER_FIELDS, SETTING_FIELDS, row_identity, row_key
 from suite.reporting.numerics_mark import standing as numerics_standing
 from suite.reporting.numerics_mark import standing_note
 from suite.reporting.pricing import Catalog
@@ -92,7 +92,8 @@ def build_rows(
     return rows
 
 
-# Identity fields the table shows in columns of its own, or names in "settings: ...".
+# Identity fields the table shows in columns of its own, or in its Settings column (the loader's, where asked
+# for: labels.settings; where not, a difference in one is a note).
 _SHOWN = {
     "config.workload",
     "config.backend",
@@ -104,21 +105,21 @@ _SHOWN = {
     "device.name",
     "data.source",
     *(f"config.{name}" for name in SETTING_FIELDS),
-    *(f"data.{name}" for name in LOADER_FIELDS),
 }
 
 
 # Of the data section, the notes name what tells two data sets apart (the rest is keyed, not noted).
-_DATA_NOTED = {"data.path", "data.images", "data.source_image_size", "data.cache.source_fingerprint"}
+_DATA_NOTED = {
+    "data.path",
+    "data.images",
+    "data.source_image_size",
+    "data.cache.source_fingerprint",
+    *(f"data.{name}" for name in LOADER_FIELDS),
+}
 
 
 def _noted(name: str) -> bool:
     return not name.startswith("data.") or name in _DATA_NOTED
-
-
-def _note_value(value) -> str:
-    text = str(value)
-    return text[:12] + "…" if len(text) > 40 and " " not in text else text  # a fingerprint, shortened
 
 
 def _measured_note(copies: int, instance_devices: int | None) -> str:
@@ -130,24 +131,45 @@ def _measured_note(copies: int, instance_devices: int | None) -> str:
     return f"not extrapolated: a --per-device row measured {copies} of the instance's {instance_devices} devices at once"
 
 
+def _look(row: Row) -> tuple:
+    """What the table shows of a row: rows alike in all of it need a note to be told apart."""
+    return (
+        row["model_run"],
+        row["instance"],
+        row["backend"],
+        row["device"],
+        row["accelerators_used"],
+        row["precision"],
+        tuple(row["settings"]),
+        row["batch_size"],
+        row["data"],
+    )
+
+
 def _name_what_differs(rows: list[dict], groups: list[list[dict]], pool: tuple[str, ...]) -> None:
-    """A row whose key differs from another row's only in fields the table has no column for says which
-    (e.g. `context.cpu_cores_logical=64`), so two rows that look alike are never a mystery."""
+    """Rows that look alike in every column but are two configurations say, in words, what tells them
+    apart (`torch 2.1.0, 64 logical CPUs`), so two rows that look alike are never a mystery; what differs
+    between rows the table already tells apart (another workload's model, another precision) is no note."""
     identities = [row_identity(group[0]) for group in groups]
-    fields = sorted({name for identity in identities for name in identity} - _SHOWN - set(pool))
-    differing = [name for name in fields if len({repr(i.get(name)) for i in identities}) > 1]
-    for row, identity in zip(rows, identities):
-        row["differs_in"] = {name: identity.get(name) for name in differing}
-        already = " ".join(row["notes"])
-        shown = [
-            text
-            for name in differing
-            if identity.get(name) is not None and _noted(name)
-            for text in [f"{name.rsplit('.', 1)[1]}={_note_value(identity[name])}"]
-            if text not in already
-        ]
-        if shown:
-            row["notes"].append(", ".join(shown))
+    alike: dict[tuple, list[int]] = {}
+    for n, row in enumerate(rows):
+        alike.setdefault(_look(row), []).append(n)
+    for members in alike.values():
+        fields = sorted({name for n in members for name in identities[n]} - _SHOWN - set(pool))
+        differing = [name for name in fields if len({repr(identities[n].get(name)) for n in members}) > 1]
+        for n in members:
+            row, identity = rows[n], identities[n]
+            row["differs_in"] = {name: identity.get(name) for name in differing}
+            already = " ".join(row["notes"])
+            said = [
+                text
+                for name in differing
+                if identity.get(name) is not None and _noted(name)
+                for text in [labels.field_words(name, identity[name])]
+                if text not in already
+            ]
+            if said:
+                row["notes"].append("told apart from the row(s) alike in every column by: " + ", ".join(said))
 
 
 def _row(
@@ -247,7 +269,8 @@ def _blank_row(group: list[dict], runs: _Runs, catalog: Catalog) -> Row:
         "accelerators_used": accelerators_used(first),
         "instance_accelerators": None,
         **row_prices.unpriced(accelerators_used(first)),
-        "precision": config.get("precision"),
+        "precision": labels.precision(config),
+        **_setting_fields(group),
         "batch_size": config.get("batch_size"),
         "data": data_path(first),
         "usd_per_million_images": None,
@@ -277,6 +300,12 @@ def _blank_row(group: list[dict], runs: _Runs, catalog: Catalog) -> Row:
     }
 
 
+def _setting_fields(group: list[dict]) -> dict:
+    """The row's non-default settings in words (its Settings column) and the flags that give its rate."""
+    found = labels.settings(group)
+    return {"settings": labels.shown(found), "setting_flags": labels.flags(found)}
+
+
 def _run_fields(group: list[dict], runs: _Runs) -> dict:
     """A row's fields about its runs, in the row's order: how many and which, their warnings and window
     spread, the profiled rate, the status; the median and its interval still empty."""
@@ -302,11 +331,9 @@ def _run_fields(group: list[dict], runs: _Runs) -> dict:
 
 
 def _describe(row: Row, group: list[dict], runs: _Runs, pool: tuple[str, ...]) -> None:
-    """The notes that say what the row is: its settings, copies per device, what it pools across, a
-    compute-only ceiling, and the runs left out of the median."""
+    """The notes that say what the row is: copies per device, what it pools across, a compute-only
+    ceiling, and the runs left out of the median (its settings have a column: labels.py)."""
     first = group[0]
-    if settings(first):
-        row["notes"].append("settings: " + ", ".join(settings(first)))
     if per_device(first):
         row["notes"].append(f"MEASURED on {per_device(first)} devices at once (one copy each, rates summed)")
     for name in pool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from suite.backends import declared
+from suite.reporting import labels
 from suite.run_record import STEPS_CHOSEN_BY
 from suite.run_record.parts import Metrics
 from suite.run_record.record import RunRecord
@@ -46,7 +47,7 @@ def _setup_lines(record: dict) -> list[str]:
     data = record.get("data", {}).get("source", config.get("data"))
     lines = [
         f"{config['workload']} on {config['backend']} ({device.get('name', '?')}), "
-        f"{config['precision']}, batch {config['batch_size']}, {data} data"
+        f"{labels.precision(config)}, batch {config['batch_size']}, {data} data"
     ]
     if (config.get("world_size") or 1) > 1:
         per_rank = ", ".join(

@@ -4,7 +4,7 @@ tokens (published_rows.py) are rows of it too, marked `pub`, never in the leads,
 
 from __future__ import annotations
 
-from suite.reporting.cells import dollars, whole_number
+from suite.reporting.cells import dollars, settings_cell, whole_number
 from suite.reporting.narrow import marks, short_device
 from suite.reporting.published_rows import sources
 from suite.run_record import printable
@@ -50,6 +50,7 @@ COLUMNS = (
     ("Instance", lambda r: r["instance"] or "—", True),
     ("Device", lambda r: f"{short_device(r['device'])} ×{r['accelerators_used']}", True),
     ("Precision", lambda r: r["precision"] or "—", True),
+    ("Settings", settings_cell, True),
     ("Batch", lambda r: f"{r['batch_size'] or '—'} × {r['units_per_sample']:,}", False),
     ("tok/s", tokens_per_second, False),
     ("$/h", lambda r: dollars(r["usd_per_hour"]), False),
