@@ -1,9 +1,11 @@
 """The answer a report opens with: per workload, the fastest configuration and the cheapest (images per $
-on demand, and on spot where priced), by how much each leads the next one, and whether the runs decide
-it. The verdict is `suite compare`'s: Welch's t-test on the log of each run's throughput (one sample per
+on demand, and on spot where priced; a workload measured in tokens in tok/s and tokens per $, never ranked
+against images), by how much each leads the next one, and whether the runs decide it. A configuration is
+named with its precision and settings and the flags that set them (`amp + channels-last (`--channels-last`)`,
+labels.py). The verdict is `suite compare`'s: Welch's t-test on the log of each run's throughput (one sample per
 run, at least compare_stats.MIN_RUNS a side), corrected for the family of tests the answer makes, and
-withheld where the hosts' load could explain it (compare_load). Rows are named by their number in the
-table, which lists the runs behind each.
+withheld where the hosts' load could explain it (compare_load). Rows are named by their number in their
+table (#3 in images, T1 in tokens), which lists the runs behind each.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import math
 
 from suite import stats
-from suite.reporting import compare_load
+from suite.reporting import compare_load, labels
 from suite.reporting.cells import accelerators_priced, whole_number
 from suite.reporting.compare_match import Group
 from suite.reporting.compare_stats import ALPHA, MIN_RUNS, correct, decide
@@ -25,12 +27,20 @@ LEADS = (
     ("cheapest on demand", "images_per_usd", "images per $", ("cheaper", "costlier")),
     ("cheapest on spot", "spot_images_per_usd", "images per $ on spot", ("cheaper", "costlier")),
 )
+# A workload measured in tokens (token_rows.py), by its figures in tokens.
+TOKEN_LEADS = (
+    ("fastest", "tokens_per_hour", "tok/s", ("faster", "slower")),
+    ("cheapest on demand", "tokens_per_usd", "tokens per $", ("cheaper", "costlier")),
+    ("cheapest on spot", "spot_tokens_per_usd", "tokens per $ on spot", ("cheaper", "costlier")),
+)
+RATES = ("images_per_hour", "tokens_per_hour")  # the leads in speed; the others are per $
 HEADING = "Fastest and cheapest, per workload"
 ALONE = {  # a lead with no next one
     "images_per_hour": "the only configuration measured",
     "images_per_usd": "the only row priced",
     "spot_images_per_usd": "the only row with a spot price",
 }
+ALONE.update({tokens[1]: ALONE[images[1]] for images, tokens in zip(LEADS, TOKEN_LEADS)})
 PRICE_HINT = (
     "name it on the run (`suite run --instance NAME`, see `suite prices list`; on AWS a run finds it "
     "itself), or price runs made elsewhere with `suite report --instance NAME` (`--price-as-if` where the "
@@ -45,17 +55,19 @@ _MARK_WORDS = {
 
 
 def _value(row: dict, field: str) -> str:
-    if field == "images_per_hour":
-        return f"{images_per_second(row[field])} img/s"
+    if field in RATES:
+        unit = "img/s" if field == "images_per_hour" else "tok/s"
+        return f"{images_per_second(row[field])} {unit}"
     return whole_number(row[field])
 
 
 class _Answer:
     """The leads of one report and the tests behind their verdicts, corrected as one family."""
 
-    def __init__(self, rows: list[dict], records: list[dict] | None):
-        self.rows = rows
-        self.number = {id(row): n for n, row in enumerate(rows, 1)}
+    def __init__(self, rows: list[dict], records: list[dict] | None, tokens: list[dict] = ()):
+        # Each row by its name in its table: #3 among images, T1 among tokens.
+        self.name = {id(row): f"#{n}" for n, row in enumerate(rows, 1)}
+        self.name.update({id(row): f"T{n}" for n, row in enumerate(tokens, 1)})
         self.records = records
         self.tests: list[tuple] = []  # (metric, words, lead, sides' samples)
         # Each run by its id and instance, and its place among the records: a row finds its runs without
@@ -76,19 +88,20 @@ class _Answer:
 
     def lead(self, kind: str, field: str, rows: list[dict], words) -> dict | None:
         candidates = [r for r in rows if r[field] is not None and r[field] > 0]
-        if field == "images_per_hour":  # one configuration's speed, however many instances price it
+        if field in RATES:  # one configuration's speed, however many instances price it
             candidates = list({tuple(r["run_ids"]): r for r in reversed(candidates)}.values())[::-1]
         ordered = sorted(candidates, key=lambda r: -r[field])
         if not ordered:
             return None
         top = ordered[0]
-        lead = {"kind": kind, "field": field, "row": self.number[id(top)], "value": top[field]}
-        lead.update(next_row=None, next_value=None, log_ratio=None, verdict=ALONE[field])
+        lead = {"kind": kind, "field": field, "row": self.name[id(top)], "top": top, "value": top[field]}
+        lead.update(next_row=None, following=None, next_value=None, log_ratio=None, verdict=ALONE[field])
         if len(ordered) == 1:
             return lead
         following = ordered[1]
         lead.update(
-            next_row=self.number[id(following)],
+            next_row=self.name[id(following)],
+            following=following,
             next_value=following[field],
             log_ratio=stats.log_rate(top[field]) - stats.log_rate(following[field]),
         )
@@ -118,11 +131,13 @@ class _Answer:
 
     @staticmethod
     def _logs(group: Group, row: dict, field: str) -> list[float]:
-        """Each run's log img/s as the row counts it (scaled to the whole instance where it is), and
-        per $ of the row's price for images per $."""
+        """Each run's log img/s as the row counts it (scaled to the whole instance where it is; in tokens,
+        × the tokens of a sample), and per $ of the row's price for images (tokens) per $."""
         offset = math.log(row["extrapolated_factor"] or 1)
-        if field != "images_per_hour":
-            price = row["usd_per_hour"] if field == "images_per_usd" else row["spot_usd_per_hour"]
+        if field.startswith("tokens") or field.startswith("spot_tokens"):
+            offset += math.log(row["units_per_sample"] or 1)
+        if field not in RATES:
+            price = row["spot_usd_per_hour"] if field.startswith("spot_") else row["usd_per_hour"]
             offset += stats.LOG_SECONDS_PER_HOUR - math.log(price)
         return [x + offset for x in group.log_rates()]
 
@@ -149,47 +164,59 @@ class _Answer:
         return family
 
 
-def answer(rows: list[dict], records: list[dict] | None, assumed: set[str] = frozenset()) -> dict:
+def answer(
+    rows: list[dict], records: list[dict] | None, assumed: set[str] = frozenset(), tokens: list[dict] = ()
+) -> dict:
     """Per workload of the measured rows: its fastest row and its cheapest on demand and on spot, each
     with the next one, the ratio and the verdict, said in sentences; and how the verdicts were made.
+    `tokens`: the rows measured in tokens (token_rows.split), answered in tokens, after the rows in images.
     `assumed`: the catalogs whose spot price is assumed rather than observed."""
-    found = _Answer(rows, records)
+    tokens = list(tokens)
+    found = _Answer(rows, records, tokens)
     measured = [r for r in rows if not r.get("published")]
-    workloads = []
-    for workload in dict.fromkeys(str(r["model_run"]) for r in measured):
-        own = [r for r in measured if str(r["model_run"]) == workload]
-        ranked = [r for r in own if r["images_per_hour"] is not None]
-        leads = [found.lead(kind, field, ranked, words) for kind, field, _, words in LEADS]
-        workloads.append(
-            {
-                "workload": workload,
-                "rows": len(own),
-                "ranked": ranked,
-                "leads": [lead for lead in leads if lead],
-                "data_differs": len({r["data"] for r in own}) > 1,
-            }
-        )
+    workloads = _workloads(found, measured, "images", LEADS)
+    workloads += _workloads(found, [r for r in tokens if not r.get("published")], "tokens", TOKEN_LEADS)
     family = found.decide_all()  # the verdicts are final only now: the sentences come after
     for item in workloads:
-        item["sentences"] = _sentences(item, rows, assumed)
+        item["sentences"] = _sentences(item, assumed)
         item["ranked"] = len(item["ranked"])
     return {
         "workloads": workloads,
         "family": family,
         "method": method_line(family),
-        "published": len(rows) - len(measured),
+        "published": sum(1 for r in (*rows, *tokens) if r.get("published")),
     }
 
 
-def _sentences(item: dict, rows: list[dict], assumed: set[str]) -> list[str]:
+def _workloads(found: _Answer, measured: list[dict], unit: str, leads) -> list[dict]:
+    """Each workload of `measured` (rows of one unit) with its leads, judged."""
+    items = []
+    for workload in dict.fromkeys(str(r["model_run"]) for r in measured):
+        own = [r for r in measured if str(r["model_run"]) == workload]
+        ranked = [r for r in own if r[leads[0][1]] is not None]
+        found_leads = [found.lead(kind, field, ranked, words) for kind, field, _, words in leads]
+        items.append(
+            {
+                "workload": workload,
+                "unit": unit,
+                "rows": len(own),
+                "ranked": ranked,
+                "leads": [lead for lead in found_leads if lead],
+                "data_differs": len({r["data"] for r in own}) > 1,
+            }
+        )
+    return items
+
+
+def _sentences(item: dict, assumed: set[str]) -> list[str]:
     if not item["ranked"]:
         return ["No row has a throughput (every run failed): see the table's notes."]
-    described: set[int] = set()
+    described: set[str] = set()
     said = []
     for lead in item["leads"]:
-        said.append(_lead_sentence(lead, rows, described, item["data_differs"], assumed))
+        said.append(_lead_sentence(lead, described, item["data_differs"], assumed))
         described.add(lead["row"])
-    if not any(lead["field"] == "images_per_usd" for lead in item["leads"]):
+    if not any(lead["kind"] == "cheapest on demand" for lead in item["leads"]):
         said.append(f"Cheapest: no row is priced — {_why_unpriced(item['ranked'])}.")
     return said
 
@@ -206,14 +233,13 @@ def _why_unpriced(rows: list[dict]) -> str:
     return "no row has an instance the catalog prices: " + PRICE_HINT
 
 
-def describe(row: dict, number: int, data_differs: bool = False) -> str:
-    """`#3 p5.48xlarge (H100 80GB ×8, amp, batch 256)`, with the data where rows differ in it, and the
-    row's caveats."""
-    parts = [
-        f"{short_device(row['device'])} ×{accelerators_priced(row)}",
-        str(row["precision"]),
-        f"batch {row['batch_size']}",
-    ]
+def describe(row: dict, name: str, data_differs: bool = False) -> str:
+    """`#3 p5.48xlarge (H100 80GB ×8, amp + channels-last (`--channels-last`), batch 256)`: its precision
+    and settings with the flags that set them, the data where rows differ in it, and the row's caveats."""
+    batch = f"batch {row['batch_size']}"
+    if row.get("unit") == "tokens":
+        batch += f" × {row['units_per_sample']:,} tokens"
+    parts = [f"{short_device(row['device'])} ×{accelerators_priced(row)}", labels.configuration(row), batch]
     if data_differs:
         parts.append(f"{row['data']} data")
     caveats = [
@@ -221,28 +247,36 @@ def describe(row: dict, number: int, data_differs: bool = False) -> str:
     ]
     caveats = [c for c in caveats if c]
     return (
-        f"#{number} {row['instance'] or 'no instance'} ({', '.join(parts)}"
+        f"{name} {row['instance'] or 'no instance'} ({', '.join(parts)}"
         + (f"; {'; '.join(caveats)}" if caveats else "")
         + ")"
     )
 
 
-def _lead_sentence(lead: dict, rows: list[dict], described: set[int], data_differs: bool, assumed) -> str:
-    unit = next(u for kind, _, u, _ in LEADS if kind == lead["kind"])
-    top = rows[lead["row"] - 1]
-    shown = _value(top, lead["field"]) + ("" if lead["field"] == "images_per_hour" else f" {unit}")
-    if lead["field"] == "spot_images_per_usd" and top.get("prices_catalog") in assumed:
+def _lead_sentence(lead: dict, described: set[str], data_differs: bool, assumed) -> str:
+    unit = next(u for kind, field, u, _ in (*LEADS, *TOKEN_LEADS) if field == lead["field"])
+    top = lead["top"]
+    shown = _value(top, lead["field"]) + ("" if lead["field"] in RATES else f" {unit}")
+    if lead["field"].startswith("spot_") and top.get("prices_catalog") in assumed:
         shown += " (the spot price is assumed, not observed)"
-    who = f"#{lead['row']}" if lead["row"] in described else describe(top, lead["row"], data_differs)
+    who = lead["row"] if lead["row"] in described else describe(top, lead["row"], data_differs)
     sentence = f"{lead['kind'].capitalize()}: {who} at {shown}"
     if lead["next_row"] is None:
         return sentence + f", {lead['verdict']}."
-    following = rows[lead["next_row"] - 1]
+    following = lead["following"]
     ratio = stats.format_log_ratio(lead["log_ratio"], 2)
+    # The next one named by what it ran, where that is not what the leader ran: "#7 amp NCHW".
+    unlike = labels.contrast(top, following)
     return (
-        sentence + f", {ratio}× the next, #{lead['next_row']} ({_value(following, lead['field'])}): "
-        f"{lead['verdict']}."
+        sentence + f", {ratio}× the next, {lead['next_row']}{' ' + unlike if unlike else ''} "
+        f"({_value(following, lead['field'])}): {lead['verdict']}."
     )
+
+
+def counted(item: dict) -> str:
+    """`6 row(s), 5 with a throughput`; a workload in tokens says so (its rows are T1, T2, …)."""
+    unit = " in tokens" if item["unit"] == "tokens" else ""
+    return f"{item['rows']} row(s){unit}, {item['ranked']} with a throughput"
 
 
 def lines(result: dict, width: int = 110) -> list[str]:
@@ -253,7 +287,7 @@ def lines(result: dict, width: int = 110) -> list[str]:
         return out + ["No measured row: the table lists published figures only.", ""]
     for item in result["workloads"]:
         out += [
-            f"**{printable(item['workload'])}** ({item['rows']} row(s), {item['ranked']} with a throughput):",
+            f"**{printable(item['workload'])}** ({counted(item)}):",
             "",
         ]
         out += [line for sentence in item["sentences"] for line in wrapped(printable(sentence), width, "- ")]

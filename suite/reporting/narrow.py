@@ -11,7 +11,14 @@ from __future__ import annotations
 import re
 import textwrap
 
-from suite.reporting.cells import FLEET_COLUMNS, accelerators_priced, dollars, ratio_text, settings_cell, whole_number
+from suite.reporting.cells import (
+    FLEET_COLUMNS,
+    accelerators_priced,
+    dollars,
+    ratio_text,
+    settings_cell,
+    whole_number,
+)
 from suite.reporting.published_rows import PUBLISHED_NOTE
 from suite.reporting.row_prices import SHARE_NOTE
 from suite.reporting.rows import SYNTHETIC_NOTE

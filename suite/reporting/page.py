@@ -170,17 +170,15 @@ def _tokens(tokens: list[dict]) -> list[str]:
     ]
 
 
-def _answer(rows: list[dict], records: list[dict], catalogs) -> list[str]:
-    """The answer section: per workload its leads as a list, then how the verdicts were made."""
-    result = answer.answer(rows, records, assumed_spot(catalogs)[0])
+def _answer(rows: list[dict], records: list[dict], catalogs, tokens: list[dict] = ()) -> list[str]:
+    """The answer section: per workload its leads as a list (those in tokens after those in images), then
+    how the verdicts were made."""
+    result = answer.answer(rows, records, assumed_spot(catalogs)[0], tokens)
     parts = [f"<h2>{_text(answer.HEADING)}</h2>"]
     if not result["workloads"]:
         return parts + ['<p class="note">No measured row: the table lists published figures only.</p>']
     for item in result["workloads"]:
-        parts.append(
-            f"<p><strong>{_text(item['workload'])}</strong> ({item['rows']} row(s), {item['ranked']} with a "
-            "throughput):</p>"
-        )
+        parts.append(f"<p><strong>{_text(item['workload'])}</strong> ({_text(answer.counted(item))}):</p>")
         parts.append(
             '<ul class="answer">' + "".join(f"<li>{_inline(s)}</li>" for s in item["sentences"]) + "</ul>"
         )
@@ -252,8 +250,12 @@ def render_page(
         "</head><body>",
         "<h1>Training throughput and cost</h1>",
         f'<p class="note">{_text(summary)}; the rows are numbered as in the table.</p>',
-        # Rows in tokens only: no answer, plot or table in images to show (as the markdown report).
-        *(_images(rows, catalogs, records, style, wide) if rows or not tokens else []),
+        # Rows in tokens only: no plot or table in images to show (as the markdown report), the answer still.
+        *(
+            _images(rows, catalogs, records, style, wide, tokens)
+            if rows or not tokens
+            else _answer([], records, catalogs, tokens)
+        ),
         *_tokens(tokens),
         "<h2>Prices and method</h2>",
         _paragraphs(footer(catalogs, dataset_size)),
@@ -266,11 +268,12 @@ def render_page(
     return "\n".join(part for part in parts if part) + "\n"
 
 
-def _images(rows: list[dict], catalogs, records: list[dict], style: str, wide: bool) -> list[str]:
-    """The page's part in images: the answer, the plots, the table and its notes."""
+def _images(rows: list[dict], catalogs, records: list[dict], style: str, wide: bool, tokens=()) -> list[str]:
+    """The page's part in images: the answer (the rows in tokens answered too), the plots, the table and
+    its notes."""
     images, not_drawn = _plots(records, rows, catalogs)
     return [
-        *_answer(rows, records, catalogs),
+        *_answer(rows, records, catalogs, tokens),
         "<h2>Plots</h2>",
         *(images or ['<p class="note">No plot.</p>']),
         *(f'<p class="note">{_text(line)}</p>' for line in not_drawn),

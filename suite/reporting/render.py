@@ -108,13 +108,15 @@ def render_markdown(
     wide: bool = False,
     records: list[dict] | None = None,
     plots: tuple[str, ...] = (),
+    tokens: list[dict] = (),
 ) -> str:
-    """The report in markdown. With `records` (the runs behind the rows) it opens with the answer, then
-    the `plots` (image paths, as the reader of the file finds them), then the table."""
+    """The report in markdown. With `records` (the runs behind the rows) it opens with the answer (the
+    rows in `tokens` answered too, after those in images: their table follows this one), then the `plots`
+    (image paths, as the reader of the file finds them), then the table."""
     columns = table_columns(rows, style, wide, catalogs)
     lines = []
     if records is not None:
-        lines += answer.lines(answer.answer(rows, records, assumed_spot(catalogs)[0]))
+        lines += answer.lines(answer.answer(rows, records, assumed_spot(catalogs)[0], tokens))
     if plots:
         lines += ["## Plots", ""]
         lines += [line for path in plots for line in (f"![{_plot_name(path)}]({path})", "")]
@@ -324,13 +326,15 @@ def render(
     if fmt == "md":
         # Rows measured in tokens get a table of their own: never a row or a ranking beside images.
         images, tokens = token_rows.split(rows)
-        parts = (
-            []
-            if tokens and not images
-            else [
-                render_markdown(images, catalog, dataset_size, columns, wide, opening.records, opening.plots)
+        if images or not tokens:
+            parts = [
+                render_markdown(
+                    images, catalog, dataset_size, columns, wide, opening.records, opening.plots, tokens
+                )
             ]
-        )
+        else:  # rows in tokens only: their answer, then their table
+            found = answer.answer([], opening.records, assumed_spot(catalog)[0], tokens)
+            parts = ["\n".join(answer.lines(found)).rstrip("\n")] if opening.records is not None else []
         if tokens:
             parts.append("\n".join(token_table.markdown(tokens)))
         return "\n\n".join(parts) + "\n"

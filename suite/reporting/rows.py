@@ -18,7 +18,7 @@ import dataclasses
 from collections import Counter
 
 from suite import stats
-from suite.reporting import labels, row_prices, token_rows
+from suite.reporting import host_match, labels, row_prices, token_rows
 from suite.reporting.identity import LOADER_FIELDS, SETTING_FIELDS, row_identity, row_key
 from suite.reporting.numerics_mark import standing as numerics_standing
 from suite.reporting.numerics_mark import standing_note
@@ -191,6 +191,7 @@ def _row(
     instance = row_prices.match_instance(row, catalog, price_as_if)
     if instance is not None:
         rate = row_prices.scale_to_instance(row, instance, rate, extrapolate)
+        row["notes"] += host_match.notes(runs.ok, instance, row["accelerators_used"])
     row["images_per_hour"] = rate
     row["epoch_hours"] = dataset_size / rate
     if instance is not None:
