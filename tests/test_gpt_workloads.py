@@ -187,8 +187,11 @@ def test_report_keeps_tokens_and_images_apart(capsys, tmp_path):
     capsys.readouterr()
     assert cli.main(["report", str(tmp_path / "runs")]) == 0
     out = capsys.readouterr().out
-    images, tokens = out.split("## Language models, in tokens")
+    answer, rest = out.split("## The table")
+    images, tokens = rest.split("## Language models, in tokens")
     assert "dcgan64" in images and "gpt2-small" not in images  # no token row among images
+    # the answer answers both, each in its own unit: the token workload after the images, in tok/s
+    assert answer.index("**dcgan64") < answer.index("**gpt2-small") and " tok/s" in answer.split("**gpt2")[1]
     assert "gpt2-small" in tokens and "dcgan64" not in tokens  # nor an image row among tokens
     assert "| tok/s |" in tokens and "$ per M tokens" in tokens and "Tokens per $" in tokens
     row = next(line for line in tokens.splitlines() if line.startswith("| T1 "))

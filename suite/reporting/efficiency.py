@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 
 from suite.backends import peaks
-from suite.run_record.record import GatheredRecord
+from suite.run_record.record import GatheredRecord, metrics_of
 
 DERIVED = "derived by the report: the run recorded no peak"
 
@@ -48,7 +48,7 @@ def _counted(records: list[dict]) -> dict[str, tuple[float, str]]:
 def _completed(record: dict, counted: dict[str, tuple[float, str]]) -> dict | None:
     """The record with its MFU derived, or None where it has one, or where it cannot be derived."""
     metrics, device, config = record.get("metrics") or {}, record.get("device") or {}, record["config"]
-    rate = metrics.get("images_per_second")
+    rate = metrics_of(record).images_per_second  # samples per second: a token run's sequences
     if record.get("status") != "ok" or not rate:
         return None  # no throughput: no MFU
     if metrics.get("mfu") is not None or device.get("peak_tflops") is not None:
