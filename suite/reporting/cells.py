@@ -3,6 +3,8 @@ profiled run says so where its number would be; an extrapolated or hypothetical 
 
 from __future__ import annotations
 
+from suite.reporting import warning_kinds
+
 
 def nearest(value: float) -> int:
     """Round half up to a whole image (Python's round() rounds half to even)."""
@@ -48,7 +50,7 @@ def _throughput_cell(row: dict) -> str:
         text += " (hypothetical: another device)"
     if row.get("published"):
         text += " (published)"
-    return text + (" ⚠" if row["warnings"] else "")
+    return text + (" ⚠" if warning_kinds.of_rate(row) else "")
 
 
 def interval_cell(row: dict) -> str:
@@ -72,6 +74,72 @@ def _spread_cell(row: dict) -> str:
     if row["window_cv_max"] is not None and row["window_cv_max"] > WIDE_SPREAD_CV:
         parts.append(f"windows cv {row['window_cv_max']:.0%} ⚠")
     return "; ".join(parts) or "—"
+
+
+# The figures beside the rate (row_figures.py), and the warnings' figures each cell stands for: a cell
+# whose figure a warning concerns is marked † (the warning is listed under the table, the rate keeps no ⚠).
+FIGURE_MARK = "†"
+_WARNED_BY = {
+    "mfu": (warning_kinds.MFU, warning_kinds.DEVICE),
+    "energy": (warning_kinds.ENERGY, warning_kinds.TELEMETRY),
+    "power": (warning_kinds.ENERGY, warning_kinds.TELEMETRY),
+    "memory": (warning_kinds.DEVICE,),
+}
+
+
+def figure_warned(row: dict, figure: str) -> bool:
+    """Whether a warning of the row's runs concerns this figure ("mfu", "energy", "power", "memory")."""
+    warned = warning_kinds.of_other_figures(row)
+    return any(warned.get(kind) for kind in _WARNED_BY.get(figure, ()))
+
+
+def _marked(text: str, row: dict, figure: str) -> str:
+    return f"{text} {FIGURE_MARK}" if text != "—" and figure_warned(row, figure) else text
+
+
+def mfu_text(value) -> str:
+    return "—" if value is None else f"{value:.1%}"
+
+
+def millijoules(joules) -> str:
+    """Energy per sample in mJ: a decimal from 10 mJ up (14.4, 175.1), three digits below (2.54)."""
+    if joules is None:
+        return "—"
+    value = joules * 1000
+    return f"{value:,.1f}" if value >= 10 else f"{value:.3g}"
+
+
+def gibibytes(value) -> str:
+    return "—" if value is None else f"{value / 2**30:,.2f}"
+
+
+def watts(value) -> str:
+    return "—" if value is None else f"{value:,.0f}"
+
+
+def seconds(value) -> str:
+    return "—" if value is None else f"{value:,.1f}"
+
+
+def figure_cells(energy_field: str) -> list[tuple]:
+    """(key, header, cell) of the figures beside the rate; energy per image, or per token
+    (`energy_field`)."""
+    unit = "token" if energy_field == "energy_per_token_j" else "image"
+    return [
+        ("mfu", "MFU", lambda r: _marked(mfu_text(r.get("mfu")), r, "mfu")),
+        (
+            energy_field,
+            f"Energy (mJ/{unit})",
+            lambda r: _marked(millijoules(r.get(energy_field)), r, "energy"),
+        ),
+        ("mean_power_w", "Mean power (W)", lambda r: _marked(watts(r.get("mean_power_w")), r, "power")),
+        (
+            "peak_memory_bytes",
+            "Peak memory (GiB)",
+            lambda r: _marked(gibibytes(r.get("peak_memory_bytes")), r, "memory"),
+        ),
+        ("time_to_first_step_s", "First step (s)", lambda r: seconds(r.get("time_to_first_step_s"))),
+    ]
 
 
 def _stated(value) -> str:
@@ -170,6 +238,8 @@ COLUMNS = [
     ("runs", "Runs", "Runs", lambda r: "published" if r.get("published") else r["runs"]),
     ("spread", "Spread", "Spread", _spread_cell),
     ("median_ci", "Median 95% CI (Imgs/Hr)", "95% interval of the median (img/h)", interval_cell),
+    # beside the rate: the seed's table had none of them, so they keep their names in its style too
+    *((key, name, name, cell) for key, name, cell in figure_cells("energy_per_image_j")),
 ]
 VERDICT_COLUMN = ("Bottleneck", lambda r: r["verdict"] or "—")
 NUMERICS_COLUMN = ("Numerics", lambda r: r["numerics"] or "—")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import textwrap
 
+from suite.reporting import warning_kinds
 from suite.reporting.cells import (
     FLEET_COLUMNS,
     accelerators_priced,
@@ -81,7 +82,7 @@ def _stated(value) -> str:
 
 # What each mark means, in the order a row shows them.
 MARKS = {
-    "⚠": "the runs recorded warnings (listed at the end)",
+    "⚠": "the runs warned about the rate (listed at the end)",
     "pub": "a published figure, measured by its source, not by the suite",
     "hyp": "hypothetical, measured on another device than the instance's accelerator and priced as if on it",
     "synth": "synthetic data, a compute-only ceiling rather than real-data training",
@@ -94,7 +95,7 @@ MARKS = {
 def marks(row: dict, assumed_spot: bool = False) -> list[str]:
     """The row's short marks (see MARKS); a part of an instance reads `1/8`."""
     found = []
-    if row["warnings"]:
+    if warning_kinds.of_rate(row):  # a warning about another figure is listed, not marked on the rate
         found.append("⚠")
     if row.get("published"):
         found.append("pub")

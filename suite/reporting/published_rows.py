@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from suite.reporting import row_prices, token_rows
+from suite.reporting import row_figures, row_prices, token_rows
 from suite.reporting.figures import Figure
 from suite.reporting.pricing import Catalog
 from suite.run_record.facts import other_device
@@ -187,6 +187,7 @@ def _nothing_measured(epoch_hours: float) -> dict:
         "rates_disagree": False,
         "measured_images_per_hour": None,
         "profiled_images_per_hour": None,
+        **row_figures.none_measured(),
     }
 
 

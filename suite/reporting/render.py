@@ -23,7 +23,9 @@ from suite.reporting.cells import (
     VERDICT_COLUMN,
 )
 from suite.reporting.published_rows import sources
+from suite.reporting.row_figures import figures_footer
 from suite.reporting.rows import DEFAULT_DATASET_SIZE
+from suite.reporting.warning_kinds import warning_lines
 from suite.run_record import printable
 
 TABLE_FORMATS = ("md", "csv", "json")  # what render() writes
@@ -132,6 +134,7 @@ def render_markdown(
     ]
     below = notes_below(rows, style, wide, catalogs)
     lines += ["", *below, *([""] if below else []), footer(catalogs, dataset_size), ""]
+    lines += figures_footer(rows) if wide or style == "seed" else []  # the figures are columns of --wide
     lines += [*published_footer(rows), *traces(rows)]
     return "\n".join(lines).rstrip("\n")
 
@@ -142,6 +145,11 @@ def _plot_name(path: str) -> str:
 
 def traces(rows: list[dict]) -> list[str]:
     """The runs behind each row (by run id), and every warning those runs recorded."""
+    return runs_behind(rows) + warning_lines(rows)
+
+
+def runs_behind(rows: list[dict]) -> list[str]:
+    """The runs behind each row, by run id (a published row: its figure's id)."""
     lines = ["Runs behind each row:", ""]
     lines += [
         f"- #{n}: "
@@ -152,10 +160,6 @@ def traces(rows: list[dict]) -> list[str]:
         )
         for n, row in enumerate(rows, 1)
     ]
-    warned = [(n, row) for n, row in enumerate(rows, 1) if row["warnings"]]
-    if warned:
-        lines += ["", "⚠ Warnings recorded by the runs:", ""]
-        lines += [f"- #{n} {printable(warning)}" for n, row in warned for warning in row["warnings"]]
     return lines
 
 
@@ -267,6 +271,20 @@ CSV_FIELDS = [
     "spot_usd_per_million_tokens",
     "instance_tokens_per_usd",
     "instance_spot_tokens_per_usd",
+    # Beside the rate: each the median over the runs (row_figures.py), per device
+    "mfu",
+    "model_tflops_per_second",
+    "energy_per_image_j",
+    "energy_per_token_j",
+    "mean_power_w",
+    "peak_memory_bytes",
+    "time_to_first_step_s",
+    # The days, commits and hosts the row's runs come from, and its warnings by what they concern
+    "run_days",
+    "run_commits",
+    "run_hosts",
+    "rate_warnings",
+    "other_warnings",
 ]
 # Only in a report with --published.
 PUBLISHED_FIELDS = ["published", "published_id", "published_source", "published_caveat", "published_ratio"]
@@ -287,6 +305,11 @@ def render_csv(rows: list[dict]) -> str:
             "settings": "; ".join(row.get("settings") or []),
             "setting_flags": " ".join(row.get("setting_flags") or []),
             "warnings": " | ".join(row["warnings"]),
+            "rate_warnings": " | ".join(row.get("rate_warnings") or []),
+            "other_warnings": " | ".join(
+                f"{figure}: {w}" for figure, said in (row.get("other_warnings") or {}).items() for w in said
+            ),
+            **{name: " ".join(row.get(name) or []) for name in ("run_days", "run_commits", "run_hosts")},
             "published_ratio": " ".join(
                 f"{fid}={ratio:.4g}" for fid, ratio in (row.get("published_ratios") or {}).items()
             ),
@@ -336,7 +359,7 @@ def render(
             found = answer.answer([], opening.records, assumed_spot(catalog)[0], tokens)
             parts = ["\n".join(answer.lines(found)).rstrip("\n")] if opening.records is not None else []
         if tokens:
-            parts.append("\n".join(token_table.markdown(tokens)))
+            parts.append("\n".join(token_table.markdown(tokens, wide or columns == "seed")))
         return "\n\n".join(parts) + "\n"
     if fmt == "csv":
         return render_csv(rows)

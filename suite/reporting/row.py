@@ -98,6 +98,24 @@ class Row(_Always, total=False):
     differs_in: Dict[str, object]  # what tells apart rows that share every shown column
     price_source: str  # where this row's prices come from, when not the catalog's source
 
+    # A measured row's figures beside its rate: each the median over its runs in the median that record
+    # it (row_figures.py); per device; a token row adds its energy per token
+    mfu: Optional[float]
+    model_tflops_per_second: Optional[float]
+    energy_per_image_j: Optional[float]  # per sample, as images_per_hour counts samples
+    energy_per_token_j: Optional[float]
+    mean_power_w: Optional[float]
+    peak_memory_bytes: Optional[float]
+    time_to_first_step_s: Optional[float]
+    # The days (YYYY-MM-DD), commits and hosts of the runs it pools (run_span.py)
+    run_days: List[str]
+    run_commits: List[str]
+    run_hosts: List[str]
+    # Its runs' warnings by what they concern (warning_kinds.py): the rate (these earn its ⚠), or another
+    # figure, by that figure's name
+    rate_warnings: List[str]
+    other_warnings: Dict[str, List[str]]
+
     # A published figure's row (`suite report --published`)
     published: bool
     published_id: Optional[str]

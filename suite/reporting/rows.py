@@ -18,7 +18,7 @@ import dataclasses
 from collections import Counter
 
 from suite import stats
-from suite.reporting import host_match, labels, row_prices, token_rows
+from suite.reporting import host_match, labels, row_figures, row_prices, run_span, token_rows, warning_kinds
 from suite.reporting.identity import LOADER_FIELDS, SETTING_FIELDS, row_identity, row_key
 from suite.reporting.numerics_mark import standing as numerics_standing
 from suite.reporting.numerics_mark import standing_note
@@ -185,6 +185,7 @@ def _row(
     runs = _sort_runs(group)
     row = _blank_row(group, runs, catalog)
     _describe(row, group, runs, pool)
+    _beside_the_rate(row, group, runs)
     if not runs.ok:
         return row
     rate = _measure(row, runs.ok)
@@ -312,13 +313,16 @@ def _run_fields(group: list[dict], runs: _Runs) -> dict:
     spread, the profiled rate, the status; the median and its interval still empty."""
     ok, not_ok, traced = runs.ok, runs.not_ok, runs.traced
     cvs = [cv for r in ok for cv in [_window_cv(r)] if cv is not None]
+    warnings = [f"{r.get('run_id')}: {w}" for r in group for w in (r.get("warnings") or [])]
     return {
         "runs": len(ok),
         "run_ids": [str(r.get("run_id")) for r in group],
         "runs_not_ok": dict(not_ok),
         "spread": None,
         "window_cv_max": max(cvs) if cvs else None,
-        "warnings": [f"{r.get('run_id')}: {w}" for r in group for w in (r.get("warnings") or [])],
+        "warnings": warnings,
+        "rate_warnings": warning_kinds.touching_rate(warnings),  # only these earn the rate its ⚠
+        "other_warnings": warning_kinds.by_figure(warnings),
         "images_per_hour_min": None,
         "images_per_hour_max": None,
         "median_ci_low": None,  # the median's distribution-free 95% interval (None: too few runs)
@@ -357,6 +361,16 @@ def _describe(row: Row, group: list[dict], runs: _Runs, pool: tuple[str, ...]) -
             ", ".join(f"{n} {status}" for status, n in sorted(runs.not_ok.items()))
             + (" run(s) not in the median" if runs.ok else "")
         )
+
+
+def _beside_the_rate(row: Row, group: list[dict], runs: _Runs) -> None:
+    """The row's figures beside its rate (MFU, energy, power, memory, first step), the days, commits and
+    hosts of the runs it pools, and the notes these need."""
+    found, memory_note = row_figures.figures(runs.ok)
+    spans = run_span.spans(runs.ok or group)
+    row.update(found)
+    row.update(spans)
+    row["notes"] += [note for note in (run_span.note(spans), memory_note) if note]
 
 
 def _measure(row: Row, ok: list[dict]) -> float:

@@ -7,6 +7,7 @@ sequence of `tokens_per_sample` tokens each); the token figures are those × the
 
     tokens per $       = tokens/hour ÷ $/hour           ($/hour of the accelerators used, as images per $)
     $ per M tokens     = $/hour ÷ tokens/hour × 1,000,000
+    energy per token   = energy per sample ÷ the tokens per sequence
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ def add_token_figures(row: dict, per_sample: int) -> None:
         spot_usd_per_million_tokens=per("spot_usd_per_million_images"),
         instance_tokens_per_usd=times("instance_images_per_usd"),
         instance_spot_tokens_per_usd=times("instance_spot_images_per_usd"),
+        energy_per_token_j=per("energy_per_image_j"),
     )
 
 

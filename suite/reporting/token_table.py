@@ -4,9 +4,11 @@ tokens (published_rows.py) are rows of it too, marked `pub`, never in the leads,
 
 from __future__ import annotations
 
-from suite.reporting.cells import dollars, settings_cell, whole_number
-from suite.reporting.narrow import marks, short_device
+from suite.reporting.cells import dollars, figure_cells, settings_cell, whole_number
+from suite.reporting.narrow import marks, marks_said, short_device, wrapped
 from suite.reporting.published_rows import sources
+from suite.reporting.row_figures import figures_footer
+from suite.reporting.warning_kinds import warning_lines
 from suite.run_record import printable
 
 HEADING = "Language models, in tokens"
@@ -61,6 +63,14 @@ COLUMNS = (
 )
 
 
+def columns(wide: bool = False) -> tuple:
+    """The token table's columns; with `wide`, the figures beside the rate too (energy per token)."""
+    if not wide:
+        return COLUMNS
+    beside = tuple((name, cell, False) for _, name, cell in figure_cells("energy_per_token_j"))
+    return (*COLUMNS[:-1], *beside, COLUMNS[-1])
+
+
 INTRODUCTION = (
     "Workloads measured in tokens (one sample is one sequence; Batch is sequences × tokens each). "
     "They are never ranked with images. Tokens per $ = tokens/hour ÷ $/hour of the accelerators used (as images per $); "
@@ -68,9 +78,11 @@ INTRODUCTION = (
 )
 
 
-def markdown(rows: list[dict]) -> list[str]:
-    """The token rows' section: the leads per workload, the table (rows T1, T2, …), their notes and runs."""
+def markdown(rows: list[dict], wide: bool = False) -> list[str]:
+    """The token rows' section: the leads per workload, the table (rows T1, T2, …; with `wide` the figures
+    beside the rate too), their notes, runs and warnings."""
     ranked = leads(rows)
+    shown = columns(wide)
     lines = [
         f"## {HEADING}",
         "",
@@ -78,15 +90,16 @@ def markdown(rows: list[dict]) -> list[str]:
         "",
         *ranked,
         *([""] if ranked else []),
-        "| # | " + " | ".join(name for name, _, _ in COLUMNS) + " |",
-        "|---:|" + "|".join("---" if left else "---:" for _, _, left in COLUMNS) + "|",
+        "| # | " + " | ".join(name for name, _, _ in shown) + " |",
+        "|---:|" + "|".join("---" if left else "---:" for _, _, left in shown) + "|",
     ]
     lines += [
-        f"| T{n} | "
-        + " | ".join(printable(str(cell(r)).replace("|", "\\|")) for _, cell, _ in COLUMNS)
-        + " |"
+        f"| T{n} | " + " | ".join(printable(str(cell(r)).replace("|", "\\|")) for _, cell, _ in shown) + " |"
         for n, r in enumerate(rows, 1)
     ]
+    said = marks_said(rows, set(), True)  # as the Marks column shows them: no spot price marked assumed
+    if said:
+        lines += ["", *wrapped("Marks: " + "; ".join(said) + ".")]
     noted = [(n, r) for n, r in enumerate(rows, 1) if r["notes"] or r["errors"]]
     if noted:
         lines += ["", "Notes:", ""]
@@ -94,9 +107,9 @@ def markdown(rows: list[dict]) -> list[str]:
     published = sources(rows, "T")
     if published:
         lines += ["", PUBLISHED_HEADING, "", *published]
-    lines += ["", "Runs behind each row:", ""]
+    lines += ["", *(figures_footer(rows) if wide else []), "Runs behind each row:", ""]
     lines += [f"- T{n}: {printable(runs_behind(r))}" for n, r in enumerate(rows, 1)]
-    return lines
+    return lines + warning_lines(rows, "T")
 
 
 PUBLISHED_HEADING = (
