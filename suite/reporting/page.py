@@ -21,9 +21,10 @@ import re
 import tempfile
 
 from suite.inputs.errors import UserError
-from suite.reporting import answer, narrow, token_table
+from suite.reporting import answer, narrow, page_links, token_table
 from suite.reporting.published_rows import sources
-from suite.reporting.render import assumed_spot, footer, published_footer, table_columns, traces
+from suite.reporting.render import assumed_spot, footer, published_footer, runs_behind, table_columns
+from suite.reporting.row_figures import figures_footer
 from suite.run_record import printable
 
 STYLE = """
@@ -101,36 +102,37 @@ NUMBER = ' class="num"'
 
 
 def _table(rows: list[dict], catalogs, style: str, wide: bool) -> str:
+    kind = "wide" if wide or style == "seed" else "narrow"
     columns = table_columns(rows, style, wide, catalogs)
+    return _rows_table(rows, columns, f"sortable {kind}", "rows", _targets(rows, catalogs, style, wide))
+
+
+def _token_table(tokens: list[dict], wide: bool) -> str:
+    targets = page_links.warning_targets(tokens, "T")
+    targets |= page_links.legend_targets(page_links.marks_said(tokens), TOKEN_MARKS)
+    return _rows_table(tokens, token_table.columns(wide), "sortable narrow", "token-rows", targets, "T")
+
+
+LISTED = {"Marks", "Notes"}  # the columns that list marks and note numbers, each linked to what it means
+TOKEN_MARKS = "token-"  # the token table's marks' legend entries: token-mark-synth, …
+
+
+def _rows_table(rows, columns, classes: str, table_id: str, targets: set[str], prefix: str = "") -> str:
+    """A table of `rows` (numbered `prefix`1, 2, …), its marks linked to their notes (page_links.py)."""
     head = "<th>#</th>" + "".join(f"<th>{_text(name)}</th>" for name, _, _ in columns)
     body = []
     for n, row in enumerate(rows, 1):
-        cells = [f'<td class="num">{n}</td>']
-        cells += [f"<td{'' if left else NUMBER}>{_text(cell(row))}</td>" for _, cell, left in columns]
-        marked = ' class="published"' if row.get("published") else ""
-        body.append(f"<tr{marked}>" + "".join(cells) + "</tr>")
-    kind = "wide" if wide or style == "seed" else "narrow"
-    return (
-        f'<table class="sortable {kind}" id="rows"><thead><tr>'
-        + head
-        + "</tr></thead><tbody>\n"
-        + "\n".join(body)
-        + "\n</tbody></table>"
-    )
-
-
-def _token_table(tokens: list[dict]) -> str:
-    head = "<th>#</th>" + "".join(f"<th>{_text(name)}</th>" for name, _, _ in token_table.COLUMNS)
-    body = []
-    for n, row in enumerate(tokens, 1):
-        cells = [f'<td class="num">T{n}</td>']
+        cells = [f'<td class="num">{prefix}{n}</td>']
         cells += [
-            f"<td{'' if left else NUMBER}>{_text(cell(row))}</td>" for _, cell, left in token_table.COLUMNS
+            f"<td{'' if left else NUMBER}>"
+            + page_links.cell(cell(row), f"{prefix}{n}", targets, name in LISTED, prefix and TOKEN_MARKS)
+            + "</td>"
+            for name, cell, left in columns
         ]
         marked = ' class="published"' if row.get("published") else ""
         body.append(f"<tr{marked}>" + "".join(cells) + "</tr>")
     return (
-        '<table class="sortable narrow" id="token-rows"><thead><tr>'
+        f'<table class="{classes}" id="{table_id}"><thead><tr>'
         + head
         + "</tr></thead><tbody>\n"
         + "\n".join(body)
@@ -138,12 +140,26 @@ def _token_table(tokens: list[dict]) -> str:
     )
 
 
-def _tokens(tokens: list[dict]) -> list[str]:
+def _targets(rows: list[dict], catalogs, style: str, wide: bool) -> set[str]:
+    """The ids the image table's marks may link to: its rows' warnings, its notes and its marks' legend."""
+    wide = wide or style == "seed"
+    texts, _ = narrow.numbered(rows, wide)
+    said = [] if wide else narrow.marks_said(rows, *assumed_spot(catalogs))
+    return (
+        page_links.warning_targets(rows)
+        | {f"note-{n}" for n in range(1, len(texts) + 1)}
+        | page_links.legend_targets(said)
+    )
+
+
+def _tokens(tokens: list[dict], wide: bool = False) -> list[str]:
     """The rows measured in tokens, as the markdown report has them (token_table.py): the leads per
-    workload, their table (rows T1, T2, …), its notes, the published figures' sources and the runs."""
+    workload, their table (rows T1, T2, …; with `wide` the figures beside the rate), its marks and notes,
+    the published figures' sources, the runs and their warnings."""
     if not tokens:
         return []
     leads = token_table.leads(tokens)
+    said = page_links.marks_said(tokens)
     noted = [(n, r) for n, r in enumerate(tokens, 1) if r["notes"] or r["errors"]]
     published = sources(tokens, "T")
     return [
@@ -152,7 +168,8 @@ def _tokens(tokens: list[dict]) -> list[str]:
         ('<ul class="answer">' + "".join(f"<li>{_text(line[2:])}</li>" for line in leads) + "</ul>")
         if leads
         else "",
-        _token_table(tokens),
+        _token_table(tokens, wide),
+        page_links.legend(said, TOKEN_MARKS, _inline) if said else "",
         (
             '<ol class="note" id="token-notes">'
             + "".join(f"<li>T{n}: {_inline('; '.join(r['notes'] + r['errors']))}</li>" for n, r in noted)
@@ -167,6 +184,7 @@ def _tokens(tokens: list[dict]) -> list[str]:
                 + [f"- T{n}: {token_table.runs_behind(r)}" for n, r in enumerate(tokens, 1)]
             )
         ),
+        *page_links.warnings(tokens, "T"),
     ]
 
 
@@ -194,10 +212,12 @@ def _notes(rows: list[dict], catalogs, style: str, wide: bool) -> list[str]:
     assumed, every = assumed_spot(catalogs)
     texts, _ = narrow.numbered(rows, wide)
     said = [] if wide else narrow.marks_said(rows, assumed, every)
-    parts = [f'<p class="note">Marks: {_inline("; ".join(said))}.</p>'] if said else []
-    if texts:
+    parts = [page_links.legend(said, inline=_inline)] if said else []
+    if texts:  # each note an item its number in the table links to
         parts.append(
-            '<ol class="note" id="notes">' + "".join(f"<li>{_inline(t)}</li>" for t in texts) + "</ol>"
+            '<ol class="note" id="notes">'
+            + "".join(f'<li id="note-{n}">{_inline(t)}</li>' for n, t in enumerate(texts, 1))
+            + "</ol>"
         )
     return parts
 
@@ -256,12 +276,14 @@ def render_page(
             if rows or not tokens
             else _answer([], records, catalogs, tokens)
         ),
-        *_tokens(tokens),
+        *_tokens(tokens, wide or style == "seed"),
         "<h2>Prices and method</h2>",
         _paragraphs(footer(catalogs, dataset_size)),
+        _paragraphs("\n".join(figures_footer(every))) if wide or style == "seed" else "",
         _paragraphs("\n".join(published_footer(rows))),
         "<h2>Runs and warnings</h2>",
-        _paragraphs("\n".join(traces(rows))),
+        _paragraphs("\n".join(runs_behind(rows))),
+        *page_links.warnings(rows),
         f"<script>{SCRIPT}</script>",
         "</body></html>",
     ]
