@@ -39,6 +39,12 @@ def add_parser(subparsers) -> None:
         help="multiple-comparison control over all the tests one comparison makes: auto (default: holm "
         "below 20 tests, bh from 20), holm, bh (Benjamini–Hochberg) or none",
     )
+    p.add_argument(
+        "--include",
+        metavar="KIND[,KIND...]",
+        help="also compare the records of sub-runs, as `suite report --include` does: sweep, batch-size, "
+        "diagnose, scale, probes or all (left out by default, unless a side holds nothing else)",
+    )
     p.add_argument("--format", default="md", help="md (default), csv or json")
     p.add_argument(
         "--out",
@@ -66,7 +72,7 @@ def compare_command(args) -> int:
     from suite import run_record
     from suite.inputs.errors import UserError, one_of
     from suite.reporting import compare, compare_gate, compare_render, compare_stats
-    from suite.reporting.gather import load_records
+    from suite.reporting.gather import chosen_records, include_origins
     from suite.reporting.pricing import load_catalog
 
     if args.format not in compare_render.FORMATS:
@@ -75,12 +81,18 @@ def compare_command(args) -> int:
         raise one_of("--correction", args.correction, compare_stats.CORRECTIONS)
     if args.fail_on is not None and args.fail_on not in compare_gate.FAIL_ON:
         raise one_of("--fail-on verdict", args.fail_on, compare_gate.FAIL_ON)
+    include_origins(args.include)  # a bad kind is refused before anything is read
     by = compare.parse_by(args.by)
     min_change = compare.parse_min_change(args.min_change)
     catalog = load_catalog(args.prices)
     sides = []
     for name, path in (("baseline", args.baseline), ("candidate", args.candidate)):
-        loaded = load_records(compare.expand_paths(path))
+        # the runs `suite report` reads of the same paths: sub-runs out unless included, or named
+        loaded = chosen_records(
+            compare.expand_paths(path),
+            args.include,
+            lambda line, name=name: print(f"suite: {name}: {line}", file=sys.stderr),
+        )
         if not loaded:
             raise UserError(f"no suite run records found for the {name} in {path!r}")
         sides.append(loaded)

@@ -104,7 +104,8 @@ def _add_grouping(p) -> None:
         "--include",
         metavar="KIND[,KIND...]",
         help="also report the records of sub-runs: sweep, batch-size, diagnose, scale, probes "
-        "(batch-size and diagnose) or all (left out by default)",
+        "(batch-size and diagnose) or all (left out by default, unless the paths hold nothing else: "
+        "a folder `suite sweep` or `suite diagnose` wrote is reported as such)",
     )
     p.add_argument(
         "--pool",
@@ -131,7 +132,6 @@ def _add_published(p) -> None:
 
 
 def report_command(args) -> int:
-    from suite.reporting.gather import include_origins
     from suite.reporting.identity import pool_fields
     from suite.reporting.pricing import load_catalog
     from suite.reporting.rows import build_rows
@@ -139,7 +139,7 @@ def report_command(args) -> int:
     _check_choices(args)
     dataset_size = _dataset_size(args.dataset_size)
     catalog = load_catalog(args.prices)
-    records = _load_records(args, include_origins(args.include))
+    records = _load_records(args)
     catalog_for = _catalog_by_record(args.prices, catalog)
     if args.instance:
         records, catalog_for = _priced_as_instances(args, records)
@@ -188,23 +188,14 @@ def _dataset_size(given) -> int:
     return positive_int("--dataset-size", str(given).replace(",", "").replace("_", ""), most=10**12)
 
 
-def _load_records(args, include) -> list[dict]:
-    """The records under the paths (sub-runs only where --include asks, the others counted on stderr)."""
-    from collections import Counter
-
+def _load_records(args) -> list[dict]:
+    """The records under the paths: `suite run`'s own and the sub-runs --include names (the others
+    counted on stderr); a folder of sub-runs alone reports them as such."""
     from suite.inputs.errors import UserError
-    from suite.reporting.gather import load_records
+    from suite.reporting.gather import chosen_records
 
     paths = args.paths or [DEFAULT_RESULTS]
-    left_out: Counter = Counter()
-    loaded = load_records(paths, include=include, left_out=left_out)
-    if left_out:
-        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(left_out.items()))
-        print(
-            f"suite: left out {sum(left_out.values())} sub-run record(s) ({kinds}): "
-            f"--include {','.join(sorted(left_out))} reports them",
-            file=sys.stderr,
-        )
+    loaded = chosen_records(paths, args.include, lambda line: print(f"suite: {line}", file=sys.stderr))
     if not loaded and not (args.published or args.published_from):  # published figures alone are a table
         raise UserError(f"no suite run records found in {', '.join(paths)} (make some with `suite run`)")
     return [record for _, record in loaded]

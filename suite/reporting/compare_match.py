@@ -43,6 +43,8 @@ BY_PARTS = {
     "data": [("config", "data"), ("data", "source")],
     "threads": [("config", "threads"), ("device", "threads")],  # as asked, and as the backend ran it
     "model_overrides": [("config", "model_overrides"), ("workload", "parameters")],
+    # fp16 autocast runs with a GradScaler, the other precisions without: the backend records that it used one
+    "precision": [("config", "precision"), ("device", "grad_scaler")],
     **{name: [("data", name)] for name in LOADER_FIELDS},  # what the loader actually used
 }
 
@@ -63,7 +65,10 @@ def parse_by(text: str | None) -> tuple[str, ...] | None:
 
 
 def _parts(field_name: str) -> list[tuple[str, str]]:
-    return BY_PARTS.get(field_name, [("config", field_name)])
+    """Where FIELD_NAME is in a record: its config field, and the device section's record of what the
+    backend did with it where that repeats the field (tf32, channels_last, compile), which would otherwise
+    keep runs apart after the config field was left out of the match."""
+    return BY_PARTS.get(field_name, [("config", field_name), ("device", field_name)])
 
 
 def by_value(record: dict, by: tuple[str, ...]) -> str:

@@ -21,6 +21,8 @@ from suite.run_record.record import GatheredRecord
 # a sweep's points, a batch-size search's probes (some out of memory on purpose), diagnose's three runs.
 SUB_RUN_ORIGINS = ("sweep", "batch-size", "diagnose", "scale")
 INCLUDE_GROUPS = {"probes": ("batch-size", "diagnose"), "all": SUB_RUN_ORIGINS}
+# What a sub-run is, in the words a row's note says it with.
+SUB_RUN_WORDS = {"sweep": "sweep point(s)", "batch-size": "batch-size probe(s)"}
 
 
 def include_origins(text: str | None) -> set[str]:
@@ -42,6 +44,41 @@ def include_origins(text: str | None) -> set[str]:
 def origin(record: dict) -> str:
     """The command whose run made this record ("run" for `suite run` itself, and for older records)."""
     return str(record.get("origin") or ("sweep" if record.get("sweep_point") else "run"))
+
+
+def chosen_records(paths: list[str], include_text: str | None, say, warn=None) -> list[tuple[str, dict]]:
+    """The records `suite report` and `suite compare` read alike: `suite run`'s own and the sub-runs
+    `--include` names; the sub-runs left out counted in one line to `say`. Where the paths hold sub-runs
+    only (the folder `suite sweep` or `suite diagnose` just wrote) and `--include` was not given, those
+    sub-runs, and `say` tells that they are sub-runs (each row's notes name its kind too)."""
+    include = include_origins(include_text)
+    every = load_records(paths, warn)
+    kept = [(path, record) for path, record in every if origin(record) in include]
+    left_out = Counter(origin(record) for _, record in every if origin(record) not in include)
+    if not left_out:
+        return kept
+    kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(left_out.items()))
+    if not kept and include_text is None:
+        say(f"only sub-run records here ({kinds}): reported as such, each row saying what its runs are")
+        return every
+    say(
+        f"left out {sum(left_out.values())} sub-run record(s) ({kinds}): "
+        f"--include {','.join(sorted(left_out))} reports them"
+    )
+    return kept
+
+
+def sub_runs_note(records: list[dict]) -> str | None:
+    """A row's note naming the sub-runs among its runs ("sub-runs: 2 sweep point(s) made by `suite
+    sweep`"), None where all are `suite run`'s own."""
+    kinds = Counter(origin(record) for record in records)
+    kinds.pop("run", None)
+    if not kinds:
+        return None
+    return "sub-runs: " + ", ".join(
+        f"{n} {SUB_RUN_WORDS.get(kind, f'{kind} run(s)')} made by `suite {kind}`"
+        for kind, n in sorted(kinds.items())
+    )
 
 
 def load_records(

@@ -19,6 +19,7 @@ from collections import Counter
 
 from suite import stats
 from suite.reporting import host_match, labels, row_figures, row_prices, run_span, token_rows, warning_kinds
+from suite.reporting.gather import sub_runs_note
 from suite.reporting.identity import LOADER_FIELDS, SETTING_FIELDS, row_identity, row_key
 from suite.reporting.numerics_mark import standing as numerics_standing
 from suite.reporting.numerics_mark import standing_note
@@ -339,6 +340,8 @@ def _describe(row: Row, group: list[dict], runs: _Runs, pool: tuple[str, ...]) -
     """The notes that say what the row is: copies per device, what it pools across, a compute-only
     ceiling, and the runs left out of the median (its settings have a column: labels.py)."""
     first = group[0]
+    if sub_runs := sub_runs_note(group):  # shown only where asked for, or where the folder holds nothing else
+        row["notes"].append(sub_runs)
     if per_device(first):
         row["notes"].append(f"MEASURED on {per_device(first)} devices at once (one copy each, rates summed)")
     for name in pool:
