@@ -22,6 +22,7 @@ from suite.reporting.pricing import load_catalog
 from suite.reporting.published_rows import published_row, same_device, with_published
 from suite.reporting.rows import build_rows
 
+# A figure whose source ran the workload's own recipe (synthetic data, the suite's amp): a matched figure.
 GOOD = {
     "model": "resnet50",
     "batch": 256,
@@ -30,6 +31,8 @@ GOOD = {
     "count": 1,
     "throughput": 1000,
     "unit": "images/s",
+    "data": "synthetic",
+    "recipe": "torchvision's resnet50, fp16 autocast with a loss scaler, synthetic data",
     "source": {"citation": "A test table", "url": None, "table": "Table 1", "read": "2026-11-20"},
 }
 
@@ -68,7 +71,8 @@ def test_a_missing_field_is_named_and_batch_may_be_null_but_not_absent(tmp_path)
     del entry["batch"]
     with pytest.raises(UserError, match=r"entry 'nobatch': field 'batch' is missing \(write null"):
         figures.load_file(write_figures(tmp_path / "f.yaml", nobatch=entry))
-    (loaded,) = figures.load_file(write_figures(tmp_path / "g.yaml", ok={**GOOD, "batch": None}))
+    unmatched = {**GOOD, "batch": None, "recipe": None}  # a batch not stated: no recipe can be matched
+    (loaded,) = figures.load_file(write_figures(tmp_path / "g.yaml", ok=unmatched))
     assert loaded.batch is None and loaded.images_per_hour == 3_600_000
 
 
@@ -84,12 +88,15 @@ def test_every_shipped_figure_loads_and_cites_its_source():
     assert {f.file for f in shipped} == {
         "published figures 'dcgan-wilson-2022.yaml'",
         "published figures 'intel-gaudi2-llm-training.yaml'",
+        "published figures 'lambda-resnet50-pytorch.yaml'",
         "published figures 'nvidia-resnet50-pytorch.yaml'",
     }
     for figure in shipped:
         assert figure.source.citation and figure.source.table and figure.source.read
         assert figure.images_per_hour > 0 and (figure.sequence_length is not None) == figure.in_tokens
-    nvidia = [f for f in shipped if f.model == "resnet50"]
+        # an address names the version read (a commit), or the source says why none can
+        assert figure.source.pinned or figure.source.not_pinned, figure.id
+    nvidia = [f for f in shipped if f.id.startswith("nvidia-")]
     assert len(nvidia) == 12
     assert all(
         "DeepLearningExamples" in f.source.url and "resnet50v1.5/README.md" in f.source.url for f in nvidia
@@ -174,16 +181,19 @@ def v100_records(rates, batch=256):
 
 def test_a_published_row_is_never_merged_into_a_measured_row():
     mine = figures.parse_figure("mine", GOOD, "test")
-    measured = build_rows(v100_records([900, 920, 910]), load_catalog(), pool=("context.torch",))
-    rows = with_published(measured, [mine], load_catalog(), 1_200_000)
+    records = v100_records([900, 920, 910])
+    measured = build_rows(records, load_catalog(), pool=("context.torch",))
+    rows = with_published(measured, [mine], load_catalog(), 1_200_000, records)
     assert len(rows) == 2
     kept, published = rows
     assert not kept["published"] and kept["runs"] == 3 and kept["images_per_hour"] == 910 * 3600
     assert published["published"] and published["runs"] == 0 and published["run_ids"] == []
     assert set(kept) == set(published)  # one schema: every format renders both alike
     assert kept["published_ratios"] == {"mine": pytest.approx(0.91)}
-    other_batch = build_rows(v100_records([900], batch=64), load_catalog())
-    (unmatched, _) = with_published(other_batch, [mine], load_catalog(), 1_200_000)
+    assert kept["recipe_group"] == published["recipe_group"] == "resnet50 amp, synthetic data"
+    other_records = v100_records([900], batch=64)
+    other_batch = build_rows(other_records, load_catalog())
+    (unmatched, _) = with_published(other_batch, [mine], load_catalog(), 1_200_000, other_records)
     assert unmatched["published_ratios"] == {}  # batch 64 is not the figure's 256
 
 
@@ -204,7 +214,7 @@ def test_the_markdown_report_marks_published_rows_prices_them_and_shows_the_rati
     runs, mine = report_inputs
     assert main(["report", runs, "--published", "--published-from", mine, "--wide"]) == 0
     text = capsys.readouterr().out
-    lines = text.splitlines()
+    lines = text.split("## The table")[1].splitlines()
     header = next(line for line in lines if line.startswith("| # |"))
     assert "Measured ÷ published" in header
     measured = next(line for line in lines if line.startswith("| 1 |"))
@@ -229,13 +239,15 @@ def test_csv_and_json_mark_published_rows_with_their_source_and_price(report_inp
     )
     assert "A test table" in mine["published_source"]
     measured = next(r for r in rows if r["published"] == "False")
-    assert measured["published_ratio"] == "mine=0.91" and measured["runs"] == "3"
+    # the measured V100 at batch 256 is of the recipe of Lambda's V100 figure too (833 img/s at batch 256)
+    assert measured["published_ratio"] == "lambda-rn50-v100-16gb-x1-amp=1.092 mine=0.91"
+    assert measured["runs"] == "3" and measured["recipe_group"] == "resnet50 amp, synthetic data"
     data = json.loads(report(capsys, report_inputs, "json"))
     published = [r for r in data["rows"] if r["published"]]
-    # 16 shipped in images, 5 shipped in tokens (Gaudi 2), and mine
-    assert len(published) == 22 and all(r["published_source"] for r in published)
+    # 16 + 15 shipped in images (NVIDIA's, the article's; Lambda's), 5 in tokens (Gaudi 2), and mine
+    assert len(published) == 37 and all(r["published_source"] for r in published)
     (measured,) = [r for r in data["rows"] if not r["published"]]
-    assert measured["published_ratios"] == {"mine": pytest.approx(0.91)}
+    assert measured["published_ratios"]["mine"] == pytest.approx(0.91)
 
 
 def test_the_plot_labels_a_published_bar():

@@ -28,6 +28,8 @@ TOKEN_FIGURE = {
     "throughput": 1_000_000,
     "unit": "tokens/s",
     "sequence_length": 1024,
+    "data": "synthetic",
+    "recipe": "the suite's gpt2-small recipe",  # a matched figure: in the token table, beside the runs
     "source": {"citation": "A token table", "url": None, "table": "Table 2, row 1", "read": "2026-11-27"},
 }
 IMAGE_FIGURE = {**TOKEN_FIGURE, "model": "resnet50", "unit": "images/s", "throughput": 3000}
@@ -233,5 +235,9 @@ def test_every_shipped_file_parses_and_its_token_rows_stay_out_of_the_image_tabl
         f"intel-gaudi2-{model}-x{count}-fp8" for model, _, count, *_ in GAUDI2_TABLE
     }
     assert main(["report", str(tmp_path / "empty"), "--published"]) == 0
-    images, tokens = capsys.readouterr().out.split("## Language models, in tokens")
-    assert "gaudi2" not in images.lower() and tokens.count("| pub |") == len(GAUDI2_TABLE)
+    # LLaMA on Gaudi 2 is no suite workload: its rows are on another basis, in their own table
+    images, others = capsys.readouterr().out.split("## Published figures on other bases")
+    assert "gaudi" not in images.lower() and "Language models, in tokens" not in images
+    assert sum(1 for line in others.splitlines() if "Gaudi 2" in line and line.startswith("| P")) == len(
+        GAUDI2_TABLE
+    )

@@ -26,7 +26,9 @@ def add_parser(subparsers) -> None:
         help="turn a CSV of figures into a published-figures YAML file",
         description="One CSV row per figure, with a header: id, model, batch, precision, device, count, "
         "throughput, unit (images/s or images/hour), citation, url, table, read (YYYY-MM-DD), and optionally "
-        "model_label, instance, data, caveat. An empty cell is 'not stated'. A bad row is refused, naming it.",
+        "model_label, instance, data, caveat, sequence_length, not_pinned (why the url names no version), "
+        "recipe (the workload's own recipe: a matched figure), parameters, flops_per_sample, layers, width. An "
+        "empty cell is 'not stated'. A bad row is refused, naming it.",
     )
     imp.add_argument("file", help="the CSV file")
     imp.add_argument("--name", help="the file's name (default: the CSV's name)")

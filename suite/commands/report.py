@@ -155,7 +155,7 @@ def report_command(args) -> int:
     )
     unpriced = sum(1 for row in rows if not row.get("instance") and not row.get("published"))
     if args.published or args.published_from:
-        rows = _with_published(rows, args, catalog, dataset_size)
+        rows = _with_published(rows, args, catalog, dataset_size, records)
     shown = _catalogs_shown(rows, records, catalog_for, catalog)
     plotted = _plots(args, records, rows, shown) if args.plot else []
     text, rows = _report_text(args, rows, shown, records, dataset_size, plotted)
@@ -259,11 +259,15 @@ def _report_text(args, rows, catalogs, records, dataset_size: int, plotted: list
     from suite.reporting.render import Opening, render
 
     if args.format == "html":
+        from suite.reporting import published_basis
         from suite.reporting.page import render_page
         from suite.reporting.token_rows import split
 
-        images, tokens = split(rows)  # the page's answer and first table are in images; tokens have their own
-        page = render_page(images, catalogs, records, dataset_size, args.columns, args.wide, tokens)
+        shown, others = published_basis.split(rows)  # figures on other bases: a table of their own
+        images, tokens = split(
+            shown
+        )  # the page's answer and first table are in images; tokens have their own
+        page = render_page(images, catalogs, records, dataset_size, args.columns, args.wide, tokens, others)
         return page, rows
     text = render(
         rows,
@@ -310,13 +314,13 @@ def _as_linked(path: str, out: str | None) -> str:
     return os.path.relpath(path, os.path.dirname(os.path.abspath(out)) if out else os.getcwd())
 
 
-def _with_published(rows: list[dict], args, catalog, dataset_size: int) -> list[dict]:
-    """The published figures asked for, beside the measured rows: priced with the report's catalog (the
-    default one, or --prices), today's prices rather than the source's."""
+def _with_published(rows: list[dict], args, catalog, dataset_size: int, records: list[dict]) -> list[dict]:
+    """The published figures asked for, beside the measured rows (`records`: the runs behind them): priced
+    with the report's catalog (the default one, or --prices), today's prices rather than the source's."""
     from suite.reporting import figures
     from suite.reporting.published_rows import with_published
 
     chosen = figures.load_shipped() if args.published else []
     for path in args.published_from or []:
         chosen += figures.load_file(path)
-    return with_published(rows, figures.unique(chosen), catalog, dataset_size)
+    return with_published(rows, figures.unique(chosen), catalog, dataset_size, records)

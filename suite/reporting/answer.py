@@ -35,6 +35,10 @@ TOKEN_LEADS = (
 )
 RATES = ("images_per_hour", "tokens_per_hour")  # the leads in speed; the others are per $
 HEADING = "Fastest and cheapest, per workload"
+PUBLISHED_LINE = (
+    "Published figures (marked pub in the table) are not ranked here; those whose source ran a workload's "
+    "own recipe are ranked with the suite's runs of it under One recipe across accelerators."
+)
 ALONE = {  # a lead with no next one
     "images_per_hour": "the only configuration measured",
     "images_per_usd": "the only row priced",
@@ -294,7 +298,7 @@ def lines(result: dict, width: int = 110) -> list[str]:
         out.append("")
     out += wrapped(result["method"], width)
     if result["published"]:
-        out.append("Published figures (marked pub in the table) are not ranked here.")
+        out.append(PUBLISHED_LINE)
     return out + [""]
 
 

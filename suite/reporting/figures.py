@@ -5,14 +5,25 @@ One entry per figure: the model (a registry workload name where one matches; any
 shown as not a suite workload), batch and precision (null where the source does not state them), the device
 and how many of them, the throughput and its unit (images, or tokens with the sequence length they were
 measured at), the instance the source ran on (if it names one), its data, the source (citation, address,
-table, date read) and any caveat it states. Every entry goes through `parse_figure`, the shipped files and a user's file
-alike, and a CSV import too (`suite published import`): a malformed entry is refused in one line naming
-the file, the entry and the field.
+table, date read, and why its address cannot be pinned to a version where it cannot) and any caveat it
+states. Every entry goes through `parse_figure`, the shipped files and a user's file alike, and a CSV import
+too (`suite published import`): a malformed entry is refused in one line naming the file, the entry and
+the field.
+
+A figure may also say what it is on the suite's terms (published_basis.py reads these):
+
+    recipe             what the source ran, in words, where it is the suite workload's own training step
+                       (model, precision, data): such a figure is *matched* — it stands in the measured
+                       rows' table and is ranked with the suite's runs of that recipe
+    parameters         the model's size
+    flops_per_sample   the training FLOPs of one sample (an image), as the suite counts them
+    layers, width      a language model's shape, for the attention term of its FLOPs per token
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 from importlib import resources
 
@@ -37,6 +48,12 @@ MAX_COUNT = 100_000
 MAX_ID_LENGTH = 200  # an id names a figure in a table's row: a person's short label
 FIGURE_FIELDS = ("model", "batch", "precision", "device", "count", "throughput", "unit", "source")
 SOURCE_FIELDS = ("citation", "table", "read")
+# An address pinned to one version of its document: a commit's, or a dated web archive copy's.
+_PINNED = re.compile(
+    r"/(?:blob|tree|raw|commit)/[0-9a-f]{40}/|\b[0-9a-f]{40}\b|web\.archive\.org/web/\d{8,14}/"
+)
+# Far above any model's training FLOPs per image (ResNet-50 trains at ~2.4e10)
+FLOPS = numbers.Kind("a number of FLOPs", 1.0, 1e18)
 
 
 @dataclass(frozen=True)
@@ -45,10 +62,19 @@ class Source:
     table: str  # which table or figure, and which row of it
     read: str  # the day the figure was read (YYYY-MM-DD)
     url: str | None = None
+    # Why the address (or its absence) cannot be pinned to the version read, and how the version is named
+    # instead: a page revised in place, an article with no public address.
+    not_pinned: str | None = None
+
+    @property
+    def pinned(self) -> bool:
+        """The address names one version of the document (a commit, a dated archive copy)."""
+        return bool(self.url and _PINNED.search(self.url))
 
     def text(self) -> str:
         at = f" <{self.url}>" if self.url else ""
-        return f"{self.citation}{at}, {self.table} (read {self.read})"
+        unpinned = f" (not pinned to a version: {self.not_pinned})" if self.not_pinned else ""
+        return f"{self.citation}{at}{unpinned}, {self.table} (read {self.read})"
 
 
 @dataclass(frozen=True)
@@ -68,6 +94,11 @@ class Figure:
     caveat: str | None = None
     file: str | None = None
     sequence_length: int | None = None  # tokens a sequence: stated by every figure in tokens, by no other
+    recipe: str | None = None  # the workload's own recipe, in the source's words: a matched figure
+    parameters: int | None = None  # the model's size
+    flops_per_sample: float | None = None  # training FLOPs of one image (a token model's: from its shape)
+    layers: int | None = None  # a language model's shape, for the attention term of its FLOPs
+    width: int | None = None
 
     @property
     def in_tokens(self) -> bool:
@@ -89,11 +120,19 @@ class Figure:
         return self.per_hour / self.sequence_length if self.in_tokens else self.per_hour
 
     def to_dict(self) -> dict:
-        return {
+        optional = ("sequence_length", *OPTIONAL_FIELDS)
+        entry = {
             k: v
             for k, v in dataclasses.asdict(self).items()
-            if k not in ("id", "file") and not (k == "sequence_length" and v is None)
+            if k not in ("id", "file") and not (k in optional and v is None)
         }
+        if entry["source"].get("not_pinned") is None:
+            entry["source"].pop("not_pinned")
+        return entry
+
+
+# The fields a figure may leave out altogether (null where given and not stated).
+OPTIONAL_FIELDS = ("recipe", "parameters", "flops_per_sample", "layers", "width")
 
 
 def _text(value, where: str, field: str, nullable: bool = False) -> str | None:
@@ -167,7 +206,41 @@ def _source(value, where: str) -> Source:
         table=_text(value["table"], where, "source.table"),
         read=read,
         url=_text(value.get("url"), where, "source.url", nullable=True),
+        not_pinned=_text(value.get("not_pinned"), where, "source.not_pinned", nullable=True),
     )
+
+
+def _model_facts(entry: dict, where: str) -> dict:
+    """The optional facts of the figure's model: its size, FLOPs per sample and shape, and the recipe."""
+    flops = entry.get("flops_per_sample")
+    if flops is not None:
+        flops = numbers.number(f"{where}: field 'flops_per_sample'", flops, FLOPS, grouped=True)
+    return {
+        "recipe": _text(entry.get("recipe"), where, "recipe", nullable=True),
+        "parameters": _size(entry.get("parameters"), where, "parameters"),
+        "flops_per_sample": flops,
+        "layers": _size(entry.get("layers"), where, "layers"),
+        "width": _size(entry.get("width"), where, "width"),
+    }
+
+
+def _size(value, where: str, field: str) -> int | None:
+    if value is None:
+        return None
+    return numbers.whole(f"{where}: field {field!r}", value, 1, 10**15, "a whole number from 1 or null")
+
+
+def _check_matched(figure: Figure, where: str) -> Figure:
+    """A matched figure (one with a recipe) states everything a measured row of its recipe is compared
+    by: its batch, precision and data."""
+    if figure.recipe is not None:
+        unstated = [name for name in ("batch", "precision", "data") if getattr(figure, name) is None]
+        if unstated:
+            raise UserError(
+                f"{where}: a figure with a 'recipe' (the workload's own) states its "
+                f"{', '.join(unstated)}: a recipe with a field unknown matches no measured run"
+            )
+    return figure
 
 
 def parse_figure(figure_id: str, entry, file_where: str) -> Figure:
@@ -190,22 +263,26 @@ def parse_figure(figure_id: str, entry, file_where: str) -> Figure:
     unit = _text(entry["unit"], where, "unit")
     if unit not in UNITS:
         raise UserError(f"{where}: field 'unit' must be one of {', '.join(UNITS)}, got {errors.shown(unit)}")
-    return Figure(
-        id=str(figure_id),
-        model=_text(entry["model"], where, "model"),
-        batch=_whole(entry["batch"], where, "batch", nullable=True),
-        precision=_text(entry["precision"], where, "precision", nullable=True),
-        device=_text(entry["device"], where, "device"),
-        count=_whole(entry["count"], where, "count", nullable=False),
-        throughput=_throughput(entry["throughput"], unit, where),
-        unit=unit,
-        source=_source(entry["source"], where),
-        model_label=_text(entry.get("model_label"), where, "model_label", nullable=True),
-        instance=_text(entry.get("instance"), where, "instance", nullable=True),
-        data=_text(entry.get("data"), where, "data", nullable=True),
-        caveat=_text(entry.get("caveat"), where, "caveat", nullable=True),
-        file=file_where,
-        sequence_length=_sequence_length(entry, unit, where),
+    return _check_matched(
+        Figure(
+            id=str(figure_id),
+            model=_text(entry["model"], where, "model"),
+            batch=_whole(entry["batch"], where, "batch", nullable=True),
+            precision=_text(entry["precision"], where, "precision", nullable=True),
+            device=_text(entry["device"], where, "device"),
+            count=_whole(entry["count"], where, "count", nullable=False),
+            throughput=_throughput(entry["throughput"], unit, where),
+            unit=unit,
+            source=_source(entry["source"], where),
+            model_label=_text(entry.get("model_label"), where, "model_label", nullable=True),
+            instance=_text(entry.get("instance"), where, "instance", nullable=True),
+            data=_text(entry.get("data"), where, "data", nullable=True),
+            caveat=_text(entry.get("caveat"), where, "caveat", nullable=True),
+            file=file_where,
+            sequence_length=_sequence_length(entry, unit, where),
+            **_model_facts(entry, where),
+        ),
+        where,
     )
 
 

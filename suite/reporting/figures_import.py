@@ -2,8 +2,10 @@
 the same `figures.parse_figure` as the shipped ones and written as a published-figures YAML file.
 
 Columns (a header row; empty cell = not stated): id, model, batch, precision, device, count, throughput,
-unit, citation, url, table, read, and optionally model_label, instance, data, caveat, and sequence_length
-(the tokens of one sequence: needed by a figure in tokens/s or tokens/hour, refused for one in images).
+unit, citation, url, table, read, and optionally model_label, instance, data, caveat, sequence_length
+(the tokens of one sequence: needed by a figure in tokens/s or tokens/hour, refused for one in images),
+not_pinned (why the url names no version), and the model's facts of figures.py: recipe, parameters,
+flops_per_sample, layers, width.
 """
 
 from __future__ import annotations
@@ -29,8 +31,20 @@ REQUIRED_COLUMNS = (
     "table",
     "read",
 )
-OPTIONAL_COLUMNS = ("model_label", "instance", "data", "caveat", "sequence_length")
-_SOURCE = ("citation", "url", "table", "read")
+OPTIONAL_COLUMNS = (
+    "model_label",
+    "instance",
+    "data",
+    "caveat",
+    "sequence_length",
+    "not_pinned",
+    "recipe",
+    "parameters",
+    "flops_per_sample",
+    "layers",
+    "width",
+)
+_SOURCE = ("citation", "url", "table", "read", "not_pinned")
 
 
 def _cell(value):

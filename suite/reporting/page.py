@@ -21,7 +21,7 @@ import re
 import tempfile
 
 from suite.inputs.errors import UserError
-from suite.reporting import answer, narrow, page_links, token_table
+from suite.reporting import answer, narrow, page_links, published_table, recipe_ranking, token_table
 from suite.reporting.published_rows import sources
 from suite.reporting.render import assumed_spot, footer, published_footer, runs_behind, table_columns
 from suite.reporting.row_figures import figures_footer
@@ -202,8 +202,52 @@ def _answer(rows: list[dict], records: list[dict], catalogs, tokens: list[dict] 
         )
     parts.append(f'<p class="note">{_inline(result["method"])}</p>')
     if result["published"]:
-        parts.append('<p class="note">Published figures (marked in the table) are not ranked here.</p>')
-    return parts
+        parts.append(f'<p class="note">{_text(answer.PUBLISHED_LINE)}</p>')
+    return parts + _ranking(rows)
+
+
+def _ranking(rows: list[dict]) -> list[str]:
+    """One recipe across accelerators (recipe_ranking.py), as the markdown report has it."""
+    found = recipe_ranking.lines(rows, width=10_000)  # one line a sentence: the page wraps them
+    return [_markdown_block(found)] if found else []
+
+
+def _markdown_block(lines: list[str], table_id: str = "") -> str:
+    """A section written as markdown (a heading, paragraphs, a pipe table, "- " sentences) as HTML; its
+    table given `table_id` (its rows are published figures: shaded as in the table)."""
+    parts, table, items = [], [], []
+    for line in [*lines, ""]:
+        if line.startswith("|"):
+            table.append(line)
+            continue
+        if table:
+            parts.append(_pipe_table(table, table_id))
+            table = []
+        if line.lstrip().startswith("- "):  # a nested item (a source's figures) listed flat
+            items.append(f"<li>{_inline(line.lstrip()[2:])}</li>")
+            continue
+        if items:
+            parts.append('<ul class="answer">' + "".join(items) + "</ul>")
+            items = []
+        if line.startswith("## "):
+            parts.append(f"<h2>{_text(line[3:])}</h2>")
+        elif line.strip():
+            parts.append(f'<p class="note">{_inline(line.replace("**", ""))}</p>')
+    return "\n".join(parts)
+
+
+def _pipe_table(lines: list[str], table_id: str = "") -> str:
+    """A markdown pipe table (header, rule, rows) as a sortable HTML table."""
+    cells = [[c.strip().replace("\\|", "|") for c in line.strip().strip("|").split(" | ")] for line in lines]
+    head, body = cells[0], cells[2:]
+    named, marked = (f' id="{table_id}"', ' class="published"') if table_id else ("", "")
+    return (
+        f'<table class="sortable narrow"{named}><thead><tr>'
+        + "".join(f"<th>{_text(c)}</th>" for c in head)
+        + "</tr></thead><tbody>\n"
+        + "\n".join(f"<tr{marked}>" + "".join(f"<td>{_text(c)}</td>" for c in row) + "</tr>" for row in body)
+        + "\n</tbody></table>"
+    )
 
 
 def _notes(rows: list[dict], catalogs, style: str, wide: bool) -> list[str]:
@@ -251,11 +295,13 @@ def render_page(
     style: str = "exact",
     wide: bool = False,
     tokens: tuple[dict, ...] | list[dict] = (),
+    others: tuple[dict, ...] | list[dict] = (),
 ) -> str:
     """The page: `rows` in images (the answer, the plots, the table), then `tokens`, the rows in tokens
-    (token_rows.split), in a table of their own."""
-    tokens = list(tokens)
-    every = rows + tokens
+    (token_rows.split), in a table of their own, then `others`, the published figures on other bases
+    (published_basis.split), in theirs."""
+    tokens, others = list(tokens), list(others)
+    every = rows + tokens + others
     measured = sum(1 for row in every if not row.get("published"))
     published = len(every) - measured
     summary = f"{len(records)} run(s) in {measured} measured row(s)" + (
@@ -270,13 +316,16 @@ def render_page(
         "</head><body>",
         "<h1>Training throughput and cost</h1>",
         f'<p class="note">{_text(summary)}; the rows are numbered as in the table.</p>',
-        # Rows in tokens only: no plot or table in images to show (as the markdown report), the answer still.
+        # Rows in tokens (or figures on other bases) only: no plot or table in images to show (as the
+        # markdown report), the answer still.
         *(
             _images(rows, catalogs, records, style, wide, tokens)
-            if rows or not tokens
+            if rows or not (tokens or others)
             else _answer([], records, catalogs, tokens)
         ),
         *_tokens(tokens, wide or style == "seed"),
+        # one line a paragraph or note: the page wraps them
+        _markdown_block(published_table.markdown(others, width=10_000), "other-rows") if others else "",
         "<h2>Prices and method</h2>",
         _paragraphs(footer(catalogs, dataset_size)),
         _paragraphs("\n".join(figures_footer(every))) if wide or style == "seed" else "",

@@ -3,11 +3,14 @@ measured ones, priced with the report's catalog where the figure's device and co
 marked published in every format. A published row is built here, from its figure alone: it never passes
 through `identity.row_key`, so it is never pooled with a measured row, whatever `--pool` says.
 
-Where a measured row and a published figure share a configuration (workload, device, precision, batch and
-the number of devices; for tokens also the sequence length), the measured row says measured ÷ published
-("0.93× published"). A figure in tokens is a token row (token_rows.py: the report's token table, never
-ranked with images); a figure of a model that is no suite workload (an 8B model the suite cannot run) is
-shown as such and compared with nothing.
+A figure whose source ran the workload's own recipe (published_basis.py: *matched*) stands in the measured
+rows' table; the suite's runs of that recipe (the workload and precision, the data, no other setting) share
+its `recipe_group`, and recipe_ranking.py ranks them together, one accelerator each. Where a measured row
+and a matched figure share a configuration (workload, device, precision, batch and the number of devices;
+for tokens also the sequence length), the measured row says measured ÷ published ("0.93× published"). Every
+other figure is on another basis: the report's table of its own (published_table.py), compared with
+nothing. A figure in tokens is a token row (token_rows.py: never ranked with images); a figure of a model
+that is no suite workload (an 8B model the suite cannot run) says so.
 """
 
 from __future__ import annotations
@@ -16,8 +19,10 @@ import re
 
 from suite.reporting import row_figures, row_prices, token_rows
 from suite.reporting.figures import Figure
+from suite.reporting.identity import settings
 from suite.reporting.pricing import Catalog
-from suite.run_record.facts import other_device
+from suite.reporting.published_basis import basis_fields
+from suite.run_record.facts import device_words
 
 # A published row's first note; the default table leaves it out (its mark says published, and the list
 # of sources under the table gives the figure as published).
@@ -26,6 +31,7 @@ _MEMORY = re.compile(r"(\d+)\s*gb", re.IGNORECASE)
 # Gaudi's generations share the word "gaudi" (and "HL-" in their part numbers): "Gaudi 2", "Gaudi2" and
 # "Gaudi 3" name theirs, a bare "Gaudi" (the dl1's HL-205) is the first.
 _GAUDI = re.compile(r"gaudi[\s-]*(\d*)", re.IGNORECASE)
+_PCIE = re.compile(r"pcie", re.IGNORECASE)
 
 
 def _gaudi_generation(name: str) -> str | None:
@@ -34,9 +40,16 @@ def _gaudi_generation(name: str) -> str | None:
 
 
 def same_device(a: str | None, b: str | None) -> bool:
-    """One device model, and one memory size where both names state one (an A100 80GB is not a 40GB), and
-    one Gaudi generation (a Gaudi 2 is not a dl1's Gaudi)."""
-    if not a or not b or other_device(a, b):
+    """One device model: the model words of one name are all in the other's (an "RTX 6000 Ada" is not an
+    "RTX PRO 6000 Blackwell"), one memory size where both names state one (an A100 80GB is not a 40GB),
+    one Gaudi generation (a Gaudi 2 is not a dl1's Gaudi), and a PCIe card only where the other name says
+    PCIe too (a PCIe H100 is a slower part than the SXM one a catalog's instance holds)."""
+    if not a or not b:
+        return False
+    words_a, words_b = device_words(a), device_words(b)
+    if not words_a or not words_b or not (words_a <= words_b or words_b <= words_a):
+        return False
+    if bool(_PCIE.search(a)) != bool(_PCIE.search(b)):
         return False
     if _gaudi_generation(a) != _gaudi_generation(b):
         return False
@@ -106,6 +119,7 @@ def published_row(
     workloads = suite_workloads() if workloads is None else workloads
     instance, price_note = _instance_for(figure, catalog)
     as_published = _as_published(figure)
+    basis = basis_fields(figure, workloads)
     row = {
         **_configuration(figure, instance),
         **_nothing_measured(dataset_size / figure.images_per_hour),
@@ -125,7 +139,13 @@ def published_row(
         "prices_as_of": catalog.as_of,
         "prices_as_of_note": catalog.as_of_note,
         **_source_fields(figure, as_published),
+        **basis,
+        "recipe_group": recipe_group(figure.model, figure.precision, figure.data)
+        if basis["published_matched"]
+        else None,
     }
+    if not basis["published_matched"] and figure.model in workloads and figure.batch and figure.precision:
+        row["notes"].append(_other_basis_note(figure))
     if instance is not None:
         row_prices.mark_dated(row, instance, catalog)
         row_prices.price(row, instance, catalog=catalog)
@@ -191,6 +211,20 @@ def _nothing_measured(epoch_hours: float) -> dict:
     }
 
 
+def recipe_group(workload, precision, data) -> str:
+    """The name the rows of one recipe share (recipe_ranking.py ranks them): `resnet50 amp, synthetic data`."""
+    return f"{workload} {precision}, {data} data"
+
+
+def _other_basis_note(figure: Figure) -> str:
+    """Why a figure of a suite workload, its batch and precision stated, is on another basis: the notes
+    say already where the model is no suite workload or the batch or precision is unstated."""
+    why = (
+        "its data is not stated" if figure.recipe else "its source does not say it ran the workload's recipe"
+    )
+    return f"on another basis than the suite's runs: {why}"
+
+
 def _notes(figure: Figure, price_note: str, as_published: str, suite_workload: bool) -> list[str]:
     """Published, as what; how it is priced; what the source left unstated; a model the suite lacks."""
     # The source and its caveat are under the table (and in their own CSV/JSON fields): the note stays short.
@@ -213,7 +247,9 @@ def _source_fields(figure: Figure, as_published: str) -> dict:
         "published_source": figure.source.text(),
         # the source document, and where in it the figure is: the list under the table names each once
         "published_document": figure.source.citation
-        + (f" <{figure.source.url}>" if figure.source.url else ""),
+        + (f" <{figure.source.url}>" if figure.source.url else "")
+        + (f" (not pinned to a version: {figure.source.not_pinned})" if figure.source.not_pinned else ""),
+        "published_by": figure.source.citation.split(",")[0],
         "published_where": f"{figure.source.table} (read {figure.source.read})",
         "published_as": as_published,
         "published_caveat": figure.caveat,
@@ -223,10 +259,12 @@ def _source_fields(figure: Figure, as_published: str) -> dict:
 
 def shares_configuration(measured: dict, published: dict) -> bool:
     """One workload, device (and memory), precision, batch and device count, and one unit (for tokens, one
-    sequence length). A figure whose source left the batch or the precision unstated matches nothing: a
-    guess is no comparison. (A model that is no suite workload never equals a measured row's.)"""
+    sequence length), of a matched figure. A figure whose source left the batch or the precision unstated,
+    or did not run the workload's recipe, matches nothing: a guess is no comparison. (A model that is no
+    suite workload never equals a measured row's.)"""
     return (
-        published["batch_size"] is not None
+        bool(published.get("published_matched"))
+        and published["batch_size"] is not None
         and published["precision"] is not None
         and measured.get("unit", token_rows.IMAGES) == published["unit"]
         and measured.get("units_per_sample", 1) == published["units_per_sample"]
@@ -239,19 +277,31 @@ def shares_configuration(measured: dict, published: dict) -> bool:
 
 
 def with_published(
-    rows: list[dict], figures: list[Figure], catalog: Catalog, dataset_size: int
+    rows: list[dict],
+    figures: list[Figure],
+    catalog: Catalog,
+    dataset_size: int,
+    records: list[dict] | None = None,
 ) -> list[dict]:
-    """The measured rows, each with its ratio to every published figure of its configuration, and the
-    published rows beside them (sorted in among them by model, like the measured rows)."""
+    """The measured rows, each with its ratio to every matched figure of its configuration, and the
+    published rows beside them (sorted in among them by model, like the measured rows). A measured row
+    of a matched figure's recipe (its workload, precision and data, and no other setting: read from
+    `records`, the runs behind the rows) shares the figure's `recipe_group`."""
     workloads = suite_workloads()
     published = _collapsed([published_row(figure, catalog, dataset_size, workloads) for figure in figures])
+    recipes = {r["recipe_group"] for r in published if r["recipe_group"]}
+    first_run = {str(r.get("run_id")): r for r in records or []}
     for row in rows:
         row.update(published=False, published_id=None, published_source=None, published_caveat=None)
-        row.update(published_document=None, published_where=None, published_as=None)
+        row.update(published_document=None, published_where=None, published_as=None, published_by=None)
+        row.update(published_matched=None, published_recipe=None, model_parameters=None)
+        row.update(model_flops_per_sample=None, per_device_per_hour=None, model_tflops_per_device=None)
+        row["recipe_group"] = _recipe_of(row, first_run, recipes)
         row["published_ratios"] = {}
         measured = row["measured_images_per_hour"]  # before any extrapolation to a whole instance
         for figure_row in published:
-            if measured and shares_configuration(row, figure_row):
+            same_recipe = row["recipe_group"] and row["recipe_group"] == figure_row["recipe_group"]
+            if measured and same_recipe and shares_configuration(row, figure_row):
                 ratio = measured / figure_row["images_per_hour"]
                 row["published_ratios"][figure_row["published_id"]] = ratio
     order = {id(row): n for n, row in enumerate(rows)}
@@ -270,6 +320,19 @@ def with_published(
             -(r["images_per_hour"] or 0),
         ),
     )
+
+
+def _recipe_of(row: dict, first_run: dict, recipes: set[str]) -> str | None:
+    """The matched recipe a measured row is a run of, or None: its workload (unmodified), precision and
+    data are the recipe's, it set no other knob (channels-last, TF32, compile, loader settings…: a
+    recipe's figure names none), and its price is its own (not hypothetical)."""
+    group = recipe_group(row["model_run"], row["precision"], row["data"])
+    if group not in recipes or row.get("hypothetical"):
+        return None
+    record = next((first_run[r] for r in row["run_ids"] if r in first_run), None)
+    if record is None or settings(record):
+        return None
+    return group
 
 
 def _collapsed(published: list[dict]) -> list[dict]:

@@ -12,7 +12,15 @@ import json
 import os
 from dataclasses import dataclass
 
-from suite.reporting import answer, narrow, token_rows, token_table
+from suite.reporting import (
+    answer,
+    narrow,
+    published_basis,
+    published_table,
+    recipe_ranking,
+    token_rows,
+    token_table,
+)
 from suite.reporting.cells import (
     COLUMNS,
     FLEET_COLUMNS,
@@ -119,6 +127,7 @@ def render_markdown(
     lines = []
     if records is not None:
         lines += answer.lines(answer.answer(rows, records, assumed_spot(catalogs)[0], tokens))
+        lines += recipe_ranking.lines(rows)
     if plots:
         lines += ["## Plots", ""]
         lines += [line for path in plots for line in (f"![{_plot_name(path)}]({path})", "")]
@@ -287,7 +296,20 @@ CSV_FIELDS = [
     "other_warnings",
 ]
 # Only in a report with --published.
-PUBLISHED_FIELDS = ["published", "published_id", "published_source", "published_caveat", "published_ratio"]
+PUBLISHED_FIELDS = [
+    "published",
+    "published_id",
+    "published_source",
+    "published_caveat",
+    "published_ratio",
+    "published_matched",  # the workload's own recipe (published_basis.py), or another basis
+    "published_recipe",
+    "recipe_group",
+    "model_parameters",
+    "model_flops_per_sample",
+    "per_device_per_hour",
+    "model_tflops_per_device",
+]
 FLEET_FIELDS = ["fleet_status", "fleet_hours", "fleet_cost_usd"]  # only in a fleet's report
 
 
@@ -347,19 +369,23 @@ def render(
     opening: Opening = Opening(),
 ) -> str:
     if fmt == "md":
-        # Rows measured in tokens get a table of their own: never a row or a ranking beside images.
+        # Published figures on other bases than the suite's runs have a table of their own, and rows
+        # measured in tokens one too: never a row or a ranking beside images.
+        rows, others = published_basis.split(rows)
         images, tokens = token_rows.split(rows)
-        if images or not tokens:
+        if images or not (tokens or others):
             parts = [
                 render_markdown(
                     images, catalog, dataset_size, columns, wide, opening.records, opening.plots, tokens
                 )
             ]
-        else:  # rows in tokens only: their answer, then their table
+        else:  # rows in tokens (or figures on other bases) only: their answer, then their tables
             found = answer.answer([], opening.records, assumed_spot(catalog)[0], tokens)
             parts = ["\n".join(answer.lines(found)).rstrip("\n")] if opening.records is not None else []
         if tokens:
             parts.append("\n".join(token_table.markdown(tokens, wide or columns == "seed")))
+        if others:
+            parts.append("\n".join(published_table.markdown(others)))
         return "\n\n".join(parts) + "\n"
     if fmt == "csv":
         return render_csv(rows)

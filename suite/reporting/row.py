@@ -124,7 +124,16 @@ class Row(_Always, total=False):
     published_document: Optional[str]
     published_where: Optional[str]
     published_as: Optional[str]
+    published_by: Optional[str]  # who published it, in a word ("Lambda")
     published_ratios: Dict[str, float]  # measured ÷ published, per matching row
+    # On what basis it stands (published_basis.py): the workload's own recipe, or another basis
+    published_matched: Optional[bool]
+    published_recipe: Optional[str]
+    model_parameters: Optional[int]
+    model_flops_per_sample: Optional[float]
+    per_device_per_hour: Optional[float]  # in the row's unit (images or tokens)
+    model_tflops_per_device: Optional[float]
+    recipe_group: Optional[str]  # the matched recipe the row is of: its rows are ranked together
 
     # A token workload's figures (token_rows.add_token_figures)
     tokens_per_hour: float

@@ -72,7 +72,8 @@ def log_images_per_hour(record) -> float | None:
     return None
 
 
-def _model_tokens(name: str) -> set[str]:
+def device_words(name: str) -> set[str]:
+    """The words of a device's name that tell its model apart (`NVIDIA H100 80GB HBM3` -> {"h100"})."""
     return {t for t in re.findall(r"[a-z0-9]+", name.lower()) if not _GENERIC_TOKENS.match(t)}
 
 
@@ -82,7 +83,7 @@ def other_device(device_name: str | None, accelerator: str) -> bool:
     m6i.xlarge) computes on its host's CPUs: a run there ran on what the instance is rented for."""
     if not device_name or str(accelerator or "").strip().lower() in ("", "none"):
         return False
-    return not (_model_tokens(device_name) & _model_tokens(accelerator))
+    return not (device_words(device_name) & device_words(accelerator))
 
 
 def per_device(record) -> int | None:
