@@ -193,3 +193,32 @@ def test_csv_and_json_say_each_published_rows_basis(tmp_path, capsys):
     gaudi = rows["intel-gaudi2-llama-3.1-8b-x8-fp8"]
     assert gaudi["published_matched"] == "False" and gaudi["model_parameters"] == "8030261248"
     assert float(gaudi["per_device_per_hour"]) == pytest.approx(37_440 / 8 * 3600)
+
+
+def test_a_figure_on_another_basis_is_drawn_beside_nothing(tmp_path, monkeypatch, capsys):
+    from suite.reporting import plots
+
+    drawn = []
+    monkeypatch.setattr(plots, "draw_all", lambda records, rows, *rest: drawn.extend(rows) or [])
+    (tmp_path / "empty").mkdir()
+    assert main(["report", str(tmp_path / "empty"), "--published", "--plot", str(tmp_path / "img")]) == 0
+    assert drawn and all(row["published_matched"] for row in drawn)
+    assert {row["published_id"] for row in drawn} == {f.id for f in shipped("lambda-rn50-")}
+
+
+def test_a_csv_import_carries_the_recipe_and_the_models_facts(tmp_path):
+    from suite.reporting.figures_import import import_csv, to_yaml
+
+    path = tmp_path / "mine.csv"
+    path.write_text(
+        "id,model,batch,precision,device,count,throughput,unit,citation,url,table,read,data,recipe,"
+        "parameters,flops_per_sample,not_pinned\n"
+        "a,resnet50,256,amp,NVIDIA V100 16GB,1,900,images/s,Mine,,T1,2026-12-01,synthetic,"
+        "the workload's,25557032,24299077632,no public address\n"
+    )
+    out = tmp_path / "mine.yaml"
+    out.write_text(to_yaml(import_csv(str(path))))
+    (figure,) = figures.load_file(str(out))
+    assert figure.recipe == "the workload's" and figure.parameters == 25_557_032
+    assert figure.source.not_pinned == "no public address" and not figure.source.pinned
+    assert published_basis.is_matched(figure, suite_workloads())

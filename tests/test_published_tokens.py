@@ -187,10 +187,12 @@ def test_published_list_gives_tokens_per_hour_never_images(capsys):
     assert main(["published", "list"]) == 0
     out = capsys.readouterr().out
     header = next(line for line in out.splitlines() if line.startswith("| id"))
-    assert header.rstrip(" |").endswith("tokens/hour")
+    assert [cell.strip() for cell in header.strip("|").split("|")][-2:] == ["tokens/hour", "basis"]
     row = next(line for line in out.splitlines() if "intel-gaudi2-llama-3.1-8b-x8-fp8 " in line)
     cells = [cell.strip() for cell in row.strip("|").split("|")]
-    assert cells[5:] == ["37,440 tokens/s at 8,192 tokens a sequence", "—", "134,784,000"]
+    assert cells[5:] == ["37,440 tokens/s at 8,192 tokens a sequence", "—", "134,784,000", "another"]
+    lambda_h200 = next(line for line in out.splitlines() if "lambda-rn50-h200-sxm-x1-amp " in line)
+    assert lambda_h200.rstrip(" |").endswith("the workload's recipe")
 
 
 # The training page's table "Large Language Model (LLM) Throughput: Intel Gaudi 2 Accelerator", as read on

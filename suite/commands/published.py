@@ -46,8 +46,11 @@ def list_command(args) -> int:
     from tabulate import tabulate
 
     from suite.reporting import figures
+    from suite.reporting.published_basis import is_matched
+    from suite.reporting.published_rows import suite_workloads
 
     chosen = figures.load_file(args.file) if args.file else figures.load_shipped()
+    workloads = suite_workloads()
     # A figure in tokens is never given in images: its own column, there only when some figure has one.
     tokens = any(f.in_tokens for f in chosen)
     rows = [
@@ -61,6 +64,7 @@ def list_command(args) -> int:
             + (f" at {f.sequence_length:,} tokens a sequence" if f.in_tokens else ""),
             "—" if f.in_tokens else f"{f.images_per_hour:,.0f}",
             *([f"{f.per_hour:,.0f}" if f.in_tokens else "—"] if tokens else []),
+            "the workload's recipe" if is_matched(f, workloads) else "another",
         ]
         for f in chosen
     ]
@@ -68,7 +72,7 @@ def list_command(args) -> int:
     print(
         tabulate(
             rows,
-            headers=headers + (["tokens/hour"] if tokens else []),
+            headers=headers + (["tokens/hour"] if tokens else []) + ["basis"],
             tablefmt="github",
             disable_numparse=True,
         )

@@ -299,11 +299,13 @@ def _write(args, text: str, records: list[dict], rows: list[dict]) -> None:
 def _plots(args, records: list[dict], rows: list[dict], catalogs) -> list[str]:
     """`--plot DIR`: draw them, say each on stderr; their paths."""
     from suite.reporting import plots
+    from suite.reporting.published_basis import split
 
     def skipped(line: str) -> None:
         print(f"suite: {line}", file=sys.stderr)
 
-    paths = plots.draw_all(records, rows, catalogs, args.plot, skipped)
+    shown, _ = split(rows)  # a figure on another basis is drawn beside nothing, as it is ranked with nothing
+    paths = plots.draw_all(records, shown, catalogs, args.plot, skipped)
     for path in paths:
         print(f"suite: plot {os.path.relpath(path)}", file=sys.stderr)
     return paths
