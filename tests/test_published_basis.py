@@ -222,3 +222,28 @@ def test_a_csv_import_carries_the_recipe_and_the_models_facts(tmp_path):
     assert figure.recipe == "the workload's" and figure.parameters == 25_557_032
     assert figure.source.not_pinned == "no public address" and not figure.source.pinned
     assert published_basis.is_matched(figure, suite_workloads())
+
+
+def test_priced_per_accelerator_a_v100_is_dearer_per_image_than_the_h200(gpu_report):
+    """Found 1 of issue 51: one H200 of eight priced as the whole p5en made a V100 read cheaper per image;
+    per accelerator-hour every V100 row of resnet50 amp is dearer than every H200 row, measured or not,
+    in the table and in the table of other bases (NVIDIA's V100s, on a retired p3 too)."""
+    table = gpu_report.split("## The table")[1].split("Marks:")[0].splitlines()
+    header = [
+        c.strip() for c in next(line for line in table if line.startswith("| # |")).strip("|").split("|")
+    ]
+    per_dollar: dict[str, list[int]] = {}
+    for line in table:
+        row = dict(zip(header, (c.strip() for c in line.strip("|").split("|"))))
+        if row.get("Workload") == "resnet50" and row.get("Precision") == "amp" and row["img/$"] != "—":
+            per_dollar.setdefault(row["Device"].split()[0], []).append(int(row["img/$"].replace(",", "")))
+    assert len(per_dollar["H200"]) == 3 and per_dollar["V100"]  # measured NCHW and channels-last, Lambda's
+    assert max(per_dollar["V100"]) < min(per_dollar["H200"])
+    rows = {r["published_id"]: r for r in _csv_rows()}
+    nvidia_v100 = rows["nvidia-rn50-v100-16gb-x8-amp"]  # on another basis, priced as a retired p3.16xlarge
+    assert nvidia_v100["retired"] and float(nvidia_v100["images_per_usd"]) < min(per_dollar["H200"])
+
+
+def _csv_rows() -> list[dict]:
+    text = _report(os.path.join(RESULTS, "gpu"), "--format", "csv")
+    return [r for r in csv.DictReader(io.StringIO(text)) if r.get("published_id")]
