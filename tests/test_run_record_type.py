@@ -21,6 +21,8 @@ GPU_RECORDS = sorted(  # both H200 leases
     for lease in ("gpu", "gpu-2026-11-27", "gpu-2026-11-27-lm")
     for path in (Path(ROOT) / "results" / lease).glob("*.json")
 )
+# the CPU runs whose reports docs/report.md and docs/compare.md show, each under its command
+EXAMPLE_RECORDS = sorted((Path(ROOT) / "docs" / "examples").rglob("*.json"))
 
 
 def _load(path: Path) -> dict:
@@ -28,10 +30,12 @@ def _load(path: Path) -> dict:
 
 
 def test_the_kept_records_are_there():
-    assert len(RECORDS) >= 8 and len(GPU_RECORDS) >= 40
+    assert len(RECORDS) >= 8 and len(GPU_RECORDS) >= 40 and len(EXAMPLE_RECORDS) >= 24
 
 
-@pytest.mark.parametrize("path", RECORDS + GPU_RECORDS, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize(
+    "path", RECORDS + GPU_RECORDS + EXAMPLE_RECORDS, ids=lambda p: f"{p.parent.name}/{p.name}"
+)
 def test_a_record_on_disk_reads_and_writes_back_the_same_json(path):
     data = _load(path)
     record = RunRecord.from_json(copy.deepcopy(data))
