@@ -193,6 +193,15 @@ def test_mfu_with_tf32_is_derived_from_the_dense_tf32_peak_as_the_report_reads_t
         metrics["mfu"] == pytest.approx(0.153, abs=0.001)
         and "derived by the report" in metrics["mfu_derived"]
     )
+    # and the row says the report derived it: no format shows the figure as the run's own
+    (row,) = [r for r in build_rows(_records(GPU), load_catalog()) if TF32_DCGAN in r["run_ids"]]
+    assert any(note.startswith("MFU of 1 of 1 run(s) derived by the report") for note in row["notes"])
+    (plain,) = [
+        r
+        for r in build_rows(_records(GPU), load_catalog())
+        if r["precision"] == "fp32" and r["model_run"] == "dcgan64" and r["batch_size"] == 256
+    ]
+    assert not any("derived by the report" in note for note in plain["notes"])
     # Alone, with no run of the same model that counted its FLOPs, the record keeps its blank MFU
     (tmp_path / "one").mkdir()
     (tmp_path / "one" / "r.json").write_text(json.dumps(on_disk))

@@ -17,7 +17,7 @@ from suite.inputs.errors import UserError
 from suite.reporting import closest_pair, labels
 
 # The one place compare learns what makes two runs the same configuration: the report's row key.
-from suite.reporting.identity import LOADER_FIELDS, row_identity, row_key, settings
+from suite.reporting.identity import LOADER_FIELDS, row_identity, row_key
 from suite.reporting.numerics_mark import standing
 from suite.run_record.facts import (
     data_path,
@@ -246,10 +246,13 @@ def group_records(loaded: list[tuple[str, dict]]) -> dict[tuple, Group]:
 
 def describe(record: dict, by: tuple[str, ...] | None = None) -> str:
     """A configuration in words, without the fields compared across:
-    `dcgan64 · cpu (Intel Xeon) · batch 8 · fp32 · synthetic · threads=2`."""
+    `dcgan64 · cpu (Intel Xeon) · batch 8 · fp32 · synthetic · 2 threads`."""
     config, device = record["config"], record.get("device") or {}
     left_out = {f"{section}.{key}" for name in by or () for section, key in _parts(name)}
-    parts = [config.get("workload")]
+    overrides = config.get("model_overrides") or {}
+    # A modified model is said as the report's rows say it (dcgan64 (modified: ndf=8, ngf=8)), never a dict.
+    modified = ", ".join(f"{k}={v}" for k, v in sorted(overrides.items()))
+    parts = [f"{config.get('workload')} (modified: {modified})" if overrides else config.get("workload")]
     if "config.backend" not in left_out:
         parts.append(f"{config.get('backend')} ({device.get('name')})")
     # The precision as it ran (fp32+TF32), unless TF32 is what the sides are compared across
@@ -257,7 +260,9 @@ def describe(record: dict, by: tuple[str, ...] | None = None) -> str:
     parts += [f"batch {config.get('batch_size')}", precision, data_path(record)]
     if config.get("instance") and "config.instance" not in left_out:
         parts.append(config["instance"])
-    parts += [s for s in settings(record) if s.split("=")[0] not in (*(by or ()), *labels.IN_PRECISION)]
+    # Every other setting in the report's words (channels-last, 8 workers), not `name=value`.
+    skipped = (*(by or ()), *labels.IN_PRECISION, labels.CHECK)
+    parts += [found.words for found in labels.settings([record]) if found.field not in skipped]
     return " · ".join(str(p) for p in parts if p not in (None, ""))
 
 

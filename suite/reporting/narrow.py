@@ -2,8 +2,9 @@
 precision, the settings (where any row has one), batch, img/s, $/hour on demand, images per $ on demand
 and on spot — and a short Marks column. Everything else a row says (its notes, the bottleneck verdict, the numerics check, a measured
 scaling or a ratio to a published figure) is a numbered note under the table; the row's Marks carry the
-numbers. A row of the shipped workloads on an instance such as p5en.48xlarge fits 120 characters of
-markdown. `--wide` shows every column instead (render.table_columns).
+numbers. A row of a shipped workload at its defaults on an instance such as p5en.48xlarge fits 120
+characters of markdown; a Settings cell or `fp32+TF32` makes it wider (docs/report.md gives the widths).
+`--wide` shows every column instead (render.table_columns).
 """
 
 from __future__ import annotations

@@ -83,6 +83,16 @@ def run_figures(record: dict) -> dict[str, float | None]:
     }
 
 
+def derived_mfu_note(runs: list[dict]) -> str | None:
+    """Where the report derived a run's MFU as it read it (efficiency.py: the run recorded no peak), the row
+    says so: the figure is the report's arithmetic on the datasheet, not the run's own."""
+    derived = [str((r.get("metrics") or {}).get("mfu_derived")) for r in runs]
+    derived = [text for text in derived if text != "None"]
+    if not derived:
+        return None
+    return f"MFU of {len(derived)} of {len(runs)} run(s) {derived[0]}"
+
+
 def _checked(record: dict) -> bool:
     return bool(record.get("numerics"))
 

@@ -373,7 +373,8 @@ def _beside_the_rate(row: Row, group: list[dict], runs: _Runs) -> None:
     spans = run_span.spans(runs.ok or group)
     row.update(found)
     row.update(spans)
-    row["notes"] += [note for note in (run_span.note(spans), memory_note) if note]
+    derived = row_figures.derived_mfu_note(runs.ok)
+    row["notes"] += [note for note in (run_span.note(spans), memory_note, derived) if note]
 
 
 def _measure(row: Row, ok: list[dict]) -> float:
