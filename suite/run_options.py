@@ -220,8 +220,10 @@ def _diagnosis_options(p: _Declaring) -> None:
         dest="model_overrides",
         metavar="KEY=VALUE",
         action=OverrideAction,
-        help=argparse.SUPPRESS,
-    )  # tiny models for tests and sweeps
+        help="change one field of the workload's model (repeatable): `--model-override ngf=16 "
+        "--model-override ndf=16` makes a small dcgan64 for a quick look; a wrong KEY's error lists the "
+        "settable ones",
+    )
 
 
 def _numerics_options(p: _Declaring) -> None:

@@ -21,6 +21,12 @@ def test_help_texts_show_defaults_and_no_doubled_percent(capsys):
     assert "(default: cpu 2, cuda 3, hpu 10)" in text and "(default 5)" in text
 
 
+def test_model_override_is_in_run_help_with_an_example(capsys):
+    text = " ".join(help_of("run", capsys).split())
+    assert "--model-override KEY=VALUE change one field of the workload's model" in text
+    assert "`--model-override ngf=16 --model-override ndf=16` makes a small dcgan64" in text
+
+
 def declared_commands(parser) -> set[str]:
     (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     return set(commands.choices)

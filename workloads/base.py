@@ -55,6 +55,9 @@ class Workload:
     # (Adam's step is normalised per element). The check trains at the rate the recipe gives its batch.
     recipe_batch = 256  # no annotation: a class constant, not a dataclass field
 
+    # Fields that name or describe the workload rather than shape its model: `--model-override` sets none.
+    identity_fields = ("name", "description", "default_batch_size")
+
     # The run options a workload's training step honours (`suite run --grad-accum`, `--activation-checkpointing`,
     # Training.use_run_options); any other workload refuses them while the run is planned.
     accumulates_gradients = False
@@ -88,14 +91,19 @@ class Workload:
         raise NotImplementedError
 
     # -- shared --------------------------------------------------------------------------------
+    def overridable_fields(self) -> list[str]:
+        """The fields `--model-override KEY=VALUE` may set: the model's shape, not the workload's name, its
+        description or its batch."""
+        return sorted(f.name for f in dataclasses.fields(self) if f.name not in self.identity_fields)
+
     def with_overrides(self, **overrides) -> Workload:
         """The same workload with some architecture fields changed (tests use tiny widths)."""
-        known = {f.name for f in dataclasses.fields(self)}
-        unknown = sorted(set(overrides) - known)
+        settable = self.overridable_fields()
+        unknown = sorted(set(overrides) - set(settable))
         if unknown:
             raise UserError(
                 f"unknown model override(s) {', '.join(unknown)} for {self.name} "
-                f"(known: {', '.join(sorted(known))})"
+                f"(settable: {', '.join(settable)})"
             )
         return dataclasses.replace(self, **overrides)
 

@@ -200,6 +200,9 @@ class NamedClassifier(Workload):
     size_given: bool = False  # --image-size asked: passed to models whose input size is fixed
     library_version: str | None = None
 
+    # The library and model are the workload's name (`torchvision:NAME`): name another to change them.
+    identity_fields = (*Workload.identity_fields, "source", "model", "size_given", "library_version")
+
     def build_modules(self, device="cpu"):
         with torch.device(device):
             model = build_model(self.source, self.model, self.num_classes, self.image_size, self.size_given)
