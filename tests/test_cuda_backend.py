@@ -202,17 +202,17 @@ def test_setup_switches_wiring(fake_gpu):
     assert torch.backends.cuda.matmul.allow_tf32 is True and torch.backends.cudnn.allow_tf32 is True
 
 
-def cpu_fused_adamw() -> bool:
-    """Whether this torch has fused AdamW for CPU tensors (older ones: CUDA only), which the test needs here."""
+@pytest.fixture
+def cpu_fused_adamw():
+    """Skips the test where this torch has no fused AdamW for CPU tensors (older ones: CUDA only). Asked
+    when the test runs, not at collection: building an optimizer imports torch._dynamo (seconds)."""
     try:
         torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))], fused=True)
-        return True
     except RuntimeError:
-        return False
+        pytest.skip("no fused AdamW for CPU tensors in this torch")
 
 
-@pytest.mark.skipif(not cpu_fused_adamw(), reason="no fused AdamW for CPU tensors in this torch")
-def test_fused_optimizers_wiring(fake_gpu):
+def test_fused_optimizers_wiring(fake_gpu, cpu_fused_adamw):
     backend = make_backend("fp32")
     model = torch.nn.Linear(3, 2)
     adamw = backend.make_optimizer(model.parameters(), "adamw", lr=1e-3, weight_decay=0.05)
@@ -224,8 +224,9 @@ def test_fused_optimizers_wiring(fake_gpu):
 
 
 @needs_cpu_grad_scaler
-@pytest.mark.skipif(not cpu_fused_adamw(), reason="no fused optimizers for CPU tensors in this torch")
-def test_sgd_under_a_grad_scaler_is_not_fused_and_a_skipped_step_leaves_no_momentum_wiring(fake_gpu):
+def test_sgd_under_a_grad_scaler_is_not_fused_and_a_skipped_step_leaves_no_momentum_wiring(
+    fake_gpu, cpu_fused_adamw
+):
     # Fused SGD under a GradScaler makes its momentum buffers (torch.empty_like) on a step the scaler
     # skips and keeps them: the next step reads uninitialised memory (resnet50 at amp diverged so on an
     # H200). The backend builds SGD unfused under a scaler, so a skipped step leaves no state at all.

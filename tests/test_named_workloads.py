@@ -11,7 +11,6 @@ import sys
 
 import pytest
 import torch
-import torchvision
 from conftest import TINY_OPTIONS
 from suite.workloads import get_workload
 
@@ -42,6 +41,8 @@ def one_record(folder) -> dict:
 
 
 def test_torchvision_name_counts_like_torchvision_and_trains(capsys, tmp_path):
+    import torchvision  # here, not at collection: it imports torch._dynamo (seconds on 2 cores)
+
     workload = get_workload("torchvision:squeezenet1_1", num_classes=3, image_size=32)
     with torch.device("meta"):
         expected = sum(p.numel() for p in torchvision.models.squeezenet1_1(num_classes=3).parameters())
