@@ -53,7 +53,9 @@ def test_resnets_are_torchvisions_models(name, classes, builder):
     import torchvision  # here, not at collection: it imports torch._dynamo (seconds on 2 cores)
 
     with torch.device("meta"):
-        expected = sum(p.numel() for p in getattr(torchvision.models, builder)(num_classes=classes).parameters())
+        expected = sum(
+            p.numel() for p in getattr(torchvision.models, builder)(num_classes=classes).parameters()
+        )
     assert get_workload(name).parameter_counts() == {"model": expected}
     assert get_workload(name).num_classes == classes
 
@@ -126,7 +128,9 @@ def test_an_unknown_override_is_a_clear_error():
     for identity in ("name", "description", "default_batch_size"):
         with pytest.raises(UserError, match=f"unknown model override.*{identity}"):
             get_workload("dcgan64").with_overrides(**{identity: 3})
-    with pytest.raises(UserError, match=r"override\(s\) model for torchvision:squeezenet1_1 \(settable: image_size"):
+    with pytest.raises(
+        UserError, match=r"override\(s\) model for torchvision:squeezenet1_1 \(settable: image_size"
+    ):
         get_workload("torchvision:squeezenet1_1").with_overrides(model="resnet18")
 
 
