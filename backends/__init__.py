@@ -38,10 +38,13 @@ def register_backend(cls):
     return cls
 
 
-def _load() -> None:
-    # Importing the modules registers them; they import vendor SDKs only when used.
+def _load(name: str) -> None:
+    # Importing a backend's module registers it; it imports vendor SDKs only when used. Only the module of
+    # the backend asked for: the cuda and hpu modules import torch, which a plan on a CPU-only machine
+    # (a sweep's dry run, the line `suite run` prints before it starts) never needs.
     for entry in DECLARED:
-        importlib.import_module(f"{__name__}.{entry.module}")
+        if entry.name == name:
+            importlib.import_module(f"{__name__}.{entry.module}")
 
 
 def backend_names() -> list[str]:
@@ -50,7 +53,7 @@ def backend_names() -> list[str]:
 
 
 def backend_class(name: str):
-    _load()
+    _load(name)
     if name not in _REGISTRY:
         raise one_of("backend", name, ["auto", *backend_names()])
     return _REGISTRY[name]

@@ -11,11 +11,13 @@ from __future__ import annotations
 import contextlib
 import warnings
 from dataclasses import dataclass
-
-import torch
+from typing import TYPE_CHECKING
 
 from suite.inputs.errors import UserError
 from suite.spec import RunSpec
+
+if TYPE_CHECKING:
+    import torch
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,21 @@ class Backend:
     def __init__(self, spec: RunSpec):
         self.spec = spec
         self.precision = spec.precision or self.precisions[0]
-        self.device = torch.device("cpu")
+
+    # The class and a plan import no torch (imported where a verb needs it): a plan, a sweep's dry run and
+    # the line `suite run` prints before it starts stay quick.
+    @property
+    def device(self) -> torch.device:
+        """The torch device the run's tensors live on: the host's, unless the backend sets its own."""
+        if "_device" not in self.__dict__:
+            import torch
+
+            self._device = torch.device("cpu")
+        return self._device
+
+    @device.setter
+    def device(self, device: torch.device) -> None:
+        self._device = device
 
     # -- discovery -----------------------------------------------------------------------------
     @classmethod
@@ -83,6 +99,8 @@ class Backend:
     def make_optimizer(self, params, kind: str, **hyper) -> torch.optim.Optimizer:
         """`kind` is "adamw" or "sgd"; hyper-parameters are passed explicitly so every backend's
         optimizer computes the same update (vendor fused optimizers have other defaults)."""
+        import torch
+
         if kind == "adamw":
             return torch.optim.AdamW(params, **hyper)
         if kind == "sgd":
@@ -97,6 +115,8 @@ class Backend:
     def make_loader(self, dataset, **loader_kwargs) -> tuple[object, dict]:
         """A data loader for `dataset`, and a note for the record saying which loader it is and why.
         A vendor loader (HabanaDataLoader) replaces the stock one where the dataset qualifies."""
+        import torch.utils.data
+
         return torch.utils.data.DataLoader(dataset, **loader_kwargs), {
             "loader": "torch.utils.data.DataLoader"
         }
@@ -148,8 +168,15 @@ class Backend:
     def device_info(self) -> dict:
         return {"backend": self.name}
 
+    def describe(self) -> dict:
+        """What `suite env` shows of this device: set up as a run would, then its device_info()."""
+        self.setup()
+        return self.device_info()
+
     def profiler_activities(self) -> list:
         """torch.profiler activities to trace for this device (the host's always)."""
+        import torch.profiler
+
         return [torch.profiler.ProfilerActivity.CPU]
 
     def telemetry_samplers(self) -> list:
@@ -157,6 +184,8 @@ class Backend:
         return []
 
     def is_out_of_memory(self, error: BaseException) -> bool:
+        import torch
+
         return isinstance(error, torch.OutOfMemoryError) if hasattr(torch, "OutOfMemoryError") else False
 
     # -- one independent copy per device (`suite run --per-device`) -----------------------------
@@ -180,6 +209,8 @@ def ddp_without_buffer_broadcast(module: torch.nn.Module, **options) -> torch.nn
     each forward. Newer torch deprecates the argument for `forward_sync_buffers`, which still syncs at
     wrap time; until torch has the argument that stops that too, this one keeps the semantics every
     backend (and Habana's DDP guidance) relies on, so its FutureWarning says nothing a user can act on."""
+    import torch.nn.parallel
+
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*broadcast_buffers.*", category=FutureWarning)
         return torch.nn.parallel.DistributedDataParallel(module, broadcast_buffers=False, **options)

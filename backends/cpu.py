@@ -6,9 +6,9 @@ import contextlib
 import os
 import platform
 import resource
+import sys
 
 import psutil
-import torch
 
 from suite.inputs.errors import UserError
 
@@ -51,6 +51,20 @@ def pinned_cores() -> list[int] | None:
     return cores
 
 
+def torch_threads() -> int:
+    """The threads torch computes on: its own count once imported; before that, the count it will start
+    with, without importing it (`suite env`): OMP_NUM_THREADS, else MKL_NUM_THREADS, where set to a
+    positive number, else one per physical core (torch's intraop_default_num_threads, ATen's
+    ParallelCommon.cpp, and c10's TaskThreadPoolBase::defaultNumThreads)."""
+    loaded = sys.modules.get("torch")
+    if loaded is not None:
+        return loaded.get_num_threads()
+    for value in (os.environ.get("OMP_NUM_THREADS", ""), os.environ.get("MKL_NUM_THREADS", "")):
+        if value.isascii() and value.isdigit() and int(value) > 0:
+            return int(value)
+    return psutil.cpu_count(logical=False) or os.cpu_count() or 1
+
+
 class MemoryCeilingExceeded(MemoryError):
     """The CPU's stand-in for a device out-of-memory error: the --max-memory ceiling was passed."""
 
@@ -86,6 +100,7 @@ class CPUBackend(Backend):
         # so that the ceiling stands for what a device's memory would hold (model, optimizer, batches).
         # torch's optimizers import torch._dynamo when the first one is built (about 150 MiB of modules on
         # x86-64): imported here, that is torch's own weight in the baseline, not the run's.
+        import torch
         import torch._dynamo  # noqa: F401
 
         self._baseline_rss_bytes = psutil.Process().memory_info().rss
@@ -107,6 +122,8 @@ class CPUBackend(Backend):
     def _fit_threads_to_the_loader(self) -> None:
         """Real data on the CPU: compute's threads and the loader's workers share the cores, so the default
         thread count leaves the workers theirs (suite.data.split_host_cores says how, and the record why)."""
+        import torch
+
         from suite.data import default_workers, split_host_cores
 
         workers = self.spec.data.workers
@@ -117,6 +134,8 @@ class CPUBackend(Backend):
         self.threads_reason = why
 
     def autocast(self):
+        import torch
+
         if self.precision == "bf16":
             return torch.autocast(device_type="cpu", dtype=torch.bfloat16)
         return contextlib.nullcontext()
@@ -160,10 +179,15 @@ class CPUBackend(Backend):
             "count": 1,
             "cores_physical": psutil.cpu_count(logical=False),
             "cores_logical": psutil.cpu_count(logical=True),
-            "threads": torch.get_num_threads(),
+            "threads": torch_threads(),
             "cores": sorted(os.sched_getaffinity(0)),  # the CPUs this process may run on
             "threads_reason": getattr(self, "threads_reason", "torch's default: one per core"),
         }
+
+    def describe(self) -> dict:
+        # The host needs nothing started to be described (setup() would import torch._dynamo for the
+        # --max-memory baseline): `suite env` stays quick.
+        return self.device_info()
 
     def pin_envs(self, copies: int) -> list[dict[str, str]]:
         # The CPU's "devices" are groups of the cores this process may use, split evenly; each copy

@@ -252,19 +252,24 @@ def host_load(sample_s: float = LOAD_SAMPLE_S) -> dict:
 
 
 def torchvision_version() -> str | None:
-    """torchvision's own version string (`0.29.1+cu130`), without importing it where it is not imported yet:
-    a DCGAN or language-model run needs nothing else of it, and its import costs 2 to 3 s on 2 cores where
-    nothing has imported torch._dynamo yet (`suite env`), 0.2 to 0.7 s more after a torch optimizer has.
-    The package keeps the string in its version.py, where its `__version__` comes from; a layout without it
-    gives the installed metadata's (which may lack the `+cu130`); None where torchvision is not installed."""
+    """torchvision's own version string (`0.29.1+cu130`), without importing it (package_version)."""
+    return package_version("torchvision")
+
+
+def package_version(name: str) -> str | None:
+    """A package's own version string (`2.14.1+cu130`), without importing it where it is not imported yet:
+    `suite env` and a sweep's dry run need nothing else of torch, and torchvision's import costs 2 to 3 s
+    on 2 cores where nothing has imported torch._dynamo yet, 0.2 to 0.7 s more after a torch optimizer has.
+    torch and torchvision keep the string in their version.py, where `__version__` comes from; a layout
+    without it gives the installed metadata's (which may lack the `+cu130`); None where it is not installed."""
     import importlib.metadata
     import importlib.util
 
-    loaded = sys.modules.get("torchvision")
+    loaded = sys.modules.get(name)
     if loaded is not None:
         return loaded.__version__
     try:
-        spec = importlib.util.find_spec("torchvision")
+        spec = importlib.util.find_spec(name)
     except (ImportError, ValueError):
         spec = None
     if spec is None:
@@ -277,7 +282,7 @@ def torchvision_version() -> str | None:
         if found:
             return found.group(1)
     try:
-        return importlib.metadata.version("torchvision")
+        return importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:
         return None
 
@@ -286,10 +291,8 @@ def software_versions() -> dict:
     """The versions a record keeps of the software that computed it (the numerics ledger keys by the same):
     the modules' own, not their installed metadata's, since a CUDA wheel's metadata says 2.14.1 where
     torch.__version__ says 2.14.1+cu130."""
-    import torch
-
     return {
-        "torch": torch.__version__,
+        "torch": package_version("torch"),
         "torchvision": torchvision_version(),
         "suite_version": suite.__version__,
     }

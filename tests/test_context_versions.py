@@ -3,6 +3,7 @@ it (a DCGAN or a language model): the import costs seconds of a fresh process.""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -13,14 +14,21 @@ from suite import context
 
 @pytest.mark.slow  # a fresh Python that imports torch
 def test_torchvision_version_is_the_packages_own_without_importing_it():
+    # torch's version and thread count as well (`suite env` imports no torch): what torch says once imported.
     script = (
-        "import sys; from suite.context import torchvision_version; v = torchvision_version(); "
-        "print('torchvision' in sys.modules); import torchvision; print(v == torchvision.__version__, v)"
+        "import sys; from suite.context import package_version, torchvision_version; "
+        "from suite.backends.cpu import torch_threads; "
+        "v, t, n = torchvision_version(), package_version('torch'), torch_threads(); "
+        "print('torch' in sys.modules); import torch, torchvision; "
+        "print(v == torchvision.__version__, t == torch.__version__, n == torch.get_num_threads(), v, t, n)"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env
+    )
     assert done.returncode == 0, done.stderr
-    imported, same = done.stdout.split()[:2]
-    assert imported == "False" and same == "True", done.stdout
+    imported, *same = done.stdout.split()[:4]
+    assert imported == "False" and same == ["True"] * 3, done.stdout
 
 
 def test_a_torchvision_already_imported_answers_for_itself(monkeypatch):

@@ -65,7 +65,7 @@ def test_wiring_env_survives_a_backend_whose_set_up_fails(monkeypatch, capsys):
     def broken(self):
         raise RuntimeError("driver went away\nsecond line")
 
-    monkeypatch.setattr(CPUBackend, "setup", broken)
+    monkeypatch.setattr(CPUBackend, "describe", broken)
     assert main(["env", "--json"]) == 0
     cpu = json.loads(capsys.readouterr().out)["backends"]["cpu"]
     assert cpu["available"] is False and cpu["detail"] == "set-up failed: RuntimeError: second line"

@@ -21,9 +21,7 @@ def env_command(args) -> int:
         entry = {"available": ok, "detail": reason}
         if ok:
             try:
-                backend = backend_class(name)(RunSpec(backend=name))
-                backend.setup()
-                entry["device"] = backend.device_info()
+                entry["device"] = backend_class(name)(RunSpec(backend=name)).describe()
             except Exception as error:  # noqa: BLE001 - one broken backend must not hide the others
                 last = str(error).strip().splitlines()[-1:] or [""]
                 entry.update(available=False, detail=f"set-up failed: {type(error).__name__}: {last[0]}")

@@ -167,7 +167,6 @@ def _run_command(args, guard) -> int:
     from suite import run_record
     from suite.launching import child
     from suite.measurement import distributed
-    from suite.measurement.runner import execute
     from suite.reporting import summary
     from suite.reporting.pricing import device_mismatch_warning
 
@@ -192,7 +191,9 @@ def _run_command(args, guard) -> int:
     # Only rank 0 speaks and writes; the other ranks report to it (or, failing, to the launcher).
     show, speaks = progress_for(args, rank)
     if speaks:
-        say_start(plan, asked)
+        say_start(plan, asked)  # before torch's import: planning needs none
+    from suite.measurement.runner import execute
+
     record = execute(plan, progress=show)
     guard.end_if_a_copy()  # a copy forked by the model's code writes nothing
     mismatch = device_mismatch_warning(record)

@@ -46,7 +46,7 @@ def log(line: str) -> None:
 def plan(spec):
     """The one place a run's RunSpec is resolved: the runner's plan (backend, workload, data and every
     default), then the instance it is priced on. `suite run` and every resume check use this."""
-    from suite.measurement.runner import plan_run
+    from suite.measurement.plan import plan_run
     from suite.reporting.pricing import resolve_run_instance
 
     planned = plan_run(spec)

@@ -38,7 +38,7 @@ import statistics
 import time
 
 from suite.inputs.errors import UserError
-from suite.measurement import numerics_keep, numerics_runs, numerics_steps
+from suite.measurement import numerics_keep, numerics_steps
 
 K = 3.0  # multiples of the measured run-to-run noise a candidate may deviate
 REFERENCE = "fp32"
@@ -260,6 +260,8 @@ def _trained_runs(spec, workload, make, reference: tuple, steps: int, batches: l
         ("noise", reference_name, reference_config, backward, seed + 1),
         ("candidate", spec.backend, spec, forward, seed),  # last: leaves the device as the run set it
     )
+    from suite.measurement import numerics_runs  # torch: imported here, never while a run is planned
+
     runs = {}
     for role, name, run_config, order, noise_seed in planned[:1] if alone else planned:
         backend = make(name, run_config)

@@ -1,0 +1,130 @@
+"""A run planned: every input checked and every default filled in, nothing built or measured yet.
+
+Planning imports no torch (the backends and workloads import it where they build or step): `suite run`
+says what it will do before the seconds torch's import takes, and a sweep's dry run checks its points
+without it.
+"""
+
+from __future__ import annotations
+
+from suite.backends import Backend, backend_class, check_options, resolve_backend_name
+from suite.data import check_data
+from suite.inputs import input_checks
+from suite.inputs.errors import UserError
+from suite.inputs.numbers import non_negative_int, positive_int
+from suite.measurement import distributed, numerics, sharding, window_length
+from suite.run_options import MAX_GRAD_ACCUM
+from suite.spec import RECORD_ONLY, RunSpec
+from suite.workloads import Workload, get_workload
+
+
+class Plan:
+    """A validated run: everything resolved, nothing built or measured yet.
+
+    The resolved spec lives in one place, the backend (which may fill in defaults of its own);
+    `plan.spec` reads and replaces that one copy. What the launcher starts (the world size, the global
+    batch) is the plan's, not the spec's; `record_config()` joins the two as the record's `config`."""
+
+    def __init__(
+        self,
+        spec: RunSpec,
+        backend: Backend,
+        workload: Workload,
+        backend_choice: str,
+        steps_chosen_by: str | None = None,
+        world_size: int = 1,
+        global_batch_size: int | None = None,
+    ):
+        backend.spec = spec
+        self.backend = backend
+        self.workload = workload
+        self.backend_choice = backend_choice  # why this backend (for `auto`)
+        # How the steps per window are chosen (suite.measurement.window_length): as given by --steps, the
+        # backend's default, or from warm-up timing (then steps_per_window is None until warm-up).
+        self.steps_chosen_by = steps_chosen_by or window_length.chosen_by(
+            spec.schedule.steps_per_window, backend.schedule
+        )
+        self.world_size = world_size
+        self.global_batch_size = global_batch_size  # batch_size (per process) x world_size
+
+    @property
+    def spec(self) -> RunSpec:
+        return self.backend.spec
+
+    @spec.setter
+    def spec(self, spec: RunSpec) -> None:
+        self.backend.spec = spec
+
+    def record_config(self) -> dict:
+        """The record's `config`: the spec's flat fields, then the world the launcher started."""
+        return self.spec.to_record_config(
+            world_size=self.world_size, global_batch_size=self.global_batch_size
+        )
+
+
+def plan_run(spec: RunSpec) -> Plan:
+    """Check every input and fill in defaults, raising UserError before anything is built."""
+    asked = spec.workload
+    shape = {
+        field: None if getattr(asked, field) is None else positive_int(option, getattr(asked, field))
+        for field, option in (("num_classes", "--num-classes"), ("image_size", "--image-size"))
+    }
+    workload = get_workload(spec.workload.name, **shape)
+    if spec.workload.model_overrides:
+        workload = workload.with_overrides(**spec.workload.model_overrides)
+    name, why = resolve_backend_name(spec.backend)
+    cls = backend_class(name)
+    check_options(name, spec)
+    if spec.precision is not None and spec.precision not in cls.precisions:
+        raise UserError(
+            f"precision {spec.precision!r} is not supported by the {name} backend "
+            f"(accepted: {', '.join(cls.precisions)})"
+        )
+    schedule = cls.schedule
+    asked = spec.schedule
+    steps_per_window, steps_chosen_by = window_length.planned(
+        schedule,
+        None if asked.steps_per_window is None else positive_int("--steps", asked.steps_per_window),
+    )
+    resolved = spec.replace(
+        backend=name,
+        threads=None if spec.threads is None else positive_int("--threads", spec.threads),
+        precision=spec.precision or cls.precisions[0],
+        warmup_steps=schedule.warmup_steps
+        if asked.warmup_steps is None
+        else non_negative_int("--warmup", asked.warmup_steps),
+        steps_per_window=steps_per_window,
+        windows=schedule.windows if asked.windows is None else positive_int("--windows", asked.windows),
+        **shape,
+    )
+    backend = cls(resolved)
+    batch_size = (
+        backend.default_batch_size(workload)
+        if spec.workload.batch_size is None
+        else positive_int("--batch-size", spec.workload.batch_size)
+    )
+    # The world the launcher starts is the plan's; the launch options it settles are the spec's.
+    fields = distributed.resolved_fields(backend.spec, batch_size)
+    launched = {name: fields.pop(name) for name in RECORD_ONLY}
+    # From the backend's spec: a backend may fill in defaults of its own (hpu: the execution mode).
+    plan = Plan(
+        backend.spec.replace(batch_size=batch_size, **fields),
+        backend,
+        workload,
+        why,
+        steps_chosen_by,
+        **launched,
+    )
+    _check_run_options(plan.spec, workload)
+    check_data(plan.spec, workload, backend, plan.spec.workload.samples_per_step)
+    numerics.check_options(plan.spec, workload, plan.world_size)
+    sharding.check_options(plan.spec, workload, plan.world_size)
+    input_checks.check_plan(plan.spec, workload)  # threads, profile folder, timeouts, overrides
+    return plan
+
+
+def _check_run_options(spec: RunSpec, workload: Workload) -> None:
+    """--grad-accum within its bounds (a spec file's too), and both training options only where the
+    workload's step honours them."""
+    grad_accum = positive_int("--grad-accum", spec.workload.grad_accum, MAX_GRAD_ACCUM)
+    workload.check_run_options(grad_accum, spec.workload.activation_checkpointing)
