@@ -36,6 +36,10 @@ class Schedule:
     windows: int
     min_window_s: float | None = None
     max_steps_per_window: int = 1000
+    # Where set, and the person gave neither --steps nor --windows: the timed windows are fitted to about
+    # this many seconds from warm-up timing, the schedule's windows and steps their ceiling
+    # (suite/measurement/window_length.py). For a device whose steps take seconds (the CPU's).
+    window_budget_s: float | None = None
 
 
 class Backend:

@@ -76,10 +76,12 @@ class CPUBackend(Backend):
     precisions = ("fp32", "bf16")
     pin_memory_default = False  # the batches stay on the host: nothing to copy
     copies_to_device = False  # compute runs in host memory: no copy to pin for, or to wait on
-    # No minimum window: a CPU step of the suite's workloads takes a large part of a second (dcgan64 at
-    # batch 16, about 0.45 s on 2 cores: docs/cuda.md), so four make a window of seconds already, and the
-    # host's telemetry has no power reading to fill.
-    schedule = Schedule(warmup_steps=2, steps_per_window=4, windows=5)
+    # No minimum window: a CPU step of the suite's workloads takes seconds (dcgan64 at batch 16, 2 to 10 s
+    # on a shared 2-core machine), so one makes a window already, and the host's telemetry has no power
+    # reading to fill. A time box instead: unless --steps or --windows is given, the windows are fitted
+    # to about 20 s from the warm-up step's time, at most 5 windows of 4 steps, at least 2 of 1 step
+    # (suite/measurement/window_length.py), so that a first `suite run` ends in about a minute.
+    schedule = Schedule(warmup_steps=1, steps_per_window=4, windows=5, window_budget_s=20.0)
 
     def __init__(self, spec):
         cores = pinned_cores()

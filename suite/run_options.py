@@ -113,7 +113,7 @@ def _schedule_options(p: _Declaring) -> None:
         type=non_negative_int("--warmup"),
         # The defaults are each backend's Schedule (backends/*.py): the CPU's steps are slow, the HPU's
         # graphs need more warm-up.
-        help="warm-up steps, excluded from throughput (default: cpu 2, cuda 3, hpu 10)",
+        help="warm-up steps, excluded from throughput (default: cpu 1, cuda 3, hpu 10)",
     )
     p.add_argument(
         "--steps",
@@ -121,13 +121,15 @@ def _schedule_options(p: _Declaring) -> None:
         type=positive_int("--steps"),
         # Without it, a backend that declares a minimum window grows its steps from warm-up timing
         # (suite/measurement/window_length.py).
-        help="steps per timed window, as given (default: cpu 4; cuda 10 and hpu 20, grown from warm-up "
-        "timing so that a window lasts >= 1 s, at most 1000)",
+        help="steps per timed window, as given (default: cpu 1 to 4, with --windows fitted to a time box of "
+        "about 20 s from warm-up timing; cuda 10 and hpu 20, grown from warm-up timing so that a window "
+        "lasts >= 1 s, at most 1000)",
     )
     p.add_argument(
         "--windows",
         type=positive_int("--windows"),
-        help="timed windows; the median and spread are reported (default 5)",
+        help="timed windows; the median and spread are reported (default 5; cpu 2 to 5, fitted to its "
+        "time box unless --steps is given)",
     )
     p.add_argument(
         "--threads",

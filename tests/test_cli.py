@@ -80,6 +80,9 @@ def test_a_run_writes_one_record_and_prints_a_summary(capsys, tmp_path):
     record = json.loads((tmp_path / files[0]).read_text())
     assert record["status"] == "ok" and record["schema"] == "suite.run"
     assert "img/s median" in out and "img/h" in out and files[0] in out
+    # Which final loss is whose: the discriminator's, then the generator's.
+    assert record["metrics"]["final_loss_names"] == ["discriminator", "generator"]
+    assert "(discriminator), " in out and out.count(" (generator)") == 1
 
 
 def test_json_prints_the_record_on_stdout(capsys, tmp_path):

@@ -18,7 +18,7 @@ def help_of(command: str, capsys) -> str:
 def test_help_texts_show_defaults_and_no_doubled_percent(capsys):
     assert "95%%" not in help_of("batch-size", capsys)
     text = " ".join(help_of("run", capsys).split())
-    assert "(default: cpu 2, cuda 3, hpu 10)" in text and "(default 5)" in text
+    assert "(default: cpu 1, cuda 3, hpu 10)" in text and "(default 5; cpu 2 to 5" in text
 
 
 def test_model_override_is_in_run_help_with_an_example(capsys):

@@ -119,3 +119,11 @@ def test_one_warm_up_step_is_said_in_the_singular():
     record = record_with(warmup_steps=1)
     [line] = [line for line in summary.render(record).splitlines() if line.startswith("  warm-up")]
     assert line.startswith("  warm-up      1 step in ")
+
+
+def test_final_losses_say_whose_they_are_where_the_record_names_them():
+    named = summary.render(record_with(final_loss_names=["discriminator", "generator"]))
+    assert "  final loss   1.000 (discriminator), 2.000 (generator)" in named.splitlines()
+    # A record made before the names were kept, or with names that do not fit: the numbers alone.
+    for names in ({}, {"final_loss_names": ["generator"]}, {"final_loss_names": "dg"}):
+        assert "  final loss   1.000, 2.000" in summary.render(record_with(**names)).splitlines()

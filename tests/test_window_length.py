@@ -119,10 +119,81 @@ def test_the_steps_help_says_the_backends_schedules(capsys):
     assert cpu.min_window_s is None and cuda.min_window_s == hpu.min_window_s
     assert cuda.max_steps_per_window == hpu.max_steps_per_window
     assert (
-        f"(default: cpu {cpu.steps_per_window}; cuda {cuda.steps_per_window} and hpu {hpu.steps_per_window}, "
-        f"grown from warm-up timing so that a window lasts >= {cuda.min_window_s:g} s, "
+        f"(default: cpu 1 to {cpu.steps_per_window}, with --windows fitted to a time box of about "
+        f"{cpu.window_budget_s:g} s from warm-up timing; cuda {cuda.steps_per_window} and hpu "
+        f"{hpu.steps_per_window}, grown from warm-up timing so that a window lasts >= {cuda.min_window_s:g} s, "
         f"at most {cuda.max_steps_per_window})"
     ) in text
+    assert f"(default {cuda.windows}; cpu {window_length.MIN_WINDOWS} to {cpu.windows}, fitted" in text
+
+
+# -- the CPU's time box --------------------------------------------------------------------------------
+
+BOX = dataclasses.replace(backend_class("cpu").schedule, window_budget_s=20.0, windows=5, steps_per_window=4)
+
+
+@pytest.mark.parametrize(
+    "step_time_s, expected",
+    [
+        (2.5, (5, 1)),  # 8 steps fit: the windows first, of one step each
+        (2.0, (5, 2)),  # 10 fit: 5 windows of 2
+        (1.0, (5, 4)),  # 20 fit: the whole schedule
+        (0.01, (5, 4)),  # a fast machine: never more than the schedule
+        (0.0, (5, 4)),  # a step too short to see
+        (9.0, (2, 1)),  # 2 fit: the fewest windows
+        (30.0, (2, 1)),  # none fits: still two windows of one step (a median and a spread)
+        (None, (5, 4)),  # no warm-up step timed (--warmup 0): the schedule as it is
+    ],
+)
+def test_a_time_box_takes_windows_first_then_steps(step_time_s, expected):
+    assert window_length.fit_to_box(20.0, step_time_s, BOX) == expected
+
+
+def test_the_cpu_is_time_boxed_unless_steps_or_windows_are_given():
+    schedule = backend_class("cpu").schedule
+    assert schedule.window_budget_s == 20.0 and schedule.warmup_steps == 1
+    boxed = runner.plan_run(tiny_config(steps_per_window=None, windows=None))
+    assert boxed.steps_chosen_by == "time box"
+    # Both left to warm-up: the record's config keeps what was asked, so a rerun is time-boxed too.
+    assert boxed.spec.schedule.windows is None and boxed.spec.schedule.steps_per_window is None
+    assert boxed.record_config()["windows"] is None
+    windows = runner.plan_run(tiny_config(steps_per_window=None, windows=3))
+    assert windows.steps_chosen_by == "schedule" and windows.spec.schedule.steps_per_window == 4
+    steps = runner.plan_run(tiny_config(steps_per_window=2, windows=None))
+    assert steps.steps_chosen_by == "--steps" and steps.spec.schedule.windows == schedule.windows
+    from suite.commands.run import start_line
+
+    line = start_line(boxed)
+    assert line.endswith(
+        "1 warm-up step(s), then timed windows for about 20 s, fitted to the warm-up's step time "
+        "(the cpu backend's time box; --steps or --windows fix them)"
+    ), line
+
+
+def test_a_time_boxed_run_fits_its_windows_to_the_warm_up_step_and_says_so(monkeypatch):
+    from suite.backends.cpu import CPUBackend
+
+    clock = FakeClock()
+    monkeypatch.setattr(runner, "clock", clock)
+    original_end_step = CPUBackend.end_step
+
+    def end_step(self):
+        clock.now += 6.0  # a 6 s step: 3 fit a 20 s box, as 3 windows of 1
+        original_end_step(self)
+
+    monkeypatch.setattr(CPUBackend, "end_step", end_step)
+    record = runner.execute(make_plan(CPUBackend, warmup_steps=1, steps_per_window=None, windows=None))
+    assert record["status"] == "ok", record["error"]
+    metrics = record["metrics"]
+    assert metrics["steps_per_window_chosen_by"] == "time box" and metrics["window_budget_s"] == 20.0
+    assert metrics["window_time_s"] == pytest.approx([6.0] * 3) and metrics["steps_per_window"] == 1
+    assert metrics["steps_timed"] == 3 and metrics["warmup_step_time_s"] == pytest.approx(6.0)
+    # Throughput is still the windows' images over their wall time.
+    assert metrics["images_per_second"] == pytest.approx(4 / 6.0)
+    assert run_record.check_record(record) is record
+    assert summary.window_length_line(metrics) == (
+        "time-boxed: 3 × 1 step fitted to about 20 s (a warm-up step took 6 s); --steps or --windows fix them"
+    )
 
 
 # -- the runner (wiring: fake torch.cuda, fake clock) --------------------------------------------------

@@ -55,6 +55,10 @@ class Workload:
     # (Adam's step is normalised per element). The check trains at the rate the recipe gives its batch.
     recipe_batch = 256  # no annotation: a class constant, not a dataclass field
 
+    # What each of the losses its step returns is (the record keeps them beside the final losses): one
+    # loss, unnamed, unless a workload says otherwise.
+    loss_names = ()  # no annotation: a class constant, not a dataclass field
+
     # Fields that name or describe the workload rather than shape its model: `--model-override` sets none.
     identity_fields = ("name", "description", "default_batch_size")
 

@@ -32,6 +32,8 @@ class DCGAN(Workload):
     ngf: int = 64
     ndf: int = 64
 
+    loss_names = ("discriminator", "generator")  # the order dcgan_nets.DCGANTraining.train_step returns
+
     def build_modules(self, device="cpu"):
         import torch
 

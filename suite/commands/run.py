@@ -98,13 +98,19 @@ def start_line(plan) -> str:
         if spec.schedule.steps_per_window
         else "steps chosen after warm-up"
     )
+    windows = f"{spec.schedule.windows} timed window(s) of {steps}"
+    budget = plan.backend.schedule.window_budget_s
+    if spec.schedule.windows is None and budget is not None:
+        windows = (
+            f"timed windows for about {budget:g} s, fitted to the warm-up's step time (the "
+            f"{plan.backend.name} backend's time box; --steps or --windows fix them)"
+        )
     batch = f"batch {spec.workload.batch_size}"
     if spec.workload.grad_accum > 1:  # a step of several micro-batches, one optimizer step
         batch += f" x {spec.workload.grad_accum} micro-batches a step"
     return (
         f"suite: {plan.workload.name} on {plan.backend.name} ({summary.short_choice(plan.backend_choice)}), "
-        f"{batch}, {spec.precision}: {spec.schedule.warmup_steps} warm-up step(s), then "
-        f"{spec.schedule.windows} timed window(s) of {steps}"
+        f"{batch}, {spec.precision}: {spec.schedule.warmup_steps} warm-up step(s), then {windows}"
     )
 
 

@@ -26,10 +26,11 @@ def measure_interleaved(plan, point, out_dir: str, processes: int) -> dict[str, 
     def loader(_round: int) -> dict:
         record = loader_only.measure_in_fresh_process(
             config,
-            # None where the backend grows a training window from warm-up timing: the loader grows its
-            # own windows from the backend's default steps (suite/data/loader_bench.py).
+            # None where the backend grows a training window from warm-up timing (or fits its windows to
+            # a time box): the loader grows its own windows from the backend's default schedule
+            # (suite/data/loader_bench.py).
             batches=config["steps_per_window"] or plan.backend.schedule.steps_per_window,
-            windows=config["windows"],
+            windows=config["windows"] or plan.backend.schedule.windows,
             warmup=config["warmup_steps"],
             origin="diagnose",
         )

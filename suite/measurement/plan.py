@@ -40,9 +40,10 @@ class Plan:
         self.workload = workload
         self.backend_choice = backend_choice  # why this backend (for `auto`)
         # How the steps per window are chosen (suite.measurement.window_length): as given by --steps, the
-        # backend's default, or from warm-up timing (then steps_per_window is None until warm-up).
+        # backend's default, or from warm-up timing (then steps_per_window is None until warm-up, and with
+        # a time box the windows too).
         self.steps_chosen_by = steps_chosen_by or window_length.chosen_by(
-            spec.schedule.steps_per_window, backend.schedule
+            spec.schedule.steps_per_window, backend.schedule, spec.schedule.windows
         )
         self.world_size = world_size
         self.global_batch_size = global_batch_size  # batch_size (per process) x world_size
@@ -82,10 +83,14 @@ def plan_run(spec: RunSpec) -> Plan:
         )
     schedule = cls.schedule
     asked = spec.schedule
+    windows = None if asked.windows is None else positive_int("--windows", asked.windows)
     steps_per_window, steps_chosen_by = window_length.planned(
         schedule,
         None if asked.steps_per_window is None else positive_int("--steps", asked.steps_per_window),
+        windows,
     )
+    if windows is None and steps_chosen_by != window_length.TIME_BOX:
+        windows = schedule.windows  # a time box leaves them to warm-up, as it does the steps
     resolved = spec.replace(
         backend=name,
         threads=None if spec.threads is None else positive_int("--threads", spec.threads),
@@ -94,7 +99,7 @@ def plan_run(spec: RunSpec) -> Plan:
         if asked.warmup_steps is None
         else non_negative_int("--warmup", asked.warmup_steps),
         steps_per_window=steps_per_window,
-        windows=schedule.windows if asked.windows is None else positive_int("--windows", asked.windows),
+        windows=windows,
         **shape,
     )
     backend = cls(resolved)

@@ -149,10 +149,10 @@ def _measure(plan: Plan, record: dict, progress, group) -> None:
     )
     steps = length.steps
     telemetry = Telemetry([HostSampler(), *backend.telemetry_samplers()])
-    profiler = profiling.open_profiler(spec, backend, steps * spec.schedule.windows)
+    profiler = profiling.open_profiler(spec, backend, steps * length.windows)
     try:
         window_times, rank_window_times = _timed_windows(
-            plan, steps, stepping, group, telemetry, profiler, progress
+            plan, length, stepping, group, telemetry, profiler, progress
         )
         # Real data, one process: where is the bottleneck? Measured after the windows, outside them.
         probed = None
@@ -170,7 +170,7 @@ def _measure(plan: Plan, record: dict, progress, group) -> None:
     _record_metrics(plan, record, warmup, length, window_times, rank_window_times, group)
     if probed:
         record["diagnosis"] = _diagnosis(probed, record, plan.backend)
-    _check_losses(losses, record)
+    _check_losses(losses, record, workload.loss_names)
 
 
 def _build_training(plan: Plan, group):
@@ -217,7 +217,7 @@ def _record_metrics(
             **warmup,
             **length.metrics(),
             "images_per_step": workload.images_per_step(spec.workload.samples_per_step) * plan.world_size,
-            "steps_timed": steps * spec.schedule.windows,
+            "steps_timed": steps * length.windows,
         }
     )
     if spec.workload.grad_accum > 1:  # a step of several micro-batches: both batches by name (per process)
@@ -257,7 +257,12 @@ def _warm_up_and_choose_steps(
         # run windows of the same steps, so each takes the slowest rank's step time.
         step_time_s = group.slowest(step_time_s)
     length = window_length.decide(
-        backend.schedule, plan.steps_chosen_by, spec.schedule.steps_per_window, step_time_s, steps_timed
+        backend.schedule,
+        plan.steps_chosen_by,
+        spec.schedule.steps_per_window,
+        step_time_s,
+        steps_timed,
+        spec.schedule.windows,
     )
     return warmup, length
 
@@ -309,10 +314,11 @@ def _warm_up(
 
 
 def _timed_windows(
-    plan: Plan, steps: int, stepping: _Stepping, group, telemetry, profiler, progress
+    plan: Plan, length, stepping: _Stepping, group, telemetry, profiler, progress
 ) -> tuple[list[float], list[float]]:
-    """The timed windows of `steps` steps: each window's time (the slowest rank's), and this rank's own."""
-    spec, backend = plan.spec, plan.backend
+    """The timed windows of LENGTH (its windows of its steps): each window's time (the slowest rank's),
+    and this rank's own."""
+    backend, steps, windows = plan.backend, length.steps, length.windows
     # Locals, read once here: the steps inside a window look up nothing more than they did.
     train_step, batches, losses = stepping.train_step, stepping.batches, stepping.losses
     images_per_window = _images_per_window(plan, steps)
@@ -322,7 +328,7 @@ def _timed_windows(
     }  # for progress lines
     window_times: list[float] = []
     rank_window_times: list[float] = []
-    for window in range(spec.schedule.windows):
+    for window in range(windows):
         backend.synchronize()  # window edge: all earlier work is done before the clock starts
         group.barrier()  # window edge: every rank starts its clock together (blocks the host)
         telemetry.window_open()
@@ -341,7 +347,7 @@ def _timed_windows(
         progress(
             "window",
             window=window + 1,
-            of=spec.schedule.windows,
+            of=windows,
             images_per_second=images_per_window / elapsed,
             **unit,
         )
@@ -354,10 +360,12 @@ def _diagnosis(probed: dict, record: dict, backend) -> dict:
     return diagnose.from_probe(record, probed, backend, cores=psutil.cpu_count(logical=True))
 
 
-def _check_losses(losses: list, record: dict) -> None:
+def _check_losses(losses: list, record: dict, loss_names: tuple[str, ...] = ()) -> None:
     """After the windows, where reading device values costs nothing measured: NaN/inf is a divergence."""
     all_losses = torch.stack([loss.reshape(-1) for loss in losses]).float().cpu()
     record["metrics"]["final_loss"] = all_losses[-1].tolist()
+    if loss_names:  # which loss is which (a DCGAN's discriminator's, then its generator's)
+        record["metrics"]["final_loss_names"] = list(loss_names)
     if not torch.isfinite(all_losses).all():
         record["status"] = "diverged"
         bad_step = int((~torch.isfinite(all_losses)).any(dim=1).nonzero()[0])

@@ -148,8 +148,11 @@ def _outcome_lines(record: dict) -> list[str]:
     if record["status"] == "diverged":
         lines.append(f"  DIVERGED     {record['error']['message']}")
     elif "final_loss" in metrics:
-        losses = ", ".join("n/a" if v is None else f"{v:.3f}" for v in metrics["final_loss"])
-        lines.append(f"  final loss   {losses}")
+        losses = ["n/a" if v is None else f"{v:.3f}" for v in metrics["final_loss"]]
+        names = metrics.get("final_loss_names")  # absent from records made before it was kept
+        if isinstance(names, list) and len(names) == len(losses) and all(isinstance(n, str) for n in names):
+            losses = [f"{loss} ({name})" for loss, name in zip(losses, names)]
+        lines.append(f"  final loss   {', '.join(losses)}")
     if record.get("numerics"):
         lines.append(f"  numerics     {numerics_line(record['numerics'])}")
     lines += [f"  warning      {warning}" for warning in record.get("warnings", [])]
@@ -191,7 +194,7 @@ def _seconds(value: float) -> str:
 def window_length_line(metrics: dict) -> str | None:
     """How the steps per window were chosen (suite/measurement/window_length.py), e.g. `120 steps each,
     grown from 10 so a window lasts >= 1 s (a warm-up step took 8.31 ms)`; None for a record without it."""
-    given, schedule, warmup_timing = STEPS_CHOSEN_BY
+    given, schedule, warmup_timing, time_box = STEPS_CHOSEN_BY
     how, steps = metrics.get("steps_per_window_chosen_by"), metrics.get("steps_per_window")
     if how not in STEPS_CHOSEN_BY or not steps:
         return None
@@ -200,6 +203,13 @@ def window_length_line(metrics: dict) -> str | None:
     if how == schedule:
         return f"{steps} steps each, the backend's default"
     default, step = metrics.get("steps_per_window_default"), metrics.get("warmup_step_time_s")
+    if how == time_box:
+        windows = len(metrics.get("window_time_s") or ())
+        took = f"a warm-up step took {_seconds(step)}" if step is not None else "no warm-up step was timed"
+        return (
+            f"time-boxed: {windows} × {steps} step{'s' if steps != 1 else ''} fitted to about "
+            f"{metrics.get('window_budget_s') or 0:g} s ({took}); --steps or --windows fix them"
+        )
     min_window_s = metrics.get("min_window_s") or 0
     if step is None:
         return f"{steps} steps each, the backend's default: no warm-up step was timed to grow them"

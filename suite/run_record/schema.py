@@ -191,9 +191,10 @@ RATES = ("images_per_second", "images_per_hour")
 # Other figures a report or comparison prints or divides by.
 OTHER_FIGURES = ("images_per_second_mean", "mfu", "energy_per_image_j", "time_to_first_step_s")
 # How a run's steps per window were chosen (`metrics.steps_per_window_chosen_by`, from
-# suite/measurement/window_length.py): as given by --steps, the backend's default schedule, or grown from
-# warm-up timing so that a window lasts the backend's minimum.
-STEPS_CHOSEN_BY = ("--steps", "schedule", "warm-up timing")
+# suite/measurement/window_length.py): as given by --steps, the backend's default schedule, grown from
+# warm-up timing so that a window lasts the backend's minimum, or, with the windows, fitted to the
+# backend's time box from warm-up timing.
+STEPS_CHOSEN_BY = ("--steps", "schedule", "warm-up timing", "time box")
 
 
 # A lone UTF-16 surrogate: JSON's escape "\udc80" parses to one, but it is no character, and every text
@@ -265,6 +266,7 @@ def _check_window_length(metrics: _Section) -> None:
         metrics.whole(name, minimum=1)
     metrics.whole("warmup_steps_timed")
     metrics.number("min_window_s", positive=True)
+    metrics.number("window_budget_s", positive=True)
     metrics.number("warmup_step_time_s")
     how = metrics.mapping.get("steps_per_window_chosen_by")
     if how is not None and how not in STEPS_CHOSEN_BY:
