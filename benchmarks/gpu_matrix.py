@@ -1,7 +1,7 @@
 """Every CUDA result the README needs, from one command on a bare GPU machine; `--dry-run` runs the same plan
 on the CPU at tiny sizes (what CI proves).
 
-    benchmarks/gpu_matrix.sh OUT [--part quick|more|extra|all] [--only STEP,...] [--budget S]
+    benchmarks/gpu_matrix.sh OUT [--part quick|more|extra|all] [--only STEP,...] [--skip STEP,...] [--budget S]
                                  [--dry-run [--as-gpu NAME]] [--plan] [--work DIR]
 
 The plan (benchmarks/gpu_matrix_plan.py) is a list of `suite` command lines, plus the bare loop, the timm
@@ -17,7 +17,8 @@ After every step it rewrites, into OUT: matrix.tar.gz (every step file, log, rec
 the work folder, this command's and earlier ones'), report.md (every step's outcome, the measured start,
 suite ÷ bare, the peer, and `suite report`) and summary.log (what was printed), so a command killed from
 outside still returns what it measured. `--only` reruns the named steps and adds them to what the work
-folder holds (default /tmp/suite-gpu-matrix on the GPU, OUT/work in a dry run).
+folder holds (default /tmp/suite-gpu-matrix on the GPU, OUT/work in a dry run); `--skip` leaves the named
+steps out, each recorded as skipped with that reason.
 
 Installing: the checkout runs from its own folder with PYTHONPATH set to it (suite/__init__.py finds
 backends/ and workloads/ beside suite/), so nothing is pip-installed and the machine's torch is untouched.
@@ -281,6 +282,8 @@ class Matrix:
         )
 
     def skip_reason(self, step) -> str:
+        if step.name in self.args.skip:
+            return "left out by --skip"
         if plan_module.command(step, self.dry) is None:
             return step.cpu_note
         if step.needs_module and importlib.util.find_spec(step.needs_module) is None:
@@ -410,6 +413,9 @@ def parse(argv):
         "--only", help="STEP[,STEP...]: rerun just these, adding to what the work folder holds"
     )
     parser.add_argument(
+        "--skip", help="STEP[,STEP...]: leave these out (each recorded as skipped, with that reason)"
+    )
+    parser.add_argument(
         "--budget",
         type=float,
         default=DEFAULT_BUDGET_S,
@@ -431,16 +437,23 @@ def parse(argv):
         )
     if args.as_gpu is not None and not args.as_gpu.strip():
         parser.error("--as-gpu is empty: give a GPU's name as torch reports it, e.g. 'NVIDIA H200'")
-    if args.only is not None:
-        names = [n.strip() for n in args.only.split(",") if n.strip()]
-        known = [s.name for s in plan_module.plan("", "", "") if s.name != "report"]
-        unknown = [n for n in names if n not in known]
-        if not names or unknown:
-            parser.error(
-                f"--only {args.only!r}: unknown step {', '.join(unknown) or '(none given)'}; steps: {', '.join(known)}"
-            )
-        args.only = names
+    args.only = step_names(parser, "--only", args.only)
+    args.skip = step_names(parser, "--skip", args.skip) or []
     return args
+
+
+def step_names(parser, option: str, value: str | None) -> list[str] | None:
+    """The steps named by --only or --skip (STEP[,STEP...]), each a step of the plan; None where not given."""
+    if value is None:
+        return None
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    known = [s.name for s in plan_module.plan("", "", "") if s.name != "report"]
+    unknown = [n for n in names if n not in known]
+    if not names or unknown:
+        parser.error(
+            f"{option} {value!r}: unknown step {', '.join(unknown) or '(none given)'}; steps: {', '.join(known)}"
+        )
+    return names
 
 
 def main(argv=None) -> int:

@@ -41,6 +41,10 @@ def _exit_without_interpreter_teardown() -> None:
 
 # The repository's root: child `suite` processes run from here.
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The wall-clock limit on a child process that imports torch or trains: a safety net that only a hang
+# reaches. A child run takes 10 to 60 s on a quiet 2-core machine and four times that at a load of 8, where
+# limits of 300 s were reached by runs that would have passed.
+SAFETY_NET_S = 1800
 
 
 def records(folder) -> dict[str, dict]:
@@ -158,6 +162,27 @@ def tiny():
     return tiny_config
 
 
+def computed_once(tmp_path_factory, key: str, compute):
+    """COMPUTE()'s result, computed once in the whole test session, whichever pytest-xdist worker asks
+    first: the others wait on its lock and read it back (pickled under the session's temporary root, which
+    the workers share and a new session does not). For an expensive result several tests read and none
+    changes, where a module fixture would compute it again on every worker that runs one of them."""
+    import fcntl
+    import pickle
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the session's root: each worker's basetemp is a folder of its own in it
+    path = root / f"computed-once-{key}.pickle"
+    with open(root / f"computed-once-{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, however the block ends
+        if path.exists():
+            return pickle.loads(path.read_bytes())
+        value = compute()
+        path.write_bytes(pickle.dumps(value))
+        return value
+
+
 @pytest.fixture
 def fake_gpu(monkeypatch, tmp_path):
     """The CUDA backend's queries answered by fakes (torch.cuda on the CPU, a recording pynvml)."""
@@ -193,6 +218,17 @@ def kineto_log_level_restored():
         os.environ.pop("KINETO_LOG_LEVEL", None)
     else:
         os.environ["KINETO_LOG_LEVEL"] = before
+
+
+@pytest.fixture(autouse=True)
+def torch_threads_restored():
+    """A run in this process on real data (`suite loader`, a run with --data) sets torch's threads to leave
+    the loader's workers their cores: no later test may inherit the count (the next ones ran at 2)."""
+    torch = sys.modules.get("torch")  # not imported by a test that needs none
+    before = torch.get_num_threads() if torch is not None else None
+    yield
+    if before is not None and torch.get_num_threads() != before:
+        torch.set_num_threads(before)
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,7 @@ import os
 import threading
 import time
 
-from conftest import ROOT, suite_env
+from conftest import ROOT, SAFETY_NET_S, suite_env
 
 FAULTS = os.path.join(ROOT, "tests", "faults")
 
@@ -23,7 +23,7 @@ def hold_env(tmp_path, at: int = 1, **extra) -> tuple[dict[str, str], object]:
     return env, folder
 
 
-def wait_held(folder, process, timeout_s: float = 240) -> None:
+def wait_held(folder, process, timeout_s: float = SAFETY_NET_S) -> None:
     """Until a run holds (FOLDER/held exists); an error at once if PROCESS ends first."""
     deadline = time.monotonic() + timeout_s
     while not (folder / "held").exists():

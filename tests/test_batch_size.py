@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, TINY_OPTIONS, as_sets, model_override_options
+from conftest import ROOT, SAFETY_NET_S, TINY_OPTIONS, as_sets, model_override_options
 
 from suite.cli import main
 from suite.exploring.batch_size import Try, recommend, search
@@ -122,7 +122,7 @@ def test_search_on_the_cpu_under_a_memory_ceiling(tmp_path):
         str(out),
         *NARROW_DCGAN_SET,
     ]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=SAFETY_NET_S)
     assert done.returncode == 0, done.stderr
     [path] = glob.glob(str(out / "*batch-size*.json"))
     with open(path) as handle:

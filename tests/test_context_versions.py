@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import SAFETY_NET_S
 
 from suite import context
 
@@ -24,7 +25,7 @@ def test_torchvision_version_is_the_packages_own_without_importing_it():
     )
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=SAFETY_NET_S, env=env
     )
     assert done.returncode == 0, done.stderr
     imported, *same = done.stdout.split()[:4]

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, TINY_DCGAN_OPTIONS, TINY_OPTIONS, as_sets, changed
+from conftest import ROOT, SAFETY_NET_S, TINY_DCGAN_OPTIONS, TINY_OPTIONS, as_sets, changed
 
 # The command's own backend and batch size; every point at TINY_RUN's settings, except: windows long
 # against the loader's prefetch (2 batches a worker): with fewer steps, batches decoded before a window
@@ -28,7 +28,7 @@ TINY = [
 ]
 
 
-def suite(*argv, timeout=300):
+def suite(*argv, timeout=SAFETY_NET_S):
     return subprocess.run(
         [sys.executable, "-m", "suite", *argv], cwd=ROOT, capture_output=True, text=True, timeout=timeout
     )

@@ -14,7 +14,7 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT, TINY_RUN, changed, only_record, suite_env
+from conftest import ROOT, SAFETY_NET_S, TINY_RUN, changed, only_record, suite_env
 
 from suite.cli import build_parser, main
 from suite.launching import launch
@@ -24,7 +24,7 @@ from suite.spec import RunSpec
 # Two steps a window, so that the images counted per window show each factor (ranks × batch × steps).
 TINY_RUN_2_STEPS = changed(TINY_RUN, steps=2)
 # Start-up of two torch processes on a shared 2-core machine takes tens of seconds; a hang would not end.
-RUN_TIMEOUT_S = 300
+RUN_TIMEOUT_S = SAFETY_NET_S
 
 
 def clean_env(tmp_path, **extra):

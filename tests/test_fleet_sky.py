@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import SAFETY_NET_S
 
 from suite.cli import main
 from suite.fleet import sky_driver
@@ -116,7 +117,7 @@ def test_generated_tasks_load_with_skypilots_own_parser(tmp_path, capsys, spot):
         "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
     }
     done = subprocess.run(
-        [sys.executable, "-c", LOAD, *paths], capture_output=True, text=True, env=env, timeout=300
+        [sys.executable, "-c", LOAD, *paths], capture_output=True, text=True, env=env, timeout=SAFETY_NET_S
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert not marker.exists(), f"the aws CLI was run: {marker.read_text()}"

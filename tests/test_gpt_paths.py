@@ -10,7 +10,16 @@ import sys
 
 import pytest
 import torch
-from conftest import ROOT, TINY, TINY_OPTIONS, changed, model_override_options, only_record, suite_env
+from conftest import (
+    ROOT,
+    SAFETY_NET_S,
+    TINY,
+    TINY_OPTIONS,
+    changed,
+    model_override_options,
+    only_record,
+    suite_env,
+)
 from suite.workloads import training as training_module
 
 from suite import cli
@@ -18,7 +27,7 @@ from suite.measurement import sharding
 
 GPT = ["run", *TINY_OPTIONS, "--workload", "gpt2-small", *model_override_options(TINY["gpt2-small"])]
 # Start-up of two torch processes on a shared 2-core machine takes tens of seconds; a hang would not end.
-RUN_TIMEOUT_S = 300
+RUN_TIMEOUT_S = SAFETY_NET_S
 
 
 def suite_run(args: list[str], out) -> subprocess.CompletedProcess:

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 import torch
-from conftest import ROOT, TINY_RUN, tiny_config
+from conftest import ROOT, TINY_RUN, computed_once, tiny_config
 from suite.backends import backend_class
 from suite.workloads.dcgan import ADAMW
 from suite.workloads.resnet import SGD
@@ -72,15 +72,18 @@ def check(workload: str, precision: str, **fields) -> dict:
     return numerics.check(plan, backend_factory=lambda name, config: BrokenPrecisions(config))
 
 
-@pytest.fixture(scope="module")
-def checked():
-    """check(workload, precision), run once per pair for this module: the parity runs take seconds, and
+@pytest.fixture(scope="session")
+def checked(tmp_path_factory):
+    """check(workload, precision), run once per pair in the whole session (every worker reads the same
+    result: conftest.computed_once): the parity runs take seconds, a classifier's tens of seconds, and
     several tests read the same result (none changes it)."""
     found = {}
 
     def get(workload: str, precision: str) -> dict:
         if (workload, precision) not in found:
-            found[workload, precision] = check(workload, precision)
+            found[workload, precision] = computed_once(
+                tmp_path_factory, f"numerics-{workload}-{precision}", lambda: check(workload, precision)
+            )
         return found[workload, precision]
 
     return get

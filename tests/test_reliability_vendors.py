@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import TINY_RUN, suite_env
+from conftest import SAFETY_NET_S, TINY_RUN, suite_env
 
 from suite.cli import main
 
@@ -88,7 +88,11 @@ def broken_pynvml(tmp_path):
 def test_wiring_the_broken_pynvml_stand_in_does_take_down_a_plain_torch_import(broken_pynvml):
     # The fault is real: torch catches only ImportError when it imports pynvml.
     done = subprocess.run(
-        [sys.executable, "-c", "import torch"], env=broken_pynvml, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", "import torch"],
+        env=broken_pynvml,
+        capture_output=True,
+        text=True,
+        timeout=SAFETY_NET_S,
     )
     assert done.returncode != 0 and "NVML library is corrupt" in done.stderr
 
@@ -101,7 +105,7 @@ def test_wiring_list_and_env_survive_a_pynvml_that_raises_at_import(broken_pynvm
         env=broken_pynvml,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=SAFETY_NET_S,
     )
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
@@ -141,7 +145,7 @@ def test_wiring_the_cpu_path_survives_a_pynvml_that_raises_at_import(broken_pynv
         env=broken_pynvml,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=SAFETY_NET_S,
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["status"] == "ok"

@@ -16,7 +16,7 @@ import sys
 import time
 
 import pytest
-from conftest import TINY_RUN, TINY_SWEEP_SET, suite_env
+from conftest import SAFETY_NET_S, TINY_RUN, TINY_SWEEP_SET, suite_env
 from held_runs import hold_env, release, wait_held
 
 from suite import atomic, run_record
@@ -73,7 +73,7 @@ def test_a_run_over_a_file_size_limit_prints_its_record_and_says_the_write_faile
         capture_output=True,
         text=True,
         preexec_fn=file_size_limit(1024),  # a record is several KiB: neither --out nor the fallback takes it
-        timeout=300,
+        timeout=SAFETY_NET_S,
     )
     assert done.returncode == run_record.EXIT_RECORD_NOT_WRITTEN, done.stderr
     printed = json.loads(done.stdout)  # the record, once, as strict JSON
@@ -94,7 +94,7 @@ def test_a_run_on_a_full_disk_writes_its_record_to_the_named_fallback(tmp_path):
             env=suite_env(tmp_path, SUITE_FALLBACK_DIR=str(tmp_path / "fallback")),
             capture_output=True,
             text=True,
-            timeout=300,
+            timeout=SAFETY_NET_S,
         )
     assert done.returncode == run_record.EXIT_RECORD_NOT_WRITTEN, done.stderr
     assert "throughput" in done.stdout  # the summary still prints
@@ -314,7 +314,7 @@ def test_a_run_started_with_a_hostile_run_id_writes_inside_out(tmp_path):
         env=suite_env(tmp_path, SUITE_RUN_ID="../../escaped"),  # left in a shell: not a launcher's
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=SAFETY_NET_S,
     )
     assert done.returncode == 0, done.stderr
     assert not (tmp_path / "escaped.json").exists()
@@ -389,7 +389,7 @@ def test_a_sweep_whose_folder_turns_read_only_stops_cleanly_and_says_how_to_resu
             if remount.returncode != 0:
                 pytest.fail(f"could not remount the sweep's folder read-only: {remount.stderr.strip()}")
             release(hold)
-            _, err = sweep.communicate(timeout=300)
+            _, err = sweep.communicate(timeout=SAFETY_NET_S)
         finally:
             if sweep.poll() is None:
                 sweep.kill()

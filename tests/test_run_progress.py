@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, TINY, TINY_OPTIONS, TINY_RUN, model_override_options, suite_env
+from conftest import ROOT, SAFETY_NET_S, TINY, TINY_OPTIONS, TINY_RUN, model_override_options, suite_env
 
 from suite.commands.run import line_printer, progress_printer
 
@@ -120,7 +120,7 @@ def test_a_run_whose_stderr_is_a_file_leaves_progress_lines_in_it(tmp_path):
             stdout=subprocess.PIPE,
             stderr=err,
             text=True,
-            timeout=300,
+            timeout=SAFETY_NET_S,
         )
     text = err_path.read_text()
     assert done.returncode == 0, text

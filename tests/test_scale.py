@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, TINY_DCGAN_OPTIONS, TINY_OPTIONS, suite_env
+from conftest import ROOT, SAFETY_NET_S, TINY_DCGAN_OPTIONS, TINY_OPTIONS, suite_env
 
 from suite.cli import main
 from suite.inputs.errors import UserError
@@ -112,7 +112,7 @@ def test_scale_cpu_1_and_2_processes_prints_the_efficiency_table(tmp_path):
         env=suite_env(tmp_path / "env", PYTHONPATH=ROOT),
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=SAFETY_NET_S,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.splitlines()

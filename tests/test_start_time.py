@@ -10,7 +10,7 @@ import time
 
 import psutil
 import pytest
-from conftest import ROOT, TINY_RUN, suite_env, tiny_config
+from conftest import ROOT, SAFETY_NET_S, TINY_RUN, suite_env, tiny_config
 
 import suite
 from suite import context
@@ -47,7 +47,12 @@ def test_exec_after_a_shell_sleep_does_not_count_the_sleep(tmp_path):
     line = f"sleep {sleep_s}; exec " + " ".join(f"'{part}'" for part in command)
     started = time.monotonic()
     done = subprocess.run(
-        ["sh", "-c", line], cwd=ROOT, env=suite_env(tmp_path), capture_output=True, text=True, timeout=300
+        ["sh", "-c", line],
+        cwd=ROOT,
+        env=suite_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=SAFETY_NET_S,
     )
     wall_s = time.monotonic() - started
     assert done.returncode == 0, done.stderr

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, TINY_SWEEP_SET, records
+from conftest import ROOT, SAFETY_NET_S, TINY_SWEEP_SET, records
 
 from suite import run_record
 from suite.exploring import grid, grid_options, sweep_table
@@ -222,13 +222,13 @@ def test_a_sweep_with_repeat_records_its_runs_and_reports_the_point_done(tmp_pat
     out = tmp_path / "sweep"
     command = [sys.executable, "-m", "suite", "sweep", "--grid", "batch-size=2", *TINY_SWEEP_SET]
     command += ["--set", "repeat=2", "--out", str(out)]
-    first = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=400)
+    first = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=SAFETY_NET_S)
     assert first.returncode == 0, first.stderr + first.stdout
     made = records(out)
     assert len(made) == 2 and all(r["status"] == "ok" for r in made.values())
     assert {r["origin"] for r in made.values()} == {"sweep"}
     assert {r["group"]["of"] for r in made.values()} == {2}
     assert "did not complete" not in first.stdout and "error" not in first.stdout
-    again = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=400)
+    again = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=SAFETY_NET_S)
     assert again.returncode == 0 and "1 already recorded" in again.stderr
     assert len(records(out)) == 2

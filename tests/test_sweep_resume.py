@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, TINY_DCGAN_OPTIONS, TINY_OPTIONS, as_sets, records, suite_env
+from conftest import ROOT, SAFETY_NET_S, TINY_DCGAN_OPTIONS, TINY_OPTIONS, as_sets, records, suite_env
 from held_runs import hold_env, wait_held
 
 
@@ -50,7 +50,7 @@ def test_sweep_interrupted_with_sigint_resumes_without_redoing_or_losing_points(
     assert all(r["status"] == "ok" for r in before.values())
 
     second = subprocess.run(
-        command, cwd=ROOT, env=suite_env(tmp_path), capture_output=True, text=True, timeout=400
+        command, cwd=ROOT, env=suite_env(tmp_path), capture_output=True, text=True, timeout=SAFETY_NET_S
     )
     assert second.returncode == 0, second.stderr
     assert f"{len(before)} already recorded" in second.stderr
@@ -74,7 +74,7 @@ def test_sweep_records_a_failed_point_and_completes_the_others(tmp_path):
     out = tmp_path / "sweep"
     # 512 images of 64 px need far more than 64 MiB for activations; 2 images do not.
     command = sweep_command(out, "batch-size=2,512,3") + ["--set", "max-memory=64MiB"]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=SAFETY_NET_S)
     assert done.returncode == 1, done.stderr  # the others completed, but a script must see the failure
     by_batch = {r["config"]["batch_size"]: r for r in records(out).values()}
     assert sorted(by_batch) == [2, 3, 512]
@@ -91,11 +91,11 @@ def test_sweep_on_a_priced_instance_resumes_without_rerunning_its_points(tmp_pat
     of a point must be resolved the same way, or a resumed sweep never finds its points."""
     out = tmp_path / "sweep"
     command = sweep_command(out, "batch-size=2") + ["--set", "instance=p3.2xlarge"]
-    first = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    first = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=SAFETY_NET_S)
     assert first.returncode == 0, first.stderr
     [record] = records(out).values()
     assert record["status"] == "ok" and record["config"]["accelerators_used"] == 1
-    again = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    again = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=SAFETY_NET_S)
     assert again.returncode == 0, again.stderr
     assert "1 already recorded" in again.stderr and "0 to run" in again.stderr
     assert len(records(out)) == 1

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, TINY, suite_env
+from conftest import ROOT, SAFETY_NET_S, TINY, suite_env
 
 from suite import run_record
 from suite.exploring import batch_size, grid, grid_options, sweep_table
@@ -113,7 +113,12 @@ def test_a_tiny_gpt2_sweep_over_batch_and_sequence_length_runs(tmp_path):
     command = [sys.executable, "-m", "suite", "sweep", "--grid", "batch-size=1,2"]
     command += ["model-override=context=8,context=16", *sets, "--out", str(tmp_path)]
     done = subprocess.run(
-        command, cwd=ROOT, env=suite_env(tmp_path / "env"), capture_output=True, text=True, timeout=600
+        command,
+        cwd=ROOT,
+        env=suite_env(tmp_path / "env"),
+        capture_output=True,
+        text=True,
+        timeout=SAFETY_NET_S,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "tok/s" in done.stdout.splitlines()[0] and "tok/s" in done.stderr
@@ -132,7 +137,7 @@ def test_a_tiny_gpt2_batch_size_search_finds_a_batch_in_tokens(tmp_path):
         env=suite_env(tmp_path / "env"),
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=SAFETY_NET_S,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "largest batch that fits:  2" in done.stdout and "tok/s)" in done.stdout
