@@ -10,6 +10,12 @@ import sys
 
 import pytest
 
+# The test modules (which pytest rewrites for its assertions) and the suite's own are compiled once and kept
+# in __pycache__ (ignored by git) even where PYTHONDONTWRITEBYTECODE is set, as on the project's 2-core
+# machine: there every pytest-xdist worker compiled all of them again at every collection (about 6 s of
+# CPU a worker). Set here, before either is imported; a child process keeps the environment's setting.
+sys.dont_write_bytecode = False
+
 # pytest-xdist runs one worker per core, and torch in each worker (and in every run a test starts) would
 # use every core: OpenMP threads then spin waiting on peers the other worker has descheduled, and a test
 # that takes 7 s alone took 45 s beside the GPU-matrix dry run. One compute thread per worker and per
