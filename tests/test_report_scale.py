@@ -3,7 +3,12 @@ here (never timed). benchmarks/report_scale.py times them."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
+from conftest import ROOT, SAFETY_NET_S
 from test_report import make_record
 
 from suite.reporting.pricing import load_catalog
@@ -173,3 +178,21 @@ def test_compare_declares_the_run_options_once_for_every_rerun_command(monkeypat
     result = compare.compare(side[:30], side[30:])
     assert sum("--repeat" in note for c in result["comparisons"] for note in c["notes"]) == 30
     assert len(built) == 1  # not two per configuration and side
+
+
+@pytest.mark.slow  # fresh Pythons: the benchmark runs each command as a user runs it
+def test_the_benchmark_runs_on_a_few_records_from_a_committed_template(tmp_path):
+    # The smallest sizes: that the script still works with the suite as it is (not how fast it is).
+    template = os.path.join(ROOT, "tests", "data", "records", "dcgan64-cpu.json")
+    done = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "benchmarks", "report_scale.py"), "--records", "4",
+         "--compare-runs", "2", "--formats", "md", "--runs-per-group", "2", "--template", template,
+         "--timeout", str(SAFETY_NET_S)],
+        capture_output=True, text=True, timeout=SAFETY_NET_S,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("| 4 | ") for line in lines) and any(
+        line.startswith("| 2 | ") for line in lines
+    )
+    assert ">" not in "".join(line for line in lines if line.startswith("| "))  # nothing stopped
