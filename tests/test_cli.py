@@ -153,7 +153,7 @@ def test_help_env_and_a_sweeps_dry_run_do_not_import_torch(tmp_path):
         "cli.build_parser()\n"
         "assert cli.main(['env', '--json']) == 0\n"
         "assert cli.main(['sweep', '--grid', 'batch-size=2,4', 'precision=fp32,bf16', '--dry-run', '--out', "
-        f"{str(tmp_path)!r}]) == 0\n"
+        f"{str(tmp_path / 'sweep')!r}]) == 0\n"
         "assert cli.main(['run', '--workload', 'resnet50', '--batch-size', '0']) == 2\n"
         "print('torch imported:', 'torch' in sys.modules, file=sys.stderr)\n"
     )
@@ -164,6 +164,7 @@ def test_help_env_and_a_sweeps_dry_run_do_not_import_torch(tmp_path):
     assert proc.stderr.strip().endswith("torch imported: False"), proc.stderr
     assert '"torch": "' + torch.__version__ + '"' in proc.stdout  # the version, read without the import
     assert proc.stdout.count("to run") == 4 and "--batch-size must be" in proc.stderr
+    assert not os.listdir(tmp_path)  # a dry run makes nothing, not even its folder
 
 
 def test_a_cached_listing_imports_no_model_code_and_no_torch_where_files_settle_every_backend(

@@ -5,9 +5,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 
 import pytest
-from conftest import TINY, TINY_RUN
+from conftest import ROOT, TINY, TINY_RUN
 
 from suite import run_record
 from suite.cli import main
@@ -270,6 +271,24 @@ def test_report_skips_corrupt_foreign_and_old_files_with_a_warning_naming_each(t
     assert f"skipped {folder / 'foreign.json'}: not a suite run record" in err
     assert f"skipped {folder / 'old.json'}: schema version 0, this suite reads version 1" in err
     assert f"skipped {folder / 'binary.json'}" in err
+
+
+def test_the_projects_own_results_draw_no_warning_from_a_plain_report(tmp_path, capsys):
+    # The committed results alone (a checkout's results/ may hold a person's own runs too): the run records
+    # and, beside them, the bare loop's and the timm peer's results (results/gpu-bench), the suite's own.
+    import shutil
+    import subprocess
+
+    listed = subprocess.run(["git", "ls-files", "results"], cwd=ROOT, capture_output=True, text=True)
+    if listed.returncode != 0 or not listed.stdout:
+        pytest.skip("not a git checkout: the committed results cannot be told from others")
+    for name in listed.stdout.split():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(os.path.join(ROOT, name), tmp_path / name)
+    assert any(name.startswith("results/gpu-bench/") for name in listed.stdout.split())
+    assert main(["report", str(tmp_path / "results")]) == 0
+    err = capsys.readouterr().err
+    assert "warning" not in err and "skipped" not in err, err
 
 
 def test_report_bad_input_is_one_line_exit_2(tmp_path, capsys):

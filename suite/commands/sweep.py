@@ -73,10 +73,8 @@ def sweep_command(args) -> int:
         spec.grid = {"workload": read_model_list(args.model_list), **spec.grid}
     points = grid.expand(spec, options)
     grid.resolve(points)
-    out_dir = run_record.check_out_dir(args.out)
-
-    if args.dry_run:
-        records = grid.existing_records(out_dir)
+    if args.dry_run:  # reads the folder, if there is one; makes nothing
+        records = grid.existing_records(args.out)
         for point in points:
             recorded = grid.find_record(point, records)
             print(
@@ -85,6 +83,7 @@ def sweep_command(args) -> int:
                 + f"\n     suite run {' '.join(point.argv)}"
             )
         return 0
+    out_dir = run_record.check_out_dir(args.out)
     outcome = grid.run_points(points, out_dir, log=log, timeout_s=args.point_timeout)
     print(sweep_table.render(outcome, spec.grid))
     failed = [record for _, record in outcome if record.get("status") != "ok"]

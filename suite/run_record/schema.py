@@ -404,6 +404,12 @@ def _check_derived(record: dict) -> None:
         raise BadRecord(disagreement.field, disagreement.expected, disagreement.value) from None
 
 
+# The results the project's own benchmarks write beside run records (benchmarks/bare_loop.py and
+# benchmarks/timm_peer.py: results/gpu-bench), known by their `kind`: the suite's, not run records, and
+# nothing a reader of a results folder should be warned about.
+BENCHMARK_KINDS = ("bare_loop", "timm_benchmark_train")
+
+
 def check_record(data) -> dict:
     """THE check every reader applies to a record it did not just make (report, compare, plots, sweep
     resume, scale, fleet): `data` (parsed JSON) if it is a run record of this version whose fields the
@@ -416,6 +422,8 @@ def check_record(data) -> dict:
         and data["schema"] != SCHEMA
     ):
         raise OtherSuiteRecord(f"a {data['schema']} record, not a run record")
+    if isinstance(data, dict) and "schema" not in data and data.get("kind") in BENCHMARK_KINDS:
+        raise OtherSuiteRecord(f"a {data['kind']} benchmark result, not a run record")
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise NotARecord('not a suite run record (no "schema": "suite.run")')
     version = data.get("schema_version")
