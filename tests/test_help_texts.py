@@ -84,3 +84,31 @@ def test_a_single_point_error_names_no_sweep_point(tmp_path):
     with pytest.raises(UserError) as raised:
         grid.resolve([point])
     assert "sweep point" not in str(raised.value) and "--batch-size" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["run", "--output", "x"], "--output x (did you mean --out? see `suite run --help`)"),
+        (["report", "--formt", "md"], "--formt (did you mean --format? see `suite report --help`)"),
+        (["fleet", "plan", "--zzz"], "--zzz (see `suite fleet plan --help`)"),
+        (["--zzz"], "--zzz (see `suite --help`)"),
+    ],
+)
+def test_an_unknown_option_points_to_its_commands_help_and_the_nearest_option(capsys, argv, says):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == f"suite: error: unrecognized arguments: {says}\n"
+
+
+def test_out_says_which_it_takes_a_file_or_a_folder(capsys, tmp_path):
+    # Records go into a folder (one file each); a rendered report or comparison is one file. A records
+    # command given a new path named like a file would have made a folder of that name.
+    assert main(["run", "--out", str(tmp_path / "mine.json")]) == 2
+    err = capsys.readouterr().err
+    assert "names a file, but this command writes its records into a folder" in err
+    assert f"such as {str(tmp_path / 'mine')!r}" in err and not list(tmp_path.iterdir())
+    assert main(["report", str(tmp_path), "--out", str(tmp_path)]) == 2
+    assert f"is a folder: this command writes one file, such as {str(tmp_path / 'report.md')!r}" in (
+        capsys.readouterr().err
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 
 from suite.inputs import errors, numbers
 
@@ -45,11 +46,20 @@ def output_file(flag: str):
 
     def parse(text: str) -> str:
         kind = atomic.what_is_there(text) if text else "empty"
+        if kind == "a folder":  # as `suite run --out` takes: here the command writes one file
+            raise errors.UserError(
+                f"{flag} {text!r} is a folder: this command writes one file, such as "
+                f"{os.path.join(text, 'report.md')!r} (the commands that write records take a folder)"
+            )
         if kind is not None:
             raise errors.UserError(f"{flag} {text!r} is {kind}: give a regular file or a new path")
         return text
 
     return parse
+
+
+# A new --out path for records that reads as a file's name: a folder of that name would be made for them.
+_FILE_NAME = re.compile(r".*\.(json|md|csv|html|txt|yaml|yml)$", re.IGNORECASE)
 
 
 def output_folder(flag: str):
@@ -68,6 +78,14 @@ def output_folder(flag: str):
                 kind = "a symlink to something other than a folder"
         if kind is not None:
             raise errors.UserError(f"{flag} {text!r} is {kind}: give a folder or a new path")
+        if not os.path.lexists(text) and _FILE_NAME.fullmatch(text):
+            # `suite run --out x.json` made a folder named x.json for its record: refused, saying where a
+            # file comes from instead (report's and compare's --out is one).
+            raise errors.UserError(
+                f"{flag} {text!r} names a file, but this command writes its records into a folder "
+                f"(one file each, named by run id): give a folder, such as "
+                f"{os.path.splitext(text)[0] or 'results'!r}; `suite run --json` prints the record instead"
+            )
         return text
 
     return parse
@@ -154,3 +172,31 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message):
         raise errors.UserError(f"{message} (see `{self.prog} --help`)")
+
+    def parse_args(self, args=None, namespace=None):
+        """argparse's, but an argument no option takes is refused by the command it was given to: its help
+        is the one that lists the options (argparse's own error names the top `suite --help`), and the
+        nearest of its options is named (`--output`: did you mean --out?)."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if not extras:
+            return parsed
+        command = self._command_parser(parsed)
+        import difflib
+
+        flags = [flag for flag in command._option_string_actions if flag.startswith("--")]
+        near = next((difflib.get_close_matches(e.split("=")[0], flags, n=1, cutoff=0.7) for e in extras), [])
+        hint = f"did you mean {near[0]}? " if near else ""
+        raise errors.UserError(
+            f"unrecognized arguments: {' '.join(extras)} ({hint}see `{command.prog} --help`)"
+        )
+
+    def _command_parser(self, parsed):
+        """The parser of the command PARSED names, a sub-command's where it has one (`suite fleet plan`)."""
+        parser = self
+        while parser._subparsers:
+            (action,) = parser._subparsers._group_actions
+            name = getattr(parsed, action.dest, None)
+            if name not in action.choices:
+                break
+            parser = action.choices[name]
+        return parser
