@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from suite import run_record
 from suite.reporting import summary
 
@@ -127,3 +129,13 @@ def test_final_losses_say_whose_they_are_where_the_record_names_them():
     # A record made before the names were kept, or with names that do not fit: the numbers alone.
     for names in ({}, {"final_loss_names": ["generator"]}, {"final_loss_names": "dg"}):
         assert "  final loss   1.000, 2.000" in summary.render(record_with(**names)).splitlines()
+
+
+def test_a_record_outside_the_working_folder_is_named_by_its_whole_path(tmp_path, monkeypatch):
+    from suite.inputs.errors import shown_path
+
+    inside = tmp_path / "here"
+    inside.mkdir()
+    monkeypatch.chdir(inside)
+    assert shown_path(str(inside / "results" / "r.json")) == os.path.join("results", "r.json")
+    assert shown_path(str(tmp_path / "elsewhere" / "r.json")) == str(tmp_path / "elsewhere" / "r.json")

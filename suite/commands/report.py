@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from suite.inputs import option_types
+from suite.inputs import errors, option_types
 
 DEFAULT_RESULTS = "results"
 
@@ -307,7 +307,7 @@ def _plots(args, records: list[dict], rows: list[dict], catalogs) -> list[str]:
     shown, _ = split(rows)  # a figure on another basis is drawn beside nothing, as it is ranked with nothing
     paths = plots.draw_all(records, shown, catalogs, args.plot, skipped)
     for path in paths:
-        print(f"suite: plot {os.path.relpath(path)}", file=sys.stderr)
+        print(f"suite: plot {errors.shown_path(path)}", file=sys.stderr)
     return paths
 
 

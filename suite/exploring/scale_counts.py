@@ -14,6 +14,7 @@ import os
 
 from suite import run_record
 from suite.exploring import grid
+from suite.inputs import errors
 from suite.launching import child
 
 # The variable a `suite run --nproc` parent takes its run id from (distributed.launcher_run_id).
@@ -47,7 +48,7 @@ def run_counts(points: list[grid.Point], out_dir: str) -> dict[int, dict] | None
         run_id = point.env[RUN_ID_ENV]
         if record.get("run_id") == run_id:  # the run's own record (a failure made here has an id of its own)
             path = os.path.join(out_dir, f"{run_id}.json")
-            child.log(f"  {record['status']}, record {os.path.relpath(path)}")
+            child.log(f"  {record['status']}, record {errors.shown_path(path)}")
     return records
 
 

@@ -79,6 +79,19 @@ def for_terminal(message) -> str:
     return _cut(text, MESSAGE_LENGTH)
 
 
+def shown_path(path: str) -> str:
+    """PATH as the suite prints it: relative to the working folder where it lies under it, else absolute
+    (`../../../tmp/r/x.json` said less than `/tmp/r/x.json`)."""
+    import os
+
+    relative = os.path.relpath(path)
+    return (
+        os.path.abspath(path)
+        if relative == os.pardir or relative.startswith(os.pardir + os.sep)
+        else relative
+    )
+
+
 def warn(message) -> None:
     """`suite: warning: MESSAGE` on stderr, through `for_terminal`."""
     print(f"suite: warning: {for_terminal(message)}", file=sys.stderr)

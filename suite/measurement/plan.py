@@ -81,25 +81,12 @@ def plan_run(spec: RunSpec) -> Plan:
             f"precision {spec.precision!r} is not supported by the {name} backend "
             f"(accepted: {', '.join(cls.precisions)})"
         )
-    schedule = cls.schedule
-    asked = spec.schedule
-    windows = None if asked.windows is None else positive_int("--windows", asked.windows)
-    steps_per_window, steps_chosen_by = window_length.planned(
-        schedule,
-        None if asked.steps_per_window is None else positive_int("--steps", asked.steps_per_window),
-        windows,
-    )
-    if windows is None and steps_chosen_by != window_length.TIME_BOX:
-        windows = schedule.windows  # a time box leaves them to warm-up, as it does the steps
+    timing, steps_chosen_by = _schedule(spec.schedule, cls.schedule)
     resolved = spec.replace(
         backend=name,
         threads=None if spec.threads is None else positive_int("--threads", spec.threads),
         precision=spec.precision or cls.precisions[0],
-        warmup_steps=schedule.warmup_steps
-        if asked.warmup_steps is None
-        else non_negative_int("--warmup", asked.warmup_steps),
-        steps_per_window=steps_per_window,
-        windows=windows,
+        **timing,
         **shape,
     )
     backend = cls(resolved)
@@ -126,6 +113,26 @@ def plan_run(spec: RunSpec) -> Plan:
     sharding.check_options(plan.spec, workload, plan.world_size)
     input_checks.check_plan(plan.spec, workload)  # threads, profile folder, timeouts, overrides
     return plan
+
+
+def _schedule(asked, schedule) -> tuple[dict, str]:
+    """The warm-up, steps and windows of a run (the spec's fields), the ones not ASKED the backend's
+    SCHEDULE's; and how the steps are chosen. Warm-up decides what a time box leaves (None here)."""
+    windows = None if asked.windows is None else positive_int("--windows", asked.windows)
+    steps_per_window, steps_chosen_by = window_length.planned(
+        schedule,
+        None if asked.steps_per_window is None else positive_int("--steps", asked.steps_per_window),
+        windows,
+    )
+    if windows is None and steps_chosen_by != window_length.TIME_BOX:
+        windows = schedule.windows
+    warmup_steps = (
+        schedule.warmup_steps
+        if asked.warmup_steps is None
+        else non_negative_int("--warmup", asked.warmup_steps)
+    )
+    timing = {"warmup_steps": warmup_steps, "steps_per_window": steps_per_window, "windows": windows}
+    return timing, steps_chosen_by
 
 
 def _check_run_options(spec: RunSpec, workload: Workload) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from suite.backends import declared
+from suite.inputs import errors
 from suite.reporting import labels
 from suite.run_record import STEPS_CHOSEN_BY
 from suite.run_record.parts import Metrics
@@ -260,7 +261,6 @@ def numerics_line(numerics: dict) -> str:
 def show(record: dict, path: str | None, as_json: bool = False) -> None:
     """Print a written record: the whole record as JSON, or the summary naming its file. A record that
     could not be written anywhere (path None) is printed as JSON in any case, so it is not lost."""
-    import os
     import sys
 
     from suite import run_record
@@ -268,4 +268,6 @@ def show(record: dict, path: str | None, as_json: bool = False) -> None:
     if as_json or path is None:
         sys.stdout.write(run_record.record_json(record))
     if not as_json:
-        print(render(record, os.path.relpath(path) if path else "not written: the JSON above is the record"))
+        print(
+            render(record, errors.shown_path(path) if path else "not written: the JSON above is the record")
+        )
