@@ -192,7 +192,7 @@ PINNED_FIELDS = [
     "field metrics.images_per_second_per_device: must be a list of finite numbers >= 0, got 5",
     "field metrics.time_timed_s: must be a finite number >= 0 or null, got -1",
     "field metrics.mfu_peak_tflops: must be a finite number >= 0 or null, got -1",
-    "field metrics.steps_per_window_chosen_by: must be one of --steps, schedule, warm-up timing, got 'luck'",
+    "field metrics.steps_per_window_chosen_by: must be one of --steps, schedule, warm-up timing, time box, got 'luck'",
     "field metrics.unit: must be one of images, tokens, got 'pixels'",
     "field per_device.images_per_second_sum: must be a finite number >= 0 or null, got -1",
     "field error.message: must be a text or null of at most 20,000 characters, got 5",
