@@ -72,7 +72,7 @@ class Lines:
                 self._changed.wait(left)
             return True
 
-    def text(self, timeout_s: float = 60) -> str:
+    def text(self, timeout_s: float = SAFETY_NET_S) -> str:
         """Everything read, once the stream has ended (the process has exited)."""
         self._thread.join(timeout_s)
         return "".join(self.lines)

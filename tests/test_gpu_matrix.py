@@ -232,7 +232,7 @@ def test_a_command_killed_from_outside_has_left_what_it_measured(tmp_path):
                 break
         os.killpg(child.pid, signal.SIGKILL)
     finally:
-        child.wait(timeout=60)
+        child.wait(timeout=SAFETY_NET_S)
     with tarfile.open(tmp_path / "matrix.tar.gz") as tar:
         assert "matrix/steps/dcgan64-bf16.json" in tar.getnames()
     assert "| quick | dcgan64-bf16 | ok |" in (tmp_path / "report.md").read_text()

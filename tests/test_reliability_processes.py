@@ -20,6 +20,7 @@ import time
 
 import psutil
 import pytest
+from conftest import SAFETY_NET_S
 
 from suite import limits
 from suite.cli import main
@@ -147,7 +148,9 @@ def _is_forked(process: psutil.Process, parent: psutil.Process) -> bool:
     return process.ppid() == parent.pid and process.cmdline() == parent.cmdline()
 
 
-def _wait_for_children(parent: psutil.Process, chosen, timeout_s: float = 60.0) -> list[psutil.Process]:
+def _wait_for_children(
+    parent: psutil.Process, chosen, timeout_s: float = SAFETY_NET_S
+) -> list[psutil.Process]:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:
@@ -170,7 +173,7 @@ def _kill_parent_and_expect_the_child_to_end(tmp_path, script: str, chosen=_is_s
         time.sleep(0.5)  # past any start-up
         parent.kill()
         parent.wait()
-        gone, alive = psutil.wait_procs(children, timeout=20)
+        gone, alive = psutil.wait_procs(children, timeout=SAFETY_NET_S)
         assert not alive, f"{[c.pid for c in alive]} outlived their parent"
     finally:
         parent.kill()

@@ -12,7 +12,7 @@ import time
 
 import psutil
 import pytest
-from conftest import ROOT, TINY_RUN, TINY_SWEEP_SET, changed, suite_env
+from conftest import ROOT, SAFETY_NET_S, TINY_RUN, TINY_SWEEP_SET, changed, suite_env
 from held_runs import Lines, hold_env, wait_held
 
 
@@ -78,7 +78,7 @@ def test_sigterm_stops_a_sweep_and_its_point_and_says_how_to_resume(tmp_path, to
             os.killpg(pgid, signal.SIGTERM)  # a scheduler's preemption
         else:
             os.kill(sweep.pid, signal.SIGTERM)  # `kill PID`: the parent alone
-        _, err = sweep.communicate(timeout=120)
+        _, err = sweep.communicate(timeout=SAFETY_NET_S)
     finally:
         if sweep.poll() is None:
             os.killpg(pgid, signal.SIGKILL)
@@ -101,9 +101,9 @@ def test_sigterm_stops_a_single_run_as_ctrl_c_does(tmp_path):
     run = start(command, tmp_path)
     stderr = Lines(run.stderr)
     try:
-        assert stderr.wait_for("suite: window 1/", 120), stderr.text()  # it is in its timed windows
+        assert stderr.wait_for("suite: window 1/", SAFETY_NET_S), stderr.text()  # it is in its timed windows
         os.kill(run.pid, signal.SIGTERM)
-        run.wait(timeout=60)
+        run.wait(timeout=SAFETY_NET_S)
     finally:
         if run.poll() is None:
             os.killpg(run.pid, signal.SIGKILL)
@@ -128,13 +128,13 @@ def test_sigterm_stops_a_launched_run_with_its_torchrun_and_workers(tmp_path, to
     pgid = launcher.pid
     try:
         # torchrun and its two workers are up, and rank 0 is in its timed windows.
-        assert stderr.wait_for("suite: window 1/", 180), stderr.text()
+        assert stderr.wait_for("suite: window 1/", SAFETY_NET_S), stderr.text()
         assert len(psutil.Process(launcher.pid).children(recursive=True)) >= 3
         if to_group:
             os.killpg(pgid, signal.SIGTERM)
         else:
             os.kill(launcher.pid, signal.SIGTERM)
-        launcher.wait(timeout=120)
+        launcher.wait(timeout=SAFETY_NET_S)
     finally:
         if launcher.poll() is None:
             os.killpg(pgid, signal.SIGKILL)

@@ -162,7 +162,7 @@ def _limited_child(code: str, limit: int) -> subprocess.CompletedProcess:
         capture_output=True,
         text=True,
         preexec_fn=file_size_limit(limit),
-        timeout=120,
+        timeout=SAFETY_NET_S,
     )
 
 

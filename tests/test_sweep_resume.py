@@ -38,7 +38,7 @@ def test_sweep_interrupted_with_sigint_resumes_without_redoing_or_losing_points(
     try:
         wait_held(hold, first)  # two points recorded, the third running: never finished before the stop
         os.killpg(first.pid, signal.SIGINT)
-        _, err = first.communicate(timeout=60)
+        _, err = first.communicate(timeout=SAFETY_NET_S)
     finally:
         if first.poll() is None:
             os.killpg(first.pid, signal.SIGKILL)
