@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 
+from suite.reporting import spreadsheet
 from suite.reporting.compare import METHOD, METRICS
 from suite.reporting.compare_match import unpaired_note
 from suite.reporting.compare_stats import MIN_RUNS, POWER, detectable_range
@@ -175,13 +174,7 @@ CSV_FIELDS = [
 
 
 def render_csv(result: dict) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(
-        {k: printable(v) if isinstance(v, str) else v for k, v in row.items()} for row in table_rows(result)
-    )
-    return buffer.getvalue()
+    return spreadsheet.write(CSV_FIELDS, table_rows(result))
 
 
 def render(result: dict, fmt: str) -> str:

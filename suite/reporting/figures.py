@@ -30,7 +30,7 @@ from importlib import resources
 from suite import stats
 from suite.inputs import errors, numbers
 from suite.inputs.errors import UserError
-from suite.reporting import price_date
+from suite.reporting import price_date, spreadsheet
 from suite.reporting.pricing import _read_yaml  # one YAML reader: duplicate keys refused, errors in a line
 from suite.run_record import printable
 
@@ -250,6 +250,7 @@ def parse_figure(figure_id: str, entry, file_where: str) -> Figure:
         raise UserError(
             f"{where}: an id is a text of at most {MAX_ID_LENGTH} characters without control characters"
         )
+    spreadsheet.refuse_formula(figure_id, where)
     if not isinstance(entry, dict):
         raise UserError(
             f"{where}: expected a mapping of fields ({', '.join(FIGURE_FIELDS)}), got {errors.shown(entry)}"
@@ -260,6 +261,9 @@ def parse_figure(figure_id: str, entry, file_where: str) -> Figure:
                 " (write null where the source does not state it)" if field in ("batch", "precision") else ""
             )
             raise UserError(f"{where}: field {field!r} is missing{null}")
+    instance = _text(entry.get("instance"), where, "instance", nullable=True)
+    if instance is not None:  # it names a price catalog's row, whose names are checked so
+        spreadsheet.refuse_formula(instance, f"{where}, field 'instance'")
     unit = _text(entry["unit"], where, "unit")
     if unit not in UNITS:
         raise UserError(f"{where}: field 'unit' must be one of {', '.join(UNITS)}, got {errors.shown(unit)}")
@@ -275,7 +279,7 @@ def parse_figure(figure_id: str, entry, file_where: str) -> Figure:
             unit=unit,
             source=_source(entry["source"], where),
             model_label=_text(entry.get("model_label"), where, "model_label", nullable=True),
-            instance=_text(entry.get("instance"), where, "instance", nullable=True),
+            instance=instance,
             data=_text(entry.get("data"), where, "data", nullable=True),
             caveat=_text(entry.get("caveat"), where, "caveat", nullable=True),
             file=file_where,

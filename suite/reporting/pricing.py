@@ -26,7 +26,7 @@ from importlib import resources
 
 from suite.inputs import errors, numbers
 from suite.inputs.errors import UserError
-from suite.reporting import price_date
+from suite.reporting import price_date, spreadsheet
 from suite.run_record.facts import other_device
 
 # The newest shipped snapshot; the older ones stay available by name (`--prices seed-2022`): runs recorded
@@ -207,6 +207,7 @@ def _number(value, kind, where: str, field: str, nullable: bool):
 
 def parse_instance(name: str, entry, catalog_where: str, sources: dict[str, str] | None = None) -> Instance:
     where = f"{catalog_where}, instance {name!r}"
+    spreadsheet.refuse_formula(name, where)
     sources = sources or {}
     if not isinstance(entry, dict):
         raise UserError(f"{where}: expected a mapping of fields, got {entry!r}")

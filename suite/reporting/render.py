@@ -6,8 +6,6 @@ captions, the definitions, and the runs and warnings behind each row — or as C
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 from dataclasses import dataclass
@@ -18,6 +16,7 @@ from suite.reporting import (
     published_basis,
     published_table,
     recipe_ranking,
+    spreadsheet,
     token_rows,
     token_table,
 )
@@ -314,30 +313,29 @@ FLEET_FIELDS = ["fleet_status", "fleet_hours", "fleet_cost_usd"]  # only in a fl
 
 
 def render_csv(rows: list[dict]) -> str:
-    buffer = io.StringIO()
     fields = CSV_FIELDS + (FLEET_FIELDS if any("fleet_status" in r for r in rows) else [])
     fields += PUBLISHED_FIELDS if any("published" in r for r in rows) else []
-    writer = csv.DictWriter(buffer, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        row = {
-            **row,
-            "notes": "; ".join(row["notes"] + row["errors"]),
-            "run_ids": " ".join(row["run_ids"]),
-            "settings": "; ".join(row.get("settings") or []),
-            "setting_flags": " ".join(row.get("setting_flags") or []),
-            "warnings": " | ".join(row["warnings"]),
-            "rate_warnings": " | ".join(row.get("rate_warnings") or []),
-            "other_warnings": " | ".join(
-                f"{figure}: {w}" for figure, said in (row.get("other_warnings") or {}).items() for w in said
-            ),
-            **{name: " ".join(row.get(name) or []) for name in ("run_days", "run_commits", "run_hosts")},
-            "published_ratio": " ".join(
-                f"{fid}={ratio:.4g}" for fid, ratio in (row.get("published_ratios") or {}).items()
-            ),
-        }
-        writer.writerow({k: printable(v) if isinstance(v, str) else v for k, v in row.items()})
-    return buffer.getvalue()
+    return spreadsheet.write(fields, (_csv_row(row) for row in rows))
+
+
+def _csv_row(row: dict) -> dict:
+    """A row's lists and mappings as the text of one CSV cell each."""
+    return {
+        **row,
+        "notes": "; ".join(row["notes"] + row["errors"]),
+        "run_ids": " ".join(row["run_ids"]),
+        "settings": "; ".join(row.get("settings") or []),
+        "setting_flags": " ".join(row.get("setting_flags") or []),
+        "warnings": " | ".join(row["warnings"]),
+        "rate_warnings": " | ".join(row.get("rate_warnings") or []),
+        "other_warnings": " | ".join(
+            f"{figure}: {w}" for figure, said in (row.get("other_warnings") or {}).items() for w in said
+        ),
+        **{name: " ".join(row.get(name) or []) for name in ("run_days", "run_commits", "run_hosts")},
+        "published_ratio": " ".join(
+            f"{fid}={ratio:.4g}" for fid, ratio in (row.get("published_ratios") or {}).items()
+        ),
+    }
 
 
 def render_json(rows: list[dict], catalogs, dataset_size: int, extrapolate: bool) -> str:
