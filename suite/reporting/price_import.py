@@ -15,7 +15,7 @@ Two formats:
 from __future__ import annotations
 
 import ast
-import csv
+import collections
 import json
 import math
 import statistics
@@ -26,6 +26,7 @@ import yaml
 
 from suite.inputs import errors, numbers
 from suite.inputs.errors import UserError
+from suite.reporting import spreadsheet
 from suite.reporting.price_date import parse_price_date
 from suite.reporting.pricing import parse_catalog
 
@@ -154,7 +155,7 @@ def from_ec2instances(
         raise UserError(f"unknown spot statistic {spot_stat!r} (accepted: {', '.join(EC2_SPOT_STATS)})")
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
         raise UserError("not an ec2instances.info instances.json (expected a list of instance objects)")
-    instances, unpriced, malformed = {}, 0, []
+    named, unpriced, malformed = [], 0, []
     for number, item in enumerate(data):
         try:
             priced = _ec2_instance(item, region, spot_stat, include_cpu_only, os_name)
@@ -167,8 +168,8 @@ def from_ec2instances(
         if entry is None:
             unpriced += 1
         else:
-            instances[name] = entry
-    return instances, unpriced, malformed
+            named.append((name, entry))
+    return _named_once(named, malformed), unpriced, malformed
 
 
 def _label(name, number: int) -> str:
@@ -244,15 +245,20 @@ def from_skypilot(
         raise UserError(f"unknown zone statistic {zone_stat!r} (accepted: {', '.join(ZONE_STATS)})")
     in_region = _skypilot_rows_in(rows, region)
     provider = "gcp" if any(not r["InstanceType"] for r in rows) else "aws"
-    instances, unpriced, malformed = {}, 0, []
+    named, unpriced, malformed = [], 0, []
     hosts, gpus = {}, []  # GCP: host VMs by name, and GPU rows to be priced on one of them
     for (itype, accel, count_text), group in _by_instance(in_region).items():
-        on_demand, spot, note = _combine_zones(group, zone_stat)
+        try:
+            _check_listed_once(group)
+            on_demand, spot, note = _combine_zones(group, zone_stat)
+        except Malformed as error:
+            malformed.append(f"{itype or accel or 'a row'}: {error}")
+            continue
         if on_demand is None:
             unpriced += 1
             marked = _without_on_demand(group[0], itype, accel, count_text, provider, region)
             if marked is not None:
-                instances[itype] = marked
+                named.append((itype, marked))
             continue
         try:
             accel, count, hardware = _skypilot_hardware(group[0], itype, accel, count_text)
@@ -277,11 +283,39 @@ def from_skypilot(
         if not accel:
             hosts[itype] = entry
         if count or include_cpu_only:
-            instances[itype] = entry
-    for gpu in gpus:
-        name, entry = _on_host(gpu, hosts.get(gcp_host), gcp_host, region)
-        instances[name] = entry
-    return instances, unpriced, malformed
+            named.append((itype, entry))
+    named += [_on_host(gpu, hosts.get(gcp_host), gcp_host, region) for gpu in gpus]
+    return _named_once(named, malformed), unpriced, malformed
+
+
+def _named_once(named: list[tuple[str, dict]], malformed: list[str]) -> dict:
+    """{name: entry} of the instances the list names once. One it names twice or more (two items of an
+    instances.json, or GPU rows whose counts differ only in how they are written) is skipped and named in
+    MALFORMED: two quotes for one instance are a question, not an answer, and taking the last would hide
+    the other; the catalog reader refuses the same in a YAML file."""
+    times = collections.Counter(name for name, _ in named)
+    malformed += [f"{name}: listed {n} times: none is taken" for name, n in times.items() if n > 1]
+    return {name: entry for name, entry in named if times[name] == 1}
+
+
+def _check_listed_once(group: list[dict]) -> None:
+    """Malformed if one instance's rows name it with two accelerators or counts, or list one zone twice:
+    on-demand is the zones' median and spot their mean, so a zone quoted twice (or two instances under one
+    name) would be averaged into a price no row quotes."""
+    shapes = {_shape(r) for r in group}
+    if len(shapes) > 1:
+        listed = ", ".join(f"{accel or 'none'} × {count or '?'}" for accel, count in sorted(shapes))
+        raise Malformed(f"listed with {len(shapes)} accelerators or counts ({listed})")
+    zones = collections.Counter(_zone(r) for r in group)
+    twice = next((zone for zone, n in zones.items() if n > 1), None)
+    if twice is not None:
+        prices = ", ".join(r.get("Price") or "none" for r in group if _zone(r) == twice)
+        raise Malformed(f"zone {twice} is listed {zones[twice]} times (on-demand {prices})")
+
+
+def _zone(row: dict) -> str:
+    """A row's zone; its region where the file has no zones (one row per region)."""
+    return row.get("AvailabilityZone") or row.get("Region")
 
 
 def _without_on_demand(first: dict, itype: str, accel: str, count_text: str, provider: str, region: str):
@@ -321,13 +355,18 @@ def _skypilot_rows_in(rows: list[dict], region: str) -> list[dict]:
     return in_region
 
 
+def _shape(row: dict) -> tuple[str, str]:
+    """(accelerator, count) as a row writes them."""
+    return row.get("AcceleratorName") or "", row.get("AcceleratorCount") or ""
+
+
 def _by_instance(rows: list[dict]) -> dict[tuple, list[dict]]:
-    """The zones' rows of each (instance type, accelerator, count), in the file's order."""
-    groups: dict[tuple, list[dict]] = {}
+    """The zones' rows of each instance, in the file's order: all the rows of an instance type, or (GCP)
+    the GPU rows of one accelerator and count; keyed by (instance type, accelerator, count) of the first."""
+    groups: dict[str | tuple, list[dict]] = {}
     for row in rows:
-        key = (row["InstanceType"], row.get("AcceleratorName") or "", row.get("AcceleratorCount") or "")
-        groups.setdefault(key, []).append(row)
-    return groups
+        groups.setdefault(row["InstanceType"] or _shape(row), []).append(row)
+    return {(group[0]["InstanceType"], *_shape(group[0])): group for group in groups.values()}
 
 
 def _skypilot_hardware(first: dict, itype: str, accel: str, count_text: str) -> tuple[str, int, dict]:
@@ -447,12 +486,8 @@ def _read_ec2instances(path: str, text: str, request: ImportRequest) -> tuple:
 
 def _read_skypilot(path: str, text: str, request: ImportRequest) -> tuple:
     """(instances, unpriced, malformed, source, spot basis) of a SkyPilot catalog vms.csv."""
-    reader = csv.DictReader(text.splitlines())
-    try:
-        rows = list(reader)
-    except csv.Error as error:  # e.g. a field over csv.field_size_limit() (131,072 characters)
-        raise UserError(f"{path!r} is not a readable CSV (line {reader.line_num + 1}: {error})") from None
-    warn_unknown_columns(path, reader.fieldnames, SKYPILOT_COLUMNS)
+    header, rows = spreadsheet.read(text, path)
+    warn_unknown_columns(path, header, SKYPILOT_COLUMNS)
     instances, unpriced, malformed = from_skypilot(
         rows, request.region, request.zone_stat, request.gcp_host, request.include_cpu_only
     )

@@ -17,13 +17,15 @@ them by these names; a GCP GPU row has an empty InstanceType and prices the GPUs
 
 from __future__ import annotations
 
-import csv
 import functools
-import io
 import os
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
+
+from suite.inputs import numbers
+from suite.inputs.errors import UserError
+from suite.reporting import spreadsheet
 
 # `HOST+COUNTxACCELERATOR`: a GCP VM with GPUs attached (see suite/reporting/price_import.py).
 ATTACHED = re.compile(r"^(?P<host>[^+]+)\+(?P<count>[1-9][0-9]*)x(?P<accelerator>[A-Za-z0-9-]+)$")
@@ -107,10 +109,13 @@ def _read(path: str, mtime: float) -> tuple[dict, ...]:
         text = read_text(path, PRICE_LIST_LIMIT)
     except (NotAFile, UnicodeDecodeError):
         return ()  # as a damaged catalog: absent, and the suite's own prices are used
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    if not set(COLUMNS) <= set(reader.fieldnames or ()):
+    try:  # a row out of line with the header (SkyPilot's pandas reader refuses one too): damaged
+        header, rows = spreadsheet.read(text, path)
+    except UserError:
         return ()
-    return tuple(reader)
+    if not set(COLUMNS) <= set(header):
+        return ()
+    return tuple(rows)
 
 
 def catalog_rows(cloud: str) -> tuple[str, tuple[dict, ...]] | None:
@@ -121,24 +126,21 @@ def catalog_rows(cloud: str) -> tuple[str, tuple[dict, ...]] | None:
         return None
     try:
         rows = _read(path, os.path.getmtime(path))
-    except (OSError, UnicodeDecodeError, csv.Error):
+    except (OSError, UnicodeDecodeError):
         return None
     return (path, rows) if rows else None
 
 
 def _price(text) -> float | None:
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        return None
-    return value if value > 0 else None
+    """A zone's quote: a plain decimal in suite.inputs.numbers' range for a price per hour, as the price
+    import reads one; anything else (empty, 0, `1e300`, `3_06`, which float() reads as 306) is no quote."""
+    value = numbers.decimal(text)
+    return value if value is not None and numbers.PRICE_PER_HOUR.holds(value) else None
 
 
 def _count_matches(text, count: int) -> bool:
-    try:
-        return abs(float(text) - count) < 0.01
-    except (TypeError, ValueError):
-        return False
+    value = numbers.decimal(text)
+    return value is not None and abs(value - count) < 0.01
 
 
 @dataclass(frozen=True)
@@ -156,46 +158,52 @@ class Quote:
         return len(self.regions)
 
 
-def _per_zone(rows, instance_type: str, accelerator: tuple[str, int] | None, region):
-    """{(region, zone): (price, spot price)} for the VM, plus its attached GPUs (GCP prices them apart).
-    REGION: one region, several, or None (all)."""
-    regions = None if region is None else {region} if isinstance(region, str) else set(region)
-    vm = {}
+def _quotes(rows) -> dict[tuple[str, str], list[tuple]]:
+    """{(region, zone): [(price, spot price), ...]}: every row's quote. A zone listed twice keeps both
+    quotes (the range then spans them), never the last alone."""
+    zones: dict[tuple[str, str], list[tuple]] = {}
     for row in rows:
-        if row["InstanceType"] == instance_type and (regions is None or row["Region"] in regions):
-            vm[(row["Region"], row.get("AvailabilityZone") or row["Region"])] = (
-                _price(row["Price"]),
-                _price(row["SpotPrice"]),
-            )
+        zone = (row["Region"], row.get("AvailabilityZone") or row["Region"])
+        zones.setdefault(zone, []).append((_price(row["Price"]), _price(row["SpotPrice"])))
+    return zones
+
+
+def _sum(a: float | None, b: float | None) -> float | None:
+    return a + b if a and b else None
+
+
+def _per_zone(rows, instance_type: str, accelerator: tuple[str, int] | None, region):
+    """{(region, zone): [(price, spot price), ...]} for the VM, plus its attached GPUs (GCP prices them
+    apart: each VM quote of a zone with each GPU quote of it). REGION: one region, several, or None (all)."""
+    regions = None if region is None else {region} if isinstance(region, str) else set(region)
+    vm = _quotes(
+        row
+        for row in rows
+        if row["InstanceType"] == instance_type and (regions is None or row["Region"] in regions)
+    )
     if accelerator is None:
         return vm
     name, count = accelerator
-    gpus = {
-        (row["Region"], row.get("AvailabilityZone") or row["Region"]): (
-            _price(row["Price"]),
-            _price(row["SpotPrice"]),
-        )
+    gpus = _quotes(
+        row
         for row in rows
         if not row["InstanceType"]
         and row["AcceleratorName"].lower() == name.lower()
         and _count_matches(row["AcceleratorCount"], count)
+    )
+    return {
+        zone: [(_sum(p, gp), _sum(s, gs)) for p, s in vm[zone] for gp, gs in gpus[zone]]
+        for zone in vm.keys() & gpus.keys()
     }
-    both = {}
-    for zone in vm.keys() & gpus.keys():
-        (vm_price, vm_spot), (gpu_price, gpu_spot) = vm[zone], gpus[zone]
-        both[zone] = (
-            vm_price + gpu_price if vm_price and gpu_price else None,
-            vm_spot + gpu_spot if vm_spot and gpu_spot else None,
-        )
-    return both
 
 
 def _cheapest_first(zones: dict, which: int) -> tuple[str, ...]:
     """The regions with a price (0: on-demand, 1: spot), the cheapest first."""
     best: dict[str, float] = {}
-    for (region, _zone), prices in zones.items():
-        if prices[which]:
-            best[region] = min(prices[which], best.get(region, prices[which]))
+    for (region, _zone), quotes in zones.items():
+        for prices in quotes:
+            if prices[which]:
+                best[region] = min(prices[which], best.get(region, prices[which]))
     return tuple(sorted(best, key=lambda region: (best[region], region)))
 
 
@@ -217,10 +225,10 @@ def quote(instance, region: str | tuple[str, ...] | None = None) -> Quote | None
         name, count = resources["accelerators"].rsplit(":", 1)
         accelerator = (name, int(count))
     zones = _per_zone(rows, resources["instance_type"], accelerator, region)
-    on_demand = [price for price, _ in zones.values() if price]
+    on_demand = [price for quotes in zones.values() for price, _ in quotes if price]
     if not on_demand:
         return None
-    spot = [spot for _, spot in zones.values() if spot]
+    spot = [spot for quotes in zones.values() for _, spot in quotes if spot]
     return Quote(
         on_demand=(min(on_demand), max(on_demand)),
         spot=(min(spot), max(spot)) if spot else None,
@@ -251,10 +259,7 @@ def controller_quote(cloud: str) -> tuple[str, float, str] | None:
         if not row["InstanceType"].startswith(families):
             continue
         price = _price(row["Price"])
-        try:
-            cpus, memory = float(row.get("vCPUs") or 0), float(row.get("MemoryGiB") or 0)
-        except ValueError:
-            continue
+        cpus, memory = numbers.decimal(row.get("vCPUs")) or 0, numbers.decimal(row.get("MemoryGiB")) or 0
         if price and cpus >= CONTROLLER_CPUS and memory >= CONTROLLER_MEMORY_PER_CPU * cpus:
             if best is None or price < best[1]:
                 best = (row["InstanceType"], price)

@@ -1,5 +1,6 @@
 """Every CSV the suite writes (`suite report`, `suite fleet report`, `suite compare`): one writer, and one rule
-for a cell that a spreadsheet would run as a formula.
+for a cell that a spreadsheet would run as a formula; and one reader of the CSVs a person gives (a price
+list, published figures), which takes a row only when it has one value for each column of the header.
 
 Excel, LibreOffice Calc and Google Sheets take a cell that begins with `=`, `+`, `-` or `@` (also a tab, a
 carriage return or a line feed) as a formula: an instance name `=HYPERLINK(...)` from an imported price
@@ -53,3 +54,27 @@ def write(fields: list[str], rows) -> str:
     writer.writeheader()
     writer.writerows({key: cell(value) for key, value in row.items()} for row in rows)
     return buffer.getvalue()
+
+
+def read(text: str, path: str) -> tuple[list[str], list[dict]]:
+    """(header, rows) of a person's CSV file at PATH. A row with more values than the header has columns
+    (csv.DictReader keeps the extra under the key None, never in a column) or fewer (it fills None) is out
+    of line with its header: whatever it says lands in the wrong columns or nowhere, so the file is
+    refused in one line naming the row. So is a file the csv module cannot read."""
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    rows = []
+    try:
+        header = reader.fieldnames or []
+        for row in reader:
+            given = len(header) + len(row.get(None) or ()) - sum(value is None for value in row.values())
+            if given != len(header):
+                raise UserError(
+                    f"{path!r} line {reader.line_num}: {given:,} value(s) for the header's "
+                    f"{len(header):,} columns (a row gives one value per column, an empty one where it says "
+                    "nothing)"
+                )
+            rows.append(row)
+    except csv.Error as error:  # e.g. a field over csv.field_size_limit() (131,072 characters)
+        # the line it failed on is not yet counted in line_num
+        raise UserError(f"{path!r} is not a readable CSV (line {reader.line_num + 1}: {error})") from None
+    return header, rows
