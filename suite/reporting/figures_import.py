@@ -10,11 +10,10 @@ flops_per_sample, layers, width.
 
 from __future__ import annotations
 
-import csv
-
 import yaml
 
 from suite.inputs.errors import UserError
+from suite.reporting import spreadsheet
 from suite.reporting.figures import parse_figure
 
 REQUIRED_COLUMNS = (
@@ -56,9 +55,7 @@ def import_csv(path: str, name: str | None = None) -> dict:
     """The CSV as a published-figures file (a dict ready for YAML); the first bad row is refused."""
     from suite.inputs.files import read_user_file  # regular files only, bounded
 
-    lines = read_user_file(path, "published figures").splitlines()
-    reader = csv.DictReader(lines)
-    header = reader.fieldnames or []
+    header, rows = spreadsheet.read(read_user_file(path, "published figures"), path)  # one value a column
     missing = [column for column in REQUIRED_COLUMNS if column not in header]
     if missing:
         raise UserError(
@@ -69,10 +66,6 @@ def import_csv(path: str, name: str | None = None) -> dict:
 
     warn_unknown_columns(path, header, (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS))
     figures: dict[str, dict] = {}
-    try:
-        rows = list(reader)
-    except csv.Error as error:
-        raise UserError(f"{path!r} is not a readable CSV ({error})") from None
     for number, row in enumerate(rows, start=2):  # line 1 is the header
         figure_id = _cell(row.get("id"))
         where = f"{path!r} line {number}"

@@ -14,9 +14,11 @@ with `-` (`--channels-last` in `setting_flags`) gets the quote too: the writer c
 
 from __future__ import annotations
 
+import collections
 import csv
 import io
 
+from suite.inputs import errors
 from suite.inputs.errors import UserError, printable
 
 # What a spreadsheet takes as the start of a formula (OWASP's list).
@@ -60,11 +62,15 @@ def read(text: str, path: str) -> tuple[list[str], list[dict]]:
     """(header, rows) of a person's CSV file at PATH. A row with more values than the header has columns
     (csv.DictReader keeps the extra under the key None, never in a column) or fewer (it fills None) is out
     of line with its header: whatever it says lands in the wrong columns or nowhere, so the file is
-    refused in one line naming the row. So is a file the csv module cannot read."""
+    refused in one line naming the row. So is a header that names a column twice, and a file the csv
+    module cannot read."""
     reader = csv.DictReader(io.StringIO(text, newline=""))
     rows = []
     try:
         header = reader.fieldnames or []
+        twice = next((column for column, n in collections.Counter(header).items() if n > 1), None)
+        if twice is not None:  # DictReader keeps the last of its values: the other would be lost
+            raise UserError(f"{path!r}: the header names column {errors.shown(twice, 40)} twice")
         for row in reader:
             given = len(header) + len(row.get(None) or ()) - sum(value is None for value in row.values())
             if given != len(header):
