@@ -16,17 +16,16 @@ from __future__ import annotations
 
 import ast
 import collections
+import functools
 import json
 import math
 import statistics
 from dataclasses import dataclass
 from datetime import date
 
-import yaml
-
 from suite.inputs import errors, numbers
 from suite.inputs.errors import UserError
-from suite.reporting import spreadsheet
+from suite.reporting import catalog_yaml, spreadsheet
 from suite.reporting.price_date import parse_price_date
 from suite.reporting.pricing import parse_catalog
 
@@ -208,6 +207,7 @@ def _ec2_instance(item: dict, region: str, spot_stat: str, include_cpu_only: boo
     return name, entry
 
 
+@functools.lru_cache(maxsize=1024)  # one text per GPU model and count, parsed once: literal_eval is slow
 def _gpu_memory_gib(info: str) -> float:
     """SkyPilot's GpuInfo is a Python-literal dict: {'Gpus': [...], 'TotalGpuMemoryInMiB': 16384}."""
     try:
@@ -496,4 +496,4 @@ def _read_skypilot(path: str, text: str, request: ImportRequest) -> tuple:
 
 
 def to_yaml(catalog: dict) -> str:
-    return yaml.safe_dump(catalog, sort_keys=False, allow_unicode=True, width=120)
+    return catalog_yaml.text(catalog)
