@@ -113,6 +113,27 @@ def test_an_ec2instances_item_listed_twice_is_named_never_the_last_kept(tmp_path
 
 
 @pytest.mark.parametrize(
+    "pricing, key",
+    [
+        (
+            '{"us-east-1": {"linux": {"ondemand": "0.8048"}}, "us-east-1": {"linux": {"ondemand": "0.9"}}}',
+            "us-east-1",
+        ),
+        ('{"us-east-1": {"linux": {"ondemand": "0.8048", "ondemand": "0.9"}}}', "ondemand"),
+    ],
+)
+def test_an_ec2instances_key_given_twice_is_one_line_never_the_last_kept(tmp_path, capsys, pricing, key):
+    item = (
+        '{"instance_type": "g6.xlarge", "vCPU": 4, "memory": 16, "GPU": 1, "GPU_model": "L4", "pricing": %s}'
+    )
+    source = tmp_path / "instances.json"
+    source.write_text(f"[{item % pricing}]")  # json.loads kept the last: 0.9
+    assert main(["prices", "import", str(source)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"an object gives the key {key!r} twice" in err
+
+
+@pytest.mark.parametrize(
     "row, given",
     [
         ("g6.xlarge,L4,1.0,4.0,16.0,,0.8048,0.36,us-east-1,use1-az1,9.99", 11),  # the extra was dropped

@@ -466,10 +466,29 @@ def _read_price_list(path: str) -> str:
     return read_user_file(path, "price list", PRICE_LIST_LIMIT)
 
 
+class _KeyTwice(Exception):
+    """A JSON object names one key twice."""
+
+
+def _one_value_each(pairs: list[tuple]) -> dict:
+    """A JSON object, or _KeyTwice when it names a key twice: json.loads would keep the last value (the
+    last of two prices for one region) without a word."""
+    data = dict(pairs)
+    if len(data) != len(pairs):
+        seen: set = set()
+        raise _KeyTwice(next(key for key, _ in pairs if key in seen or seen.add(key)))
+    return data
+
+
 def _read_ec2instances(path: str, text: str, request: ImportRequest) -> tuple:
     """(instances, unpriced, malformed, source, spot basis) of an ec2instances.info instances.json."""
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_one_value_each)
+    except _KeyTwice as error:
+        raise UserError(
+            f"{path!r}: an object gives the key {errors.shown(error.args[0], 40)} twice (two values for "
+            "one field, as two prices for one region: which is meant?)"
+        ) from None
     except json.JSONDecodeError as error:
         raise UserError(f"{path!r} is not valid JSON ({error.msg} at line {error.lineno})") from None
     except RecursionError:  # the parser recurses per level: thousands of [[[[ exhaust the stack
