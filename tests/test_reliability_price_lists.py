@@ -193,3 +193,16 @@ def test_skypilots_catalog_with_a_row_out_of_line_is_read_as_damaged(monkeypatch
     ]
     t4 = _sky(monkeypatch, tmp_path, rows, "n1-standard-8+1xT4", "gcp")
     assert sky_catalog.quote(t4) is None  # damaged, so absent: the suite's own catalog prices it
+
+
+def test_a_catalog_larger_than_a_catalog_file_may_be_is_never_written(tmp_path, capsys, monkeypatch):
+    from suite.inputs import yaml_file
+
+    rows = [f"x{n}.xlarge,L4,1.0,4.0,16.0,,0.8,0.3,us-east-1,use1-az1" for n in range(20)]
+    monkeypatch.setattr(yaml_file, "MAX_BYTES", 2048)  # 20 instances: about 5 KB; 4 MiB is some 14,000
+    code, _, err = _import(tmp_path, capsys, rows)
+    assert code == 2 and err.count("\n") == 1 and not (tmp_path / "catalog.yaml").exists()
+    assert (
+        "the catalog of 20 instances would be" in err and "larger than the" in err
+    )  # `--prices` would refuse it
+    assert "a price catalog file may be: nothing written" in err

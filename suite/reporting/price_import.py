@@ -515,4 +515,16 @@ def _read_skypilot(path: str, text: str, request: ImportRequest) -> tuple:
 
 
 def to_yaml(catalog: dict) -> str:
-    return catalog_yaml.text(catalog)
+    """The catalog as YAML, or a UserError when the text is larger than a catalog file may be
+    (suite/inputs/yaml_file.py reads at most 4 MiB): a file `--prices` would refuse is never written."""
+    from suite.inputs.yaml_file import MAX_BYTES
+
+    text = catalog_yaml.text(catalog)
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_BYTES:
+        raise UserError(
+            f"the catalog of {len(catalog['instances']):,} instances would be {size / 1024**2:.1f} MiB, larger "
+            f"than the {MAX_BYTES // 1024**2} MiB a price catalog file may be: nothing written (import one "
+            "region's instances; --all adds those without accelerators)"
+        )
+    return text
