@@ -182,12 +182,12 @@ def test_published_figures_on_other_bases_are_the_pages_own_table(folder, tmp_pa
     assert "gaudi" not in images.lower()
 
 
-# Sorts the token table by its tok/s column (ascending) and writes its first row's workload into the DOM.
+# Sorts the token table by its tok/s column (ascending) and writes its first row's number into the DOM.
 SORT_TOKENS = (
     "<script>var t = document.getElementById('token-rows');"
     "var th = Array.from(t.tHead.rows[0].cells).find(function (c) { return c.textContent === 'tok/s'; });"
     "th.click();"
-    "document.documentElement.setAttribute('data-first', t.tBodies[0].rows[0].cells[1].textContent);"
+    "document.documentElement.setAttribute('data-first', t.tBodies[0].rows[0].cells[0].textContent);"
     "</script></body>"
 )
 
@@ -196,12 +196,22 @@ SORT_TOKENS = (
 @pytest.mark.browser
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (Debian: apt-get install chromium)")
 def test_the_token_table_sorts_by_its_own_columns(folder, tmp_path):
-    page(folder, tmp_path, "--published")
+    # Two measured token rows; the table lists the smaller batch first (T1), which is the faster one
+    fast = make_record(3_000, workload="gpt2-small", instance="p3.2xlarge", run="t", batch=16)
+    slow = make_record(1_000, workload="gpt2-small", instance="p3.2xlarge", run="u", batch=32)
+    for record in (fast, slow):
+        record["metrics"].update(unit="tokens", tokens_per_sample=1024)
+    (folder / "t.json").write_text(json.dumps(fast))
+    (folder / "u.json").write_text(json.dumps(slow))
+    page(folder, tmp_path)
+    text = (tmp_path / "report.html").read_text(encoding="utf-8")
+    tokens = text.split('id="token-rows"', 1)[1].split("</table>", 1)[0]
+    assert tokens.index(">16 × 1,024<") < tokens.index(">32 × 1,024<")  # T1 is the faster one, unsorted
     sorting = tmp_path / "sorting.html"
-    sorting.write_text((tmp_path / "report.html").read_text(encoding="utf-8").replace("</body>", SORT_TOKENS))
+    sorting.write_text(text.replace("</body>", SORT_TOKENS))
     browse = [CHROMIUM, *BROWSER_FLAGS, f"--user-data-dir={tmp_path / 'profile'}"]
     dom = subprocess.run(
         [*browse, "--dump-dom", sorting.as_uri()], capture_output=True, text=True, timeout=120
     )
     assert dom.returncode == 0, dom.stderr[-2000:]
-    assert 'data-first="llama-3.1-8b"' in dom.stdout  # the slowest published figure, 37,440 tok/s, first
+    assert 'data-first="T2"' in dom.stdout  # sorted by tok/s, ascending: the slower row first

@@ -32,6 +32,9 @@ body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em auto; padding: 0 1em
        color: #1b1b1b; }
 table { border-collapse: collapse; margin: 1em 0; }
 table.wide { width: 100%; font-size: 12px; }
+/* The wide table has some 35 columns: its text wraps to fit, and where its numbers still do not fit the
+   window it scrolls sideways in its own box, never the page with it. */
+div.table-box { max-width: 100%; overflow-x: auto; }
 th, td { border: 1px solid #ccc; padding: 0.3em 0.5em; vertical-align: top; overflow-wrap: break-word; }
 table.wide th, table.wide td { overflow-wrap: anywhere; }  /* every column in 1,280 px: text wraps */
 table.wide td.num { overflow-wrap: normal; }  /* a number breaks only at its spaces */
@@ -132,11 +135,11 @@ def _rows_table(rows, columns, classes: str, table_id: str, targets: set[str], p
         marked = ' class="published"' if row.get("published") else ""
         body.append(f"<tr{marked}>" + "".join(cells) + "</tr>")
     return (
-        f'<table class="{classes}" id="{table_id}"><thead><tr>'
+        f'<div class="table-box"><table class="{classes}" id="{table_id}"><thead><tr>'
         + head
         + "</tr></thead><tbody>\n"
         + "\n".join(body)
-        + "\n</tbody></table>"
+        + "\n</tbody></table></div>"
     )
 
 
