@@ -151,8 +151,31 @@ def _check_environment() -> None:
             errors.warn(ignored)
 
 
+def _interrupted(records_before: int, a_run: bool) -> str:
+    """What an interrupted command says: nothing written for the run it stopped, or, for `suite run`, where
+    the record it had already written when the stop came is (the stop came after the record, before the
+    command's end; a launcher's rank 0 may have written it). A sweep says its own count of points."""
+    from suite.run_record import written_since
+
+    written = written_since(records_before) if a_run else []
+    if not written:
+        return "interrupted (nothing was written for the unfinished run)"
+    return f"interrupted after its record was written ({written[-1]}; kept)"
+
+
 def main(argv: list[str] | None = None) -> int:
+    from suite.inputs import streams
+
+    previous_streams = streams.checked_streams()  # a closed or full stdout or stderr: never a traceback
+    try:
+        return _main(argv)
+    finally:
+        streams.restore(previous_streams)
+
+
+def _main(argv: list[str] | None) -> int:
     from suite import context, limits
+    from suite.inputs import streams
     from suite.vendors import optional_modules
 
     ignored = limits.end_with_launcher()  # a torchrun rank ends with the launcher that started it
@@ -167,8 +190,11 @@ def main(argv: list[str] | None = None) -> int:
 
     optional_modules.quarantine_broken()  # before anything imports torch (which imports pynvml)
     previous = _stop_on_sigterm()
+    from suite.run_record import written_since
+
+    records_before = len(written_since(0))
+    given = sys.argv[1:] if argv is None else list(argv)
     try:
-        given = sys.argv[1:] if argv is None else list(argv)
         preset_device_environment(given)
         arguments = join_dash_values(given)
         parser = build_parser(arguments)
@@ -176,7 +202,9 @@ def main(argv: list[str] | None = None) -> int:
         if not getattr(args, "func", None):
             parser.print_help()
             return EXIT_USER_ERROR
-        return int(args.func(args) or 0)
+        status = int(args.func(args) or 0)
+        streams.flush_stdout()  # now, where a failure is one line, not at exit
+        return status
     except UserError as error:
         from suite import run_record
 
@@ -187,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
             else EXIT_USER_ERROR
         )
     except KeyboardInterrupt:
-        print("\nsuite: interrupted (nothing was written for the unfinished run)", file=sys.stderr)
+        print(f"\nsuite: {_interrupted(records_before, given[:1] == ['run'])}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0

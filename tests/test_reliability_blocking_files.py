@@ -294,6 +294,16 @@ ALLOWED = {
         "a sweep's claim file: O_NONBLOCK | O_NOFOLLOW, and refused unless a regular file"
     ),
     ("suite/reporting/page.py", "_plots", "open"): "a plot the suite just drew in its own temporary folder",
+    (
+        "suite/inputs/streams.py",
+        "_reopen_on_null",
+        "os.open",
+    ): "/dev/null, in the place of a closed standard stream",
+    (
+        "suite/inputs/streams.py",
+        "checked_streams",
+        "open",
+    ): "a standard stream's own descriptor (0, 1, 2), not a path",
 }
 READER = "suite/inputs/files.py"  # the one reader itself
 

@@ -12,7 +12,7 @@ import time
 
 import psutil
 import pytest
-from conftest import ROOT, SAFETY_NET_S, TINY_RUN, TINY_SWEEP_SET, changed, suite_env
+from conftest import ROOT, SAFETY_NET_S, TINY_RUN, TINY_SWEEP_SET, changed, only_record, suite_env
 from held_runs import Lines, hold_env, wait_held
 
 
@@ -109,7 +109,10 @@ def test_sigterm_stops_a_single_run_as_ctrl_c_does(tmp_path):
             os.killpg(run.pid, signal.SIGKILL)
     err = stderr.text()
     assert run.returncode == 130 and "interrupted" in err and "Traceback" not in err, err
-    assert not glob.glob(str(tmp_path / "out" / "*.json"))
+    # Its first window was timed: the record of the windows timed before the stop, saying so.
+    record = only_record(tmp_path / "out")
+    assert record["status"] == "interrupted" and "(Ctrl-C or SIGTERM) during timed window" in err
+    assert len(record["metrics"]["window_time_s"]) >= 1
 
 
 @pytest.mark.slow

@@ -173,8 +173,6 @@ def _run_command(args, guard) -> int:
     from suite import run_record
     from suite.launching import child
     from suite.measurement import distributed
-    from suite.reporting import summary
-    from suite.reporting.pricing import device_mismatch_warning
 
     asked = run_options.spec_from_args(args)
     plan = child.plan(asked)
@@ -198,28 +196,52 @@ def _run_command(args, guard) -> int:
     show, speaks = progress_for(args, rank)
     if speaks:
         say_start(plan, asked)  # before torch's import: planning needs none
-    from suite.measurement.runner import execute
+    from suite.measurement.runner import RunInterrupted, execute
 
-    record = execute(plan, progress=show)
+    try:
+        record = execute(plan, progress=show)
+    except RunInterrupted as stopped:  # after a timed window: its record is written, then the stop goes on
+        guard.end_if_a_copy()
+        status = _keep(args, stopped.record, guard, out_dir, speaks)
+        print(f"suite: {stopped.record['error']['message']}", file=sys.stderr, flush=True)
+        return status if status == run_record.EXIT_RECORD_NOT_WRITTEN else child.INTERRUPTED
     guard.end_if_a_copy()  # a copy forked by the model's code writes nothing
-    mismatch = device_mismatch_warning(record)
-    if mismatch:
-        record["warnings"].append(mismatch)
-    record["warnings"].extend([*guard.notes, *filter(None, [guard.thread_note()])])
     if rank.is_distributed:
         failed = record["status"] not in ("ok", "diverged")
         if rank.rank != 0:
             return 1 if failed else 0  # a finished rank's status reached rank 0's record
         if failed and distributed.launcher_run_id():
             return 1  # the launcher parent writes the record, naming the rank that failed first
-    saved = run_record.save_record(record, out_dir)  # a bad disk loses no measurement: see run_record.Saved
+    return _keep(args, record, guard, out_dir, speaks)
+
+
+def _keep(args, record: dict, guard, out_dir: str, speaks: bool) -> int:
+    """The record finished with what the run's end adds (warnings of the device and of the model's code),
+    written (a bad disk loses no measurement: see run_record.Saved), and its summary shown; the exit
+    status."""
+    from suite import run_record
+    from suite.inputs import streams
+    from suite.reporting import summary
+    from suite.reporting.pricing import device_mismatch_warning
+
+    mismatch = device_mismatch_warning(record)
+    if mismatch:
+        record["warnings"].append(mismatch)
+    record["warnings"].extend([*guard.notes, *filter(None, [guard.thread_note()])])
+    saved = run_record.save_record(record, out_dir)
     if speaks and saved.path and not sys.stderr.isatty():
         print(f"suite: record written to {saved.path}", file=sys.stderr, flush=True)
-    summary.show(record, saved.path, as_json=args.json)
-    if not args.json and record.get("profile"):
-        from suite.measurement import profiling
+    try:
+        summary.show(record, saved.path, as_json=args.json)
+        if not args.json and record.get("profile"):
+            from suite.measurement import profiling
 
-        print(profiling.render(record["profile"]))
+            print(profiling.render(record["profile"]))
+        streams.flush_stdout()
+    except streams.OutputFailed as error:
+        if saved.path is None:
+            raise
+        raise streams.OutputFailed(f"{error}; the run's record is written to {saved.path}") from None
     if saved.failed:
         print(saved.warning(out_dir), file=sys.stderr)
         return run_record.EXIT_RECORD_NOT_WRITTEN

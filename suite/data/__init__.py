@@ -6,7 +6,7 @@ images float, normalised to [-1, 1]; labels int64.
 - a folder of class sub-folders of JPEG/PNG images (suite/data/imagefolder.py): decoded while training.
 - a cache made by `suite data prepare` (suite/data/cache.py): decoded once, memory-mapped.
 - for a language model, a file of token ids (suite/data/token_file.py, token_loader.py): batches of
-  (inputs, targets) token ids, int64, drawn at random offsets from the memory-mapped file.
+  (inputs, targets) token ids, int64, drawn at random offsets from the file.
 
 The runner pulls batches inside its timed windows, so a real-data run's throughput includes its loader.
 """
@@ -95,7 +95,7 @@ class SyntheticData(DataSource):
 DEFAULT_IMAGEFOLDER_WORKERS = 4
 # The cache needs no decoding: one thread gathering the next batch while the device computes.
 DEFAULT_CACHE_WORKERS = 1
-# A token batch is a few slices of a memory-mapped file: one worker reads ahead while the device computes.
+# A token batch is a few slices read from a file: one worker reads ahead while the device computes.
 DEFAULT_TOKEN_WORKERS = 1
 
 

@@ -57,6 +57,7 @@ ACCEPTED = (
 FULL_CHECK_BYTES = 256 * 1024**2
 SAMPLE_CHUNKS = 256
 SAMPLE_CHUNK_TOKENS = 64 * 1024
+FULL_CHECK_CHUNK_TOKENS = 4 * 1024**2  # read a chunk at a time: 8 MiB of uint16 ids
 
 
 @dataclass(frozen=True)
@@ -71,14 +72,10 @@ class TokenFile:
     file_bytes: int
     header: LlmcHeader | None = None
 
-    def open(self) -> np.memmap:
-        """The tokens, memory-mapped read-only (pages are read when a sequence touches them). Opened by the one
-        bounded reader, so a FIFO or a kernel file put in the file's place is refused, never waited on; the
-        map keeps its own duplicate of the descriptor, so it outlives the handle."""
-        from suite.inputs.files import open_regular
-
-        with open_regular(self.path) as handle:
-            return np.memmap(handle, dtype=self.dtype, mode="r", offset=self.offset, shape=(self.tokens,))
+    def open(self) -> TokenReader:
+        """The tokens, read where a sequence asks (TokenReader): opened by the one bounded reader, so a
+        FIFO or a kernel file put in the file's place is refused, never waited on."""
+        return TokenReader(self)
 
     def describe(self) -> dict:
         described = {
@@ -92,6 +89,52 @@ class TokenFile:
         if self.header is not None:
             described["llmc_magic"], described["llmc_version"] = self.header.magic, self.header.version
         return described
+
+
+class TokenFileShrank(ValueError):
+    """The token file holds fewer tokens than when the run was planned: cut short under the run."""
+
+
+class TokenReader:
+    """The tokens of one file, read with pread(2) into the caller's array: never a memory map, whose
+    pages end the process with SIGBUS (nothing printed, nothing written) when the file is truncated under
+    the run. A read that comes back short is TokenFileShrank naming the file; the descriptor is a
+    duplicate of the bounded reader's, kept for the reader's life (a forked loader worker shares it:
+    pread has no file position to share)."""
+
+    def __init__(self, token_file: TokenFile):
+        from suite.inputs.files import open_regular
+
+        with open_regular(token_file.path) as handle:
+            self._fd = os.dup(handle.fileno())
+        self.token_file = token_file
+        self.dtype = np.dtype(token_file.dtype).newbyteorder("<")  # both layouts are little-endian
+
+    def read_into(self, out: np.ndarray, start: int) -> np.ndarray:
+        """OUT (contiguous, of this file's dtype) filled with the tokens from token START."""
+        offset = self.token_file.offset + start * self.dtype.itemsize
+        view, done = memoryview(out).cast("B"), 0
+        while done < len(view):
+            got = os.preadv(self._fd, [view[done:]], offset + done)
+            if got == 0:
+                raise TokenFileShrank(
+                    f"{self.token_file.path}: the file holds fewer tokens than the {self.token_file.tokens:,} "
+                    f"it held when the run was planned (token {start + done // self.dtype.itemsize:,} is "
+                    "past its end): it was cut short or replaced while the run read it"
+                )
+            done += got
+        return out
+
+    def read(self, start: int, count: int) -> np.ndarray:
+        return self.read_into(np.empty(count, self.dtype), start)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __del__(self):
+        self.close()
 
 
 def read_token_file(path: str) -> TokenFile:
@@ -159,18 +202,28 @@ def check_token_file(token_file: TokenFile, context: int, vocabulary: int, model
             f"{context + 1:,} (context {context:,} + 1 target)"
         )
     tokens = token_file.open()
-    if token_file.tokens * tokens.itemsize <= FULL_CHECK_BYTES:
-        chunks, checked = [tokens], "every id checked against the vocabulary"
-    else:
-        starts = np.linspace(0, token_file.tokens - SAMPLE_CHUNK_TOKENS, SAMPLE_CHUNKS).astype(np.int64)
-        chunks = [tokens[start : start + SAMPLE_CHUNK_TOKENS] for start in starts]
-        checked = (
-            f"{SAMPLE_CHUNKS} chunks of {SAMPLE_CHUNK_TOKENS:,} ids checked against the vocabulary; "
-            "every sequence checked as it is drawn"
-        )
-    for chunk in chunks:
-        if len(chunk) and int(chunk.max()) >= vocabulary:
-            raise UserError(f"{where}: {out_of_range(chunk, vocabulary, model)}")
+    try:
+        if token_file.tokens * tokens.dtype.itemsize <= FULL_CHECK_BYTES:
+            checked = "every id checked against the vocabulary"
+            spans = [
+                (start, min(FULL_CHECK_CHUNK_TOKENS, token_file.tokens - start))
+                for start in range(0, token_file.tokens, FULL_CHECK_CHUNK_TOKENS)
+            ]
+        else:
+            starts = np.linspace(0, token_file.tokens - SAMPLE_CHUNK_TOKENS, SAMPLE_CHUNKS).astype(np.int64)
+            spans = [(int(start), SAMPLE_CHUNK_TOKENS) for start in starts]
+            checked = (
+                f"{SAMPLE_CHUNKS} chunks of {SAMPLE_CHUNK_TOKENS:,} ids checked against the vocabulary; "
+                "every sequence checked as it is drawn"
+            )
+        for start, count in spans:
+            chunk = tokens.read(start, count)
+            if len(chunk) and int(chunk.max()) >= vocabulary:
+                raise UserError(f"{where}: {out_of_range(chunk, vocabulary, model)}")
+    except TokenFileShrank as error:
+        raise UserError(f"--data {error}") from None
+    finally:
+        tokens.close()
     return checked
 
 

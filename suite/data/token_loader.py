@@ -1,4 +1,5 @@
-"""The token-file path: (inputs, targets) batches drawn from a memory-mapped file of token ids.
+"""The token-file path: (inputs, targets) batches drawn from a file of token ids (read with pread, never
+mapped: token_file.TokenReader).
 
 Each sequence is `context + 1` consecutive tokens at a random offset, the inputs its first `context` and the
 targets its last `context`, as nanoGPT's train.py `get_batch` draws them (`ix = torch.randint(len(data) -
@@ -16,7 +17,7 @@ import torch
 from suite.data import LoaderData
 from suite.data.imagefolder import LoaderFailed
 from suite.data.loader_options import LoaderOptions
-from suite.data.token_file import TokenFile, out_of_range
+from suite.data.token_file import TokenFile, TokenFileShrank, out_of_range
 
 SAMPLING = "random offsets, seeded per rank (nanoGPT get_batch): context + 1 tokens a sequence"
 
@@ -39,10 +40,10 @@ class TokenSequences(torch.utils.data.Dataset):
 
     def __init__(self, token_file: TokenFile, context: int, vocabulary: int, model: str):
         self.token_file, self.context, self.vocabulary, self.model = token_file, context, vocabulary, model
-        self._tokens = None  # mapped once per process, on first use (a worker maps its own)
+        self._tokens = None  # opened once per process, on first use (a spawned worker opens its own)
 
     def __getstate__(self) -> dict:
-        # A worker started by spawn gets the path, never a pickled copy of the mapped pages.
+        # A worker started by spawn gets the path, never a pickled descriptor.
         return {**self.__dict__, "_tokens": None}
 
     def __getitem__(self, start: int):
@@ -54,7 +55,9 @@ class TokenSequences(torch.utils.data.Dataset):
         sequences stacked once, no per-sequence tensors to collate."""
         if self._tokens is None:
             self._tokens = self.token_file.open()
-        rows = np.stack([self._tokens[start : start + self.context + 1] for start in starts])
+        rows = np.empty((len(starts), self.context + 1), dtype=self._tokens.dtype)
+        for row, start in zip(rows, starts):
+            self._tokens.read_into(row, start)  # a file cut short under the run is named, never a SIGBUS
         if int(rows.max()) >= self.vocabulary:
             raise ValueError(f"{self.token_file.path}: {out_of_range(rows, self.vocabulary, self.model)}")
         sequences = torch.from_numpy(rows.astype(np.int64))
@@ -102,7 +105,9 @@ class TokenFileData(LoaderData):
                     yield from self.loader
                 except Exception as error:
                     lines = str(error).strip().splitlines() or [type(error).__name__]
-                    raise LoaderFailed(f"the token loader failed: {lines[-1]}") from error
+                    # A worker's error arrives with its traceback, whose last line is "module.Type: cause".
+                    cause = lines[-1].split(f"{TokenFileShrank.__name__}: ", 1)[-1]
+                    raise LoaderFailed(f"the token loader failed: {cause}") from error
 
         iterator = batches()
         self._iterators.append(iterator)

@@ -29,7 +29,7 @@ from suite.spec.run_spec import FLAT
 
 # Options every child is given by the one starting it, never taken from a caller's list.
 RESERVED = {"out", "json", "help"}
-INTERRUPTED = 130  # a `suite run` stopped by Ctrl-C exits with this status, leaving no record
+INTERRUPTED = 130  # a `suite run` stopped by Ctrl-C exits with this status (a record only of windows timed)
 # The end of a failed child's stderr shown where no failure record keeps its last words (enough for a
 # traceback's last frames, not a whole log).
 STDERR_SHOWN = 3000
@@ -225,7 +225,8 @@ def _outcome(child: subprocess.Popen, timeout_s: float | None) -> Child:
         return Child(None, None, stderr, timed_out=True)
     except KeyboardInterrupt:
         # Ctrl-C at a terminal reaches the child as well; a SIGINT sent to this process alone is passed
-        # on. Either way the child stops without a record, and the run can be started again.
+        # on. Either way the child stops (with a record of its windows, if it timed one: status interrupted,
+        # which a resume runs again).
         if child.poll() is None:
             child.send_signal(signal.SIGINT)
         try:
@@ -234,10 +235,11 @@ def _outcome(child: subprocess.Popen, timeout_s: float | None) -> Child:
             child.kill()
             child.communicate()
         raise
-    record, group = reported_runs(stdout)
-    if record is None and group is None and child.returncode in (INTERRUPTED, -signal.SIGINT):
-        # Ctrl-C reached the child before this process: the same interrupt, not a failed run.
+    if child.returncode in (INTERRUPTED, -signal.SIGINT):
+        # Ctrl-C reached the child before this process: the same interrupt, not a failed run (a child
+        # stopped after a timed window has written the record of its windows, status interrupted).
         raise KeyboardInterrupt
+    record, group = reported_runs(stdout)
     return Child(record, child.returncode, stderr, group=group)
 
 

@@ -52,10 +52,21 @@ def _noop(*_args, **_kwargs) -> None:
     pass
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM after a timed window: `record` holds the windows timed, status `interrupted`.
+    A KeyboardInterrupt still, so that a caller that does not keep the record stops as before."""
+
+    def __init__(self, record: dict):
+        super().__init__()
+        self.record = record
+
+
 def execute(plan: Plan, progress=_noop) -> dict:
     """Measure. Returns the record; failures (OOM, errors, NaN, a sys.exit() or another BaseException from
-    the model's code) are in it, not raised. KeyboardInterrupt is not caught: an interrupted run leaves no
-    record."""
+    the model's code) are in it, not raised, with the windows timed before them. Once a window is timed a
+    record exists: Ctrl-C or SIGTERM after it raises RunInterrupted with the record of the windows timed;
+    before it (or in a rank of a distributed run, whose peers could not join the record's collectives),
+    the KeyboardInterrupt goes on and no record is made."""
     spec, backend, workload = plan.spec, plan.backend, plan.workload
     ctx = context.collect()
     # A launcher parent (`suite run --nproc`) names the run, so that it can find rank 0's record.
@@ -72,6 +83,7 @@ def execute(plan: Plan, progress=_noop) -> dict:
         **workload.provenance(),
     }
     group = distributed.process_group(backend, spec)  # does nothing for a single process
+    interrupted = False
     try:
         _measure(plan, record, progress, group)
         guard.restore_environment()  # before the numerics ledger and the FLOP cache read theirs
@@ -80,7 +92,10 @@ def execute(plan: Plan, progress=_noop) -> dict:
             record["numerics"] = numerics.check(plan)  # after the timed windows: no figure changes
             record["numerics"]["run_s"] = before_s
     except KeyboardInterrupt:
-        raise
+        if group.info.is_distributed or metrics_of(record).images_per_second is None:
+            raise  # no window timed: nothing measured is lost
+        _mark_interrupted(record)
+        interrupted = True
     except BaseException as error:  # noqa: BLE001 - every failure becomes a record, a model's sys.exit() too
         status = "oom" if isinstance(error, Exception) and backend.is_out_of_memory(error) else "error"
         record["status"] = status
@@ -102,7 +117,26 @@ def execute(plan: Plan, progress=_noop) -> dict:
     group.finish(record)
     if metrics_of(record).images_per_second is not None:
         _add_efficiency(record, workload)
+    if interrupted:
+        raise RunInterrupted(record)
     return record
+
+
+def _mark_interrupted(record: dict) -> None:
+    """The record of a run stopped by Ctrl-C or SIGTERM after its windows or some of them were timed."""
+    metrics = metrics_of(record)
+    timed = len(metrics.window_time_s or ())
+    windows = metrics.get("windows_planned") or timed
+    where = (
+        f"during timed window {timed + 1} of {windows}"
+        if timed < windows
+        else f"after its {windows} timed windows"
+    )
+    record["status"] = "interrupted"
+    record["error"] = {
+        "type": "Interrupted",
+        "message": f"interrupted (Ctrl-C or SIGTERM) {where}: the {timed} window(s) timed are this record's figures",
+    }
 
 
 def _add_efficiency(record: dict, workload: Workload) -> None:
@@ -150,27 +184,45 @@ def _measure(plan: Plan, record: dict, progress, group) -> None:
     steps = length.steps
     telemetry = Telemetry([HostSampler(), *backend.telemetry_samplers()])
     profiler = profiling.open_profiler(spec, backend, steps * length.windows)
+    window_times: list[float] = []  # each window's time as it ends (the slowest rank's), and this rank's
+    rank_window_times: list[float] = []
     try:
-        window_times, rank_window_times = _timed_windows(
-            plan, length, stepping, group, telemetry, profiler, progress
-        )
-        # Real data, one process: where is the bottleneck? Measured after the windows, outside them.
-        probed = None
-        if data.kind != "synthetic" and not group.info.is_distributed:
-            probed = bottleneck_probe.measure(
-                stepping.train_step,
-                data,
-                stepping.batches,
-                backend,
-                steps,
-                workload.images_per_step(spec.workload.samples_per_step),
+        try:
+            _timed_windows(
+                plan,
+                length,
+                stepping,
+                group,
+                (telemetry, profiler, progress),
+                window_times,
+                rank_window_times,
             )
-    finally:
-        _close_instruments(record, telemetry, profiler, data)
+            probed = _probe(plan, stepping, data, steps, group)
+        finally:
+            _close_instruments(record, telemetry, profiler, data)
+    except BaseException:
+        if window_times:  # once a window is timed, its figures are the record's, whatever ended the run
+            _record_metrics(plan, record, warmup, length, window_times, rank_window_times, group)
+            record["metrics"]["windows_planned"] = length.windows  # beside the windows it timed
+        raise
     _record_metrics(plan, record, warmup, length, window_times, rank_window_times, group)
     if probed:
         record["diagnosis"] = _diagnosis(probed, record, plan.backend)
     _check_losses(losses, record, workload.loss_names)
+
+
+def _probe(plan: Plan, stepping: _Stepping, data, steps: int, group) -> dict | None:
+    """Real data, one process: where is the bottleneck? Measured after the windows, outside them."""
+    if data.kind == "synthetic" or group.info.is_distributed:
+        return None
+    return bottleneck_probe.measure(
+        stepping.train_step,
+        data,
+        stepping.batches,
+        plan.backend,
+        steps,
+        plan.workload.images_per_step(plan.spec.workload.samples_per_step),
+    )
 
 
 def _build_training(plan: Plan, group):
@@ -217,7 +269,7 @@ def _record_metrics(
             **warmup,
             **length.metrics(),
             "images_per_step": workload.images_per_step(spec.workload.samples_per_step) * plan.world_size,
-            "steps_timed": steps * length.windows,
+            "steps_timed": steps * len(window_times),
         }
     )
     if spec.workload.grad_accum > 1:  # a step of several micro-batches: both batches by name (per process)
@@ -314,11 +366,19 @@ def _warm_up(
 
 
 def _timed_windows(
-    plan: Plan, length, stepping: _Stepping, group, telemetry, profiler, progress
-) -> tuple[list[float], list[float]]:
-    """The timed windows of LENGTH (its windows of its steps): each window's time (the slowest rank's),
-    and this rank's own."""
+    plan: Plan,
+    length,
+    stepping: _Stepping,
+    group,
+    watchers: tuple,
+    window_times: list[float],
+    rank_window_times: list[float],
+) -> None:
+    """The timed windows of LENGTH (its windows of its steps), each window's time (the slowest rank's)
+    appended to WINDOW_TIMES and this rank's own to RANK_WINDOW_TIMES as the window ends: what ends the run
+    later leaves them there. WATCHERS: the telemetry, the profiler and the progress callback."""
     backend, steps, windows = plan.backend, length.steps, length.windows
+    telemetry, profiler, progress = watchers
     # Locals, read once here: the steps inside a window look up nothing more than they did.
     train_step, batches, losses = stepping.train_step, stepping.batches, stepping.losses
     images_per_window = _images_per_window(plan, steps)
@@ -326,8 +386,6 @@ def _timed_windows(
         "unit": plan.workload.unit,
         "units_per_sample": plan.workload.units_per_sample(),
     }  # for progress lines
-    window_times: list[float] = []
-    rank_window_times: list[float] = []
     for window in range(windows):
         backend.synchronize()  # window edge: all earlier work is done before the clock starts
         group.barrier()  # window edge: every rank starts its clock together (blocks the host)
@@ -340,18 +398,17 @@ def _timed_windows(
         elapsed = clock() - start
         telemetry.window_closed()
         guard.end_if_a_copy()  # after the clock: a copy the model's code forked measures no window
-        rank_window_times.append(elapsed)
         # A collective, after the clock stopped: the window lasts until its slowest rank is done.
-        elapsed = group.slowest(elapsed)
-        window_times.append(elapsed)
+        slowest = group.slowest(elapsed)
+        rank_window_times.append(elapsed)
+        window_times.append(slowest)
         progress(
             "window",
             window=window + 1,
             of=windows,
-            images_per_second=images_per_window / elapsed,
+            images_per_second=images_per_window / slowest,
             **unit,
         )
-    return window_times, rank_window_times
 
 
 def _diagnosis(probed: dict, record: dict, backend) -> dict:

@@ -41,6 +41,7 @@ def _throughput_cell(row: dict) -> str:
         return {
             "diverged": "DIVERGED",
             "oom": "FAILED (out of memory)",
+            "interrupted": "INTERRUPTED",
             "numerics failed": "NUMERICS FAILED (not ranked)",
         }.get(row["status"], "FAILED")
     text = whole_number(row["images_per_hour"])

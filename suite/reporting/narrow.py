@@ -53,7 +53,12 @@ def images_per_second(value) -> str:
     return f"{per_second:,.0f}" if per_second >= 100 else f"{per_second:.3g}"
 
 
-_FAILED = {"diverged": "DIVERGED", "oom": "OOM", "numerics failed": "NUMERICS FAILED"}
+_FAILED = {
+    "diverged": "DIVERGED",
+    "oom": "OOM",
+    "interrupted": "INTERRUPTED",
+    "numerics failed": "NUMERICS FAILED",
+}
 
 
 def _rate_cell(row: dict) -> str:

@@ -70,10 +70,11 @@ def _setup_lines(record: dict) -> list[str]:
 
 def _failure_lines(record: dict) -> list[str]:
     """A run that ran out of memory or failed: the error, and its hint."""
-    if record["status"] not in ("oom", "error"):
+    if record["status"] not in ("oom", "error", "interrupted"):
         return []
     error = record.get("error") or {}
-    lines = [f"  FAILED       {record['status']}: {error.get('message', '')}"]
+    head = "INTERRUPTED " if record["status"] == "interrupted" else f"FAILED       {record['status']}:"
+    lines = [f"  {head} {error.get('message', '')}"]
     if error.get("hint"):
         lines.append(f"  hint         {error['hint']}")
     return lines

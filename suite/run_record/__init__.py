@@ -29,6 +29,7 @@ from suite.run_record.write import (
     EXIT_RECORD_NOT_WRITTEN,
     FALLBACK_ENV,
     ORIGIN_ENV,
+    RUN_ID_LENGTH,
     RecordNotWritten,
     Saved,
     check_out_dir,
@@ -39,11 +40,13 @@ from suite.run_record.write import (
     is_plain_name,
     new_record,
     new_run_id,
+    note_written,
     record_json,
     save_record,
     write_record,
     write_record_or_stop,
     write_text,
+    written_since,
 )
 
 __all__ = [
@@ -53,6 +56,7 @@ __all__ = [
     "NotARecord",
     "ORIGIN_ENV",
     "OtherSuiteRecord",
+    "RUN_ID_LENGTH",
     "RecordNotWritten",
     "RunRecord",
     "SCHEMA",
@@ -71,6 +75,7 @@ __all__ = [
     "iter_record_paths",
     "new_record",
     "new_run_id",
+    "note_written",
     "printable",
     "read_record",
     "record_json",
@@ -79,4 +84,5 @@ __all__ = [
     "write_record",
     "write_record_or_stop",
     "write_text",
+    "written_since",
 ]

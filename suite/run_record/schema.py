@@ -22,7 +22,8 @@ from suite.run_record.derived import Disagreement, check_derived
 SCHEMA = "suite.run"
 SCHEMA_VERSION = 1
 
-STATUSES = ("ok", "diverged", "oom", "error")
+# "interrupted": stopped by Ctrl-C or SIGTERM after a timed window, whose figures the record keeps.
+STATUSES = ("ok", "diverged", "oom", "error", "interrupted")
 
 
 class NotARecord(ValueError):

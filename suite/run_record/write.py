@@ -4,6 +4,7 @@ atomic writes that lose nothing measured when the folder asked for cannot take t
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -17,11 +18,24 @@ from suite import atomic
 from suite.inputs.errors import UserError
 from suite.run_record.record import ORIGIN_ENV, RunRecord  # noqa: F401 - ORIGIN_ENV: its old home
 
+# A run id is a file name (the record's): at most this many characters, so that the record's name and its
+# writer's temporary file's stay well inside a file system's 255 bytes.
+RUN_ID_LENGTH = 200
+_NAME_DIGEST = 12  # hex digits of the name's sha256 that stand for what a long name's id leaves out
+
 
 def new_run_id(workload: str, backend: str, utc_time: str) -> str:
+    """`STAMP-WORKLOAD-BACKEND-RANDOM`, a plain name of at most RUN_ID_LENGTH characters: a name too long
+    for it (a long `hf:` path, a `module:factory`) keeps its head and a digest of the whole name, so that
+    two long names that share a head still get ids of their own; the record names the workload in full."""
     stamp = re.sub(r"[^0-9TZ]", "", utc_time)
     # The id is a file name: anything but letters, digits, '.', '_' and '-' becomes '_'.
-    safe = re.sub(r"[^A-Za-z0-9._-]", "_", f"{workload}-{backend}")
+    name = f"{workload}-{backend}"
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", name)
+    room = RUN_ID_LENGTH - len(stamp) - len("--") - 6
+    if len(safe) > room:
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:_NAME_DIGEST]
+        safe = f"{safe[: room - _NAME_DIGEST - 1]}-{digest}"
     return f"{stamp}-{safe}-{uuid.uuid4().hex[:6]}"
 
 
@@ -61,7 +75,7 @@ def write_text(path: str, text: str, option: str = "--out") -> None:
 
 
 # A run id becomes a file name: letters, digits and . _ - only, never a path separator or a dot first.
-_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,199}")
+_PLAIN_NAME = re.compile(rf"[A-Za-z0-9_][A-Za-z0-9._-]{{0,{RUN_ID_LENGTH - 1}}}")
 
 
 def is_plain_name(text) -> bool:
@@ -117,7 +131,21 @@ def write_record(record: RunRecord | dict, out_dir: str) -> str:
     os.makedirs(out_dir, exist_ok=True)
     final = os.path.join(out_dir, f"{record['run_id']}.json")
     atomic.write_atomic(final, text)
+    note_written(final)
     return final
+
+
+_WRITTEN: list[str] = []  # the records this process has written (or seen written for it), in order
+
+
+def note_written(path: str) -> None:
+    """PATH is a record written for this command (by it, or by the rank 0 it launched)."""
+    _WRITTEN.append(path)
+
+
+def written_since(count: int) -> list[str]:
+    """The records written for this process since it had written COUNT (`len(written_since(0))` now)."""
+    return _WRITTEN[count:]
 
 
 # A record that cannot be written where asked goes here (named in the message), else to stdout.

@@ -9,7 +9,8 @@ SUITE_FAULT_HOLD_DIR=DIR [SUITE_FAULT_HOLD_AT=N]: the Nth `suite run` process st
 by the files each makes in DIR: started-1, started-2, ...; default the first) holds as its run starts
 (when it collects the run's context, its stop handlers in place): it writes DIR/held, then waits until
 DIR/release exists or it is stopped. A test that stops a sweep mid-point, or changes its disk there,
-synchronises on DIR/held instead of sleeping and hoping the point is still running.
+synchronises on DIR/held instead of sleeping and hoping the point is still running. With
+SUITE_FAULT_HOLD_IN=probe it holds instead as its bottleneck probe starts (after its timed windows).
 """
 
 import os
@@ -63,21 +64,39 @@ def _arrival(folder: str) -> int:
             place += 1
 
 
+def _hold(folder: str) -> None:
+    """DIR/held written (atomically), then wait for DIR/release; a stop arrives as KeyboardInterrupt."""
+    with open(os.path.join(folder, "held.tmp"), "w") as handle:
+        handle.write(str(os.getpid()))
+    os.rename(os.path.join(folder, "held.tmp"), os.path.join(folder, "held"))
+    while not os.path.exists(os.path.join(folder, "release")):
+        time.sleep(0.05)  # polls for the test's release
+
+
+def _hold_in_probe(folder: str) -> None:
+    from suite.measurement import bottleneck_probe
+
+    measure = bottleneck_probe.measure
+
+    def held_measure(*args, **kwargs):
+        _hold(folder)
+        return measure(*args, **kwargs)
+
+    bottleneck_probe.measure = held_measure
+
+
 def install_hold(env=os.environ) -> None:
     from suite import context
 
     folder, at = env["SUITE_FAULT_HOLD_DIR"], int(env.get("SUITE_FAULT_HOLD_AT", "1"))
+    where = env.get("SUITE_FAULT_HOLD_IN", "start")
     collect, counted = context.collect, []
 
     def held_collect(*args, **kwargs):
         if not counted and sys.argv[1:2] == ["run"]:  # a `suite run` process, once
             counted.append(_arrival(folder))
             if counted[0] == at:
-                with open(os.path.join(folder, "held.tmp"), "w") as handle:
-                    handle.write(str(os.getpid()))
-                os.rename(os.path.join(folder, "held.tmp"), os.path.join(folder, "held"))
-                while not os.path.exists(os.path.join(folder, "release")):
-                    time.sleep(0.05)  # polls for the test's release; a stop arrives as KeyboardInterrupt
+                (_hold_in_probe if where == "probe" else _hold)(folder)
         return collect(*args, **kwargs)
 
     context.collect = held_collect

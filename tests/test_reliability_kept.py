@@ -1,0 +1,270 @@
+"""Once a window is timed, a record exists, whatever happens next: a workload name too long for a run id,
+Ctrl-C or SIGTERM after the windows (in the bottleneck probe, in a later window), a token file cut short
+under the run (a memory map's SIGBUS, a loader worker's "out of shared memory"), a closed stderr. Each
+stop comes at a point the test can see (a progress event, a hold file, a line on stderr), never after a
+sleep."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import (
+    ROOT,
+    TINY,
+    TINY_OPTIONS,
+    TINY_RUN,
+    changed,
+    model_override_options,
+    only_record,
+    suite_env,
+)
+from held_runs import hold_env, wait_held
+
+from suite import cli
+from suite.measurement import bottleneck_probe, runner
+from suite.run_record import RUN_ID_LENGTH, is_plain_name, new_run_id
+from suite.spec import RunSpec
+
+CONTEXT, VOCABULARY = TINY["gpt2-small"]["context"], TINY["gpt2-small"]["vocabulary"]
+
+
+def token_file(path, count: int = 4000) -> str:
+    np.random.default_rng(0).integers(0, VOCABULARY, size=count).astype(np.uint16).tofile(path)
+    return str(path)
+
+
+def token_run(data: str, *extra: str) -> list[str]:
+    """A tiny gpt2-small `suite run` on DATA: one warm-up step, three windows of two steps."""
+    options = changed(TINY_OPTIONS, steps=2, windows=3)
+    return [
+        "run",
+        *options,
+        "--workload",
+        "gpt2-small",
+        *model_override_options(TINY["gpt2-small"]),
+        "--data",
+        data,
+        *extra,
+    ]
+
+
+def token_plan(data: str, workers: int):
+    spec = RunSpec().replace(
+        backend="cpu",
+        workload="gpt2-small",
+        batch_size=2,
+        warmup_steps=1,
+        steps_per_window=2,
+        windows=3,
+        threads=1,
+        data=data,
+        workers=workers,
+        model_overrides=TINY["gpt2-small"],
+    )
+    return runner.plan_run(spec)
+
+
+# -- a run id within its cap, whatever the workload's name ------------------------------------------------
+
+
+def test_a_long_workload_name_gets_a_plain_run_id_of_its_own():
+    stamp = "2026-12-01T23:06:32Z"
+    names = ["hf:/" + "deep/" * 80 + "config.json", "m_" + "a" * 300 + ":f", "m_" + "a" * 300 + ":g"]
+    ids = [new_run_id(name, "cpu", stamp) for name in names]
+    for run_id in ids:
+        assert is_plain_name(run_id) and len(run_id) <= RUN_ID_LENGTH, run_id
+    # two long names that share their head are still told apart (a digest of the whole name)
+    assert ids[1][:-7] != ids[2][:-7]
+    short = new_run_id("dcgan64", "cpu", stamp)
+    assert short.startswith("20261201T230632Z-dcgan64-cpu-") and len(short) == len(short.split("-")[0]) + 19
+
+
+def test_a_run_of_a_factory_with_a_long_name_is_recorded(tmp_path, monkeypatch, capsys):
+    module = "m_" + "a" * 190  # as a file name it fits; as a run id, with the stamp and backend, it did not
+    (tmp_path / f"{module}.py").write_text(
+        "from torch import nn\n\ndef f(num_classes=10):\n"
+        "    return nn.Sequential(nn.Flatten(), nn.Linear(3 * 8 * 8, num_classes))\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "out"
+    argv = ["run", *TINY_OPTIONS, "--image-size", "8", "--workload", f"{module}:f", "--out", str(out)]
+    assert cli.main(argv) == 0, capsys.readouterr().err
+    record = only_record(out)
+    assert record["status"] == "ok" and record["config"]["workload"] == f"{module}:f"
+    assert len(record["run_id"]) <= RUN_ID_LENGTH
+
+
+# -- Ctrl-C or SIGTERM after a timed window -------------------------------------------------------------
+
+
+def test_an_interrupt_in_the_bottleneck_probe_keeps_the_timed_windows(tmp_path, monkeypatch, capsys):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt  # as Ctrl-C (or SIGTERM, which the command line turns into it) here
+
+    monkeypatch.setattr(bottleneck_probe, "measure", interrupted)
+    out = tmp_path / "out"
+    code = cli.main([*token_run(token_file(tmp_path / "t.bin"), "--workers", "0"), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 130, err
+    record = only_record(out)
+    assert record["status"] == "interrupted" and record["error"]["type"] == "Interrupted"
+    assert "after its 3 timed windows" in record["error"]["message"]
+    metrics = record["metrics"]
+    assert len(metrics["window_time_s"]) == 3 and metrics["images_per_second"] > 0
+    assert metrics["tokens_per_second"] == pytest.approx(metrics["images_per_second"] * CONTEXT)
+    assert "after its 3 timed windows" in err and "nothing was written" not in err
+
+
+def test_an_interrupt_in_a_later_window_keeps_the_windows_before_it():
+    plan = runner.plan_run(
+        RunSpec().replace(
+            backend="cpu",
+            workload="dcgan64",
+            batch_size=2,
+            warmup_steps=1,
+            steps_per_window=1,
+            windows=3,
+            threads=1,
+            model_overrides=TINY["dcgan64"],
+        )
+    )
+
+    def progress(event, **info):
+        if event == "window" and info["window"] == 1:
+            raise KeyboardInterrupt  # as the second window starts
+
+    with pytest.raises(runner.RunInterrupted) as stopped:
+        runner.execute(plan, progress=progress)
+    record = stopped.value.record
+    assert record["status"] == "interrupted"
+    assert "during timed window 2 of 3" in record["error"]["message"]
+    assert len(record["metrics"]["window_time_s"]) == 1 and record["metrics"]["steps_timed"] == 1
+    from suite.run_record import check_record
+
+    check_record(json.loads(json.dumps(record)))  # every reader takes it: its figures agree with its windows
+
+
+def test_an_interrupt_before_any_window_still_leaves_no_record():
+    plan = runner.plan_run(
+        RunSpec().replace(
+            backend="cpu",
+            workload="dcgan64",
+            batch_size=2,
+            warmup_steps=1,
+            steps_per_window=1,
+            windows=2,
+            threads=1,
+            model_overrides=TINY["dcgan64"],
+        )
+    )
+
+    def progress(event, **info):
+        if event == "warmup":
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        runner.execute(plan, progress=progress)
+    assert not isinstance(stopped.value, runner.RunInterrupted)
+
+
+@pytest.mark.slow  # a real `suite run` process, stopped by a real signal in its bottleneck probe
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_signal_in_the_probe_of_a_real_data_run_leaves_its_record(tmp_path, stop):
+    env, hold = hold_env(tmp_path, SUITE_FAULT_HOLD_IN="probe")
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "suite", *token_run(token_file(tmp_path / "t.bin"), "--workers", "0")]
+    run = subprocess.Popen(
+        [*command, "--out", str(out)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        wait_held(hold, run)  # its three windows are timed; the probe is about to start
+        os.kill(run.pid, stop)
+        _, err = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+    assert run.returncode == 130 and "Traceback" not in err, err
+    record = only_record(out)
+    assert record["status"] == "interrupted" and len(record["metrics"]["window_time_s"]) == 3
+    assert "after its 3 timed windows" in err
+
+
+# -- a token file cut short under the run ---------------------------------------------------------------
+
+_READ_AFTER_TRUNCATION = """
+import sys
+from suite.data.token_file import TokenFileShrank, read_token_file
+found = read_token_file(sys.argv[1])
+tokens = found.open()
+first = tokens.read(0, 100)
+open(sys.argv[1], "r+b").truncate(0)
+try:
+    tokens.read(found.tokens - 100, 100)
+except TokenFileShrank as error:
+    print(error)
+"""
+
+
+def test_a_token_file_cut_short_is_named_not_a_sigbus(tmp_path):
+    # In a fresh Python (numpy only, no torch): a memory map's SIGBUS would end pytest itself.
+    path = token_file(tmp_path / "t.bin")
+    done = subprocess.run(
+        [sys.executable, "-c", _READ_AFTER_TRUNCATION, path],
+        cwd=ROOT,
+        env=suite_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, (done.returncode, done.stderr)
+    assert "the file holds fewer tokens than the 4,000 it held when the run was planned" in done.stdout
+
+
+@pytest.mark.parametrize("workers", [0, pytest.param(1, marks=pytest.mark.slow)])
+def test_a_token_file_cut_short_mid_run_fails_the_run_and_keeps_its_windows(tmp_path, workers):
+    path = token_file(tmp_path / "t.bin")
+    plan = token_plan(path, workers)
+
+    def progress(event, **info):
+        if event == "window" and info["window"] == 1:
+            os.truncate(path, 0)  # after the first window: the rest of the run reads a file of nothing
+
+    record = runner.execute(plan, progress=progress)
+    assert record["status"] == "error" and record["error"]["type"] == "LoaderFailed"
+    message = record["error"]["message"]
+    assert path in message and "fewer tokens than the 4,000" in message, message
+    assert "shared memory" not in message and "TokenFileShrank" not in message
+    assert len(record["metrics"]["window_time_s"]) >= 1
+
+
+# -- a closed stderr -------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow  # a fresh `suite run`, its stderr closed as `2>&-` closes it
+def test_a_run_with_stderr_closed_writes_its_record(tmp_path):
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "suite", *TINY_RUN, "--out", str(out)],
+        cwd=ROOT,
+        env=suite_env(tmp_path),
+        stdout=subprocess.PIPE,
+        text=True,
+        timeout=300,
+        preexec_fn=lambda: os.close(2),
+    )
+    assert done.returncode == 0
+    assert only_record(out)["status"] == "ok" and "record" in done.stdout
+    assert not glob.glob(str(out / ".tmp-*"))
