@@ -268,3 +268,67 @@ def test_a_run_with_stderr_closed_writes_its_record(tmp_path):
     assert done.returncode == 0
     assert only_record(out)["status"] == "ok" and "record" in done.stdout
     assert not glob.glob(str(out / ".tmp-*"))
+
+
+# -- a stop that comes as a record is written: what is said agrees with what is on disk -------------------
+
+
+def test_a_sweep_stopped_as_its_point_recorded_counts_that_point(tmp_path, monkeypatch):
+    from suite import run_record
+    from suite.exploring import grid
+
+    points = [
+        grid.Point(i, {"batch-size": str(i + 1)}, [], {"workload": "dcgan64", "batch_size": i + 1})
+        for i in range(3)
+    ]
+
+    def run_point(point, out_dir, timeout_s=None, origin="sweep"):
+        record = run_record.new_record(f"p{point.index}", {"utc_time": "2026-01-01T00:00:00Z"}, point.config)
+        record["status"] = "ok"
+        run_record.write_record(record, out_dir)
+        if point.index == 1:
+            raise KeyboardInterrupt  # the stop reached the sweep as its second point's run had written
+        return record
+
+    monkeypatch.setattr(grid, "run_point", run_point)
+    said: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        grid.run_points(points, str(tmp_path), log=said.append)
+    assert len(glob.glob(str(tmp_path / "*.json"))) == 2
+    assert "interrupted. 2 of 3 points are recorded" in said[-1], said[-1]
+
+
+def test_a_launched_run_stopped_after_rank_0_wrote_its_record_says_it_is_kept(tmp_path, monkeypatch):
+    import types
+
+    from suite import context, run_record
+    from suite.cli import _interrupted, build_parser
+    from suite.launching import launch
+    from suite.run_options import spec_from_args
+
+    out = tmp_path / "out"
+
+    class Agent:  # torchrun whose rank 0 wrote the record before the stop reached it
+        def __init__(self, command, env, **kwargs):
+            self.run_id = env["SUITE_RUN_ID"]
+
+        def wait(self):
+            record = run_record.new_record(
+                self.run_id, {"utc_time": "2026-01-01T00:00:00Z"}, {"workload": "w"}
+            )
+            out.mkdir(exist_ok=True)  # by another process: this one has not noted it
+            (out / f"{self.run_id}.json").write_text(run_record.record_json(dict(record, status="ok")))
+            return launch.INTERRUPTED
+
+    monkeypatch.setattr(launch.subprocess, "Popen", Agent)
+    monkeypatch.setattr(context, "collect", lambda: {"utc_time": context.utc_now()})
+    args = build_parser(["run"]).parse_args(["run", "--backend", "cpu", "--nproc", "2", "--out", str(out)])
+    names = types.SimpleNamespace(name="w")
+    plan = types.SimpleNamespace(spec=spec_from_args(args), workload=names, backend=names)
+    before = len(run_record.written_since(0))
+    with pytest.raises(KeyboardInterrupt):
+        launch.launch(args, plan)
+    [path] = glob.glob(str(out / "*.json"))
+    said = _interrupted(before, a_run=True)
+    assert path in said and "kept" in said and "nothing was written" not in said
+    assert "nothing was written" in _interrupted(len(run_record.written_since(0)), a_run=True)

@@ -302,8 +302,11 @@ def _run_claimed(point, out_dir, head, outcome, log, timeout_s, wait: bool, pace
         try:
             record = run_point(point, out_dir, timeout_s)
         except KeyboardInterrupt:
+            # The point's run may have finished its record as the stop came: the folder says (a run
+            # stopped after a timed window leaves a record of status interrupted, which is run again).
+            finished = find_record(point, existing_records(out_dir)) is not None
             log(
-                f"{head}: interrupted. {len(outcome)} of {total} points are recorded in {out_dir}; "
+                f"{head}: interrupted. {len(outcome) + finished} of {total} points are recorded in {out_dir}; "
                 "run the same command again to resume"
             )
             raise

@@ -95,13 +95,17 @@ def launch(args, plan) -> int:
                 status = agent.wait()
             except KeyboardInterrupt:
                 stop_agent(agent)
+                if os.path.exists(os.path.join(out_dir, f"{run_id}.json")):
+                    run_record.note_written(os.path.join(out_dir, f"{run_id}.json"))
                 raise
         failures = _read_failures(failures_path)
     finally:
         os.unlink(failures_path)
-    if status == INTERRUPTED:
-        raise KeyboardInterrupt  # as for one process: an interrupted run leaves no record
     record_path = os.path.join(out_dir, f"{run_id}.json")
+    if status == INTERRUPTED:
+        if os.path.exists(record_path):  # rank 0 wrote it before the stop reached it: said, and kept
+            run_record.note_written(record_path)
+        raise KeyboardInterrupt  # as for one process: a stopped rank writes no record of its own
     if status == 0 or os.path.exists(record_path) or (spec.launch.node_rank or 0) != 0:
         return status  # rank 0 wrote the record (or lives on another node)
     record = failure_record(run_id, ctx, plan, status, failures)
