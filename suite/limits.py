@@ -66,6 +66,12 @@ def available_memory_bytes() -> int:
     return int(psutil.virtual_memory().available)
 
 
+def total_memory_bytes() -> int:
+    import psutil
+
+    return int(psutil.virtual_memory().total)
+
+
 def cores() -> int:
     return os.cpu_count() or 1
 

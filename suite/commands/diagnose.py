@@ -54,18 +54,19 @@ def add_parser(subparsers) -> None:
 
 
 def _processes(value: str) -> int:
-    """--processes N: a whole number ≥ MIN_PROCESSES (fewer give no run-to-run interval worth the name)."""
-    from suite.inputs.errors import UserError
+    """--processes N: a whole number from MIN_PROCESSES (fewer give no run-to-run interval worth the name)
+    to `--repeat`'s bound (each is a fresh process, one at a time: 10^30 of them was accepted), in ASCII
+    digits (`int()` also read `1_000` and other scripts' digits)."""
+    from suite.inputs.numbers import whole
+    from suite.run_options import MAX_REPEAT
 
-    try:
-        count = int(value)
-    except (TypeError, ValueError):
-        count = None
-    if count is None or count < MIN_PROCESSES:
-        raise UserError(
-            f"--processes must be a whole number ≥ {MIN_PROCESSES} (processes per measurement), got {value!r}"
-        )
-    return count
+    return whole(
+        "--processes",
+        value,
+        MIN_PROCESSES,
+        MAX_REPEAT,
+        f"a whole number ≥ {MIN_PROCESSES} (processes per measurement)",
+    )
 
 
 def refuse_without_data(args) -> None:

@@ -188,6 +188,27 @@ def check_worker_bounds(workers: int) -> None:
     limits.check_processes(f"--workers {workers}", workers, WORKER_MEMORY_BYTES, "loader process")
 
 
+def check_batches_in_memory(
+    batch_size: int, sample_bytes: int, sample: str, settings: dict, epoch: int | None = None
+) -> None:
+    """Refuse, before anything is built, batches the host cannot hold: BATCH_SIZE samples of SAMPLE_BYTES
+    each (SAMPLE says what one is), as many batches at once as the loader SETTINGS make (one in use, and
+    workers x prefetch made ahead, at most the EPOCH's batches where a loader stops at an epoch's end),
+    against the memory available now. A token batch of a million sequences grew to 23 GB one numpy array
+    at a time, none refused on its own, until the kernel's OOM killer ended the run without a word."""
+    from suite import limits
+
+    ahead = settings["workers"] * (settings["prefetch"] or 0)
+    at_once = 1 + (ahead if epoch is None else min(ahead, epoch))
+    limits.refuse_above(
+        f"--batch-size {batch_size:,}",
+        batch_size * sample_bytes * at_once,
+        limits.available_memory_bytes(),
+        f"the host memory available now, of this host's {limits.human(limits.total_memory_bytes())}: "
+        f"{limits.human(sample_bytes)} a {sample}, {at_once:,} batch(es) at once",
+    )
+
+
 def check_batch_fits(batch_size: int, images: int, world_size: int, where: str) -> int:
     """Each process's share of the images; a batch must fit in it (drop_last: no partial batches)."""
     share = images // world_size
@@ -227,23 +248,36 @@ def check_data(spec, workload, backend, batch_size: int) -> None:
             errors.warn(ignored)
         return
     if workload.unit != "images":  # the folders and caches hold images; a language model reads a token file
-        check_token_data(spec.data.source, workload)
-        loader_settings(spec, backend, DEFAULT_TOKEN_WORKERS)
+        from suite.data.token_file import sequence_host_bytes
+
+        token_file, _ = check_token_data(spec.data.source, workload)
+        context = workload.units_per_sample()
+        check_batches_in_memory(
+            batch_size,
+            sequence_host_bytes(context, token_file.dtype),
+            f"sequence of {context + 1:,} {token_file.dtype} tokens read, widened to int64 and split into "
+            "inputs and targets",
+            loader_settings(spec, backend, DEFAULT_TOKEN_WORKERS),
+        )
         return
     from suite.data.cache import check_cache_fits, is_cache
 
     _, world_size = rank_and_world_size()
+    pixels = 3 * workload.image_size**2
     if os.path.isdir(spec.data.source) and is_cache(spec.data.source):
         cache, _ = check_cache_fits(spec.data.source, workload.image_size, batch_size, world_size)
         classes = len(cache.manifest["classes"])
-        loader_settings(spec, backend, DEFAULT_CACHE_WORKERS)
+        settings = loader_settings(spec, backend, DEFAULT_CACHE_WORKERS)
+        check_batches_in_memory(batch_size, pixels, "uint8 image gathered from the cache", settings)
     else:
         from suite.data.imagefolder import scan_folder
 
         scan = scan_folder(spec.data.source)
         classes = len(scan.classes)
         check_batch_fits(batch_size, len(scan.samples), world_size, repr(spec.data.source))
-        loader_settings(spec, backend, DEFAULT_IMAGEFOLDER_WORKERS)
+        settings = loader_settings(spec, backend, DEFAULT_IMAGEFOLDER_WORKERS)
+        epoch = len(scan.samples) // world_size // batch_size  # a DataLoader prefetches within an epoch
+        check_batches_in_memory(batch_size, pixels * 4, "float32 image decoded", settings, epoch)
     workload.check_data_classes(
         classes, f"--data {spec.data.source!r}", head_asked=spec.workload.num_classes is not None
     )

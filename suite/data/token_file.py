@@ -192,6 +192,12 @@ def _llmc_file(path: str, where: str, size: int, head: bytes, header: LlmcHeader
     return TokenFile(path, LLMC, header.dtype, LLMC_HEADER_BYTES, count, size, header)
 
 
+def sequence_host_bytes(context: int, dtype: str) -> int:
+    """Host bytes one sequence of a batch takes while the batch is made (token_loader.TokenSequences): its
+    context + 1 ids as read, widened to int64, then split into inputs and targets of `context` each."""
+    return (context + 1) * (np.dtype(dtype).itemsize + 8) + 2 * context * 8
+
+
 def check_token_file(token_file: TokenFile, context: int, vocabulary: int, model: str) -> str:
     """Refuse a file that cannot feed `model` (too short for one sequence, an id outside its vocabulary);
     returns how far the ids were checked, for the record."""
