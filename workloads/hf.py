@@ -70,13 +70,73 @@ def _read_config(spec: str, name: str):
             raise near(spec, list(CONFIG_MAPPING.keys()), "Hugging Face model type", "suite list")
         return CONFIG_MAPPING[spec]()
     path = _config_file(spec, name)
+    text = _config_text(path, name)
+    import tempfile
+
+    from suite import atomic
+
+    # transformers reads the bytes the bounded reader read, from a file of the suite's own: what PATH is
+    # now (a FIFO, /proc/kmsg, a file grown to a GiB) is never opened by anyone else.
+    with tempfile.TemporaryDirectory(prefix="suite-hf-config-") as folder:
+        copy = os.path.join(folder, CONFIG_FILE)
+        atomic.write_atomic(copy, text)
+        try:
+            return transformers.AutoConfig.from_pretrained(
+                copy, local_files_only=True, trust_remote_code=False
+            )
+        except Exception as error:  # noqa: BLE001 - not JSON, no model_type, an unknown model_type ...
+            raise UserError(
+                f"workload {name!r}: {str(path)!r} is not a Hugging Face config transformers can read: "
+                f"{type(error).__name__}: {_first_line(error)}"
+            ) from None
+
+
+# A config.json is a few KiB; the bounded reader's cap for a person's file is far above any real one.
+CONFIG_LIMIT = 16 * 1024 * 1024
+
+
+def _config_text(path: Path, name: str) -> str:
+    """The config file's text, read by the one bounded reader (a regular file, never waited on, at most
+    CONFIG_LIMIT bytes) and checked as strict JSON: one object, no key given twice (a parser keeps the
+    last silently), no NaN or Infinity (no width, count or rate is one)."""
+    import json
+
+    from suite.inputs.files import read_user_file
+
+    text = read_user_file(str(path), f"workload {name!r}: config", CONFIG_LIMIT)
+    where = f"workload {name!r}: {str(path)!r} is not a Hugging Face config"
+
+    def no_constant(word: str):
+        raise ValueError(f"{word} is no JSON number (a config's values are finite)")
+
+    def no_duplicates(pairs: list) -> dict:
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"key {key!r} is given twice")
+            seen.add(key)
+        return dict(pairs)
+
     try:
-        return transformers.AutoConfig.from_pretrained(
-            str(path), local_files_only=True, trust_remote_code=False
-        )
-    except Exception as error:  # noqa: BLE001 - not JSON, no model_type, an unknown model_type ...
+        data = json.loads(text, parse_constant=no_constant, object_pairs_hook=no_duplicates)
+    except (ValueError, RecursionError) as error:
+        raise UserError(f"{where} (strict JSON): {_first_line(error)}") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{where}: it is not a JSON object")
+    return text
+
+
+def _check_builds(workload, name: str) -> None:
+    """Build the model on the meta device (shapes, no memory) while the run is planned: a config that
+    transformers reads but cannot build (a negative width, heads that do not divide it, positions -1, an
+    unknown rope_type) is one line here, not a traceback when the run starts."""
+    try:
+        workload.build_modules(device="meta")
+    except UserError:
+        raise
+    except Exception as error:  # noqa: BLE001 - transformers' own checks raise many kinds
         raise UserError(
-            f"workload {name!r}: {str(path)!r} is not a Hugging Face config transformers can read: "
+            f"workload {name!r}: transformers cannot build a model from this config: "
             f"{type(error).__name__}: {_first_line(error)}"
         ) from None
 
@@ -139,7 +199,7 @@ def resolve(spec: str, name: str) -> Workload:
     source = spec if _is_path(spec) else f"{spec} defaults"
     import transformers
 
-    return HuggingFaceLM(
+    workload = HuggingFaceLM(
         name,
         f"Hugging Face {model_class} ({source}), random init",
         image_size=0,
@@ -153,6 +213,8 @@ def resolve(spec: str, name: str) -> Workload:
         width=int(getattr(text, "hidden_size", 0) or 0),
         library_version=transformers.__version__,
     )
+    _check_builds(workload, name)
+    return workload
 
 
 def _wrap(model):
