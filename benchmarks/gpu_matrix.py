@@ -47,10 +47,13 @@ import gpu_matrix_plan as plan_module  # noqa: E402
 import gpu_matrix_report  # noqa: E402
 from warm_start import WarmStarter  # noqa: E402
 
+from suite.inputs import errors, numbers  # noqa: E402 - plain Python: a bare interpreter imports them
+
 DEFAULT_BUDGET_S = 540.0  # a command may run 10 minutes there: 60 s are left for the start and the copies
 REPORT_S = 15.0  # kept back for `suite report` (no torch import: about a second), after the last step
 PACK_S = 5.0  # kept back for the last report.md and archive
 MIN_BUDGET_S = REPORT_S + PACK_S + 5
+MAX_BUDGET_S = 24 * 3600.0  # a lease is minutes; a budget of days is a typo, and nan or inf no deadline
 # A fresh interpreter's start as the steps pay it: torch imported, and on the GPU a CUDA context and the
 # device's name (also: is this the machine the matrix is for).
 PREFLIGHT = {
@@ -73,8 +76,8 @@ class Log:
     def __init__(self, *paths: str):
         self.handles = [open(path, "a") for path in paths]
 
-    def __call__(self, text: str = "", stream=sys.stdout) -> None:
-        print(text, file=stream, flush=True)
+    def __call__(self, text: str = "", stream=None) -> None:
+        print(text, file=stream or sys.stdout, flush=True)  # sys.stdout as it is now, not at import
         for handle in self.handles:
             handle.write(text + "\n")
             handle.flush()
@@ -398,6 +401,51 @@ def commit_of_checkout() -> str | None:
     return git_commit()
 
 
+def _budget(text: str) -> float:
+    """--budget S: plain decimal seconds, finite and at most MAX_BUDGET_S (`nan` ran with no deadline,
+    `inf` ended in a traceback); its least is checked after parsing, with its own message."""
+    value = numbers.decimal(text)
+    if value is None or value > MAX_BUDGET_S:
+        raise argparse.ArgumentTypeError(
+            f"{errors.shown(text)}: seconds for the whole command, a plain number from {MIN_BUDGET_S:g} "
+            f"to {MAX_BUDGET_S:,.0f}"
+        )
+    return value
+
+
+def _check_names(parser, args) -> None:
+    """--as-gpu, --only and --skip are printed in the plan and the log: a value holding control characters (an
+    escape sequence) is refused, shown escaped, never echoed raw to a terminal."""
+    for option, value in (("--as-gpu", args.as_gpu), ("--only", args.only), ("--skip", args.skip)):
+        if value is not None and errors.CONTROL.search(value):
+            parser.error(f"{option} {errors.shown(value)}: holds control characters (a name has none)")
+
+
+def check_folders(*folders: str) -> None:
+    """Each folder can be made and written (a small file written, synced and removed) before anything runs:
+    one that is a file, lies under one, is read-only or full is one line and exit 2, not a traceback."""
+    for folder in folders:
+        try:
+            os.makedirs(folder, exist_ok=True)
+            probe = os.path.join(folder, f".gpu-matrix-probe-{os.getpid()}")
+            try:
+                with open(probe, "wb") as handle:
+                    handle.write(b"\0" * 4096)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+            finally:
+                if os.path.lexists(probe):
+                    os.unlink(probe)
+        except OSError as error:
+            why = error.strerror or str(error)
+            if os.path.lexists(folder) and not os.path.isdir(folder):
+                why = "it is a file, not a folder"
+            elif isinstance(error, NotADirectoryError):
+                why = "it lies under a file, not a folder"
+            print(f"gpu matrix: {errors.shown(folder)} cannot be written: {why}", file=sys.stderr)
+            raise SystemExit(2) from None
+
+
 def parse(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", help="folder for matrix.tar.gz, report.md and summary.log")
@@ -417,7 +465,7 @@ def parse(argv):
     )
     parser.add_argument(
         "--budget",
-        type=float,
+        type=_budget,
         default=DEFAULT_BUDGET_S,
         help=f"seconds for the whole command, packing included (default {DEFAULT_BUDGET_S:.0f})",
     )
@@ -429,6 +477,7 @@ def parse(argv):
         "--work", help="work folder (default: /tmp/suite-gpu-matrix, or OUT/work in a dry run)"
     )
     args = parser.parse_args(argv)
+    _check_names(parser, args)
     if args.budget < MIN_BUDGET_S:
         parser.error(f"--budget {args.budget:g}: must be at least {MIN_BUDGET_S:g} seconds")
     if args.as_gpu is not None and not (args.dry_run or args.plan):
@@ -451,7 +500,8 @@ def step_names(parser, option: str, value: str | None) -> list[str] | None:
     unknown = [n for n in names if n not in known]
     if not names or unknown:
         parser.error(
-            f"{option} {value!r}: unknown step {', '.join(unknown) or '(none given)'}; steps: {', '.join(known)}"
+            f"{option} {value!r}: unknown step {', '.join(map(errors.printable, unknown)) or '(none given)'}; "
+            f"steps: {', '.join(known)}"
         )
     return names
 
@@ -471,6 +521,7 @@ def main(argv=None) -> int:
         matrix.log(how)
         matrix.print_plan(matrix.chosen())
         return 0
+    check_folders(out, work)
     for folder in (
         out,
         work,
