@@ -461,11 +461,25 @@ def _check_as_options_would(spec, source: str) -> None:
         try:
             if isinstance(action, OverrideAction):
                 for key, item in value.items():
-                    check_text(action, f"{key}={item}")
+                    _check_override_as_typed(action, key, item)
             elif not isinstance(value, bool):
                 check_text(action, str(value))
         except UserError as error:
             raise UserError(f"{source}: {where}: {error}") from None
+
+
+def _check_override_as_typed(action: argparse.Action, key: str, item) -> None:
+    """A spec's model override is what `--model-override KEY=VALUE` gives, of the same type: a number, true
+    or false, or text, never null, a list or an object (each ended in an internal TypeError)."""
+    from suite.inputs.errors import UserError, shown
+    from suite.inputs.sizes import parse_override
+
+    _, typed = parse_override(action.option_strings[0], f"{key}={item}")
+    if type(typed) is not type(item) or typed != item:
+        raise UserError(
+            f"{key}: {shown(item)} is no value --model-override {key}=VALUE gives (a number, true or "
+            "false, or text)"
+        )
 
 
 def check_text(action: argparse.Action, text: str) -> None:

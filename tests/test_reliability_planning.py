@@ -68,7 +68,7 @@ def no_record(out) -> bool:
         (["--dist-timeout", "nan"], "--dist-timeout must be a positive"),
         (["--dist-timeout", "-5"], "--dist-timeout must be a positive"),
         (["--model-override", "ngf=-3"], "cannot be built with these overrides"),
-        (["--model-override", "ngf=1.5"], "cannot be built with these overrides"),
+        (["--model-override", "ngf=1.5"], "dcgan64's ngf is a whole number, got 1.5"),
         (["--model-override", "ngf=0"], "would have empty layers"),
     ],
 )

@@ -10,7 +10,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from suite.inputs.errors import UserError
+from suite.inputs.errors import UserError, shown
 
 if TYPE_CHECKING:  # a workload's definition imports no torch: `suite list` reads it without torch
     import torch
@@ -31,6 +31,24 @@ def __getattr__(name: str):
 def count_parameters(module: torch.nn.Module) -> int:
     """The seed's count: trainable elements only (BatchNorm running statistics are buffers)."""
     return sum(p.numel() for p in module.parameters() if p.requires_grad)
+
+
+# A field's annotation (as written: the workloads use `from __future__ import annotations`) -> what an
+# override of it may be, in words and as a check.
+_OVERRIDE_TYPES = {
+    "int": ("a whole number", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+    "float": ("a number", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)),
+    "bool": ("true or false", lambda v: isinstance(v, bool)),
+    "str": ("text", lambda v: isinstance(v, str)),
+}
+
+
+def _check_override_type(workload: str, key: str, annotation, value) -> None:
+    kind = _OVERRIDE_TYPES.get(
+        annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+    )
+    if kind is not None and not kind[1](value):
+        raise UserError(f"--model-override {key}: {workload}'s {key} is {kind[0]}, got {shown(value)}")
 
 
 @dataclass(frozen=True)
@@ -101,7 +119,8 @@ class Workload:
         return sorted(f.name for f in dataclasses.fields(self) if f.name not in self.identity_fields)
 
     def with_overrides(self, **overrides) -> Workload:
-        """The same workload with some architecture fields changed (tests use tiny widths)."""
+        """The same workload with some architecture fields changed (tests use tiny widths), each value of
+        its field's type: `ngf=true` is no width (a bool is an int to Python: it trained a width-1 model)."""
         settable = self.overridable_fields()
         unknown = sorted(set(overrides) - set(settable))
         if unknown:
@@ -109,6 +128,9 @@ class Workload:
                 f"unknown model override(s) {', '.join(unknown)} for {self.name} "
                 f"(settable: {', '.join(settable)})"
             )
+        fields = {f.name: f for f in dataclasses.fields(self)}
+        for key, value in overrides.items():
+            _check_override_type(self.name, key, fields[key].type, value)
         return dataclasses.replace(self, **overrides)
 
     def with_shape(self, num_classes: int | None = None, image_size: int | None = None) -> Workload:

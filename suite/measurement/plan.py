@@ -135,8 +135,19 @@ def _schedule(asked, schedule) -> tuple[dict, str]:
     return timing, steps_chosen_by
 
 
+# A run's seed: what numpy's and torch's generators take from every platform (a 2**64 seed failed the run
+# in torch.manual_seed, after the model was built); as `suite data synth --seed`.
+MAX_SEED = 2**32 - 1
+# A run's share of an instance: as many accelerators as a catalog's instance may have (pricing.UPPER_BOUNDS).
+MAX_ACCELERATORS_USED = 1024
+
+
 def _check_run_options(spec: RunSpec, workload: Workload) -> None:
     """--grad-accum within its bounds (a spec file's too), and both training options only where the
-    workload's step honours them."""
+    workload's step honours them; the spec's own fields that no option sets (seed, accelerators used), as
+    an option would check them."""
     grad_accum = positive_int("--grad-accum", spec.workload.grad_accum, MAX_GRAD_ACCUM)
     workload.check_run_options(grad_accum, spec.workload.activation_checkpointing)
+    non_negative_int("workload.seed", spec.workload.seed, MAX_SEED)
+    if spec.cost.accelerators_used is not None:  # a report divides the rate by it: 0 or -3 was skipped there
+        positive_int("cost.accelerators_used", spec.cost.accelerators_used, MAX_ACCELERATORS_USED)

@@ -27,12 +27,27 @@ def to_json(spec: RunSpec) -> str:
 def from_json(text: str, source: str = "--spec") -> RunSpec:
     """The RunSpec TEXT holds; SOURCE names it in an error (one line: where, and what is wrong)."""
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_once_each)
+    except _GivenTwice as twice:
+        raise UserError(f"{source}: {twice} is given twice in one object (accepted: each key once)") from None
     except RecursionError:
         raise UserError(f"{source}: not JSON (nested too deeply)") from None
     except ValueError as error:  # not JSON, or an integer of more digits than Python reads
         raise UserError(f"{source}: not JSON ({str(error).split(';')[0]})") from None
     return _read(RunSpec, data, source, "")
+
+
+class _GivenTwice(Exception):
+    """A key given twice in one JSON object: a parser keeps the last silently."""
+
+
+def _once_each(pairs: list) -> dict:
+    seen = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise _GivenTwice(shown(key))
+        seen.add(key)
+    return dict(pairs)
 
 
 def _read(cls, data, source: str, where: str):
