@@ -172,7 +172,7 @@ def test_windows_without_images_per_window_skip_the_per_window_checks():
 # What the checks say, in order, as the suite said it when these tests were written.
 PINNED_FIELDS = [
     "field run_id: must be a text (non-empty) of at most 500 characters without control characters, got ''",
-    "field status: must be one of ok, diverged, oom, error, got 'fine'",
+    "field status: must be one of ok, diverged, oom, error, interrupted, got 'fine'",
     "field kind: must be a text or null of at most 500 characters without control characters, got 5",
     "field backend_choice: must be a text or null of at most 500 characters without control characters, got 5",
     "field config.workload: must be a text (non-empty) of at most 500 characters without control characters, got 5",
