@@ -7,12 +7,10 @@ import argparse
 import functools
 
 from suite.inputs import option_types
+from suite.spec import MAX_GRAD_ACCUM  # declared with its field (suite/spec/parts.py)
 
 DEFAULT_OUT = "results"
 MAX_REPEAT = 1000
-# Micro-batches per optimizer step: nanoGPT's GPT-2 recipe uses 40 (5 x 8 GPUs); a thousand is already a
-# step of minutes on any device.
-MAX_GRAD_ACCUM = 1024
 
 
 class _Declaring:

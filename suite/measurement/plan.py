@@ -13,8 +13,7 @@ from suite.inputs import input_checks
 from suite.inputs.errors import UserError
 from suite.inputs.numbers import non_negative_int, positive_int
 from suite.measurement import distributed, numerics, sharding, window_length
-from suite.run_options import MAX_GRAD_ACCUM
-from suite.spec import RECORD_ONLY, RunSpec
+from suite.spec import MAX_ACCELERATORS_USED, MAX_GRAD_ACCUM, MAX_SEED, RECORD_ONLY, RunSpec
 from suite.workloads import Workload, get_workload
 
 
@@ -133,13 +132,6 @@ def _schedule(asked, schedule) -> tuple[dict, str]:
     )
     timing = {"warmup_steps": warmup_steps, "steps_per_window": steps_per_window, "windows": windows}
     return timing, steps_chosen_by
-
-
-# A run's seed: what numpy's and torch's generators take from every platform (a 2**64 seed failed the run
-# in torch.manual_seed, after the model was built); as `suite data synth --seed`.
-MAX_SEED = 2**32 - 1
-# A run's share of an instance: as many accelerators as a catalog's instance may have (pricing.UPPER_BOUNDS).
-MAX_ACCELERATORS_USED = 1024
 
 
 def _check_run_options(spec: RunSpec, workload: Workload) -> None:

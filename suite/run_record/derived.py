@@ -15,6 +15,11 @@ the suite derives it (`windows.window_metrics`, `measurement/flops.mfu_metrics`,
     images_timed, time_timed_s images_per_window × the windows; the sum of window_time_s
     model_tflops_per_second    flops_per_image × images_per_second ÷ world_size ÷ 1e12 (per device)
     mfu                        model_tflops_per_second ÷ mfu_peak_tflops
+    tokens_per_second, _hour, _min, _max, _stdev, _step      images_... × tokens_per_sample
+
+and a record in tokens is a token workload's: it names the tokens a sample holds, and its workload section
+(where it has one) neither trained on images of a size nor says another unit (an image record marked
+`unit: tokens` went into the token table).
 
 Figures per dollar are never stored in a record: the report derives them from the rate and a catalog's
 price. Energy per image comes from telemetry counters and power samples and is not re-derived here.
@@ -251,3 +256,51 @@ def check_derived(record: dict) -> None:
     _check_windows(metrics, config)
     _check_per_device(record, metrics)
     _check_efficiency(metrics, config)
+    _check_unit(record, metrics)
+
+
+def _check_unit(record: dict, metrics: Metrics) -> None:
+    """The unit the figures are counted in agrees with the workload that ran (suite/measurement/units.py)."""
+    workload = record.get("workload") if isinstance(record.get("workload"), dict) else {}
+    said = workload.get("unit") or "images"
+    if metrics.unit is None:
+        if said != "images" and metrics.images_per_second is not None:
+            raise Disagreement("metrics.unit", f"{said}, as workload.unit says", None)
+        return
+    if metrics.unit != said:
+        raise Disagreement(
+            "metrics.unit", f"{said}, the unit of the workload that ran (workload.unit)", metrics.unit
+        )
+    if metrics.unit != "tokens":
+        return
+    if _number(workload, "image_size"):  # what a token workload never has: it trained on images
+        raise Disagreement(
+            "metrics.unit", f"images, for a workload of {workload['image_size']} px images", metrics.unit
+        )
+    per_sample = _figure(metrics.tokens_per_sample)
+    if per_sample is None:
+        raise Disagreement(
+            "metrics.tokens_per_sample", "the tokens one sample holds (the unit is tokens)", None
+        )
+    _agree(
+        "workload.tokens_per_sample",
+        _number(workload, "tokens_per_sample"),
+        per_sample,
+        "metrics.tokens_per_sample",
+    )
+    for name in (
+        "per_second",
+        "per_hour",
+        "per_second_min",
+        "per_second_max",
+        "per_second_stdev",
+        "per_step",
+    ):
+        images = _figure(getattr(metrics, f"images_{name}"))
+        _agree(
+            f"metrics.tokens_{name}",
+            _figure(getattr(metrics, f"tokens_{name}")),
+            None if images is None else images * per_sample,
+            f"images_{name} × tokens_per_sample",
+            floor=1e-9,
+        )

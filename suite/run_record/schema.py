@@ -18,6 +18,7 @@ import re
 import sys
 
 from suite.run_record.derived import Disagreement, check_derived
+from suite.spec import MAX_GRAD_ACCUM, RunSpec
 
 SCHEMA = "suite.run"
 SCHEMA_VERSION = 1
@@ -248,10 +249,12 @@ def _check_config(config: _Section) -> None:
     for name in ("seed", "max_memory_bytes"):
         config.whole(name, maximum=LARGEST_WHOLE)
     config.number("dist_timeout_s")
+    config.whole("grad_accum", minimum=1, maximum=MAX_GRAD_ACCUM)  # micro-batches of one optimizer step
     for name in ("tf32", "channels_last", "compile", "hpu_fused", "check_numerics", "pin_memory"):
         config.flag(name)
+    for name in ("fsdp", "activation_checkpointing"):
+        config.flag(name)
     config.scalars("model_overrides")
-    from suite.spec import RunSpec
 
     settings = set(RunSpec().to_record_config()) - {"model_overrides"}
     for name, value in config.mapping.items():  # every setting is grouped by and printed: plain values

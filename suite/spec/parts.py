@@ -5,6 +5,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# Bounds of the fields below, for their options, a spec file and a record alike.
+# Micro-batches per optimizer step: nanoGPT's GPT-2 recipe uses 40 (5 x 8 GPUs); a thousand is already a
+# step of minutes on any device.
+MAX_GRAD_ACCUM = 1024
+# A run's seed: what numpy's and torch's generators take on every platform (a 2**64 seed failed the run in
+# torch.manual_seed, after the model was built); as `suite data synth --seed`.
+MAX_SEED = 2**32 - 1
+# A run's share of an instance: as many accelerators as a catalog's instance may have (pricing.UPPER_BOUNDS).
+MAX_ACCELERATORS_USED = 1024
+
 
 @dataclass(frozen=True)
 class Workload:
