@@ -106,6 +106,34 @@ def check_processes(what: str, count: int, per_process_bytes: int, kind: str = "
     )
 
 
+# -- shared memory ----------------------------------------------------------------------------------------
+# Worker processes (a DataLoader's, a decoding pool's) make their queues' locks as POSIX semaphores and hand
+# batches over as POSIX shared memory: on Linux both are files in /dev/shm. A read-only /dev/shm (a container
+# mounted so) failed at the first batch with "Read-only file system", naming nothing, and torch's half-made
+# loader printed "Exception ignored".
+SHARED_MEMORY = "/dev/shm"
+
+
+def shared_memory_problem() -> str | None:
+    """Why worker processes could not share memory here (one lock made and dropped, as their queues make
+    it), or None where they can."""
+    import multiprocessing
+
+    try:
+        multiprocessing.get_context().Lock()
+    except OSError as error:
+        return f"shared memory ({SHARED_MEMORY}), which cannot be written here: {error.strerror or error}"
+    return None
+
+
+def check_shared_memory(what: str, instead: str) -> None:
+    """UserError naming WHAT (the option that starts workers) and INSTEAD (how to run without them) where
+    worker processes cannot share memory; before any starts."""
+    problem = shared_memory_problem()
+    if problem:
+        raise UserError(f"{what}: worker processes need {problem}; make it writable, or use {instead}")
+
+
 # -- children end with the process that started them ------------------------------------------------------
 # Linux's PR_SET_PDEATHSIG (prctl(2)): the kernel signals a process when the thread that started it ends,
 # however it ends (kill -9 included); kept across exec. Elsewhere nothing is asked and the children rely on

@@ -180,6 +180,17 @@ def loader_settings(spec, backend, default_workers: int) -> dict:
 WORKER_MEMORY_BYTES = 100 * 1024**2
 
 
+def check_loader_workers_share_memory(workers: int) -> None:
+    """A DataLoader's worker processes hand their batches over in shared memory: refused at plan time where
+    there is none to write (the cache's gather threads need none)."""
+    from suite import limits
+
+    if workers > 0:
+        limits.check_shared_memory(
+            f"--workers {workers}", "--workers 0 (batches made in the run's own process)"
+        )
+
+
 def check_worker_bounds(workers: int) -> None:
     """Refuse more loader workers than the cores can run or the memory can hold, before any starts (the
     bound every count of processes is held to: limits.check_processes)."""
@@ -252,13 +263,15 @@ def check_data(spec, workload, backend, batch_size: int) -> None:
 
         token_file, _ = check_token_data(spec.data.source, workload)
         context = workload.units_per_sample()
+        settings = loader_settings(spec, backend, DEFAULT_TOKEN_WORKERS)
         check_batches_in_memory(
             batch_size,
             sequence_host_bytes(context, token_file.dtype),
             f"sequence of {context + 1:,} {token_file.dtype} tokens read, widened to int64 and split into "
             "inputs and targets",
-            loader_settings(spec, backend, DEFAULT_TOKEN_WORKERS),
+            settings,
         )
+        check_loader_workers_share_memory(settings["workers"])
         return
     from suite.data.cache import check_cache_fits, is_cache
 
@@ -278,6 +291,7 @@ def check_data(spec, workload, backend, batch_size: int) -> None:
         settings = loader_settings(spec, backend, DEFAULT_IMAGEFOLDER_WORKERS)
         epoch = len(scan.samples) // world_size // batch_size  # a DataLoader prefetches within an epoch
         check_batches_in_memory(batch_size, pixels * 4, "float32 image decoded", settings, epoch)
+        check_loader_workers_share_memory(settings["workers"])
     workload.check_data_classes(
         classes, f"--data {spec.data.source!r}", head_asked=spec.workload.num_classes is not None
     )

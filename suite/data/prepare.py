@@ -27,6 +27,7 @@ import suite
 from suite import atomic, limits
 from suite.data import cache as cache_format
 from suite.data.imagefolder import resize_and_crop, scan_folder
+from suite.inputs import errors
 from suite.inputs.errors import UserError
 from suite.inputs.files import open_regular
 from suite.inputs.numbers import positive_int
@@ -196,7 +197,7 @@ def _build(scan, fingerprint: str, image_size: int, folder: str, workers: int, p
 def _decoder(paths: list[str], image_size: int, workers: int):
     """The images decoded in order: by a pool of forked workers (returned, to be ended by the caller), or
     in this process (no pool)."""
-    if workers > 1 and len(paths) > 1:
+    if workers > 1 and len(paths) > 1 and not _pool_refused():
         # fork: the workers start at once, without importing torch again.
         pool = multiprocessing.get_context("fork").Pool(
             workers, initializer=_init_worker, initargs=(image_size, True, limits.end_with_parent())
@@ -204,6 +205,15 @@ def _decoder(paths: list[str], image_size: int, workers: int):
         return pool, pool.imap(_decode, paths, chunksize=max(1, min(64, len(paths) // (workers * 8))))
     _init_worker(image_size)
     return None, map(_decode, paths)
+
+
+def _pool_refused() -> bool:
+    """Where worker processes cannot share memory (a read-only /dev/shm), the images are decoded in this
+    process, said once: the cache is the same byte for byte, only slower to make."""
+    problem = limits.shared_memory_problem()
+    if problem:
+        errors.warn(f"decoding in one process: worker processes need {problem}")
+    return problem is not None
 
 
 def _write_images(scan, decoded, images_path: str, progress) -> tuple[list, list[dict], object]:

@@ -15,6 +15,7 @@ import signal
 import numpy as np
 
 from suite import limits
+from suite.inputs import errors
 from suite.inputs.errors import UserError
 from suite.inputs.numbers import positive_int
 
@@ -121,6 +122,15 @@ def _write_one(job) -> int:
     return os.path.getsize(path)
 
 
+def _pool_refused() -> bool:
+    """Where worker processes cannot share memory (a read-only /dev/shm), the images are drawn in this
+    process, said once: the same files, only slower to make."""
+    problem = limits.shared_memory_problem()
+    if problem:
+        errors.warn(f"drawing in one process: worker processes need {problem}")
+    return problem is not None
+
+
 def synthesize(
     out_dir: str,
     count,
@@ -148,7 +158,7 @@ def synthesize(
     jobs = [(out_dir, i, classes, int(seed), width, height) for i in range(count)]
     progress = progress or Progress(f"synth {width}x{height}", count)
     total_bytes = 0
-    if workers == 1 or count < 64:
+    if workers == 1 or count < 64 or _pool_refused():
         results = map(_write_one, jobs)
         pool = None
     else:
