@@ -47,14 +47,18 @@ class FolderScan:
         return sum(os.path.getsize(path) for path, _ in self.samples)
 
     def first_image_size(self) -> list[int] | None:
-        """(width, height) of the first image, read from its header only."""
+        """(width, height) of the first readable image of the first ten, read from its header only. An
+        image that cannot be read is passed over, whatever Pillow raises: a decompression bomb is its
+        DecompressionBombError, neither OSError nor ValueError, and one sorting first in its folder ended
+        `data prepare` in a traceback and a run with an error naming no file; the decoder skips and names
+        it, and the loader names it if a batch draws it."""
         from PIL import Image
 
         for path, _ in self.samples[:10]:
             try:
                 with open_regular(path) as handle, Image.open(handle) as image:
                     return list(image.size)
-            except (OSError, ValueError):  # ValueError: NotAFile, a FIFO or device named like an image
+            except Exception:  # noqa: BLE001 - NotAFile, OSError, DecompressionBombError, a format's SyntaxError
                 continue
         return None
 
