@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from suite import context, limits, run_options, run_record
 from suite.run_options import option_argv, run_argv  # noqa: F401 - callers reach them here too
-from suite.run_record.parts import Error
+from suite.run_record.parts import RATE_LABELS, Error, rate_label  # noqa: F401 - RATE_LABELS: its old home
 from suite.run_record.record import RunRecord, metrics_of
 from suite.spec import RunSpec
 from suite.spec.run_spec import FLAT
@@ -320,14 +320,6 @@ def group_outcome(runs: list[dict], own: list[dict] | None = None) -> dict:
         return failed[0]
     ordered = sorted(own or runs, key=lambda record: throughput(record) or 0.0)
     return ordered[(len(ordered) - 1) // 2]
-
-
-# How an output names a rate in a record's unit (Metrics.unit_name): images, or a token workload's tokens.
-RATE_LABELS = {"images": "img/s", "tokens": "tok/s"}
-
-
-def rate_label(unit: str) -> str:
-    return RATE_LABELS.get(unit, f"{unit}/s")
 
 
 def rate_in_unit(record: dict | None) -> tuple[float | None, str]:

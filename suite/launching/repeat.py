@@ -99,13 +99,15 @@ def run_interleaved(
 
 def summary(records: list[dict]) -> str:
     """The group's run-level throughputs and their median, and what to do with them."""
-    rates = [rate for r in records if r.get("status") == "ok" and (rate := metrics_of(r).images_per_second)]
+    # Each run's throughput in its unit (tokens/s for a language model: its sequences/s said img/s).
+    ok = [metrics_of(r) for r in records if r.get("status") == "ok" and metrics_of(r).images_per_second]
+    rates = [metrics.throughput for metrics in ok]
     group = records[0]["group"]["id"] if records else "?"
     if not rates:
         return f"suite: group {group}: no run finished"
     text = ", ".join(f"{rate:,.1f}" for rate in rates)
     line = (
         f"suite: group {group}: {len(rates)} of {len(records)} run(s) ok, "
-        f"median {statistics.median(rates):,.1f} img/s (runs: {text})"
+        f"median {statistics.median(rates):,.1f} {ok[0].rate_label} (runs: {text})"
     )
     return line + "\n  compare two groups: suite compare BASELINE_FOLDER CANDIDATE_FOLDER"

@@ -51,13 +51,17 @@ def _setup_lines(record: dict) -> list[str]:
         f"{labels.precision(config)}, batch {config['batch_size']}, {data} data"
     ]
     if (config.get("world_size") or 1) > 1:
+        typed = RunRecord.of(record)
+        # Each rank's rate in the record's unit: its sequences × the tokens of one, for a language model.
         per_rank = ", ".join(
-            f"{r.images_per_second:,.1f}" for r in RunRecord.of(record).ranks if r.images_per_second
+            f"{r.images_per_second * typed.metrics.per_sample:,.1f}"
+            for r in typed.ranks
+            if r.images_per_second
         )
         lines.append(
             f"  processes    world size {config['world_size']} ({config.get('nnodes') or 1} node(s) × "
             f"{config.get('nproc')}), global batch {config.get('global_batch_size')}"
-            + (f"; per rank {per_rank} img/s" if per_rank else "")
+            + (f"; per rank {per_rank} {typed.metrics.rate_label}" if per_rank else "")
         )
     if record.get("backend_choice") and record["backend_choice"] != "asked for":
         # The full reasons stay in the record; `suite list` prints them too.

@@ -204,6 +204,12 @@ class Data(Part):
 
 
 IMAGES = "images"
+# How an output names a rate in a record's unit (Metrics.unit_name): images, or a token workload's tokens.
+RATE_LABELS = {IMAGES: "img/s", "tokens": "tok/s"}
+
+
+def rate_label(unit: str) -> str:
+    return RATE_LABELS.get(unit, f"{unit}/s")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -269,6 +275,11 @@ class Metrics(Part):
     def unit_name(self) -> str:
         """What the throughput counts: "images" (every record without a unit), or "tokens"."""
         return self.unit or IMAGES
+
+    @property
+    def rate_label(self) -> str:
+        """The throughput's label: img/s, or tok/s."""
+        return rate_label(self.unit_name)
 
     @property
     def per_sample(self) -> float:
