@@ -44,3 +44,20 @@ def test_a_groups_median_of_a_language_model_is_tokens_per_second():
     line = repeat.summary(records).splitlines()[0]
     rate = records[0]["metrics"]["tokens_per_second"]
     assert f"median {rate:,.1f} tok/s" in line and "img/s" not in line
+
+
+def test_a_scale_table_of_a_language_model_is_in_tokens():
+    from suite.reporting import scale
+
+    records = {}
+    for count in (1, 2):
+        record = token_record(f"tok-n{count}")
+        record["config"].update(world_size=count, nproc=count, global_batch_size=8 * count)
+        records[count] = record
+    rows = scale.scaling_rows(records, prices={n: (2.0, None, "test") for n in records})
+    table = scale.render(rows)
+    tokens = records[1]["metrics"]["tokens_per_second"]
+    assert "tok/s (median ± σ)" in table and f"{tokens:,.1f} ±" in table and "img/s" not in table
+    assert "$ / M tokens" in table and "images" not in table
+    per_million_tokens = 2.0 / (tokens * 3600 / 1e6)
+    assert f"{per_million_tokens:,.2f}" in table

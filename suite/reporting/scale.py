@@ -18,7 +18,7 @@ from __future__ import annotations
 from suite import limits, stats
 from suite.inputs.errors import UserError
 from suite.inputs.numbers import positive_int
-from suite.run_record.parts import Metrics
+from suite.run_record.parts import Metrics, rate_label
 from suite.run_record.record import RunRecord
 
 # A row gives its rate under the record's name for it (the JSON of `suite scale --json`).
@@ -124,6 +124,8 @@ def _empty_row(count: int, record: RunRecord) -> dict:
         "instance": None,
         "price_source": None,
         "threads_per_process": _threads(record),
+        "unit": record.metrics.unit_name,  # what the table counts: images, or a language model's tokens
+        "units_per_sample": record.metrics.per_sample,
         "notes": [],
     }
 
@@ -163,14 +165,27 @@ def _price(row: dict, usd_per_hour: float, spot_usd_per_hour: float | None, sour
         row["spot_usd_per_million_images"] = spot_usd_per_hour / millions_per_hour
 
 
+def _unit(rows: list[dict]) -> tuple[str, float]:
+    """What the table counts and how many of it one sample is: a measured row's (one workload's rows)."""
+    measured = next((row for row in rows if row[RATE] is not None), rows[0] if rows else {})
+    return measured.get("unit", "images"), measured.get("units_per_sample", 1)
+
+
 def render(rows: list[dict], instances: dict[int, str] | None = None) -> str:
     instances = instances or {}
+    unit, per_sample = _unit(rows)  # a language model's table in tokens: its samples × their tokens
     show_cost = any(row["usd_per_million_images"] is not None for row in rows)
     base = next((row["nproc"] for row in rows if row["speedup"] is not None), None)
-    headers = ["processes", "global batch", "img/s (median ± σ)", f"speedup vs {base}", "efficiency"]
+    headers = [
+        "processes",
+        "global batch",
+        f"{rate_label(unit)} (median ± σ)",
+        f"speedup vs {base}",
+        "efficiency",
+    ]
     show_spot = any(row["spot_usd_per_million_images"] is not None for row in rows)
     if show_cost:
-        headers += ["instance", "$/hour", "$ / M images"] + (["spot $ / M images"] if show_spot else [])
+        headers += ["instance", "$/hour", f"$ / M {unit}"] + ([f"spot $ / M {unit}"] if show_spot else [])
     table = []
     for row in rows:
         if row[RATE] is None:
@@ -185,7 +200,7 @@ def render(rows: list[dict], instances: dict[int, str] | None = None) -> str:
             cells = [
                 str(row["nproc"]),
                 str(row["global_batch_size"]),
-                f"{row[RATE]:,.1f} ± {row['images_per_second_stdev'] or 0:,.1f}",
+                f"{row[RATE] * per_sample:,.1f} ± {(row['images_per_second_stdev'] or 0) * per_sample:,.1f}",
                 f"{row['speedup']:.2f}×",
                 f"{row['efficiency']:.0%}"
                 + (" (threads differ)" if any("like with like" in n for n in row["notes"]) else ""),
@@ -195,11 +210,11 @@ def render(rows: list[dict], instances: dict[int, str] | None = None) -> str:
             cells += [
                 instances.get(row["nproc"], ""),
                 f"{row['usd_per_hour']:.3f}" if row["usd_per_hour"] is not None else "—",
-                f"{cost:,.2f}" if cost is not None else "—",
+                f"{cost / per_sample:,.2f}" if cost is not None else "—",
             ]
             if show_spot:
                 spot = row["spot_usd_per_million_images"]
-                cells.append(f"{spot:,.2f}" if spot is not None else "—")
+                cells.append(f"{spot / per_sample:,.2f}" if spot is not None else "—")
         table.append(cells)
     from tabulate import tabulate
 
