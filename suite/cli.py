@@ -151,13 +151,19 @@ def _check_environment() -> None:
             errors.warn(ignored)
 
 
-def _interrupted(records_before: int, a_run: bool) -> str:
-    """What an interrupted command says: nothing written for the run it stopped, or, for `suite run`, where
-    the record it had already written when the stop came is (the stop came after the record, before the
-    command's end; a launcher's rank 0 may have written it). A sweep says its own count of points."""
+def _interrupted(records_before: int, argv: list[str]) -> str:
+    """What an interrupted command says. A `suite run` (one run, or one launched through torchrun) says
+    where the record it had already written when the stop came is (the stop came after the record, before
+    the command's end; a launcher's rank 0 may have written it), or that nothing was written (a run stopped
+    after a timed window writes that record itself and says so). Commands that start runs of their own
+    (sweeps, a --repeat group) say what they kept themselves; a run of theirs stopped after a timed window
+    keeps a record of status interrupted, so no "nothing was written" is claimed for them."""
     from suite.run_record import written_since
 
-    written = written_since(records_before) if a_run else []
+    one_run = argv[:1] == ["run"] and not any(a == "--repeat" or a.startswith("--repeat=") for a in argv)
+    if not one_run:
+        return "interrupted"
+    written = written_since(records_before)
     if not written:
         return "interrupted (nothing was written for the unfinished run)"
     return f"interrupted after its record was written ({written[-1]}; kept)"
@@ -215,7 +221,7 @@ def _main(argv: list[str] | None) -> int:
             else EXIT_USER_ERROR
         )
     except KeyboardInterrupt:
-        print(f"\nsuite: {_interrupted(records_before, given[:1] == ['run'])}", file=sys.stderr)
+        print(f"\nsuite: {_interrupted(records_before, given)}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0

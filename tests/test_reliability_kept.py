@@ -329,6 +329,7 @@ def test_a_launched_run_stopped_after_rank_0_wrote_its_record_says_it_is_kept(tm
     with pytest.raises(KeyboardInterrupt):
         launch.launch(args, plan)
     [path] = glob.glob(str(out / "*.json"))
-    said = _interrupted(before, a_run=True)
+    said = _interrupted(before, ["run", "--nproc", "2"])
     assert path in said and "kept" in said and "nothing was written" not in said
-    assert "nothing was written" in _interrupted(len(run_record.written_since(0)), a_run=True)
+    assert "nothing was written" in _interrupted(len(run_record.written_since(0)), ["run"])
+    assert _interrupted(before, ["sweep"]) == _interrupted(before, ["run", "--repeat", "3"]) == "interrupted"
