@@ -64,20 +64,17 @@ def _marked_tokens(record: dict) -> dict:
 @pytest.mark.parametrize(
     "change, says",
     [
-        (_marked_tokens, "field metrics.unit: must be images, the unit of the workload that ran"),
+        (_marked_tokens, "field metrics.unit: must be images, for a workload of 64 px images"),
         (
-            lambda r: {
-                **_marked_tokens(r),
-                "workload": {"name": "dcgan64", "image_size": 64, "unit": "tokens"},
-            },
-            "field metrics.unit: must be images, for a workload of 64 px images",
+            lambda r: {**_marked_tokens(r), "workload": {"name": "dcgan64", "unit": "images"}},
+            "field metrics.unit: must be images, the unit of the workload that ran",
         ),
         (
             lambda r: {**_marked_tokens(r), "workload": {"name": "x", "unit": "tokens"}},
             "field metrics.tokens_per_sample: must be the tokens one sample holds",
         ),
     ],
-    ids=["marked alone", "tokens of a 64 px workload", "no tokens per sample"],
+    ids=["marked alone", "its workload says images", "no tokens per sample"],
 )
 def test_an_image_record_marked_tokens_is_refused(change, says):
     assert says in refusal(change(image_record()))

@@ -262,12 +262,12 @@ def check_derived(record: dict) -> None:
 def _check_unit(record: dict, metrics: Metrics) -> None:
     """The unit the figures are counted in agrees with the workload that ran (suite/measurement/units.py)."""
     workload = record.get("workload") if isinstance(record.get("workload"), dict) else {}
-    said = workload.get("unit") or "images"
+    said = workload.get("unit")  # a token workload's section says it; an image workload's says none
     if metrics.unit is None:
-        if said != "images" and metrics.images_per_second is not None:
+        if said not in (None, "images") and metrics.images_per_second is not None:
             raise Disagreement("metrics.unit", f"{said}, as workload.unit says", None)
         return
-    if metrics.unit != said:
+    if said is not None and metrics.unit != said:
         raise Disagreement(
             "metrics.unit", f"{said}, the unit of the workload that ran (workload.unit)", metrics.unit
         )
