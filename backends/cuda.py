@@ -88,6 +88,8 @@ class CUDABackend(Backend):
                     f"GPU {self.index} ({torch.cuda.get_device_name(self.index)}) is "
                     f"{capability[0]}.{capability[1]}: use --precision amp or fp32"
                 )
+        if spec.cuda.compile_mode and not spec.cuda.compile:
+            raise UserError(f"--compile-mode {spec.cuda.compile_mode} needs --compile (it is the mode of that)")
         self.scaler = None  # a GradScaler under amp
         self.optimizers_built: list[str] = []
         self.attention = None  # a language model's attention (cuda_sdpa.RecordingAttention)
@@ -173,7 +175,10 @@ class CUDABackend(Backend):
 
     def compile_model(self, module: torch.nn.Module) -> torch.nn.Module:
         if self.spec.cuda.compile:
-            module = torch.compile(module)  # compile time lands in warm-up / time-to-first-step
+            # Compile time lands in warm-up / time-to-first-step; a mode only where one is asked, so that
+            # a plain --compile calls torch.compile exactly as a person's script does.
+            mode = self.spec.cuda.compile_mode
+            module = torch.compile(module, mode=mode) if mode else torch.compile(module)
         return module
 
     def make_optimizer(self, params, kind: str, **hyper) -> torch.optim.Optimizer:
@@ -286,6 +291,7 @@ class CUDABackend(Backend):
             "tf32": bool(self.spec.cuda.tf32),
             "channels_last": bool(self.spec.cuda.channels_last),
             "compile": bool(self.spec.cuda.compile),
+            **({"compile_mode": self.spec.cuda.compile_mode} if self.spec.cuda.compile_mode else {}),
             "grad_scaler": self.scaler is not None,
             "optimizers": list(self.optimizers_built),
             **({"sdpa": self.attention.record()} if self.attention is not None else {}),

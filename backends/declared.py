@@ -48,6 +48,11 @@ def _non_negative_int(flag: str):
     return non_negative_int(flag)
 
 
+# torch.compile's modes beside its default (torch/__init__.py, `compile`'s docstring): "reduce-overhead"
+# replays the graph as CUDA graphs, "max-autotune" also times Triton kernels and matmul choices. Its
+# default is no --compile-mode (torch's "default" by another name would split a report's rows).
+COMPILE_MODES = ("reduce-overhead", "max-autotune")
+
 # The most specialised device first in `auto`: hpu, then cuda, then cpu.
 DECLARED = (
     Declared(
@@ -95,6 +100,13 @@ DECLARED = (
                 "--compile",
                 "torch.compile the model(s); compile time shows in time-to-first-step",
                 argparse={"action": "store_true", "default": None},
+            ),
+            Option(
+                "compile_mode",
+                "--compile-mode",
+                "with --compile: torch.compile's mode, reduce-overhead (CUDA graphs) or max-autotune (also "
+                "searches kernels; minutes of compiling); default: torch's own",
+                argparse={"choices": list(COMPILE_MODES)},
             ),
         ),
         gauges=(("gpu_util_percent", "GPU", "%"), ("gpu_power_w", "GPU power", " W")),

@@ -39,6 +39,7 @@ SAMPLES = {
     "tf32": None,
     "channels-last": None,
     "compile": None,
+    "compile-mode": "reduce-overhead",
     "hpu-mode": "eager",
     "no-fused": None,
     "hpu-bf16-ops": "bf16.txt",

@@ -13,6 +13,7 @@ from suite.backends import backend_class, presence
 from suite.workloads import get_workload
 
 from suite.cli import main
+from suite.inputs.errors import UserError
 from suite.spec import RunSpec
 
 # Through the registry, so that backends register in its own order (cpu, cuda, hpu).
@@ -278,6 +279,18 @@ def test_channels_last_and_compile_wiring(fake_gpu, monkeypatch):
     plain = make_backend("fp32")
     plain.compile_model(plain.prepare_model(torch.nn.Conv2d(3, 8, 3)))
     assert len(compiled) == 1  # no --compile, no compile
+
+
+def test_compile_mode_reaches_torch_compile_and_needs_compile_wiring(fake_gpu, monkeypatch):
+    calls = []
+    monkeypatch.setattr(torch, "compile", lambda module, **options: calls.append(options) or module)
+    backend = make_backend("bf16", compile=True, compile_mode="reduce-overhead")
+    backend.compile_model(torch.nn.Linear(2, 2))
+    make_backend("bf16", compile=True).compile_model(torch.nn.Linear(2, 2))
+    assert calls == [{"mode": "reduce-overhead"}, {}]  # a plain --compile calls torch.compile plainly
+    assert backend.device_info()["compile_mode"] == "reduce-overhead"
+    with pytest.raises(UserError, match="--compile-mode max-autotune needs --compile"):
+        make_backend("bf16", compile_mode="max-autotune")
 
 
 def test_grad_scaler_and_oom_on_an_older_torch_wiring(fake_gpu, monkeypatch):

@@ -21,7 +21,7 @@ RECORDED = {
     "channels_last": False, "compile": False, "hpu_mode": None, "hpu_fused": True, "hpu_bf16_ops": None,
     "hpu_fp32_ops": None, "profile_dir": None, "max_memory_bytes": None, "nproc": 2, "nnodes": 1,
     "node_rank": 0, "rdzv_endpoint": None, "dist_timeout_s": 600.0, "grad_accum": 1,
-    "activation_checkpointing": False, "fsdp": False, "world_size": 2, "global_batch_size": 8,
+    "activation_checkpointing": False, "fsdp": False, "compile_mode": None, "world_size": 2, "global_batch_size": 8,
 }  # fmt: skip
 
 

@@ -72,7 +72,7 @@ def check_options(spec, workload, world_size: int = 1) -> None:
 def _reference_config(spec):
     """fp32 with TF32 off, on the reference backend (the same one unless --reference-backend)."""
     if spec.checks.reference_backend in (None, spec.backend):
-        return spec.backend, spec.replace(precision=REFERENCE, tf32=False, compile=False)
+        return spec.backend, spec.replace(precision=REFERENCE, tf32=False, compile=False, compile_mode=None)
     from suite.spec import RunSpec
 
     # Only what every backend honours: device-specific options belong to the backend under test.

@@ -36,6 +36,7 @@ WORDS = {
     "tf32": lambda value: "TF32",
     "channels_last": lambda value: "channels-last",
     "compile": lambda value: "torch.compile",
+    "compile_mode": lambda value: f"torch.compile mode {value}",
     "hpu_mode": lambda value: f"{value} mode",
     "hpu_fused": lambda value: "torch.optim optimizers (not fused)",
     "hpu_bf16_ops": lambda value: f"bf16 op list {value}",

@@ -233,7 +233,7 @@ def _check_tree(data) -> None:
 
 def _check_config(config: _Section) -> None:
     config.text("workload", required=True)
-    for name in ("backend", "precision", "instance", "prices", "data", "hpu_mode", "profile_dir"):
+    for name in ("backend", "precision", "instance", "prices", "data", "hpu_mode", "profile_dir", "compile_mode"):
         config.text(name)
     for name in ("reference_backend", "hpu_bf16_ops", "hpu_fp32_ops", "rdzv_endpoint"):
         config.text(name)

@@ -104,6 +104,9 @@ class CudaOptions:
     tf32: bool = False  # allow TF32 tensor-core math for fp32 matmuls and convolutions
     channels_last: bool = False  # NHWC memory format for the model (and 4-D inputs copied in)
     compile: bool = False  # torch.compile the model(s)
+    # torch.compile's mode (None: its default); "reduce-overhead" replays CUDA graphs, "max-autotune" also
+    # searches kernels: only with compile.
+    compile_mode: str | None = None
 
 
 @dataclass(frozen=True)

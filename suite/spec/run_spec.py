@@ -58,6 +58,7 @@ FLAT: dict[str, tuple[str | None, str]] = {
     "grad_accum": ("workload", "grad_accum"),
     "activation_checkpointing": ("workload", "activation_checkpointing"),
     "fsdp": ("launch", "fsdp"),
+    "compile_mode": ("cuda", "compile_mode"),
 }
 # What the record's config holds after the spec's fields: what the launcher started, known only once the
 # run is under way (suite.measurement.distributed.resolved_fields), with the values of a single process.
