@@ -89,7 +89,9 @@ class CUDABackend(Backend):
                     f"{capability[0]}.{capability[1]}: use --precision amp or fp32"
                 )
         if spec.cuda.compile_mode and not spec.cuda.compile:
-            raise UserError(f"--compile-mode {spec.cuda.compile_mode} needs --compile (it is the mode of that)")
+            raise UserError(
+                f"--compile-mode {spec.cuda.compile_mode} needs --compile (it is the mode of that)"
+            )
         self.scaler = None  # a GradScaler under amp
         self.optimizers_built: list[str] = []
         self.attention = None  # a language model's attention (cuda_sdpa.RecordingAttention)

@@ -60,9 +60,10 @@ def _stamped_commit(path: str) -> str | None:
 RUN_ID_VARIABLES = ("SUITE_RUN_ID", "SUITE_RUN_ID_OWNER")
 OWNER_VARIABLE = "SUITE_RUN_ID_OWNER"
 # What a suite process hands its own children (a run id the launcher chose, which command made a run, the
-# cores a --per-device copy is pinned to and how many copies run beside it):
+# cores a --per-device copy is pinned to and how many copies run beside it, the tuning search a run is a
+# trial of):
 # trusted only from an ancestor that proves it is one (OWNER_VARIABLE), never from a person's shell.
-HANDED_DOWN = ("SUITE_RUN_ID", "SUITE_ORIGIN", "SUITE_CPU_CORES", "SUITE_SIBLINGS")
+HANDED_DOWN = ("SUITE_RUN_ID", "SUITE_ORIGIN", "SUITE_CPU_CORES", "SUITE_SIBLINGS", "SUITE_TUNE")
 
 
 def owner_token(pid: int | None = None) -> str:

@@ -6,7 +6,8 @@ timeout, a line of progress per point (`Pace`), and the list of outcomes, point 
 
 Its strategies choose the points: `suite sweep` every combination of a grid (`run_points`), `suite
 batch-size` the next batch from the tries so far (`batch_size.try_in_child`), `suite diagnose` its arms,
-interleaved (`diagnose_arms`), `suite scale` one point per process count (`scale_counts`). One process
+interleaved (`diagnose_arms`), `suite scale` one point per process count (`scale_counts`), `suite tune`
+the next configuration from the runs so far (`tune_lab`). One process
 per point, so an out-of-memory error or a crash cannot poison
 the next point; a point that fails is recorded with its error and the others go on.
 """
@@ -139,10 +140,12 @@ def run_point(
     timeout_s: float | None = None,
     origin: str = "sweep",
     keep_failure: bool = True,
+    **extra,
 ) -> dict:
     """Run one point in a fresh process and return its record, tagged with the command (`origin`) that ran
-    it. A failure is recorded, with the point, unless the strategy keeps no failures (KEEP_FAILURE false:
-    `suite scale`, whose folder holds only the runs' own records, each under the run id it chose)."""
+    it. A failure is recorded, with the point (and EXTRA fields: a tuning trial's `tune`), unless the
+    strategy keeps no failures (KEEP_FAILURE false: `suite scale`, whose folder holds only the runs' own
+    records, each under the run id it chose; `suite tune`'s run cut short by its budget)."""
     return child.run(
         point.argv,
         point.config,
@@ -152,6 +155,7 @@ def run_point(
         env=point.env,
         keep_failure=keep_failure,
         sweep_point=point.knobs,
+        **extra,
     )
 
 

@@ -31,6 +31,31 @@ def seconds(flag: str):
     return quantity(flag, numbers.SECONDS)
 
 
+# A duration's units (`15m`, `90s`, `1h`, `1h30m`): the first letter names it.
+_DURATION_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
+
+
+def duration(flag: str):
+    """A wall time: `15m`, `90s`, `1h`, `1h30m`, or plain seconds; positive, at most a week."""
+    import re
+
+    def parse(text: str) -> float:
+        spelt = str(text).strip().lower()
+        parts = re.fullmatch(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?:in)?)?(?:(\d+(?:\.\d+)?)s)?", spelt)
+        if parts and any(parts.groups()):
+            total = sum(float(v) * u for v, u in zip(parts.groups(), _DURATION_UNITS.values()) if v)
+        else:
+            total = numbers.decimal(spelt)
+        if total is None or not numbers.SECONDS.holds(total):
+            raise errors.UserError(
+                f"{flag} must be a wall time from 1 ms to a week, such as 15m, 90s, 1h or 1h30m (or seconds), "
+                f"got {text!r}"
+            )
+        return total
+
+    return parse
+
+
 def byte_size(flag: str):
     """A size in bytes, such as 2GiB, 512MiB or 1.5GB."""
     from suite.inputs.sizes import parse_byte_size

@@ -143,6 +143,7 @@ RESULT_SECTIONS = (
     "kind",
     "origin",
     "sweep_point",
+    "tune",
 )
 
 

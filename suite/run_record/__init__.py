@@ -12,7 +12,7 @@ Callers use the names below (`from suite import run_record; run_record.read_reco
 """
 
 from suite.run_record.read import iter_record_paths, read_record, unique_runs
-from suite.run_record.record import RunRecord
+from suite.run_record.record import TUNE_ENV, RunRecord
 from suite.run_record.schema import (
     SCHEMA,
     SCHEMA_VERSION,
@@ -55,6 +55,7 @@ __all__ = [
     "FALLBACK_ENV",
     "NotARecord",
     "ORIGIN_ENV",
+    "TUNE_ENV",
     "OtherSuiteRecord",
     "RUN_ID_LENGTH",
     "RecordNotWritten",

@@ -36,6 +36,9 @@ from suite.run_record.schema import SCHEMA, SCHEMA_VERSION, check_record
 # Set by a command for the runs it starts (`suite sweep` -> "sweep"): the record says which command made
 # it, so a report can leave sub-runs out unless asked for.
 ORIGIN_ENV = "SUITE_ORIGIN"
+# Set by `suite tune` for its trials: {"search", "run", "trial", "role"} as JSON, kept as the record's
+# `tune` (which search made it, its place in the search, what it tried; suite/exploring/tune_lab.py).
+TUNE_ENV = "SUITE_TUNE"
 
 # A new record's fields, in the order every record has had them (the rest follow as a run adds them).
 _SKELETON = (
@@ -105,9 +108,13 @@ class RunRecord(Part):
 
     @classmethod
     def new(cls, run_id: str, context: Mapping[str, Any], config: Mapping[str, Any]) -> RunRecord:
-        """A run's record before it has measured anything: an error until the run says otherwise."""
+        """A run's record before it has measured anything: an error until the run says otherwise. A
+        tuning trial's says which search made it (`tune`, after `origin`)."""
+        tag = tune_tag(os.environ.get(TUNE_ENV))
+        keys = _SKELETON if tag is None else (*_SKELETON[:7], "tune", *_SKELETON[7:])
         return cls(
-            keys=_SKELETON,
+            keys=keys,
+            extra={} if tag is None else {"tune": tag},
             run_id=run_id,
             status="error",
             origin=os.environ.get(ORIGIN_ENV) or "run",
@@ -153,6 +160,23 @@ class RunRecord(Part):
     def ranks(self) -> list[Rank]:
         """A distributed run's ranks (the `ranks` list, kept in extra as read), each as the type."""
         return Rank.list_of(self.extra.get("ranks"))
+
+
+def tune_tag(text: str | None) -> dict | None:
+    """SUITE_TUNE's JSON as a record's `tune`: a mapping of plain values, else None (a value only a suite
+    parent hands down, context.HANDED_DOWN; anything else is not a tag)."""
+    import json
+
+    if not text:
+        return None
+    try:
+        tag = json.loads(text)
+    except ValueError:
+        return None
+    plain = (str, int, float, bool, type(None))
+    if not isinstance(tag, dict) or not all(isinstance(v, plain) for v in tag.values()):
+        return None
+    return tag
 
 
 class GatheredRecord(dict):

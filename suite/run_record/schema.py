@@ -233,7 +233,16 @@ def _check_tree(data) -> None:
 
 def _check_config(config: _Section) -> None:
     config.text("workload", required=True)
-    for name in ("backend", "precision", "instance", "prices", "data", "hpu_mode", "profile_dir", "compile_mode"):
+    for name in (
+        "backend",
+        "precision",
+        "instance",
+        "prices",
+        "data",
+        "hpu_mode",
+        "profile_dir",
+        "compile_mode",
+    ):
         config.text(name)
     for name in ("reference_backend", "hpu_bf16_ops", "hpu_fp32_ops", "rdzv_endpoint"):
         config.text(name)
@@ -379,13 +388,17 @@ def _check_explanations(top: _Section) -> None:
 
 
 def _check_group(top: _Section) -> None:
-    """Where the run sits among others: its group of repeats and its sweep point."""
+    """Where the run sits among others: its group of repeats, its sweep point, its tuning search."""
     group = top.section("group")
     for name in ("id", "interleaved_with"):
         group.text(name)
     for name in ("index", "of", "position"):
         group.whole(name)
     top.section("sweep_point").scalars()
+    tune = top.section("tune")  # a `suite tune` trial: its search, its place in it, what it tried
+    for name in ("search", "trial", "role"):
+        tune.text(name)
+    tune.whole("run")
 
 
 def _check_context(context: _Section) -> None:

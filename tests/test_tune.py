@@ -1,0 +1,357 @@
+"""`suite tune`'s search, against a fake backend whose knobs have planted effects: it keeps the knob that
+helps, drops the one that does not, refuses a precision whose numerics check fails, records a failed
+trial and goes on, stops at its budget, and resumes after a kill without running a finished trial again."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import pytest
+from conftest import TINY, model_override_options
+from suite.backends.declared import Declared, Tunable, tunables
+
+from suite import run_record
+from suite.cli import main
+from suite.exploring import tune_knobs, tune_lab, tune_table
+from suite.exploring.tune_search import KEPT, BudgetSpent, Outcome, Refused, Search
+from suite.run_options import run_options
+from suite.run_record.windows import window_metrics
+
+# A fake backend's declaration: three knobs with planted effects on the rate (×2, ×1, and ×3 for a
+# precision whose numerics check fails), and one whose runs run out of memory.
+HELPS = Tunable("helps", ({"threads": 1},))
+USELESS = Tunable("useless", ({"windows": 2},))
+RISKY = Tunable("precision", ({"precision": "bf16"},), numerics=True)
+TOO_BIG = Tunable("too-big", ({"prefetch": 3},))
+FAKE = Declared("fake", "fake", None, tunables=(TOO_BIG, HELPS, USELESS, RISKY))
+EFFECTS = {("threads", 1): 2.0, ("windows", 2): 1.0, ("precision", "bf16"): 3.0}
+# A run's rate wanders by about 1% from run to run, the same way every time (the tests are deterministic).
+JITTER = (1.0, 0.99, 1.012, 1.004, 0.993, 1.008, 0.996)
+
+
+def planted_rate(options: dict, run: int) -> float:
+    rate = 100.0 * JITTER[run % len(JITTER)]
+    for (name, value), effect in EFFECTS.items():
+        if options.get(name) == value:
+            rate *= effect
+    return rate
+
+
+def fake_record(options: dict, run: int, numerics: bool, config: dict | None = None) -> dict:
+    """A run's record as the fake backend would leave it: out of memory with TOO_BIG's option, a failed
+    numerics check for the precision, otherwise its planted rate over three windows."""
+    record = run_record.new_record(f"run-{run}", {"utc_time": f"2026-01-01T00:00:{run:02d}Z"}, config or {})
+    record["config"] = config or {"workload": "dcgan64", "backend": "cpu"}
+    if "prefetch" in options:
+        record.update(status="oom", error={"type": "OutOfMemoryError", "message": "out of memory"})
+        return record
+    rate, steps = planted_rate(options, run), record["config"].get("steps_per_window") or 1
+    record["status"] = "ok"
+    record["metrics"] = window_metrics(rate, steps, [1.0, 0.995, 1.005]).to_json()
+    if numerics:
+        failed = options.get("precision") == "bf16"
+        record["numerics"] = {
+            "verdict": "fail" if failed else "pass",
+            "reason": "loss 0 deviates" if failed else None,
+        }
+    return record
+
+
+class FakeLab:
+    """Runs nothing: each configuration's record is made from its planted effect; BUDGET runs at most."""
+
+    def __init__(self, budget: int = 1000):
+        self.budget, self.runs, self.reserved = budget, [], 0
+
+    def run(self, options, trial, role, numerics=False):
+        if len(self.runs) + self.reserved * (role != "final") >= self.budget:
+            raise BudgetSpent("the fake budget is spent")
+        self.runs.append((trial.label, role))
+        return Outcome(fake_record(options, len(self.runs), numerics))
+
+    def affords(self, runs):
+        return len(self.runs) + runs + self.reserved <= self.budget
+
+    def reserve(self, runs):
+        self.reserved = runs
+
+
+def by_label(result):
+    return {trial.label: trial for trial in result.trials}
+
+
+def test_the_search_keeps_what_helps_drops_what_does_not_and_refuses_failed_numerics():
+    lab = FakeLab()
+    result = Search(lab, FAKE.tunables, fixed=set()).run()
+    trials = by_label(result)
+    assert trials["threads=1"].verdict == KEPT  # ×2: kept
+    assert trials["windows=2"].verdict.endswith("not kept")  # ×1: never shown faster
+    assert trials["precision=bf16"].verdict.startswith("refused: numerics fail")  # ×3, but its numerics fail
+    assert trials["prefetch=3"].verdict.startswith("failed: oom")  # out of memory: recorded, and on it went
+    assert result.best is trials["threads=1"] and result.stopped == "every knob searched"
+    # Its one kept change was confirmed against the default itself: that is the gain, with its interval.
+    assert result.final["ratio"] == pytest.approx(2.0, rel=0.03)
+    assert result.final["ci_low"] > 1.9 and result.final["verdict"] == "faster"
+    # A refused precision costs one run: its numerics refused it before any confirmation.
+    assert [role for label, role in lab.runs if label == "precision=bf16"] == ["screen"]
+
+
+def test_what_is_kept_is_built_on_and_the_end_compares_the_best_with_the_default():
+    stacked = Tunable("also-helps", ({"warmup": 0},))
+    EFFECTS[("warmup", 0)] = 1.5
+    try:
+        result = Search(FakeLab(), (HELPS, stacked), fixed=set()).run()
+    finally:
+        del EFFECTS[("warmup", 0)]
+    best = result.best
+    assert best.label == "warmup=0" and best.options == {"threads": 1, "warmup": 0}  # on top of threads=1
+    assert best.against == 2  # confirmed against the best before it, so the end compares it with the default
+    assert result.final["ratio"] == pytest.approx(3.0, rel=0.03) and result.final["baseline_runs"] == 3
+
+
+def test_a_value_far_slower_than_the_best_is_dropped_after_one_run():
+    EFFECTS[("windows", 2)] = 0.5
+    try:
+        lab = FakeLab()
+        result = Search(lab, (USELESS,), fixed=set()).run()
+    finally:
+        EFFECTS[("windows", 2)] = 1.0
+    assert by_label(result)["windows=2"].verdict.startswith("slower: ×0.5")
+    assert len(lab.runs) == 2  # the default and its one screening run: no confirmation
+
+
+def test_the_search_stops_at_its_budget_and_says_so():
+    lab = FakeLab(budget=4)  # the default and three screens: no room for a confirmation's six runs
+    result = Search(lab, FAKE.tunables, fixed=set()).run()
+    assert len(lab.runs) <= 4
+    assert result.stopped.startswith("budget:")
+    assert result.best is result.default  # nothing confirmed, nothing kept
+    assert "budget" in by_label(result)["threads=1"].verdict
+
+
+def test_a_knob_the_person_fixed_is_not_searched():
+    result = Search(FakeLab(), FAKE.tunables, fixed={"threads"}).run()
+    assert ("helps", "--threads is given (--set): the search leaves it as given") in result.skipped
+    assert "threads=1" not in by_label(result)
+
+
+def test_a_configuration_suite_run_refuses_is_a_trial_and_the_search_goes_on():
+    class Refusing(FakeLab):
+        def run(self, options, trial, role, numerics=False):
+            if "windows" in options:
+                raise Refused("--windows 2 is refused here")
+            return super().run(options, trial, role, numerics)
+
+    result = Search(Refusing(), (USELESS, HELPS), fixed=set()).run()
+    assert by_label(result)["windows=2"].verdict == "refused by `suite run`: --windows 2 is refused here"
+    assert by_label(result)["threads=1"].verdict == KEPT
+
+
+def test_every_declared_tunable_sets_real_suite_run_options():
+    known = run_options()
+    for backend in ("cpu", "cuda", "hpu"):
+        for tunable in tunables(backend):
+            assert tunable.applies_to in ("all", "images", "tokens") and tunable.stage in (
+                "loader",
+                "device",
+                "batch",
+            )
+            for name in tune_knobs.knob_options(tunable):
+                assert name in known, f"{backend}'s {tunable.name} sets --{name}, which `suite run` lacks"
+
+
+def test_the_rules_make_values_from_what_the_best_run_recorded():
+    facts = tune_knobs.Facts(threads=8, cores=16, workers=4, pin_memory=True, batch_size=16, grad_accum=1)
+    labels = lambda rule: [c.label for c in tune_knobs.candidates(Tunable("k", rule=rule), facts)]  # noqa: E731
+    assert labels("threads") == ["threads=16", "threads=4", "threads=2", "threads=1"]
+    assert labels("workers") == ["workers=8", "workers=2"]
+    assert labels("pin-memory") == ["pin-memory=False"]
+    assert labels("batch") == ["batch-size=32", "batch-size=64", "batch-size=128"]
+    assert labels("grad-accum") == [
+        "batch-size=8 grad-accum=2",
+        "batch-size=4 grad-accum=4",
+        "batch-size=2 grad-accum=8",
+        "batch-size=1 grad-accum=16",
+    ]
+    split = tune_knobs.Facts(batch_size=4, grad_accum=4)
+    assert [
+        c.options for c in tune_knobs.candidates(tune_knobs.Tunable("c", rule="checkpointing"), split)
+    ] == [{"activation-checkpointing": True, "batch-size": 8, "grad-accum": 2}]
+
+
+def test_a_language_models_batch_that_does_not_fit_is_split_into_micro_batches():
+    from suite.backends.declared import ACCUMULATION, CHECKPOINTING
+
+    class Memory(FakeLab):
+        """Fits 4 sequences a micro-batch, or 8 with recomputed activations; checkpointing is faster here."""
+
+        def run(self, options, trial, role, numerics=False):
+            if len(self.runs) >= self.budget:
+                raise BudgetSpent("spent")
+            batch = options.get("batch-size", 16)
+            fits = batch <= (8 if options.get("activation-checkpointing") else 4)
+            self.runs.append((trial.label, role))
+            config = {"workload": "gpt2-small", "backend": "cpu", "batch_size": batch}
+            config["grad_accum"] = options.get("grad-accum", 1)
+            record = fake_record({} if fits else {"prefetch": 1}, len(self.runs), numerics, config)
+            if fits:
+                record["metrics"]["unit"] = "tokens"
+                speed = 1.3 if options.get("activation-checkpointing") else 1.0
+                for key in ("images_per_second", "images_per_hour"):
+                    record["metrics"][key] *= speed
+            else:
+                record["metrics"] = {"unit": "tokens"}
+            return Outcome(record)
+
+    result = Search(Memory(), (ACCUMULATION, CHECKPOINTING), fixed=set()).run()
+    trials = by_label(result)
+    assert trials["the default run"].verdict.startswith("failed: oom")
+    assert trials["batch-size=4 grad-accum=4"].verdict.startswith("kept: the first split")
+    assert result.default is trials["batch-size=4 grad-accum=4"]  # the rates are measured against it
+    assert trials["activation-checkpointing batch-size=8 grad-accum=2"].verdict == KEPT
+
+
+# -- the lab: fresh processes (here a fake runner), records, resume ---------------------------------------
+
+BASE = {
+    "backend": ["cpu"],
+    "workload": ["dcgan64"],
+    "model-override": model_override_options(TINY["dcgan64"])[1::2],
+}
+REAL = (HELPS, USELESS, RISKY)  # real `suite run` options, each resolved as a run of them would be
+
+
+class KilledAt(Exception):
+    """The search's process died here (a kill -9 leaves the records already written, nothing else)."""
+
+
+def fake_runner(out_dir, calls: list, kill_after: int | None = None):
+    def runner(point, out, timeout, origin, keep_failure, tune):
+        if kill_after is not None and len(calls) >= kill_after:
+            raise KilledAt
+        calls.append(tune["run"])
+        options = {name: _typed(value) for name, value in point.knobs.items()}
+        record = fake_record(options, tune["run"], "--check-numerics" in point.argv, point.config)
+        record.update(origin=origin, tune=tune)
+        run_record.write_record(record, out)
+        return record
+
+    return runner
+
+
+def _typed(value: str):
+    return int(value) if value.isdigit() else value
+
+
+def lab_search(out_dir: str, calls: list, kill_after=None, search_id="s1"):
+    budget = tune_lab.Budget(3600)
+    lab = tune_lab.Lab(BASE, out_dir, search_id, budget, runner=fake_runner(out_dir, calls, kill_after))
+    return lab, Search(lab, REAL, fixed=set(BASE))
+
+
+def test_a_search_killed_midway_resumes_without_running_a_finished_trial_again(tmp_path):
+    out = str(tmp_path / "tune")
+    os.makedirs(out)
+    whole_calls: list = []
+    _, whole = lab_search(str(tmp_path / "whole"), whole_calls)
+    os.makedirs(tmp_path / "whole")
+    expected = whole.run()
+
+    first: list = []
+    _, killed = lab_search(out, first, kill_after=5)
+    with pytest.raises(KilledAt):
+        killed.run()
+    assert first == [0, 1, 2, 3, 4]
+    again: list = []
+    lab, resumed = lab_search(out, again)
+    result = resumed.run()
+    assert again == list(range(5, len(whole_calls)))  # only what no record held
+    assert lab.replayed == 5
+    assert [(t.label, t.verdict) for t in result.trials] == [(t.label, t.verdict) for t in expected.trials]
+    tags = [r["tune"]["run"] for r in grid_records(out)]
+    assert sorted(tags) == list(range(len(whole_calls)))  # each run once: none ran twice
+
+
+def grid_records(out: str) -> list[dict]:
+    from suite.exploring import grid
+
+    return grid.existing_records(out)
+
+
+def test_a_folder_holding_another_plans_run_is_refused_naming_it(tmp_path):
+    out = str(tmp_path)
+    calls: list = []
+    _, search = lab_search(out, calls, kill_after=2)
+    with pytest.raises(KilledAt):
+        search.run()
+    lab = tune_lab.Lab(BASE, out, "s1", tune_lab.Budget(60), runner=fake_runner(out, []))
+    from suite.inputs.errors import UserError
+
+    with pytest.raises(UserError, match="holds run 1 of search s1 as another configuration"):
+        Search(lab, (USELESS,), fixed=set()).run()
+
+
+def test_a_run_that_does_not_fit_the_budget_is_not_started(tmp_path):
+    clock = [0.0]
+    budget = tune_lab.Budget(100, clock=lambda: clock[0])
+    calls: list = []
+    runner = fake_runner(str(tmp_path), calls)
+
+    def slow(point, out, timeout, **settings):
+        clock[0] += 40  # each run takes 40 s of the budget's 100
+        assert timeout <= 100 - (clock[0] - 40)  # a started run is bounded by what is left
+        return runner(point, out, timeout, **settings)
+
+    lab = tune_lab.Lab(BASE, str(tmp_path), "s2", budget, runner=slow)
+    result = Search(lab, REAL, fixed=set(BASE)).run()
+    # 80 s spent: #2's confirmation (six runs of about 40 s) cannot fit in the 20 s left, nor one more run
+    assert calls == [0, 1] and clock[0] <= 100
+    assert result.stopped == "budget: no room for #2's confirmation"
+    assert not lab.affords(1) and lab.estimate() == 40
+
+
+def test_a_tuning_trials_record_says_its_search_and_is_not_a_row_key_field(tmp_path, monkeypatch):
+    from suite.reporting.identity import row_key
+
+    monkeypatch.setenv(
+        run_record.TUNE_ENV, json.dumps({"search": "s1", "run": 3, "trial": "threads=1", "role": "screen"})
+    )
+    record = run_record.new_record("r1", {"utc_time": "2026-01-01T00:00:00Z"}, {"workload": "dcgan64"})
+    assert list(record)[:9] == [
+        "schema",
+        "schema_version",
+        "run_id",
+        "status",
+        "error",
+        "warnings",
+        "origin",
+        "tune",
+        "context",
+    ]
+    assert record["tune"]["search"] == "s1"
+    untagged = {k: v for k, v in record.items() if k != "tune"}
+    assert row_key(record) == row_key(untagged)
+    monkeypatch.setenv(run_record.TUNE_ENV, "[1, 2]")  # not a tag: no tag
+    assert "tune" not in run_record.new_record("r2", {}, {"workload": "dcgan64"})
+
+
+def test_the_table_and_the_search_record_say_what_each_trial_did():
+    result = Search(FakeLab(), FAKE.tunables, fixed=set()).run()
+    text = tune_table.render(result)
+    assert "× default" in text and "--threads 1" in text and "kept, faster than #1: ×2.0" in text
+    summary = tune_table.summary_record(result, {"search_id": "abc", "config": {}})
+    assert summary["schema"] == tune_table.SEARCH_SCHEMA and summary["run_id"] == "tune-abc"
+    assert summary["best"]["setting"] == "--threads 1"
+    assert summary["best"]["suite_run"] == "suite run --backend cpu --workload dcgan64"  # the fake's config
+    assert summary["gain"]["ratio"] == pytest.approx(2.0, rel=0.03)
+    assert [t["kept"] for t in summary["trials"]].count(True) == 1
+    assert math.isclose(summary["trials"][0]["times_default"], 1.0)
+
+
+def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path):
+    assert main(["tune", "--budget", "soon", "--out", str(tmp_path)]) == 2
+    assert "--budget must be a wall time" in capsys.readouterr().err
+    assert main(["tune", "--set", "repeat=3", "--out", str(tmp_path)]) == 2
+    assert "--set repeat=... cannot be used here" in capsys.readouterr().err
