@@ -355,3 +355,75 @@ def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path):
     assert "--budget must be a wall time" in capsys.readouterr().err
     assert main(["tune", "--set", "repeat=3", "--out", str(tmp_path)]) == 2
     assert "--set repeat=... cannot be used here" in capsys.readouterr().err
+
+
+# -- the report of a tune folder ---------------------------------------------------------------------------
+
+
+def tuned_folder(out: str):
+    """A search run into OUT with its own record kept after every trial, as `suite tune` keeps it."""
+    _, search = lab_search(out, [])
+    about = {"search_id": "s1", "config": {}}
+    search.progress = lambda result: run_record.write_record_or_stop(
+        tune_table.summary_record(result, about), out
+    )
+    return search.run()
+
+
+def table_rows(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("| ") and "dcgan64" in line]
+
+
+def test_a_tune_folders_report_shows_its_default_and_tuned_best_and_can_show_the_best_alone(tmp_path, capsys):
+    out = str(tmp_path)
+    result = tuned_folder(out)
+    assert result.best.label == "threads=1"
+    assert main(["report", out]) == 0
+    report = capsys.readouterr()
+    rows = table_rows(report.out)
+    assert len(rows) == 2  # the default and the tuned best; the refused bf16 trial is a sub-run
+    assert [("tuned" in row.split("|")[-2]) for row in rows] == [False, True]
+    words = " ".join(report.out.split())  # notes and answers are wrapped
+    assert (
+        "the tuned best of `suite tune` search s1 (--threads 1): ×1.99 its default (95% interval 1.95–2.02)"
+        in words
+    )
+    assert "the default of `suite tune` search s1" in words
+    assert "At each device's tuned best (`suite tune`): cpu (?) #2" in words
+    assert "--include tune reports them" in report.err
+
+    assert main(["report", out, "--tuned-best"]) == 0
+    rows = table_rows(capsys.readouterr().out)
+    assert len(rows) == 1 and "tuned" in rows[0]
+
+    assert main(["report", out, "--include", "tune"]) == 0
+    rows = table_rows(capsys.readouterr().out)
+    assert len(rows) == 3 and sum(" trial " in row for row in rows) == 1  # bf16, refused by its numerics
+
+
+def test_the_answer_compares_devices_at_their_tuned_best_and_names_one_without():
+    from suite.reporting.tuned_answer import sentences
+
+    def row(backend, device, rate, tuned=None):
+        found = {
+            "backend": backend,
+            "device": device,
+            "images_per_hour": rate * 3600,
+            "model_run": "resnet50",
+        }
+        return {**found, "unit": "images", "units_per_sample": 1, **({"tuned": tuned} if tuned else {})}
+
+    rows = [
+        row("cuda", "H100", 2900, "default"),
+        row("cuda", "H100", 5700, "best"),
+        row("hpu", "Gaudi2", 4000),
+    ]
+    rows.append(row("cpu", "EPYC", 20, "best"))
+    said = sentences(rows, {id(r): f"#{n}" for n, r in enumerate(rows, 1)})
+    assert said[0] == (
+        "At each device's tuned best (`suite tune`): cuda (H100) #2 5,700 img/s; cpu (EPYC) #4 20 img/s; "
+        "cuda (H100) is ×285.00 cpu (EPYC) at their best."
+    )
+    assert said[1].startswith("hpu (Gaudi2) has only its untuned runs (the fastest #3, 4,000 img/s)")
+    assert "`suite tune --backend hpu --workload resnet50`" in said[1]
+    assert sentences(rows[2:3], {id(rows[2]): "#1"}) == []  # no search anywhere: nothing said

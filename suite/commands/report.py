@@ -103,9 +103,16 @@ def _add_grouping(p) -> None:
     p.add_argument(
         "--include",
         metavar="KIND[,KIND...]",
-        help="also report the records of sub-runs: sweep, batch-size, diagnose, scale, probes "
-        "(batch-size and diagnose) or all (left out by default, unless the paths hold nothing else: "
-        "a folder `suite sweep` or `suite diagnose` wrote is reported as such)",
+        help="also report the records of sub-runs: sweep, batch-size, diagnose, scale, tune (a `suite tune` "
+        "search's trials beside its default and tuned best, which are always shown), probes (batch-size "
+        "and diagnose) or all (left out by default, unless the paths hold nothing else: a folder `suite "
+        "sweep` or `suite diagnose` wrote is reported as such)",
+    )
+    p.add_argument(
+        "--tuned-best",
+        action="store_true",
+        help="per workload and device, only the tuned best of its `suite tune` search (devices without "
+        "one keep their rows)",
     )
     p.add_argument(
         "--pool",
@@ -139,7 +146,10 @@ def report_command(args) -> int:
     _check_choices(args)
     dataset_size = _dataset_size(args.dataset_size)
     catalog = load_catalog(args.prices)
-    records = _load_records(args)
+    from suite.reporting import tuned
+
+    searches = tuned.read_searches(args.paths or [DEFAULT_RESULTS])
+    records = _load_records(args, searches)
     catalog_for = _catalog_by_record(args.prices, catalog)
     if args.instance:
         records, catalog_for = _priced_as_instances(args, records)
@@ -153,6 +163,7 @@ def report_command(args) -> int:
         price_as_if=args.price_as_if,
         catalog_for=catalog_for,
     )
+    tuned.mark(rows, searches, records)
     unpriced = sum(1 for row in rows if not row.get("instance") and not row.get("published"))
     if args.published or args.published_from:
         rows = _with_published(rows, args, catalog, dataset_size, records)
@@ -188,14 +199,19 @@ def _dataset_size(given) -> int:
     return positive_int("--dataset-size", str(given).replace(",", "").replace("_", ""), most=10**12)
 
 
-def _load_records(args) -> list[dict]:
+def _load_records(args, searches) -> list[dict]:
     """The records under the paths: `suite run`'s own and the sub-runs --include names (the others
-    counted on stderr); a folder of sub-runs alone reports them as such."""
+    counted on stderr); a folder of sub-runs alone reports them as such; a tuning search's default and
+    tuned best always, and with --tuned-best only the best where a device has one (reporting/tuned.py)."""
     from suite.inputs.errors import UserError
+    from suite.reporting import tuned
     from suite.reporting.gather import chosen_records
 
     paths = args.paths or [DEFAULT_RESULTS]
-    loaded = chosen_records(paths, args.include, lambda line: print(f"suite: {line}", file=sys.stderr))
+    say = lambda line: print(f"suite: {line}", file=sys.stderr)  # noqa: E731
+    loaded = chosen_records(paths, args.include, say, always=searches.shown)
+    if args.tuned_best:
+        loaded = tuned.best_only(loaded, searches)
     if not loaded and not (args.published or args.published_from):  # published figures alone are a table
         raise UserError(f"no suite run records found in {', '.join(paths)} (make some with `suite run`)")
     return [record for _, record in loaded]

@@ -7,8 +7,8 @@ written after every trial: what `suite report` reads to tell a search's default 
 from __future__ import annotations
 
 from suite.exploring.tune_search import KEPT, Result, Trial
+from suite.reporting.tuned import SEARCH_SCHEMA  # what `suite report` reads: one name for it
 
-SEARCH_SCHEMA = "suite.tune-search"
 # The winner changed the batch: what it measures is speed, not convergence (docs/tune.md).
 BATCH_CAVEAT = (
     "the batch changed: a learning rate tuned at one batch may not train as well at another (scale it, "

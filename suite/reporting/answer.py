@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from suite import stats
-from suite.reporting import compare_load, labels
+from suite.reporting import compare_load, labels, tuned_answer
 from suite.reporting.cells import accelerators_priced, whole_number
 from suite.reporting.compare_match import Group
 from suite.reporting.compare_stats import ALPHA, MIN_RUNS, correct, decide
@@ -182,7 +182,8 @@ def answer(
     workloads += _workloads(found, [r for r in tokens if not r.get("published")], "tokens", TOKEN_LEADS)
     family = found.decide_all()  # the verdicts are final only now: the sentences come after
     for item in workloads:
-        item["sentences"] = _sentences(item, assumed)
+        # where a device has a `suite tune` best: the devices at their tuned best (tuned_answer.py)
+        item["sentences"] = _sentences(item, assumed) + tuned_answer.sentences(item["ranked"], found.name)
         item["ranked"] = len(item["ranked"])
     return {
         "workloads": workloads,

@@ -18,11 +18,16 @@ from suite.run_record.facts import accelerators_used, other_device
 from suite.run_record.record import GatheredRecord
 
 # Records made by a command's own sub-runs (run_record.ORIGIN_ENV), left out of a report unless included:
-# a sweep's points, a batch-size search's probes (some out of memory on purpose), diagnose's three runs.
-SUB_RUN_ORIGINS = ("sweep", "batch-size", "diagnose", "scale")
+# a sweep's points, a batch-size search's probes (some out of memory on purpose), diagnose's three runs,
+# a tuning search's trials (but its default and tuned best: reporting/tuned.py).
+SUB_RUN_ORIGINS = ("sweep", "batch-size", "diagnose", "scale", "tune")
 INCLUDE_GROUPS = {"probes": ("batch-size", "diagnose"), "all": SUB_RUN_ORIGINS}
 # What a sub-run is, in the words a row's note says it with.
-SUB_RUN_WORDS = {"sweep": "sweep point(s)", "batch-size": "batch-size probe(s)"}
+SUB_RUN_WORDS = {
+    "sweep": "sweep point(s)",
+    "batch-size": "batch-size probe(s)",
+    "tune": "tuning trial run(s)",
+}
 
 
 def include_origins(text: str | None) -> set[str]:
@@ -46,15 +51,22 @@ def origin(record: dict) -> str:
     return str(record.get("origin") or ("sweep" if record.get("sweep_point") else "run"))
 
 
-def chosen_records(paths: list[str], include_text: str | None, say, warn=None) -> list[tuple[str, dict]]:
+def chosen_records(
+    paths: list[str], include_text: str | None, say, warn=None, always=None
+) -> list[tuple[str, dict]]:
     """The records `suite report` and `suite compare` read alike: `suite run`'s own and the sub-runs
     `--include` names; the sub-runs left out counted in one line to `say`. Where the paths hold sub-runs
     only (the folder `suite sweep` or `suite diagnose` just wrote) and `--include` was not given, those
-    sub-runs, and `say` tells that they are sub-runs (each row's notes name its kind too)."""
+    sub-runs, and `say` tells that they are sub-runs (each row's notes name its kind too). ALWAYS(record):
+    a sub-run shown whatever `--include` says (a tuning search's default and tuned best: tuned.py)."""
     include = include_origins(include_text)
     every = load_records(paths, warn)
-    kept = [(path, record) for path, record in every if origin(record) in include]
-    left_out = Counter(origin(record) for _, record in every if origin(record) not in include)
+
+    def shown(record) -> bool:
+        return origin(record) in include or (always is not None and always(record))
+
+    kept = [(path, record) for path, record in every if shown(record)]
+    left_out = Counter(origin(record) for _, record in every if not shown(record))
     if not left_out:
         return kept
     kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(left_out.items()))

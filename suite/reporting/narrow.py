@@ -95,6 +95,8 @@ MARKS = {
     "ext": "extrapolated from the accelerators used to the whole instance",
     "retired": "the instance is no longer rented (its last listed price)",
     "spot?": "the spot price is assumed, not observed",
+    "tuned": "the tuned best of a `suite tune` search (its note: the search, the gain over its default)",
+    "trial": "a trial of a `suite tune` search that is not its best (`--include tune`)",
 }
 
 
@@ -120,6 +122,8 @@ def marks(row: dict, assumed_spot: bool = False) -> list[str]:
         found.append("retired")
     if assumed_spot and row.get("spot_images_per_usd") is not None:
         found.append("spot?")
+    if row.get("tuned") in ("best", "trial"):  # reporting/tuned.py: "tuned" for a search's best
+        found.append("tuned" if row["tuned"] == "best" else "trial")
     return found
 
 

@@ -96,6 +96,7 @@ class Row(_Always, total=False):
     """A row; the fields below only where they apply."""
 
     differs_in: Dict[str, object]  # what tells apart rows that share every shown column
+    tuned: str  # its part in a `suite tune` search: "best", "default" or "trial" (reporting/tuned.py)
     price_source: str  # where this row's prices come from, when not the catalog's source
 
     # A measured row's figures beside its rate: each the median over its runs in the median that record
