@@ -427,3 +427,48 @@ def test_the_answer_compares_devices_at_their_tuned_best_and_names_one_without()
     assert said[1].startswith("hpu (Gaudi2) has only its untuned runs (the fastest #3, 4,000 img/s)")
     assert "`suite tune --backend hpu --workload resnet50`" in said[1]
     assert sentences(rows[2:3], {id(rows[2]): "#1"}) == []  # no search anywhere: nothing said
+
+
+# -- real tunes on the CPU: tiny models, a short budget -----------------------------------------------------
+
+
+@pytest.mark.slow  # trains in child processes for up to its budget, 100 s
+@pytest.mark.parametrize("workload", ["dcgan64", "gpt2-small"])
+def test_a_real_cpu_tune_ends_with_the_suite_run_line_of_its_best(workload, tmp_path):
+    import shlex
+    import subprocess
+    import sys
+
+    from conftest import suite_env
+
+    from suite.run_options import run_parser, spec_from_args
+    from suite.spec import RunSpec
+
+    out = tmp_path / "tune"
+    tiny = [f"--set=model-override={key}={value}" for key, value in TINY[workload].items()]
+    schedule = ["--set=batch-size=2", "--set=warmup=1", "--set=steps=1", "--set=windows=2"]
+    command = [sys.executable, "-m", "suite", "tune", "--backend", "cpu", "--workload", workload, *tiny]
+    command += [*schedule, "--budget", "100s", "--out", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=suite_env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "× default" in done.stdout and "best found:  #" in done.stdout
+    line = next(line for line in done.stdout.splitlines() if line.startswith("reproduce:"))
+    argv = shlex.split(line.removeprefix("reproduce:").strip())
+    assert argv[:2] == ["suite", "run"]
+    [search] = [json.load(open(p)) for p in out.glob("tune-*.json")]
+    best = next(
+        r
+        for r in map(lambda p: json.load(open(p)), out.glob("2*.json"))
+        if r["run_id"] in search["best"]["run_ids"]
+    )
+    asked = spec_from_args(run_parser().parse_args(argv[2:]))
+    assert asked == RunSpec.from_record_config({**best["config"], "check_numerics": False})
+    spec_file = next(out.glob("tune-*.spec"))
+    assert run_record_spec(spec_file) == asked
+    assert float(done.stdout.split("spent:")[1].split(" s of")[0]) <= 100  # within its budget
+
+
+def run_record_spec(path):
+    from suite.run_options import read_spec
+
+    return read_spec(str(path))
