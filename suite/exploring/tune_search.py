@@ -6,16 +6,20 @@ Knob by knob, in the backend's order:
     screen    each of the knob's values once, a fresh process each; a reduced precision or a compiled
               graph with `--check-numerics`, refused unless the check passes. A run that fails (out of
               memory, a mode the model refuses) is a trial that failed: the search goes on.
-    pick      the fastest screened value. Where its one run is slower than the best's by more than
-              CLEAR × the noise (the runs' own: their windows' spread, and the spread between the best's
-              runs where it has several), it is dropped without more runs.
-    confirm   otherwise REPEATS runs a side, best and candidate interleaved A B B A A B (so that a drift in
-              the host's load falls on both), judged by `suite compare`'s test (Welch's t-test on the log
+    pick      the fastest screened value. Where its one run is slower or faster than the best's by more
+              than CLEAR × the noise (the runs' own: their windows' spread, and the host's spread between
+              fresh processes, pooled over every configuration run more than once), it is dropped or kept
+              without more runs.
+    confirm   nearer the noise, REPEATS runs a side, best and candidate interleaved A B B A A B (so that
+              a drift in the host's load falls on both), judged by `suite compare`'s test (Welch's t-test on the log
               rates, suite/reporting/compare_stats.py); where undecided, MORE_REPEATS a side (each look at
               α/2): kept only on a verdict of faster.
 
-The search ends with the best configuration against the default, interleaved A B B A A B again (unless
-its one kept change was already confirmed against the default), for the gain and its 95% interval.
+The default runs twice first: two fresh processes are the first estimate of the host's run-to-run noise.
+A screened value past CLEAR × the noise from the best is kept (or dropped) on its one run; nearer, it is
+confirmed as above. The search ends with the best configuration against the default, each topped up to
+REPEATS runs, the new ones interleaved, for the gain and its 95% interval (unless its one kept change was
+confirmed against the default itself); the budget keeps the time for it once a change is kept.
 
 Pure: every run goes through `lab` (suite/exploring/tune_lab.py runs each as a fresh `suite run`,
 resumably, inside the budget; the tests give it a fake). Every decision is taken from the runs' records,
@@ -104,6 +108,10 @@ class Trial:
     against: int | None = None  # the number of the trial it was confirmed against
 
     @property
+    def kept(self) -> bool:
+        return self.verdict.startswith(KEPT)
+
+    @property
     def key(self) -> str:
         return json.dumps(self.options, sort_keys=True, default=str)
 
@@ -145,26 +153,31 @@ class Search:
             if self._start():
                 for tunable in self.tunables:
                     self._knob(tunable)
-                self._final()
-                self.result.stopped = self.result.stopped or "every knob searched"
+                self.result.stopped = "every knob searched"
         except BudgetSpent as spent:
             self.result.stopped = f"budget: {spent}"
             for trial in self.result.trials:
                 if trial.verdict in ("", SCREENED):
                     trial.verdict = "not judged: the budget ended first"
+        try:
+            self._final()  # in the time kept for it
+        except BudgetSpent as spent:
+            self.result.stopped += f"; the final comparison: {spent}"
         self.progress(self.result)
         return self.result
 
     # -- the default, and where it does not fit --------------------------------------------------------
 
     def _start(self) -> bool:
-        """The default run (and, where a language model's batch does not fit, the first split into
-        micro-batches that does); False where nothing runs to start from."""
+        """The default, in two fresh processes (their spread is the first estimate of the host's run-to-run
+        noise); where a language model's batch does not fit, the first split into micro-batches that does.
+        False where nothing runs to start from."""
         default = self._trial("default", "the default run", {})
-        outcome = self._measure(default, {}, "default")
         self.result.default = self.result.best = default
+        outcome = self._measure(default, {}, "default")
         if outcome.ok:
             default.verdict = "default"
+            self._measure(default, {}, "default")
             return True
         default.verdict = f"failed: {outcome.failure}"
         if outcome.record.get("status") == "oom" and Facts.of(outcome.record).unit == "tokens":
@@ -236,26 +249,42 @@ class Search:
         return {**options, **candidate.options}
 
     def _pick(self, screened: list[Trial]) -> None:
+        """The fastest screened value: dropped, or kept, at once where its run is past CLEAR × the noise
+        from the best's; confirmed by interleaved runs where it is nearer."""
         result = self.result
         pick = max(screened, key=lambda t: result.rate(t))
         for other in screened:
             if other is not pick:
                 other.verdict = f"slower than #{pick.number} when screened"
-        best_rate, rate = result.rate(result.best), result.rate(pick)
-        noise = self._noise(result.best, pick)
-        log_ratio = math.log(rate / best_rate)
-        if log_ratio < -CLEAR * noise:
-            pick.verdict = f"slower: ×{rate / best_rate:.2f} of #{result.best.number}, past {CLEAR:g} × the noise ({noise:.1%})"
-            return
-        self._confirm(pick)
+        best, rate = result.best, result.rate(pick)
+        noise = self._noise(best, pick)
+        ratio = rate / result.rate(best)
+        past = f"{ratio:.2f} of #{best.number}, past {CLEAR:g} × the noise ({noise:.1%})"
+        if math.log(ratio) < -CLEAR * noise:
+            pick.verdict = f"slower: ×{past}"
+        elif math.log(ratio) > CLEAR * noise:
+            pick.verdict, pick.against = f"{KEPT}: ×{past}", best.number
+            self._keep(pick)
+        else:
+            self._confirm(pick)
+
+    def _keep(self, pick: Trial) -> None:
+        self.result.best = pick
+        self.lab.reserve(2 * REPEATS)  # the final comparison, with the default, must still fit
+        self.progress(self.result)
 
     def _noise(self, best: Trial, candidate: Trial) -> float:
-        """The relative noise of one run's rate: the spread of a median of its windows (both sides'), the
-        spread between the best's own runs where it has several, and at least NOISE_FLOOR."""
-        runs = [r for r in self.result.runs_of(best) if r.ok]
-        last = [runs[-1], self.result.runs_of(candidate)[-1]]
+        """The relative noise of one run's rate: the spread of a median of its windows (both runs'), the
+        host's run-to-run spread (pooled over every configuration run more than once), at least
+        NOISE_FLOOR."""
+        last = [self._last(best), self.result.runs_of(candidate)[-1]]
         within = math.sqrt(sum((MEDIAN_SPREAD * r.cv / math.sqrt(r.windows)) ** 2 for r in last))
-        between = statistics.stdev(math.log(r.rate) for r in runs) if len(runs) > 1 else 0.0
+        variances = [
+            statistics.variance([math.log(r.rate) for r in runs if r.ok])
+            for runs in self.result.runs.values()
+            if sum(1 for r in runs if r.ok) > 1
+        ]
+        between = math.sqrt(statistics.fmean(variances)) if variances else 0.0
         return max(NOISE_FLOOR, within, between)
 
     def _confirm(self, pick: Trial) -> None:
@@ -287,11 +316,10 @@ class Search:
         pick.decision, pick.against = decision, best.number
         if decision["verdict"] == "faster":
             pick.verdict = KEPT
-            self.result.best = pick
-            self.lab.reserve(2 * REPEATS)  # the final comparison, with the default, must still fit
+            self._keep(pick)
         else:
             pick.verdict = f"{decision['verdict']}: not kept"
-        self.progress(self.result)
+            self.progress(self.result)
 
     def _decide(self, baseline: list[Outcome], candidate: list[Outcome], looks: int = 1) -> dict:
         """`suite compare`'s test of the two sides' rates; with LOOKS, its p-value times the looks (the
@@ -310,26 +338,27 @@ class Search:
     # -- the end ---------------------------------------------------------------------------------------
 
     def _final(self) -> None:
-        """The best against the default, for the gain and its interval (already known where the one
-        change kept was confirmed against the default itself)."""
-        from suite.launching.repeat import interleaved_order
-
+        """The best against the default, for the gain and its interval: each topped up to REPEATS runs
+        that ended ok, the new ones interleaved, and judged on all of them (the confirmation itself where
+        the one change kept was confirmed against the default)."""
         result = self.result
         best, default = result.best, result.default
-        if best is default:
+        if best is None or best is default or result.rate(best) is None:
             return
-        if best.against == default.number:
+        if best.against == default.number and best.decision:
             result.final = best.decision
             return
-        sides: tuple[list[Outcome], list[Outcome]] = ([], [])
-        for side in interleaved_order(REPEATS):
-            trial = (default, best)[side]
+        needed = {id(t): REPEATS - sum(1 for r in result.runs_of(t) if r.ok) for t in (best, default)}
+        turn = [best, default]  # whose run is next: the two take turns while both need runs
+        while max(needed.values()) > 0:
+            trial = turn[0] if needed[id(turn[0])] > 0 else turn[1]
             outcome = self._measure(trial, trial.options, "final")
             if not outcome.ok:
-                result.stopped = f"the final comparison failed: {outcome.failure}"
+                result.stopped += f"; the final comparison failed: {outcome.failure}"
                 return
-            sides[side].append(outcome)
-        result.final = self._decide(*sides)
+            needed[id(trial)] -= 1
+            turn.reverse()
+        result.final = self._decide(*([r for r in result.runs_of(t) if r.ok] for t in (default, best)))
 
     # -- bookkeeping -----------------------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ def verdict_text(result: Result, trial: Trial) -> str:
     shown = "kept, faster than" if trial.verdict == KEPT else trial.verdict + ", against"
     return (
         f"{shown}{against}: ×{decision['ratio']:.3f} ({decision['ci_low']:.3f}–{decision['ci_high']:.3f}, "
-        f"p = {decision['p_value']:.2g}, {decision['baseline_runs']} + {decision['candidate_runs']} runs interleaved)"
+        f"p = {decision['p_adjusted']:.2g}, {decision['baseline_runs']} + {decision['candidate_runs']} runs)"
     )
 
 
@@ -130,8 +130,8 @@ def gain_line(result: Result) -> str:
         return f"{shown}; no interval: the final comparison did not run ({result.stopped})"
     return (
         f"×{final['ratio']:.3f} the default (95% interval {final['ci_low']:.3f}–{final['ci_high']:.3f}; "
-        f"Welch's t-test, {final['baseline_runs']} + {final['candidate_runs']} runs interleaved, "
-        f"p = {final['p_value']:.2g}: {final['verdict']})"
+        f"Welch's t-test, {final['baseline_runs']} + {final['candidate_runs']} runs, "
+        f"p = {final['p_adjusted']:.2g}: {final['verdict']})"
     )
 
 
@@ -179,7 +179,7 @@ def summary_record(result: Result, search: dict) -> dict:
                 "trial": t.label,
                 "setting": setting(t),
                 "verdict": verdict_text(result, t),
-                "kept": t.verdict == KEPT,
+                "kept": t.kept,
                 "rate": result.rate(t),
                 "times_default": result.times_default(t),
                 "run_ids": runs(t),
