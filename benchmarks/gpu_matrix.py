@@ -1,7 +1,7 @@
 """Every CUDA result the README needs, from one command on a bare GPU machine; `--dry-run` runs the same plan
 on the CPU at tiny sizes (what CI proves).
 
-    benchmarks/gpu_matrix.sh OUT [--part quick|more|extra|all] [--only STEP,...] [--skip STEP,...] [--budget S]
+    benchmarks/gpu_matrix.sh OUT [--part quick|more|extra|tune|all] [--only STEP,...] [--skip STEP,...] [--budget S]
                                  [--dry-run [--as-gpu NAME]] [--plan] [--work DIR]
 
 The plan (benchmarks/gpu_matrix_plan.py) is a list of `suite` command lines, plus the bare loop, the timm
@@ -259,7 +259,7 @@ class Matrix:
         if self.args.only:
             wanted = set(self.args.only)
             return [s for s in self.plan if s.name in wanted and s.name != "report"]
-        parts = plan_module.PARTS if self.args.part == "all" else (self.args.part,)
+        parts = plan_module.ALL if self.args.part == "all" else (self.args.part,)
         return [s for s in self.plan if s.part in parts]
 
     def print_plan(self, steps) -> None:

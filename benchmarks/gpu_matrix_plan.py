@@ -11,6 +11,8 @@ Parts, for a lease of 15 minutes (one start, at most 10 minutes a command):
             <= 4 minutes, for a second command sent at once
     extra   everything else, for a longer lease: the larger DCGANs at every precision, torch.compile, a timm
             model, the prepared cache and loader workers, the batch-size search
+    tune    `suite tune` of resnet50 and of gpt2-small, each within its own budget, in one command: each
+            device at its best (docs/tune.md); not in `--part all`, which is the cuda row's three parts
 Every part ends with `suite report` of every record in the work folder.
 
 Time estimates (seconds on the GPU found; nothing here has yet run on one, so they are derived, not
@@ -35,7 +37,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from suite.backends import peaks  # noqa: E402 - the checkout's, as the steps import it
 
-PARTS = ("quick", "more", "extra")
+PARTS = ("quick", "more", "extra", "tune")
+ALL = ("quick", "more", "extra")  # `--part all`: the cuda row's parts; `tune` is a command of its own
+# Each tune's wall time, its planning included (`suite tune --budget`): two of them and the report in one
+# command's 540 s budget (benchmarks/gpu_matrix.py), less its preflight and the time kept for the report.
+TUNE_BUDGET_S = 250
+TUNED = ("resnet50", "gpt2-small")
 # A fresh process on the GPU before its first timed step: an assumption until the matrix measures it
 # (its preflight, then each run's wall time less its timed windows).
 START_S = 10.0
@@ -435,9 +442,44 @@ class Planner:
         )
         return steps
 
+    def tune(self) -> list[Step]:
+        """`suite tune` of each TUNED workload within TUNE_BUDGET_S (a cap: it ends sooner where every knob
+        is searched). The dry run tunes the same workload at its tiny widths with the precision and the
+        threads given (so the search runs the default only, and its plan, table and records are proven
+        in seconds); the trials themselves are tests/test_tune.py's."""
+        steps = []
+        for workload in TUNED:
+            priced = ("--set", f"instance={self.instance}") if self.instance else ()
+            steps.append(
+                Step(
+                    f"tune-{workload}",
+                    "tune",
+                    suite(
+                        "tune",
+                        "--backend",
+                        "cuda",
+                        "--workload",
+                        workload,
+                        "--budget",
+                        f"{TUNE_BUDGET_S}s",
+                        *priced,
+                    ),
+                    suite(
+                        *("tune", "--backend", "cpu", "--workload", workload, "--budget", "120s"),
+                        *("--set", "batch-size=2", "--set", "precision=fp32", *tiny_sets(workload), *priced),
+                    ),
+                    TUNE_BUDGET_S,
+                    fresh_processes=0,  # its runs' start-ups are inside its budget
+                    expect="search",  # a trial may run out of memory or fail: the search goes on
+                    cpu_note="tiny widths, --set precision=fp32 and threads=1: the default alone (its trials are "
+                    "tests/test_tune.py's)",
+                )
+            )
+        return steps
+
     def steps(self) -> list[Step]:
         """Every step, parts in order, and the report last."""
-        return [*self.quick(), *self.more(), *self.extra(), self.report_step()]
+        return [*self.quick(), *self.more(), *self.extra(), *self.tune(), self.report_step()]
 
 
 PRECISION_CASES = {  # name: (GPU options, CPU stand-in options or None, why the CPU differs, rate key)

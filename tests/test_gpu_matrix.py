@@ -139,6 +139,8 @@ def test_dry_run_leaves_a_record_for_every_planned_step_and_a_report_priced_for_
     out, done, _, _, report, wall_s = dry_run
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     for step in gpu_matrix_plan.plan("", "", "", "NVIDIA H200"):
+        if step.part not in (*gpu_matrix_plan.ALL, "every"):
+            continue  # a part of its own (tune), not in --part all: its dry run is its own test
         result = step_result(out, step.name)
         if step.name in HEAVY:
             assert result["status"] == "skipped" and result["reason"] == "left out by --skip", result
@@ -278,3 +280,42 @@ def test_the_plan_alone_prints_the_estimates_for_the_gpu_named(tmp_path, capsys)
     assert "--instance p5en.48xlarge" in printed and "report: python -m suite report" in printed
     estimate = float(printed.split("total estimate ")[1].split(" s")[0])
     assert estimate == total(gpu_matrix_plan.plan("", "", "", "NVIDIA H200"), "quick") <= 360
+
+
+def test_the_tune_part_tunes_resnet50_and_gpt2_small_within_one_command():
+    import gpu_matrix
+
+    steps = [s for s in gpu_matrix_plan.plan("/d", "/r", "/r.md", "NVIDIA H200") if s.part == "tune"]
+    assert [s.name for s in steps] == ["tune-resnet50", "tune-gpt2-small"]
+    # both tunes and the report inside one command's budget, less what it keeps back
+    assert total(steps, "tune") + 3 <= gpu_matrix.DEFAULT_BUDGET_S - gpu_matrix.REPORT_S - gpu_matrix.PACK_S
+    for step in steps:
+        assert step.gpu[:5] == ["-m", "suite", "tune", "--backend", "cuda"]
+        assert ["--budget", f"{gpu_matrix_plan.TUNE_BUDGET_S}s"] == step.gpu[7:9]
+        assert "instance=p5en.48xlarge" in step.gpu and step.expect == "search"
+        assert "tune" not in gpu_matrix_plan.ALL  # --part all stays the cuda row's three parts
+
+
+def test_the_tune_parts_plan_is_printed_by_plan(tmp_path, capsys):
+    import gpu_matrix
+
+    assert gpu_matrix.main([str(tmp_path), "--plan", "--part", "tune", "--as-gpu", "NVIDIA H200"]) == 0
+    printed = capsys.readouterr().out
+    assert (
+        "tune   tune-resnet50: python -m suite tune --backend cuda --workload resnet50 --budget 250s"
+        in printed
+    )
+    assert "tune-gpt2-small" in printed and "total estimate 503 s" in printed
+
+
+@pytest.mark.slow
+def test_the_tune_parts_dry_run_tunes_the_tiny_models_and_reports_their_best(tmp_path):
+    done = run_matrix(tmp_path, "--dry-run", "--part", "tune", "--as-gpu", "NVIDIA H200", home=tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    for name in ("tune-resnet50", "tune-gpt2-small"):
+        result = step_result(tmp_path, name)
+        assert result["status"] == "ok" and result["record_statuses"], (name, result)
+        searches = [f for f in os.listdir(tmp_path / "work" / "records" / name) if f.startswith("tune-")]
+        assert any(f.endswith(".json") for f in searches) and any(f.endswith(".spec") for f in searches)
+    report = (tmp_path / "report.md").read_text()
+    assert "| tune | tune-resnet50 | ok |" in report and "tuned" in report.split("## suite report")[1]
