@@ -270,8 +270,18 @@ class Search:
 
     def _keep(self, pick: Trial) -> None:
         self.result.best = pick
-        self.lab.reserve(2 * REPEATS)  # the final comparison, with the default, must still fit
+        self.lab.reserve(self._final_runs())  # the final comparison, with the default, must still fit
         self.progress(self.result)
+
+    def _final_runs(self) -> int:
+        """The runs the final comparison needs: the best and the default topped up to REPEATS each (none
+        where the best was confirmed against the default itself)."""
+        result = self.result
+        if result.best.against == result.default.number and result.best.decision:
+            return 0
+        return sum(
+            max(0, REPEATS - sum(1 for r in result.runs_of(t) if r.ok)) for t in (result.best, result.default)
+        )
 
     def _noise(self, best: Trial, candidate: Trial) -> float:
         """The relative noise of one run's rate: the spread of a median of its windows (both runs'), the
