@@ -475,3 +475,35 @@ def run_record_spec(path):
     from suite.run_options import read_spec
 
     return read_spec(str(path))
+
+
+def test_ctrl_c_keeps_what_finished_and_says_how_to_resume(tmp_path, monkeypatch, capsys):
+    started = []
+
+    def run(self, options, trial, role, numerics=False):
+        if started:
+            raise KeyboardInterrupt  # Ctrl-C while the second run is running
+        started.append(role)
+        self.asked += 1
+        return Outcome(fake_record(options, 0, numerics, self.point(options).config))
+
+    monkeypatch.setattr(tune_lab.Lab, "run", run)
+    argv = [
+        "tune",
+        "--backend",
+        "cpu",
+        "--workload",
+        "dcgan64",
+        "--set",
+        "model-override=ngf=8",
+        "--out",
+        str(tmp_path),
+    ]
+    assert main(argv) == 130
+    err = capsys.readouterr().err
+    assert "tune: interrupted. 1 run(s) of search" in err and "run the same command again to resume" in err
+    [summary] = [
+        json.load(open(tmp_path / name)) for name in os.listdir(tmp_path) if name.startswith("tune-")
+    ]
+    assert summary["trials"][0]["trial"] == "the default run" and summary["trials"][0]["run_ids"] == ["run-0"]
+    assert not [name for name in os.listdir(tmp_path) if name.startswith(".claim-")]  # the claim is released

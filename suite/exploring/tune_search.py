@@ -211,6 +211,8 @@ class Search:
         screened = []
         stop = tune_knobs.stops_after(tunable)
         for candidate in tune_knobs.candidates(tunable, facts):
+            if self._on_best(tunable, candidate) == self.result.best.options:
+                continue  # the best's own setting: nothing to try
             trial = self._screen(tunable, candidate)
             if trial.verdict == SCREENED:
                 screened.append(trial)
