@@ -99,10 +99,12 @@ class Lab:
 
     def _start(self, point: grid.Point, number: int, trial, role: str) -> Outcome:
         estimate = self.estimate()
-        left = self.budget.left() - self.budget.reserved * (role != "final")
+        kept = self.budget.reserved * (role != "final")
+        left = self.budget.left() - kept
         if estimate > left:
+            beside = f" beside the {kept:.0f} s kept for the final comparison" if kept else ""
             raise BudgetSpent(
-                f"#{trial.number} {trial.label} needs about {estimate:.0f} s, {max(left, 0):.0f} s left"
+                f"#{trial.number} {trial.label} needs about {estimate:.0f} s, {max(left, 0):.0f} s left{beside}"
             )
         tag = {"search": self.search_id, "run": number, "trial": trial.label, "role": role}
         point.env = {TUNE_ENV: json.dumps(tag)}
