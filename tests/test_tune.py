@@ -135,6 +135,7 @@ def test_the_search_stops_at_its_budget_and_says_so():
     assert len(lab.runs) <= 4
     assert result.stopped.startswith("budget:") and "the final comparison" in result.stopped
     assert result.final is None and "budget" in by_label(result)["warmup=0"].verdict
+    assert ("useless", "not reached: the budget ended first") in result.skipped
 
 
 def test_a_knob_the_person_fixed_is_not_searched():

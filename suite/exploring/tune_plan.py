@@ -92,7 +92,7 @@ def describe(planned: Planned, search_id: str, out_dir: str, budget_s: float) ->
     lines = [
         f"tune: {config['workload']} on {planned.backend}, search {search_id} into {out_dir}; budget "
         f"{seconds(budget_s)}, never exceeded (a run starts only where it fits; one running is stopped at the end)",
-        f"  1. the default: {tune_table.run_line(config)}",
+        f"  1. the default, twice (the host's run-to-run noise): {tune_table.run_line(config)}",
         "  then each knob on top of the best so far, its values screened once each:",
     ]
     facts = tune_knobs.Facts(unit=planned.unit, real_data=config.get("data") not in (None, "synthetic"))

@@ -149,9 +149,10 @@ class Search:
         self.progress = lambda result: None  # called after every trial (the command keeps its summary)
 
     def run(self) -> Result:
+        reached = 0
         try:
             if self._start():
-                for tunable in self.tunables:
+                for reached, tunable in enumerate(self.tunables, 1):
                     self._knob(tunable)
                 self.result.stopped = "every knob searched"
         except BudgetSpent as spent:
@@ -159,6 +160,8 @@ class Search:
             for trial in self.result.trials:
                 if trial.verdict in ("", SCREENED):
                     trial.verdict = "not judged: the budget ended first"
+            for tunable in self.tunables[reached:]:
+                self.result.skipped.append((tunable.name, "not reached: the budget ended first"))
         try:
             self._final()  # in the time kept for it
         except BudgetSpent as spent:
