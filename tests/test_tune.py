@@ -508,3 +508,23 @@ def test_ctrl_c_keeps_what_finished_and_says_how_to_resume(tmp_path, monkeypatch
     ]
     assert summary["trials"][0]["trial"] == "the default run" and summary["trials"][0]["run_ids"] == ["run-0"]
     assert not [name for name in os.listdir(tmp_path) if name.startswith(".claim-")]  # the claim is released
+
+
+def test_a_difference_the_hosts_load_could_explain_is_neither_kept_at_once_nor_kept():
+    class Busy(FakeLab):
+        """The default's runs all met a busy host (4 runnable a CPU), every other run a quiet one."""
+
+        def run(self, options, trial, role, numerics=False):
+            outcome = super().run(options, trial, role, numerics)
+            busy = not options
+            outcome.record["context"]["load"] = {"load_average_1m": 8.0 if busy else 1.0, "logical_cpus": 2}
+            return outcome
+
+    lab = Busy()
+    result = Search(lab, (HELPS,), fixed=set()).run()
+    verdict = by_label(result)["threads=1"].verdict
+    # ×2 is past three times the noise, but the slower side ran busier: interleaved runs, and the load
+    # still differs between their sides, so `suite compare`'s rule withholds the call
+    assert [role for _, role in lab.runs].count("confirm") >= 6
+    assert verdict.startswith("withheld: load differs") and verdict.endswith("not kept")
+    assert result.best is result.default

@@ -8,12 +8,13 @@ Knob by knob, in the backend's order:
               memory, a mode the model refuses) is a trial that failed: the search goes on.
     pick      the fastest screened value. Where its one run is slower or faster than the best's by more
               than CLEAR × the noise (the runs' own: their windows' spread, and the host's spread between
-              fresh processes, pooled over every configuration run more than once), it is dropped or kept
-              without more runs.
+              fresh processes, pooled over every configuration run more than once), and the hosts' load
+              recorded with the runs cannot explain it (`suite compare`'s rule, compare_load.py), it is
+              dropped or kept without more runs.
     confirm   nearer the noise, REPEATS runs a side, best and candidate interleaved A B B A A B (so that
               a drift in the host's load falls on both), judged by `suite compare`'s test (Welch's t-test on the log
               rates, suite/reporting/compare_stats.py); where undecided, MORE_REPEATS a side (each look at
-              α/2): kept only on a verdict of faster.
+              α/2): kept only on a verdict of faster that the load cannot explain.
 
 The default runs twice first: two fresh processes are the first estimate of the host's run-to-run noise.
 A screened value past CLEAR × the noise from the best is kept (or dropped) on its one run; nearer, it is
@@ -35,7 +36,7 @@ from dataclasses import dataclass, field
 
 from suite.exploring import tune_knobs
 from suite.exploring.tune_knobs import Candidate, Facts
-from suite.reporting import compare_stats
+from suite.reporting import compare_load, compare_stats
 
 REPEATS = compare_stats.MIN_RUNS  # runs a side in a confirmation: the fewest the test decides with
 # Where REPEATS a side leave it undecided, a second look at this many a side (the A B B A order carried
@@ -152,7 +153,8 @@ class Search:
         reached = 0
         try:
             if self._start():
-                for reached, tunable in enumerate(self.tunables, 1):
+                for tunable in self.tunables:
+                    reached += 1  # where the budget stops it, the knobs after this one were not reached
                     self._knob(tunable)
                 self.result.stopped = "every knob searched"
         except BudgetSpent as spent:
@@ -265,13 +267,22 @@ class Search:
         noise = self._noise(best, pick)
         ratio = rate / result.rate(best)
         past = f"{ratio:.2f} of #{best.number}, past {CLEAR:g} × the noise ({noise:.1%})"
-        if math.log(ratio) < -CLEAR * noise:
+        clear = abs(math.log(ratio)) > CLEAR * noise and not self._load_explains(best, pick, ratio)
+        if clear and ratio < 1:
             pick.verdict = f"slower: ×{past}"
-        elif math.log(ratio) > CLEAR * noise:
+        elif clear:
             pick.verdict, pick.against = f"{KEPT}: ×{past}", best.number
             self._keep(pick)
         else:
             self._confirm(pick)
+
+    def _load_explains(self, best: Trial, pick: Trial, ratio: float) -> bool:
+        """Whether the hosts' load could explain the screened difference (`suite compare`'s rule: the
+        slower side ran busier), so that interleaved runs must decide it instead of one run."""
+        sides = [
+            compare_load.side_load([r.record for r in self.result.runs_of(t) if r.ok]) for t in (best, pick)
+        ]
+        return compare_load.could_be_busier(*sides, "baseline" if ratio > 1 else "candidate") is not None
 
     def _keep(self, pick: Trial) -> None:
         self.result.best = pick
@@ -348,6 +359,11 @@ class Search:
             decision["verdict"] = compare_stats.verdict(
                 decision, decision["p_adjusted"], self.min_change, words
             )
+        if decision["verdict"] in words:  # a call the hosts' load could explain is withheld, as compare's
+            loads = [compare_load.side_load([r.record for r in side]) for side in (baseline, candidate)]
+            reason = compare_load.withhold(decision, *loads)
+            if reason:
+                decision["verdict"] = f"{compare_load.WITHHELD} ({reason})"
         return decision
 
     # -- the end ---------------------------------------------------------------------------------------
