@@ -183,6 +183,7 @@ class Search:
         if outcome.ok:
             default.verdict = "default"
             self._measure(default, {}, "default")
+            self.progress(self.result)
             return True
         default.verdict = f"failed: {outcome.failure}"
         if outcome.record.get("status") == "oom" and Facts.of(outcome.record).unit == "tokens":
