@@ -321,8 +321,10 @@ class Search:
 
         best = self.result.best
         if not self.lab.affords(2 * REPEATS):
+            # not kept; the next knobs' screening runs may still fit, and one may be clear on its own
             pick.verdict = f"not confirmed: the budget cannot fit its {2 * REPEATS} interleaved runs"
-            raise BudgetSpent(f"no room for #{pick.number}'s confirmation")
+            self.progress(self.result)
+            return
         order = interleaved_order(MORE_REPEATS)
         sides: tuple[list[Outcome], list[Outcome]] = ([], [])
         decision = None
