@@ -528,3 +528,32 @@ def test_a_difference_the_hosts_load_could_explain_is_neither_kept_at_once_nor_k
     assert [role for _, role in lab.runs].count("confirm") >= 6
     assert verdict.startswith("withheld: load differs") and verdict.endswith("not kept")
     assert result.best is result.default
+
+
+def test_a_trial_slower_than_its_estimate_is_cut_before_the_final_comparisons_time(tmp_path):
+    clock = [0.0]
+    budget = tune_lab.Budget(1000, clock=lambda: clock[0])
+    calls: list = []
+    runner = fake_runner(str(tmp_path), calls)
+    cuts = []
+
+    def timed(point, out, timeout, **settings):
+        needs = 10_000 if "--check-numerics" in point.argv else 40  # bf16 on this CPU: far slower
+        if needs > timeout:  # what child.run does at its timeout: the child killed, a failure returned
+            cuts.append((clock[0] + timeout, settings["keep_failure"]))
+            clock[0] += timeout
+            return {
+                "status": "error",
+                "error": {"type": "Timeout", "message": f"no result within {timeout:g} s"},
+            }
+        clock[0] += needs
+        return runner(point, out, timeout, **settings)
+
+    lab = tune_lab.Lab(BASE, str(tmp_path), "s3", budget, runner=timed)
+    result = Search(lab, REAL, fixed=set(BASE)).run()
+    # threads=1 was kept at once (×2), so three runs' time (40 s each) is kept for the end: the bf16
+    # screen was stopped there, unrecorded, and the final comparison ran in the time kept for it
+    assert cuts == [(1000 - 120, False)]  # it ended where the 120 s kept for the end began
+    assert "was stopped at the budget's end beside the 120 s kept for the final comparison" in result.stopped
+    assert result.final is not None and result.final["ratio"] == pytest.approx(2.0, rel=0.03)
+    assert clock[0] <= 1000

@@ -9,10 +9,11 @@ is made from records, a search started again after a kill (`kill -9` included) t
 up to where it stopped and runs only what no record holds. A folder whose run N is another configuration
 holds another search's plan: refused, naming both.
 
-The budget: a run is started only where its estimate (the mean time of this search's runs so far)
-fits in what is left, less what the final comparison needs once a change is kept (`reserve`); a started
-run is bounded by what is left, and a run cut short by the budget leaves no record (it is run again on
-resume, with a budget of its own). One search runs into a folder at a time: it holds the search's claim
+The budget: a run is started only where its estimate (the mean time of its configuration's runs so far,
+else of this search's) fits in what is left, less what the final comparison needs once a change is kept
+(`reserve`); a started run is bounded by the same (so a trial slower than its estimate cannot eat the
+final comparison's time), and a run cut short by the budget leaves no record (it is run again on resume,
+with a budget of its own). One search runs into a folder at a time: it holds the search's claim
 (`grid.try_claim`) while it runs.
 """
 
@@ -61,6 +62,7 @@ class Lab:
         self.recorded = self._recorded()
         self.asked = 0  # runs the search has asked for so far (the next one's number)
         self.took: list[float] = []  # how long each run started here took
+        self.took_by: dict[str, list[float]] = {}  # the same, by configuration (Trial.key)
         self.replayed = 0
 
     # -- what the folder holds -------------------------------------------------------------------------
@@ -98,26 +100,29 @@ class Lab:
         return self._start(point, number, trial, role)
 
     def _start(self, point: grid.Point, number: int, trial, role: str) -> Outcome:
-        estimate = self.estimate()
-        kept = self.budget.reserved * (role != "final")
+        estimate = self.estimate(trial.key)
+        kept = self.budget.reserved * (role != "final")  # the final comparison's time is its own
         left = self.budget.left() - kept
+        beside = f" beside the {kept:.0f} s kept for the final comparison" if kept else ""
         if estimate > left:
-            beside = f" beside the {kept:.0f} s kept for the final comparison" if kept else ""
             raise BudgetSpent(
                 f"#{trial.number} {trial.label} needs about {estimate:.0f} s, {max(left, 0):.0f} s left{beside}"
             )
         tag = {"search": self.search_id, "run": number, "trial": trial.label, "role": role}
         point.env = {TUNE_ENV: json.dumps(tag)}
-        budget_binds = self.trial_timeout is None or self.budget.left() < self.trial_timeout
-        timeout = max(1.0, self.budget.left()) if budget_binds else self.trial_timeout
+        budget_binds = self.trial_timeout is None or left < self.trial_timeout
+        timeout = max(1.0, left) if budget_binds else self.trial_timeout
         self.log(f"tune: #{trial.number} {trial.label} ({role}): running, {_left(self.budget)}")
         started = self.budget.clock()
         record = self.runner(
             point, self.out_dir, timeout, origin=ORIGIN, keep_failure=not budget_binds, tune=tag
         )
         self.took.append(self.budget.clock() - started)
+        self.took_by.setdefault(trial.key, []).append(self.took[-1])
         if budget_binds and (record.get("error") or {}).get("type") == "Timeout":
-            raise BudgetSpent(f"#{trial.number} {trial.label} was stopped at the budget's end (not recorded)")
+            raise BudgetSpent(
+                f"#{trial.number} {trial.label} was stopped at the budget's end{beside} (not recorded)"
+            )
         self.asked += 1
         self.log(
             f"tune: #{trial.number} {trial.label} ({role}): {child.describe(record)} ({self.took[-1]:.0f} s)"
@@ -126,9 +131,12 @@ class Lab:
 
     # -- the budget ------------------------------------------------------------------------------------
 
-    def estimate(self) -> float:
-        """Seconds the next run should take: the mean of the runs this search started here, else of what
-        its recorded runs say they took, else FIRST_RUN_S."""
+    def estimate(self, key: str | None = None) -> float:
+        """Seconds the next run should take: the mean of this configuration's runs started here (KEY: a
+        trial's), else of every run this search started here, else of what its recorded runs say they
+        took, else FIRST_RUN_S."""
+        if self.took_by.get(key):
+            return sum(self.took_by[key]) / len(self.took_by[key])
         if self.took:
             return sum(self.took) / len(self.took)
         recorded = [_took(record) for record in self.recorded.values()]
