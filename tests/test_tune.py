@@ -315,7 +315,7 @@ def test_a_run_that_does_not_fit_the_budget_is_not_started(tmp_path):
     result = Search(lab, REAL, fixed=set(BASE)).run()
     # 80 s spent on the default's two runs: a screening run of about 40 s cannot fit in the 20 s left
     assert calls == [0, 1] and clock[0] <= 100
-    assert result.stopped == "budget: #2 threads=1 needs about 40 s, 20 s left"
+    assert result.stopped == "budget: #2 threads=1 needs about 40 s, 15 s left"  # 5 s kept to stop a run
     assert not lab.affords(1) and lab.estimate() == 40
 
 
@@ -553,7 +553,8 @@ def test_a_trial_slower_than_its_estimate_is_cut_before_the_final_comparisons_ti
     result = Search(lab, REAL, fixed=set(BASE)).run()
     # threads=1 was kept at once (×2), so three runs' time (40 s each) is kept for the end: the bf16
     # screen was stopped there, unrecorded, and the final comparison ran in the time kept for it
-    assert cuts == [(1000 - 120, False)]  # it ended where the 120 s kept for the end began
+    # it ended where the 120 s kept for the end began, less the time kept to stop a run
+    assert cuts == [(1000 - 120 - tune_lab.STOP_S, False)]
     assert "was stopped at the budget's end beside the 120 s kept for the final comparison" in result.stopped
     assert result.final is not None and result.final["ratio"] == pytest.approx(2.0, rel=0.03)
     assert clock[0] <= 1000

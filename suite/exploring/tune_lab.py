@@ -33,6 +33,9 @@ from suite.run_record.record import TUNE_ENV, metrics_of
 ORIGIN = "tune"
 # A first run has no time of its own yet to estimate from: it is started if this much is left.
 FIRST_RUN_S = 1.0
+# A run stopped at the budget's end is stopped this much before it: killing it, reading what it left and
+# writing the search's record take a few seconds, inside the budget too.
+STOP_S = 5.0
 
 
 class Budget:
@@ -102,7 +105,7 @@ class Lab:
     def _start(self, point: grid.Point, number: int, trial, role: str) -> Outcome:
         estimate = self.estimate(trial.key)
         kept = self.budget.reserved * (role != "final")  # the final comparison's time is its own
-        left = self.budget.left() - kept
+        left = self.budget.left() - kept - STOP_S
         beside = f" beside the {kept:.0f} s kept for the final comparison" if kept else ""
         if estimate > left:
             raise BudgetSpent(
@@ -146,7 +149,7 @@ class Lab:
     def affords(self, runs: int) -> bool:
         """Whether RUNS more runs fit in the budget (those the folder holds cost nothing)."""
         held = sum(1 for number in range(self.asked, self.asked + runs) if number in self.recorded)
-        return (runs - held) * self.estimate() <= self.budget.left() - self.budget.reserved
+        return (runs - held) * self.estimate() <= self.budget.left() - self.budget.reserved - STOP_S
 
     def reserve(self, runs: int) -> None:
         """Keep the time of RUNS runs for the end (the final comparison)."""
