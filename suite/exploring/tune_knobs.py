@@ -87,11 +87,11 @@ def knob_options(tunable: Tunable) -> tuple[str, ...]:
 
 def left_out(tunable: Tunable, facts: Facts, fixed: set[str], tune_batch: bool) -> str | None:
     """Why the knob is not searched here (None: it is)."""
+    if tunable.applies_to not in ("all", facts.unit):
+        return f"only for {'language models' if tunable.applies_to == 'tokens' else 'image models'}"
     taken = [name for name in knob_options(tunable) if name in fixed]
     if taken:
         return f"--{taken[0]} is given (--set): the search leaves it as given"
-    if tunable.applies_to not in ("all", facts.unit):
-        return f"only for {'language models' if tunable.applies_to == 'tokens' else 'image models'}"
     if tunable.stage == "loader":
         if not facts.real_data:
             return "synthetic data: no loader to tune (give --data)"
