@@ -129,7 +129,7 @@ def test_a_failure_record_made_now_has_the_kept_ones_fields_in_order():
     kept = _load(Path(ROOT) / "tests/data/records/child-failure.json")
     made = child.failure_record(tiny_config().to_record_config(), "Timeout", "no result within 5 s")
     # Run options added since the kept record was written: a config made now holds them, at their defaults.
-    added_since = {"grad_accum": 1, "activation_checkpointing": False, "fsdp": False}
+    added_since = {"grad_accum": 1, "activation_checkpointing": False, "fsdp": False, "compile_mode": None}
     assert list(made) == list(kept) and made["error"] == kept["error"]
     assert made["config"] == {**kept["config"], **added_since}
     assert RunRecord.from_json(made).error.type == "Timeout"
