@@ -443,7 +443,7 @@ def test_a_real_cpu_tune_ends_with_the_suite_run_line_of_its_best(workload, tmp_
     import subprocess
     import sys
 
-    from conftest import suite_env
+    from conftest import SAFETY_NET_S, suite_env
 
     from suite.run_options import run_parser, spec_from_args
     from suite.spec import RunSpec
@@ -453,7 +453,9 @@ def test_a_real_cpu_tune_ends_with_the_suite_run_line_of_its_best(workload, tmp_
     schedule = ["--set=batch-size=2", "--set=warmup=1", "--set=steps=1", "--set=windows=2"]
     command = [sys.executable, "-m", "suite", "tune", "--backend", "cpu", "--workload", workload, *tiny]
     command += [*schedule, "--budget", "100s", "--out", str(out)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=suite_env(tmp_path))
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=SAFETY_NET_S, env=suite_env(tmp_path)
+    )
     assert done.returncode == 0, done.stderr
     assert "× default" in done.stdout and "best found:  #" in done.stdout
     line = next(line for line in done.stdout.splitlines() if line.startswith("reproduce:"))
