@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from suite.data import LoaderData, check_batch_fits
 from suite.data.loader_options import LoaderOptions
+from suite.data.worker_socket import check_worker_socket_fits
 from suite.inputs.errors import UserError
 from suite.inputs.files import open_regular
 
@@ -266,6 +267,7 @@ class ImageFolderData(LoaderData):
         except FileNotFoundError as error:  # no image in any class folder
             raise UserError(f"--data {path!r}: {error}") from None
         check_batch_fits(batch_size, len(dataset), world_size, repr(path))
+        check_worker_socket_fits(workers)
         self.sampler = None
         if world_size > 1:
             # Each process reads its own share; set_epoch reshuffles the shares every epoch.

@@ -18,6 +18,7 @@ from suite.data import LoaderData
 from suite.data.imagefolder import LoaderFailed
 from suite.data.loader_options import LoaderOptions
 from suite.data.token_file import TokenFile, TokenFileShrank, out_of_range
+from suite.data.worker_socket import check_worker_socket_fits
 
 SAMPLING = "random offsets, seeded per rank (nanoGPT get_batch): context + 1 tokens a sequence"
 
@@ -81,6 +82,7 @@ class TokenFileData(LoaderData):
         self.context = workload.units_per_sample()
         self.workers, self.pin_memory, self.prefetch = options.workers, options.pin_memory, options.prefetch
         self.rank, self.world_size, self.batch_size = options.rank, options.world_size, options.batch_size
+        check_worker_socket_fits(options.workers)
         dataset = TokenSequences(token_file, self.context, workload.vocabulary, workload.name)
         kwargs = dict(
             batch_size=options.batch_size,
