@@ -11,6 +11,10 @@ by the files each makes in DIR: started-1, started-2, ...; default the first) ho
 DIR/release exists or it is stopped. A test that stops a sweep mid-point, or changes its disk there,
 synchronises on DIR/held instead of sleeping and hoping the point is still running. With
 SUITE_FAULT_HOLD_IN=probe it holds instead as its bottleneck probe starts (after its timed windows).
+
+SUITE_FAULT_DECODE_S=S: every image the image folder's loader decodes takes S seconds more (a sleep, in
+the process that decodes it): a loader slow by construction, so a test of an input-bound verdict does not
+depend on how busy the host is (decoding itself slows with the host's load, and with it the margin).
 """
 
 import os
@@ -102,7 +106,21 @@ def install_hold(env=os.environ) -> None:
     context.collect = held_collect
 
 
+def install_slow_decode(env=os.environ) -> None:
+    from suite.data import imagefolder
+
+    delay, load = float(env["SUITE_FAULT_DECODE_S"]), imagefolder.load_image
+
+    def slow_load(path: str):
+        time.sleep(delay)  # the loader's own wait, not the CPU's: the same on an idle or a busy host
+        return load(path)
+
+    imagefolder.load_image = slow_load
+
+
 if "SUITE_FAULT_RANK" in os.environ:
     install()
 if "SUITE_FAULT_HOLD_DIR" in os.environ:
     install_hold()
+if "SUITE_FAULT_DECODE_S" in os.environ:
+    install_slow_decode()
