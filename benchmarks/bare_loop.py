@@ -4,9 +4,10 @@ Same model (the registry's architecture and initialisation), optimizer and hyper
 each DCGAN network and for GPT-2, SGD for ResNet-50; fused on CUDA, as the suite's CUDA backend builds
 them), batch
 (the suite's synthetic batch: one batch made on the device and reused), precision (fp32 with TF32 off
-unless --tf32; bf16 autocast; amp = fp16 autocast with one GradScaler updated once per iteration) and
-cuDNN autotuning. No backend object, no telemetry thread, no record: warm-up steps, then timed windows,
-the device synchronised only at window edges; the rate is the median over windows of images ÷ wall time.
+unless --tf32; bf16 autocast; amp = fp16 autocast with one GradScaler updated once per iteration),
+cuDNN autotuning and, with --compile, each module through torch.compile (cuda only, as `suite run
+--compile`). No backend object, no telemetry thread, no record: warm-up steps, then timed windows, the
+device synchronised only at window edges; the rate is the median over windows of images ÷ wall time.
 
 Window length: as the suite's, so that suite ÷ bare compares windows of the same length. Without --steps,
 a window grows as `suite run`'s do on CUDA (suite/measurement/window_length.py): the last warm-up steps
@@ -65,10 +66,13 @@ def optimizer(kind, params, device: torch.device, precision: str, **hyper):
     return kind(params, fused=True, **hyper) if fused else kind(params, **hyper)
 
 
-def build(workload, device: torch.device, precision: str, batch_size: int):
-    """(step function, images per step) for the workload, written out in plain PyTorch."""
+def build(workload, device: torch.device, precision: str, batch_size: int, compiled: bool = False):
+    """(step function, images per step) for the workload, written out in plain PyTorch; COMPILED: each
+    module through torch.compile in its default mode, as the suite's --compile does (backends/cuda.py)."""
     torch.manual_seed(0)  # the suite's default seed: the same initial weights
     modules = {name: module.to(device) for name, module in workload.build_modules().items()}
+    if compiled:
+        modules = {name: torch.compile(module) for name, module in modules.items()}
     scaler = torch.amp.GradScaler(device.type) if precision == "amp" else None
     dtype = {"bf16": torch.bfloat16, "amp": torch.float16}.get(precision)
 
@@ -194,7 +198,7 @@ def parse_override(text: str) -> tuple[str, int]:
     return key, int(value)
 
 
-def main(argv=None) -> int:
+def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--backend", choices=("cpu", "cuda"), default="cuda" if torch.cuda.is_available() else "cpu"
@@ -220,6 +224,16 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (cpu)")
     parser.add_argument("--model-override", type=parse_override, action="append", default=[], metavar="KEY=N")
     parser.add_argument("--json", metavar="FILE", help="also write the result as JSON here")
+    parser.add_argument(
+        "--compile",
+        action="store_true",
+        help="torch.compile the model(s), default mode (cuda; compile time in warm-up)",
+    )
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = make_parser()
     args = parser.parse_args(argv)
 
     if args.steps is not None and args.steps < 1:
@@ -228,6 +242,8 @@ def main(argv=None) -> int:
         parser.error(f"--min-window-s must be a number of seconds > 0, got {args.min_window_s}")
     if args.backend == "cpu" and args.precision == "amp":
         parser.error("--precision amp (fp16 autocast + GradScaler) is CUDA's; on the cpu use fp32 or bf16")
+    if args.backend == "cpu" and args.compile:  # as the suite's CPU backend refuses --compile
+        parser.error("--compile is CUDA's here, as in the suite; on the cpu leave it out")
     if args.backend == "cuda" and not torch.cuda.is_available():
         parser.error("--backend cuda: no CUDA device is visible")
     if args.threads:
@@ -245,7 +261,7 @@ def main(argv=None) -> int:
     else:
         sync = lambda: None  # noqa: E731 - the CPU runs each op to completion
 
-    step, images_per_step = build(workload, device, args.precision, batch_size)
+    step, images_per_step = build(workload, device, args.precision, batch_size, args.compile)
     min_window_s = MIN_WINDOW_S[args.backend] if args.min_window_s is None else args.min_window_s
     rates, steps, step_time_s = measure(
         step, images_per_step, sync, args.warmup, args.steps, args.windows, min_window_s
@@ -266,6 +282,7 @@ def main(argv=None) -> int:
         "workload": args.workload,
         "precision": args.precision,
         "tf32": args.tf32,
+        "compile": args.compile,
         "batch_size": batch_size,
         "warmup_steps": args.warmup,
         "steps_per_window": steps,
@@ -288,7 +305,8 @@ def main(argv=None) -> int:
             f"of {per_sample:,} tokens)"
         )
     print(
-        f"bare loop: {args.workload} on {args.backend}, {args.precision}, batch {batch_size}: "
+        f"bare loop: {args.workload} on {args.backend}, {args.precision}{', compiled' if args.compile else ''}, "
+        f"batch {batch_size}: "
         f"{rate} median of {args.windows} windows × {steps} steps ({how})"
     )
     if args.json:

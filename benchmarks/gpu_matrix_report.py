@@ -36,8 +36,11 @@ def record_statuses(folder: str) -> list[str]:
     return [r["status"] for r in run_records(folder)]
 
 
-# The suite's pair of a bare loop / peer: same workload, precision and batch, synthetic data, no options.
-def _suite_rates(records: list[dict], workload: str, precision: str, batch: int, tf32=False) -> list[float]:
+# The suite's pair of a bare loop / peer: same workload, precision and batch, synthetic data, no options but
+# TF32 and --compile, each where the bare loop had it.
+def _suite_rates(
+    records: list[dict], workload: str, precision: str, batch: int, tf32=False, compiled=False
+) -> list[float]:
     """Images per second of every such suite run (a run, not a diagnose or sweep sub-run)."""
     return [
         record["metrics"]["images_per_second"]
@@ -51,7 +54,8 @@ def _suite_rates(records: list[dict], workload: str, precision: str, batch: int,
         and not record["config"].get("check_numerics")
         and bool(record["config"].get("tf32")) == tf32
         and not record["config"].get("channels_last")
-        and not record["config"].get("compile")
+        and bool(record["config"].get("compile")) == compiled
+        and not record["config"].get("compile_mode")
     ]
 
 
@@ -113,20 +117,24 @@ def write(work: str, steps, dry: bool, path: str, context: dict) -> None:
         "|---|---|---|---|---|---|",
     ]
     peer = None
-    bare_rates: dict[tuple, list[float]] = {}  # (workload, precision, batch, tf32): each bare process's rate
+    # (workload, precision, batch, tf32, compiled): each bare process's rate
+    bare_rates: dict[tuple, list[float]] = {}
     for _, bench in _json_files(os.path.join(work, "bench")):
         if bench.get("kind") == "timm_benchmark_train":
             peer = bench
         elif bench.get("kind") == "bare_loop":
-            key = (bench["workload"], bench["precision"], bench["batch_size"], bench.get("tf32", False))
+            key = (
+                *(bench["workload"], bench["precision"], bench["batch_size"]),
+                *(bench.get("tf32", False), bench.get("compile", False)),
+            )
             bare_rates.setdefault(key, []).append(bench["images_per_second"])
-    for (workload, precision, batch, tf32), bare in bare_rates.items():
-        suite = _suite_rates(records, workload, precision, batch, tf32)
+    for (workload, precision, batch, tf32, compiled), bare in bare_rates.items():
+        suite = _suite_rates(records, workload, precision, batch, tf32, compiled)
         ratio = (
             f"{statistics.median(suite) / statistics.median(bare):.3f}" if suite else "no suite run to pair"
         )
         lines.append(
-            f"| {workload} | {precision}{' + TF32' if tf32 else ''} | {batch} | "
+            f"| {workload} | {precision}{' + TF32' if tf32 else ''}{' + compile' if compiled else ''} | {batch} | "
             f"{_runs(suite) if suite else ''} | {_runs(bare)} | {ratio} |"
         )
 
