@@ -1,12 +1,13 @@
 """Every CUDA result the README needs, from one command on a bare GPU machine; `--dry-run` runs the same plan
 on the CPU at tiny sizes (what CI proves).
 
-    benchmarks/gpu_matrix.sh OUT [--part quick|more|extra|tune|all] [--only STEP,...] [--skip STEP,...] [--budget S]
+    benchmarks/gpu_matrix.sh OUT [--part quick|more|extra|tune|best|best-more|all] [--only STEP,...] [--skip STEP,...] [--budget S]
                                  [--dry-run [--as-gpu NAME]] [--plan] [--work DIR]
 
 The plan (benchmarks/gpu_matrix_plan.py) is a list of `suite` command lines, plus the bare loop, the timm
 peer and `pytest -m gpu`, in parts sized for a 15-minute lease: `quick` fills the README's cuda row in one
-10-minute command, `more` follows at once. Before any step a fresh interpreter checks that it has torch and
+10-minute command, `more` follows at once (`best` and `best-more`, each workload at its best-known
+configuration, are a lease's other pair of commands). Before any step a fresh interpreter checks that it has torch and
 sees a CUDA device (exit 2 in one line if not) and names the GPU, which chooses the instance every run is
 priced as. Then each step runs in a fresh process (in a dry run, a suite step is a fork of one interpreter
 that has imported torch: benchmarks/warm_start.py), in order of value, each only where its estimate fits
@@ -242,12 +243,14 @@ class Matrix:
 
     def measured_start_s(self) -> tuple[float, str]:
         """The start-up of a fresh run: the median of what the finished runs in the work folder measured
-        (wall time less timed windows), else the plan's assumption."""
+        (wall time less timed windows), else the plan's assumption. A run whose wall time holds other work
+        outside its windows (compiling, the host's FLOP count) measures that too, not a fresh start."""
         measured = [
             done["start_s"]
             for done in (
                 gpu_matrix_report.read_json(os.path.join(self.work, "steps", f"{s.name}.json"))
                 for s in self.plan
+                if not s.outside_windows_s
             )
             if done and done.get("start_s") is not None and not self.dry
         ]
@@ -455,7 +458,8 @@ def parse(argv):
         choices=(*plan_module.PARTS, "all"),
         default="quick",
         help="quick (default): the README's cuda row, <= 6 min on an H100; more: the rest of its detail, "
-        "<= 4 min; extra: a longer lease's; all: the three in order",
+        "<= 4 min; extra: a longer lease's; all: the three in order; tune: `suite tune` of resnet50 and "
+        "gpt2-small; best: the best-known configurations, <= 6 min on an H200; best-more: the rest of them",
     )
     parser.add_argument(
         "--only", help="STEP[,STEP...]: rerun just these, adding to what the work folder holds"

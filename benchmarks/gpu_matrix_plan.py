@@ -13,6 +13,9 @@ Parts, for a lease of 15 minutes (one start, at most 10 minutes a command):
             model, the prepared cache and loader workers, the batch-size search
     tune    `suite tune` of resnet50 and of gpt2-small, each within its own budget, in one command: each
             device at its best (docs/tune.md); not in `--part all`, which is the cuda row's three parts
+    best    the best-known configurations of resnet50, gpt2-small and llama-1b as plain `suite run` lines,
+            each beside its default, most valuable first: planned for <= 6 minutes on an H200
+    best-more  the rest of them, for a second command sent at once (neither is in `--part all`)
 Every part ends with `suite report` of every record in the work folder.
 
 Time estimates (seconds on the GPU found; nothing here has yet run on one, so they are derived, not
@@ -24,6 +27,10 @@ effective rate where that is longer. The rate is a fraction of the GPU's datashe
 the H100 SXM's where the GPU is not in the table): 30 % for fp16/bf16, 30 % of half that for TF32, 50 % for
 fp32. FLOPs per image were counted with suite/measurement/flops.py (one training step, torch 2.x, on the
 CPU): dcgan64 2.48e9, dcgan64-safe 1.16e10, dcgan128 1.56e10, resnet50 2.43e10.
+
+A run that compiles pays COMPILE_S more before its first step, and llama-1b's first run the host's FLOP
+count after its windows (HOST_FLOP_COUNT_S): both assumptions, no GPU having measured either (their
+sources are beside them, and in docs/gpu-matrix.md).
 """
 
 from __future__ import annotations
@@ -37,8 +44,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from suite.backends import peaks  # noqa: E402 - the checkout's, as the steps import it
 
-PARTS = ("quick", "more", "extra", "tune")
-ALL = ("quick", "more", "extra")  # `--part all`: the cuda row's parts; `tune` is a command of its own
+PARTS = ("quick", "more", "extra", "tune", "best", "best-more")
+# `--part all`: the cuda row's parts; `tune`, `best` and `best-more` are commands of their own
+ALL = ("quick", "more", "extra")
 # Each tune's wall time, its planning included (`suite tune --budget`): two of them and the report in one
 # command's 540 s budget (benchmarks/gpu_matrix.py), less its preflight and the time kept for the report.
 TUNE_BUDGET_S = 250
@@ -53,16 +61,29 @@ WARMUP_MARGIN = 1.5
 WINDOWS = 5  # the CUDA schedule's timed windows
 CUDA_STEPS = 3 + 10 * WINDOWS  # the CUDA schedule's fewest steps: 3 warm-up, 5 windows of at least 10
 DEFAULT_BATCH = 256  # the image workloads of the matrix train at their default batch of 256 on the GPU
-BATCH = {"gpt2-small": 16}  # sequences of 1,024 tokens: its default batch
+BATCH = {"gpt2-small": 16, "llama-1b": 4}  # sequences of 1,024 and of 2,048 tokens: their default batches
 # FLOPs per sample (an image; for gpt2-small a sequence of 1,024 tokens: 6 × 123.5 M matmul weights, the tied
-# head included, plus the attention term 12·L·H·Q·T, per token: docs/transformers.md).
+# head included, plus the attention term 12·L·H·Q·T, per token: docs/transformers.md; for llama-1b a sequence
+# of 2,048 tokens by the same formula: 6 × 1,235,746,816 matmul weights + 12 × 16 × 2,048 × 2,048).
 FLOPS_PER_IMAGE = {
     "dcgan64": 2.48e9,
     "dcgan64-safe": 1.16e10,
     "dcgan128": 1.56e10,
     "resnet50": 2.43e10,
     "gpt2-small": 8.75e11,
+    "llama-1b": 1.68e13,
 }
+# torch.compile's first step in a fresh process (default mode, inductor's caches cold: every compiled step
+# is a configuration of its own, another precision or batch), seconds: assumptions until a GPU measures one.
+# resnet50: pytorch/benchmark pull 1547 measured 27.9 s for its training graph and the maintainers' dashboard
+# about twice that from a cold cache. gpt2-small: nanoGPT pull 392's 4-layer GPT took 7 s more for its first
+# step compiled; the graph grows with the 12 (llama-1b: 16) blocks inlined into it.
+COMPILE_S = {"resnet50": 60, "gpt2-small": 30, "llama-1b": 40}
+# The FLOP count behind MFU: one fp32 training step of 2 samples on the host's CPU after the windows, once a
+# torch version (cached in the work folder; suite/measurement/flops.py). About a second for the others; for
+# llama-1b's 1.2 B parameters 3.4e13 FLOPs and the model's build: assumed 40 s on the GPU machine's 16 cores.
+HOST_FLOP_COUNT_S = {"llama-1b": 40}
+IMAGE_MODELS = ("dcgan64", "dcgan64-safe", "dcgan128", "resnet50")  # what --channels-last applies to
 ESTIMATE_GPU = "NVIDIA H100 80GB HBM3"  # whose peaks estimate a GPU the table does not know
 DEFAULT_GPU = "NVIDIA H100 80GB HBM3"  # what the dry run plans for without --as-gpu
 
@@ -111,6 +132,7 @@ TINY = {
     "dcgan128": {"ngf": 4, "ndf": 4, "nz": 16},
     "resnet50": {"image_size": 32},
     "gpt2-small": {"layers": 2, "width": 32, "heads": 2, "context": 16, "vocabulary": 64},
+    "llama-1b": {"layers": 2, "width": 32, "heads": 4, "kv_heads": 2, "context": 16, "vocabulary": 64},
 }
 TINY_RUN = ["--batch-size", "2", "--warmup", "1", "--steps", "1", "--windows", "1", "--threads", "1"]
 
@@ -122,6 +144,9 @@ class Step:
     gpu: list[str]  # the command on the GPU machine (after `python`)
     cpu: list[str] | None  # the dry run's command, or None: skipped
     compute_s: float  # its GPU seconds beyond a fresh process's start (START_S, or what was measured)
+    # Of compute_s, the seconds outside its timed windows (compiling, the host's FLOP count): its measured
+    # start-up (wall time less windows) includes them, so it is no fresh process's start (gpu_matrix.py).
+    outside_windows_s: float = 0
     fresh_processes: int = 1  # fresh interpreters it starts, each paying the start
     expect: str = "ok"  # ok | oom (must leave an `oom` record) | search (exit 0; tries may run out of memory)
     records: bool = True  # leaves suite records in its folder
@@ -151,9 +176,11 @@ class Planner:
     def priced(self) -> list[str]:
         return ["--instance", self.instance] if self.instance else []
 
-    def timed_s(self, workload: str, precision: str, steps: int = CUDA_STEPS) -> float:
+    def timed_s(
+        self, workload: str, precision: str, steps: int = CUDA_STEPS, batch: int | None = None
+    ) -> float:
         """The timed windows and warm-up: the FLOP estimate, never under the windows' floor."""
-        batch = BATCH.get(workload, DEFAULT_BATCH)
+        batch = batch or BATCH.get(workload, DEFAULT_BATCH)
         compute = steps * batch * FLOPS_PER_IMAGE[workload] / self.rates[precision]
         return max(compute, WINDOWS * MIN_WINDOW_S * WARMUP_MARGIN)
 
@@ -178,21 +205,29 @@ class Planner:
             cpu_note=note,
         )
 
-    def bare(self, part: str, workload: str, precision: str, again: int = 0) -> Step:
+    def bare(self, part: str, workload: str, precision: str, again: int = 0, batch: int = 0) -> Step:
+        """AGAIN as for precision(); BATCH (with --compile): the bare loop at a best-known configuration."""
         bare = ["benchmarks/bare_loop.py", "--workload", workload]
         model = [a for k, v in TINY.get(workload, {}).items() for a in ("--model-override", f"{k}={v}")]
         cpu_precision = "bf16" if precision == "amp" else precision
+        best = ["--batch-size", str(batch), "--compile"] if batch else []
+        notes = ["amp is CUDA's: the CPU pairs bf16 with the suite's bf16 step"] if precision == "amp" else []
+        if batch:
+            notes.append(
+                "--compile is the GPU's here (the suite's CPU backend refuses it): uncompiled, batch 2"
+            )
         return Step(
-            f"bare-{workload}-{precision}" + (f"-{again}" if again else ""),
+            f"{'best-' if batch else ''}bare-{workload}-{precision}"
+            + (f"-compile-b{batch}" if batch else "")
+            + (f"-{again}" if again else ""),
             part,
-            [*bare, "--backend", "cuda", "--precision", precision],
+            [*bare, "--backend", "cuda", "--precision", precision, *best],
             [*bare, "--backend", "cpu", "--precision", cpu_precision, *TINY_RUN, *model],
-            self.timed_s(workload, precision),
+            self.timed_s(workload, precision, batch=batch or None) + (COMPILE_S[workload] if batch else 0),
+            outside_windows_s=COMPILE_S[workload] if batch else 0,
             records=False,
             bench=True,
-            cpu_note="amp is CUDA's: the CPU pairs bf16 with the suite's bf16 step"
-            if precision == "amp"
-            else "",
+            cpu_note="; ".join(notes),
         )
 
     def report_step(self) -> Step:
@@ -370,7 +405,8 @@ class Planner:
                 "extra",
                 self.gpu_run("resnet50", "--precision", "amp", "--compile"),
                 None,
-                self.timed_s("resnet50", "amp") + 90,
+                self.timed_s("resnet50", "amp") + COMPILE_S["resnet50"],
+                outside_windows_s=COMPILE_S["resnet50"],
                 cpu_note="--compile is a CUDA option (the CPU backend refuses it)",
             ),
             Step(
@@ -477,9 +513,67 @@ class Planner:
             )
         return steps
 
+    def best_run(self, part: str, workload: str, precision: str, batch: int = 0) -> Step:
+        """A best-known configuration, as a plain `suite run` line: PRECISION at BATCH, compiled, and
+        channels-last for an image model; without BATCH the workload's default batch beside it, eager.
+        The dry run trains a default at its tiny widths (bf16 for amp, CUDA's); a compiled line it skips,
+        since the CPU backend refuses --compile and --channels-last (tests/test_gpu_matrix_best.py plans
+        each GPU line with the suite's own planner instead)."""
+        layout = ["--channels-last"] if workload in IMAGE_MODELS else []
+        best = [*layout, "--compile", "--batch-size", str(batch)] if batch else []
+        tag = f"-{'cl-' if layout else ''}compile-b{batch}" if batch else ""
+        compile_s = COMPILE_S[workload] if batch else 0
+        # llama-1b's FLOP count runs once, in its first run: the default, planned before its compiled line
+        count_s = 0 if batch else HOST_FLOP_COUNT_S.get(workload, 0)
+        return Step(
+            f"best-{workload}-{precision}{tag}",
+            part,
+            self.gpu_run(workload, "--precision", precision, *best),
+            None if batch else self.cpu_run(workload, "--precision", "bf16"),
+            self.timed_s(workload, precision, batch=batch or None) + compile_s + count_s,
+            outside_windows_s=compile_s + count_s,
+            cpu_note=(
+                "--channels-last and --compile are CUDA options (the CPU backend refuses them)"
+                if batch
+                else ("bf16 for amp (CUDA's)" if precision == "amp" else "")
+            ),
+        )
+
+    def best(self) -> list[Step]:
+        """The first command of a lease: what a buyer compares, most valuable first. llama-1b's default
+        fills a cuda cell never run; each workload's best candidate stands beside its default (the suite's
+        best so far: resnet50 amp + channels-last 5,729 img/s, gpt2-small bf16 batch 16 238,654 tok/s);
+        batch 64 × 1,024 tokens is llm.c's micro-batch; the bare loop at it gives suite ÷ bare compiled."""
+        return [
+            self.best_run("best", "llama-1b", "bf16"),
+            self.best_run("best", "resnet50", "amp"),
+            self.best_run("best", "resnet50", "amp", batch=256),
+            self.best_run("best", "gpt2-small", "bf16"),
+            self.best_run("best", "gpt2-small", "bf16", batch=64),
+            self.best_run("best", "llama-1b", "bf16", batch=4),
+            self.bare("best", "gpt2-small", "bf16", batch=64),
+        ]
+
+    def best_more(self) -> list[Step]:
+        """The rest of the best-known configurations, for the lease's second command."""
+        return [
+            self.best_run("best-more", "resnet50", "amp", batch=512),
+            self.best_run("best-more", "gpt2-small", "bf16", batch=32),
+            self.best_run("best-more", "resnet50", "bf16", batch=256),
+            self.best_run("best-more", "resnet50", "bf16", batch=512),
+        ]
+
     def steps(self) -> list[Step]:
         """Every step, parts in order, and the report last."""
-        return [*self.quick(), *self.more(), *self.extra(), *self.tune(), self.report_step()]
+        return [
+            *self.quick(),
+            *self.more(),
+            *self.extra(),
+            *self.tune(),
+            *self.best(),
+            *self.best_more(),
+            self.report_step(),
+        ]
 
 
 PRECISION_CASES = {  # name: (GPU options, CPU stand-in options or None, why the CPU differs, rate key)
