@@ -90,6 +90,17 @@ def suite_env(tmp_path=None, **extra) -> dict[str, str]:
     return env
 
 
+def suite_here(capsys, argv: list[str]) -> tuple[int, str, str]:
+    """`suite ARGV` run in this process, which has imported torch already (a fresh `suite sweep` or
+    `batch-size` would, to check that the tiny widths build): its exit status, stdout and stderr. For a
+    command whose runs are fresh processes anyway; a test of signals or of the entry point starts its own."""
+    from suite import cli
+
+    status = cli.main(argv)
+    printed = capsys.readouterr()
+    return status, printed.out, printed.err
+
+
 # Architecture overrides that shrink each family but keep its structure (same layers, same code paths).
 TINY = {
     "dcgan64": {"ngf": 8, "ndf": 8},

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import glob
 import json
-import subprocess
-import sys
 
 import pytest
-from conftest import ROOT, SAFETY_NET_S, TINY_OPTIONS, as_sets, model_override_options
+from conftest import TINY_OPTIONS, as_sets, model_override_options, suite_here
 
 from suite.cli import main
 from suite.exploring.batch_size import Try, recommend, search
@@ -101,12 +99,9 @@ def test_bad_input_exits_2(tmp_path, capsys, argv, needle):
 
 
 @pytest.mark.slow  # trains in a child process
-def test_search_on_the_cpu_under_a_memory_ceiling(tmp_path):
+def test_search_on_the_cpu_under_a_memory_ceiling(tmp_path, capsys):
     out = tmp_path / "bs"
     command = [
-        sys.executable,
-        "-m",
-        "suite",
         "batch-size",
         "--backend",
         "cpu",
@@ -122,8 +117,8 @@ def test_search_on_the_cpu_under_a_memory_ceiling(tmp_path):
         str(out),
         *NARROW_DCGAN_SET,
     ]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=SAFETY_NET_S)
-    assert done.returncode == 0, done.stderr
+    status, stdout, stderr = suite_here(capsys, command)  # each try is a fresh run
+    assert status == 0, stderr
     [path] = glob.glob(str(out / "*batch-size*.json"))
     with open(path) as handle:
         found = json.load(handle)
@@ -135,5 +130,5 @@ def test_search_on_the_cpu_under_a_memory_ceiling(tmp_path):
     runs = [json.load(open(p)) for p in glob.glob(str(out / "*.json")) if p != path]
     assert sorted(r["config"]["batch_size"] for r in runs) == sorted(statuses)
     assert found["recommended_batch_size"] in statuses
-    assert f"largest batch that fits:  {largest}" in done.stdout
-    assert f"recommended batch:        {found['recommended_batch_size']}" in done.stdout
+    assert f"largest batch that fits:  {largest}" in stdout
+    assert f"recommended batch:        {found['recommended_batch_size']}" in stdout

@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
-from conftest import ROOT, SAFETY_NET_S, TINY_SWEEP_SET, records
+from conftest import TINY_SWEEP_SET, records, suite_here
 
 from suite import run_record
 from suite.exploring import grid, grid_options, sweep_table
@@ -218,17 +217,16 @@ def test_an_against_point_is_recorded_only_with_both_sides_whole(options):
 
 
 @pytest.mark.slow  # trains in child processes
-def test_a_sweep_with_repeat_records_its_runs_and_reports_the_point_done(tmp_path):
+def test_a_sweep_with_repeat_records_its_runs_and_reports_the_point_done(tmp_path, capsys):
     out = tmp_path / "sweep"
-    command = [sys.executable, "-m", "suite", "sweep", "--grid", "batch-size=2", *TINY_SWEEP_SET]
-    command += ["--set", "repeat=2", "--out", str(out)]
-    first = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=SAFETY_NET_S)
-    assert first.returncode == 0, first.stderr + first.stdout
+    command = ["sweep", "--grid", "batch-size=2", *TINY_SWEEP_SET, "--set", "repeat=2", "--out", str(out)]
+    status, stdout, stderr = suite_here(capsys, command)
+    assert status == 0, stderr + stdout
     made = records(out)
     assert len(made) == 2 and all(r["status"] == "ok" for r in made.values())
     assert {r["origin"] for r in made.values()} == {"sweep"}
     assert {r["group"]["of"] for r in made.values()} == {2}
-    assert "did not complete" not in first.stdout and "error" not in first.stdout
-    again = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=SAFETY_NET_S)
-    assert again.returncode == 0 and "1 already recorded" in again.stderr
+    assert "did not complete" not in stdout and "error" not in stdout
+    status, _, stderr = suite_here(capsys, command)
+    assert status == 0 and "1 already recorded" in stderr
     assert len(records(out)) == 2

@@ -10,10 +10,17 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, SAFETY_NET_S, TINY_DCGAN_OPTIONS, TINY_OPTIONS, as_sets, records, suite_env
+from conftest import (
+    ROOT,
+    SAFETY_NET_S,
+    TINY_DCGAN_OPTIONS,
+    TINY_OPTIONS,
+    as_sets,
+    records,
+    suite_env,
+    suite_here,
+)
 from held_runs import hold_env, wait_held
-
-from suite import cli
 
 
 def sweep_command(out, *grid):
@@ -22,14 +29,6 @@ def sweep_command(out, *grid):
     varied = {axis.split("=")[0] for axis in grid}
     fixed = as_sets([*TINY_OPTIONS, *TINY_DCGAN_OPTIONS], leave_out=varied)
     return [sys.executable, "-m", "suite", "sweep", "--grid", *grid, *fixed, "--out", str(out)]
-
-
-def sweep_here(capsys, command: list[str]):
-    """COMMAND's `suite sweep` in this process, which has imported torch already (a fresh one would, to
-    check the tiny widths build): its exit status, stdout and stderr."""
-    status = cli.main(command[3:])  # after `python -m suite`
-    printed = capsys.readouterr()
-    return status, printed.out, printed.err
 
 
 @pytest.mark.slow  # trains in a child process
@@ -87,7 +86,7 @@ def test_sweep_records_a_failed_point_and_completes_the_others(tmp_path, capsys)
     # 512 images of 64 px need far more than 64 MiB for activations; 2 images do not. The failing point
     # first: the one after it still runs.
     command = sweep_command(out, "batch-size=512,2") + ["--set", "max-memory=64MiB"]
-    status, stdout, stderr = sweep_here(capsys, command)
+    status, stdout, stderr = suite_here(capsys, command[3:])
     assert status == 1, stderr  # the other completed, but a script must see the failure
     by_batch = {r["config"]["batch_size"]: r for r in records(out).values()}
     assert sorted(by_batch) == [2, 512]
@@ -104,11 +103,11 @@ def test_sweep_on_a_priced_instance_resumes_without_rerunning_its_points(tmp_pat
     of a point must be resolved the same way, or a resumed sweep never finds its points."""
     out = tmp_path / "sweep"
     command = sweep_command(out, "batch-size=2") + ["--set", "instance=p3.2xlarge"]
-    status, _, stderr = sweep_here(capsys, command)
+    status, _, stderr = suite_here(capsys, command[3:])
     assert status == 0, stderr
     [record] = records(out).values()
     assert record["status"] == "ok" and record["config"]["accelerators_used"] == 1
-    status, _, stderr = sweep_here(capsys, command)
+    status, _, stderr = suite_here(capsys, command[3:])
     assert status == 0, stderr
     assert "1 already recorded" in stderr and "0 to run" in stderr
     assert len(records(out)) == 1

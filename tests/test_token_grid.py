@@ -4,11 +4,8 @@ batch-size` give a token workload's rates in tokens per second, from the record'
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
-from conftest import ROOT, SAFETY_NET_S, TINY, suite_env
+from conftest import TINY, suite_env, suite_here
 
 from suite import run_record
 from suite.exploring import batch_size, grid, grid_options, sweep_table
@@ -108,36 +105,30 @@ def test_a_batch_size_search_of_a_token_workload_says_tokens():
 
 
 @pytest.mark.slow  # four tiny gpt2-small runs, each a fresh process
-def test_a_tiny_gpt2_sweep_over_batch_and_sequence_length_runs(tmp_path):
+def test_a_tiny_gpt2_sweep_over_batch_and_sequence_length_runs(tmp_path, capsys, monkeypatch):
+    own_folders(tmp_path / "env", monkeypatch)
     sets = [arg for item in [*FIXED, *QUICK] for arg in ("--set", item)]
-    command = [sys.executable, "-m", "suite", "sweep", "--grid", "batch-size=1,2"]
+    command = ["sweep", "--grid", "batch-size=1,2"]
     command += ["model-override=context=8,context=16", *sets, "--out", str(tmp_path)]
-    done = subprocess.run(
-        command,
-        cwd=ROOT,
-        env=suite_env(tmp_path / "env"),
-        capture_output=True,
-        text=True,
-        timeout=SAFETY_NET_S,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "tok/s" in done.stdout.splitlines()[0] and "tok/s" in done.stderr
-    assert "model-override context=8→context=16:" in done.stdout
+    status, stdout, stderr = suite_here(capsys, command)
+    assert status == 0, stderr[-2000:]
+    assert "tok/s" in stdout.splitlines()[0] and "tok/s" in stderr
+    assert "model-override context=8→context=16:" in stdout
 
 
 @pytest.mark.slow  # one tiny gpt2-small try in a fresh process
-def test_a_tiny_gpt2_batch_size_search_finds_a_batch_in_tokens(tmp_path):
+def test_a_tiny_gpt2_batch_size_search_finds_a_batch_in_tokens(tmp_path, capsys, monkeypatch):
+    own_folders(tmp_path / "env", monkeypatch)
     sets = [arg for item in QUICK for arg in ("--set", item)]
     overrides = [f"model-override={k}={v}" for k, v in TINY["gpt2-small"].items()]
-    command = [sys.executable, "-m", "suite", "batch-size", "--backend", "cpu", "--workload", "gpt2-small"]
+    command = ["batch-size", "--backend", "cpu", "--workload", "gpt2-small"]
     command += ["--start", "2", "--max-batch", "2", *sets, *(a for o in overrides for a in ("--set", o))]
-    done = subprocess.run(
-        [*command, "--out", str(tmp_path)],
-        cwd=ROOT,
-        env=suite_env(tmp_path / "env"),
-        capture_output=True,
-        text=True,
-        timeout=SAFETY_NET_S,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "largest batch that fits:  2" in done.stdout and "tok/s)" in done.stdout
+    status, stdout, stderr = suite_here(capsys, [*command, "--out", str(tmp_path)])
+    assert status == 0, stderr[-2000:]
+    assert "largest batch that fits:  2" in stdout and "tok/s)" in stdout
+
+
+def own_folders(folder, monkeypatch) -> None:
+    """The runs this process starts get suite_env(FOLDER)'s cache and temporary folders."""
+    for name in ("SUITE_CACHE_DIR", "TMPDIR"):
+        monkeypatch.setenv(name, suite_env(folder)[name])
