@@ -2,7 +2,8 @@
 two modules import each other (directly or round a circle), and every place has a level.
 
 The table is read from docs/architecture.md itself, so the picture a reader sees is the rule the test
-applies. Imports are read with `ast` (nothing is imported), lazy ones inside functions included.
+applies. Imports are read with `ast` (nothing is imported), lazy ones inside functions included, and a
+relative import (`from . import hf`, `from ..base import X`) is read as the module it names.
 """
 
 from __future__ import annotations
@@ -36,10 +37,10 @@ def layer_table(text: str) -> tuple[dict[str, int], set[str], set[tuple[str, str
     return levels, closed, exceptions
 
 
-def module_files(root: Path) -> dict[str, Path]:
+def module_files(root: Path, folders: dict[str, str] = SOURCE_FOLDERS) -> dict[str, Path]:
     """{dotted module name: file} for every module of the installed package."""
     found = {}
-    for folder, package in SOURCE_FOLDERS.items():
+    for folder, package in folders.items():
         for path in (root / folder).rglob("*.py"):
             parts = list(path.relative_to(root / folder).with_suffix("").parts)
             if parts[-1] == "__init__":
@@ -48,26 +49,42 @@ def module_files(root: Path) -> dict[str, Path]:
     return found
 
 
-def imports_of(source: str, modules: set[str]) -> set[str]:
+def imports_of(source: str, modules: set[str], package: str = "") -> set[str]:
     """The suite modules a source imports, each by its most specific name (`from suite import stats` is
-    suite.stats; `from suite.run_record.schema import X` is suite.run_record.schema)."""
+    suite.stats; `from suite.run_record.schema import X` is suite.run_record.schema). PACKAGE is the one
+    its relative imports start from: `from . import hf` in suite.workloads.named is suite.workloads.hf."""
     named = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             named.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        elif isinstance(node, ast.ImportFrom):
+            base = absolute(node.module, node.level, package)
             for alias in node.names:
-                full = f"{node.module}.{alias.name}"
-                named.add(full if full in modules else node.module)
+                full = f"{base}.{alias.name}"
+                named.add(full if full in modules else base)
     return {name for name in named if name in modules}
 
 
-def import_graph(root: Path) -> dict[str, set[str]]:
-    files = module_files(root)
+def absolute(module: str | None, level: int, package: str) -> str:
+    """An import's module by its whole name: `from ..base import X` (MODULE base, LEVEL 2) in PACKAGE
+    suite.workloads.sub is suite.workloads.base; an absolute import (LEVEL 0) is MODULE itself."""
+    if level == 0:
+        return module or ""
+    parts = package.split(".")[: len(package.split(".")) - (level - 1)]
+    return ".".join([*parts, module] if module else parts)
+
+
+def import_graph(root: Path, folders: dict[str, str] = SOURCE_FOLDERS) -> dict[str, set[str]]:
+    files = module_files(root, folders)
     return {
-        module: imports_of(path.read_text(encoding="utf-8"), set(files)) - {module}
+        module: imports_of(path.read_text(encoding="utf-8"), set(files), package_of(module, path)) - {module}
         for module, path in files.items()
     }
+
+
+def package_of(module: str, path: Path) -> str:
+    """The package a module's relative imports start from: a package's __init__ is its own."""
+    return module if path.name == "__init__.py" else module.rpartition(".")[0]
 
 
 def place_of(module: str, levels: dict[str, int]) -> str | None:
@@ -192,3 +209,24 @@ def test_the_table_is_read_from_the_doc_as_written():
     )
     text += "\n## Next\n| 5 | `z` | free |\n"
     assert layer_table(text) == ({"a.b": 1, "a.c": 1, "a.d": 0}, {"a.b", "a.c"}, {("a.d.e", "a.b")})
+
+
+def test_a_relative_import_is_read_as_the_module_it_names(tmp_path):
+    """A circle written with relative imports, in a made-up package on disk: found, as an absolute one is."""
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    files = {
+        "__init__.py": "from . import a\n",
+        "a.py": "def f():\n    from .b import g\n",  # lazy, inside a function
+        "b.py": "from .sub import c\n",
+        "sub/__init__.py": "",
+        "sub/c.py": "from .. import a\nfrom ..a import f\n",
+    }
+    for name, text in files.items():
+        (package / name).write_text(text, encoding="utf-8")
+    graph = import_graph(tmp_path, {"pkg": "pkg"})
+    assert graph["pkg.a"] == {"pkg.b"} and graph["pkg.b"] == {"pkg.sub.c"}
+    assert graph["pkg.sub.c"] == {"pkg.a"} and graph["pkg"] == {"pkg.a"}
+    assert circles(graph) == [["pkg.a", "pkg.b", "pkg.sub.c"]]
+    assert absolute("base", 2, "suite.workloads.sub") == "suite.workloads.base"
+    assert absolute(None, 1, "suite.workloads") == "suite.workloads"

@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from suite.inputs import errors
 from suite.inputs.errors import UserError
 
 from .base import Workload
@@ -65,9 +66,7 @@ def _read_config(spec: str, name: str):
 
     if not _is_path(spec):
         if spec not in CONFIG_MAPPING:
-            from .named import near
-
-            raise near(spec, list(CONFIG_MAPPING.keys()), "Hugging Face model type", "suite list")
+            raise errors.near(spec, list(CONFIG_MAPPING.keys()), "Hugging Face model type", "suite list")
         return CONFIG_MAPPING[spec]()
     path = _config_file(spec, name)
     text = _config_text(path, name)

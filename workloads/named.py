@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from suite.inputs.errors import UserError
+from suite.inputs.errors import UserError, near
 
 from . import installed
 from . import user_code as guard
@@ -36,13 +36,6 @@ DEFAULT_IMAGE_SIZE = 224  # the ImageNet crop most classifiers are built for
 DEFAULT_NUM_CLASSES = 1000
 DEFAULT_BATCH_SIZE = 64
 TIMM_MISSING = "needs timm, an optional extra: pip install 'suite[timm]' (or pip install timm)"
-
-
-def near(value: str, names, what: str, listing: str) -> UserError:
-    """`unknown torchvision model 'vit_b16' (near: vit_b_16, vit_b_32; see `suite list --models torchvision`)`"""
-    close = difflib.get_close_matches(value, list(names), n=5, cutoff=0.6)
-    hint = f"near: {', '.join(close)}; " if close else ""
-    return UserError(f"unknown {what} {value!r} ({hint}see `{listing}`)")
 
 
 # -- the libraries ------------------------------------------------------------------------------------

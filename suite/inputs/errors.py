@@ -17,6 +17,16 @@ def one_of(kind: str, value, accepted) -> UserError:
     return UserError(f"unknown {kind} {shown(value)} (known: {', '.join(accepted)})")
 
 
+def near(value: str, names, what: str, listing: str) -> UserError:
+    """`unknown torchvision model 'vit_b16' (near: vit_b_16, vit_b_32; see `suite list --models torchvision`)`:
+    a name not among NAMES, with the close ones and where the whole list is."""
+    import difflib
+
+    close = difflib.get_close_matches(value, list(names), n=5, cutoff=0.6)
+    hint = f"near: {', '.join(close)}; " if close else ""
+    return UserError(f"unknown {what} {value!r} ({hint}see `{listing}`)")
+
+
 # The largest count any option takes unless it says otherwise (steps, images in a batch, workers,
 # processes, pixels on a side): a larger one is a typo or a probe, and would start work that never ends or
 # allocate what no machine has. Options that can truly be larger (a data set's size, a seed) say so.
