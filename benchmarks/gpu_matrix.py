@@ -128,7 +128,7 @@ def choose_instance(gpu_name: str) -> tuple[str | None, str]:
     if instance is None:
         return None, f"no cloud instance has {gpu_name!r}: runs are not priced"
     from suite.inputs.errors import UserError
-    from suite.reporting.pricing import find_instance
+    from suite.prices.catalog import find_instance
 
     try:
         found, catalog = find_instance(instance)

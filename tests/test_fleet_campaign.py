@@ -13,7 +13,7 @@ import yaml
 from suite.cli import build_parser, main
 from suite.fleet import campaign, campaign_file, campaign_inline, sky_tasks
 from suite.inputs.errors import UserError
-from suite.reporting.pricing import load_catalog
+from suite.prices.catalog import load_catalog
 
 DOCS = os.path.join(os.path.dirname(__file__), os.pardir, "docs", "fleet.md")
 

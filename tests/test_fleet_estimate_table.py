@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from suite.fleet import campaign_prices
+from suite.fleet import campaign_prices, sky_catalog
 from suite.fleet.campaign import Campaign, Target
 from suite.fleet.campaign_prices import Controller, Price
-from suite.reporting import sky_catalog
 
 SKY = "SkyPilot catalog aws/vms.csv (2026-11-20)"
 SEED = "Prices: seed-2022 (USD/hour), 2022-06-01"

@@ -7,8 +7,8 @@ import os
 import pytest
 
 from suite.cli import main
-from suite.reporting import sky_catalog
-from suite.reporting.pricing import Instance, load_catalog, shipped_catalog_names
+from suite.fleet import sky_catalog
+from suite.prices.catalog import Instance, load_catalog, shipped_catalog_names
 
 # SkyPilot's column names (sky/catalog/common.py); the order differs per cloud, so both orders are used.
 AWS_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,AvailabilityZone"

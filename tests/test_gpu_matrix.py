@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 import gpu_matrix_plan  # noqa: E402
 
-from suite.reporting.pricing import find_instance  # noqa: E402
+from suite.prices.catalog import find_instance  # noqa: E402
 
 SCRIPT = os.path.join(ROOT, "benchmarks", "gpu_matrix.sh")
 HAS_TIMM = importlib.util.find_spec("timm") is not None

@@ -17,7 +17,7 @@ from suite.workloads import get_workload
 from suite import cli
 from suite.context import child_env
 from suite.inputs.errors import UserError
-from suite.reporting.pricing import load_catalog
+from suite.prices.catalog import load_catalog
 from suite.reporting.rows import build_rows
 
 TESTS = os.path.dirname(os.path.abspath(__file__))

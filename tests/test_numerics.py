@@ -21,7 +21,7 @@ from tiny_workload import make_plan
 
 from suite import cli
 from suite.measurement import numerics, runner
-from suite.reporting.pricing import load_catalog
+from suite.prices.catalog import load_catalog
 from suite.reporting.render import render
 from suite.reporting.rows import build_rows
 from suite.reporting.summary import numerics_line

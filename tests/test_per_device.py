@@ -11,7 +11,7 @@ from suite.backends import backend_class
 from suite import run_record
 from suite.inputs.errors import UserError
 from suite.launching import per_device
-from suite.reporting.pricing import load_catalog
+from suite.prices.catalog import load_catalog
 from suite.reporting.render import render
 from suite.reporting.rows import build_rows
 from suite.spec import RunSpec

@@ -11,7 +11,8 @@ from conftest import T4_INSTANCE
 
 from suite.cli import main
 from suite.inputs.errors import UserError
-from suite.reporting import price_date, pricing
+from suite.prices import catalog as pricing
+from suite.prices import dates as price_date
 
 TODAY = datetime.date(2026, 11, 23)
 

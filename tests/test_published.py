@@ -16,9 +16,9 @@ from test_compare import record
 from suite import run_record
 from suite.cli import main
 from suite.inputs.errors import UserError
+from suite.prices.catalog import load_catalog
 from suite.reporting import figures
 from suite.reporting.figures_import import import_csv
-from suite.reporting.pricing import load_catalog
 from suite.reporting.published_rows import published_row, same_device, with_published
 from suite.reporting.rows import build_rows
 

@@ -16,8 +16,8 @@ import yaml
 
 from suite.cli import main
 from suite.inputs.errors import UserError
+from suite.prices.catalog import load_catalog
 from suite.reporting import figures, published_basis, published_table, recipe_ranking
-from suite.reporting.pricing import load_catalog
 from suite.reporting.published_rows import published_row, same_device, suite_workloads
 
 HERE = os.path.dirname(os.path.abspath(__file__))

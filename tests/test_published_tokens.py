@@ -14,9 +14,9 @@ import yaml
 
 from suite.cli import main
 from suite.inputs.errors import UserError
+from suite.prices.catalog import load_catalog
 from suite.reporting import figures
 from suite.reporting.figures_import import import_csv
-from suite.reporting.pricing import load_catalog
 from suite.reporting.published_rows import published_row, same_device, shares_configuration
 
 TOKEN_FIGURE = {

@@ -70,7 +70,7 @@ def test_a_compare_csv_quotes_what_begins_like_a_formula(tmp_path, capsys, formu
 
 
 def test_numbers_stay_numbers_and_text_is_quoted_even_when_it_reads_as_one():
-    from suite.reporting import spreadsheet
+    from suite.inputs import spreadsheet
 
     text = spreadsheet.write(
         ["rate", "as_text", "flags", "none", "flag", "tab"],
@@ -85,7 +85,7 @@ def test_every_csv_the_suite_writes_goes_through_the_one_writer():
         for path in sorted(Path(ROOT, "suite").rglob("*.py"))
         if re.search(r"csv\.(DictWriter|writer)\(", path.read_text(encoding="utf-8"))
     ]
-    assert writers == ["suite/reporting/spreadsheet.py"]
+    assert writers == ["suite/inputs/spreadsheet.py"]
 
 
 SKY_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,AvailabilityZone"

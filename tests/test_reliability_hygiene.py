@@ -15,8 +15,8 @@ from suite import run_record
 from suite.cli import main
 from suite.inputs import errors
 from suite.inputs.errors import UserError
-from suite.reporting.price_date import calendar_date, parse_price_date
-from suite.reporting.price_import import ImportRequest, import_file
+from suite.prices.dates import calendar_date, parse_price_date
+from suite.prices.importer import ImportRequest, import_file
 
 ESC = "\x1b[2J\x1b[31m"
 LONG = "x" * 100_000

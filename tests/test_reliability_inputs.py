@@ -139,7 +139,7 @@ instances:
     ],
 )
 def test_non_finite_or_absurd_prices_are_refused(tmp_path, on_demand, spot, expected):
-    from suite.reporting.pricing import load_catalog
+    from suite.prices.catalog import load_catalog
 
     path = tmp_path / "c.yaml"
     path.write_text(catalog_text(on_demand, spot))
@@ -148,7 +148,7 @@ def test_non_finite_or_absurd_prices_are_refused(tmp_path, on_demand, spot, expe
 
 
 def test_an_absurd_count_is_refused(tmp_path):
-    from suite.reporting.pricing import load_catalog
+    from suite.prices.catalog import load_catalog
 
     path = tmp_path / "c.yaml"
     path.write_text(catalog_text().replace("accelerator_count: 1", "accelerator_count: 100000"))
@@ -157,7 +157,7 @@ def test_an_absurd_count_is_refused(tmp_path):
 
 
 def test_spot_above_on_demand_is_warned(tmp_path, capsys):
-    from suite.reporting.pricing import load_catalog
+    from suite.prices.catalog import load_catalog
 
     path = tmp_path / "c.yaml"
     path.write_text(catalog_text("1.0", "2.5"))
@@ -166,7 +166,7 @@ def test_spot_above_on_demand_is_warned(tmp_path, capsys):
 
 
 def test_a_duplicate_instance_key_is_refused(tmp_path):
-    from suite.reporting.pricing import load_catalog
+    from suite.prices.catalog import load_catalog
 
     twice = catalog_text().split("instances:\n")[1]
     path = tmp_path / "c.yaml"
@@ -189,7 +189,7 @@ def test_scale_usd_per_hour_must_be_positive_and_finite(capsys, value):
 
 @pytest.mark.parametrize("price", ["inf", "Infinity", "nan", "1e999"])
 def test_prices_import_never_writes_infinity(tmp_path, capsys, price):
-    from suite.reporting.price_import import import_file, to_yaml
+    from suite.prices.importer import import_file, to_yaml
 
     source = tmp_path / "instances.json"
     item = {

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from suite.reporting import price_import
+from suite.prices import importer as price_import
 
 HOSTILE = [
     "yes",
@@ -61,7 +61,7 @@ def test_the_catalog_written_is_what_safe_dump_writes_for_any_name_or_value(text
     assert price_import.to_yaml(catalog) == _dump(catalog)
 
 
-@pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(ROOT, "suite/reporting/prices/*.yaml"))))
+@pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(ROOT, "suite/prices/catalogs/*.yaml"))))
 def test_the_shipped_catalogs_are_written_as_safe_dump_writes_them(path):
     with open(path, encoding="utf-8") as file:
         catalog = yaml.safe_load(file)
@@ -91,7 +91,7 @@ def _catalog(instances: int) -> dict:
 
 def test_writing_a_catalog_emits_each_distinct_line_once_not_each_instances_fields(monkeypatch):
     caches = [
-        getattr(sys.modules.get("suite.reporting.catalog_yaml"), name, None) for name in ("_line", "_prefix")
+        getattr(sys.modules.get("suite.prices.catalog_yaml"), name, None) for name in ("_line", "_prefix")
     ]
     events = []
     emit = yaml.emitter.Emitter.emit

@@ -151,7 +151,7 @@ def test_a_price_list_row_out_of_line_with_its_header_is_one_line(tmp_path, caps
 
 
 def _sky(monkeypatch, tmp_path, rows, name="g6.xlarge", cloud="aws"):
-    from suite.reporting.pricing import Instance
+    from suite.prices.catalog import Instance
 
     folder = tmp_path / "runtime" / ".sky" / "catalogs" / "v8" / cloud
     folder.mkdir(parents=True)
@@ -161,7 +161,7 @@ def _sky(monkeypatch, tmp_path, rows, name="g6.xlarge", cloud="aws"):
 
 
 def test_skypilots_catalog_keeps_both_quotes_of_a_zone_listed_twice(monkeypatch, tmp_path):
-    from suite.reporting import sky_catalog
+    from suite.fleet import sky_catalog
 
     rows = [
         "g6.xlarge,L4,1.0,4.0,16.0,,0.8048,0.36,us-east-1,use1-az1",
@@ -173,7 +173,7 @@ def test_skypilots_catalog_keeps_both_quotes_of_a_zone_listed_twice(monkeypatch,
 
 @pytest.mark.parametrize("junk", ["3_06", "1e300", "1e-300", "1e5"])
 def test_skypilots_catalog_takes_no_price_float_alone_reads(monkeypatch, tmp_path, junk):
-    from suite.reporting import sky_catalog
+    from suite.fleet import sky_catalog
 
     rows = [
         f"g6.xlarge,L4,1.0,4.0,16.0,,{junk},{junk},us-east-1,use1-az1",
@@ -184,7 +184,7 @@ def test_skypilots_catalog_takes_no_price_float_alone_reads(monkeypatch, tmp_pat
 
 
 def test_skypilots_catalog_with_a_row_out_of_line_is_read_as_damaged(monkeypatch, tmp_path):
-    from suite.reporting import sky_catalog
+    from suite.fleet import sky_catalog
 
     rows = [
         "n1-standard-8,,,8.0,30.0,,0.38,0.08,us-east-1,us-east1-b",

@@ -12,9 +12,9 @@ from conftest import ROOT, TINY, TINY_RUN
 
 from suite import run_record
 from suite.cli import main
+from suite.prices.catalog import load_catalog
 from suite.reporting.cells import nearest
 from suite.reporting.gather import load_records
-from suite.reporting.pricing import load_catalog
 from suite.reporting.render import render
 from suite.reporting.rows import build_rows
 from suite.run_record.facts import other_device
@@ -348,7 +348,7 @@ def test_plots_are_drawn_as_png(tmp_path, capsys):
 
 def test_a_real_cpu_run_on_an_instance_is_reported(tmp_path):
     from suite.measurement.runner import execute, plan_run
-    from suite.reporting.pricing import resolve_run_instance
+    from suite.prices.catalog import resolve_run_instance
     from suite.spec import RunSpec
 
     config = RunSpec().replace(
@@ -377,7 +377,7 @@ def test_a_real_cpu_run_on_an_instance_is_reported(tmp_path):
     assert priced["images_per_usd"] == pytest.approx(record["metrics"]["images_per_hour"] / 6.88)
     assert priced["instance_images_per_usd"] == pytest.approx(record["metrics"]["images_per_hour"] / 55.04)
     assert priced["hypothetical"] is True
-    from suite.reporting.pricing import device_mismatch_warning
+    from suite.prices.catalog import device_mismatch_warning
 
     assert "--instance p5.48xlarge has NVIDIA H100 80GB" in device_mismatch_warning(record)
 

@@ -174,7 +174,7 @@ def test_every_warning_the_suite_writes_is_classified_as_meant():
 
     from suite.data.loader_bench import measure_loader
     from suite.measurement import profiling, window_length
-    from suite.reporting.pricing import device_mismatch_warning
+    from suite.prices.catalog import device_mismatch_warning
     from suite.run_record.windows import spread_warnings
 
     noisy = spread_warnings(_window_metrics([1000.0, 10.0, 100.0]))  # σ over the value, and a wide cv

@@ -9,8 +9,8 @@ import io
 
 from test_report import make_record
 
+from suite.prices.catalog import load_catalog
 from suite.reporting import page
-from suite.reporting.pricing import load_catalog
 from suite.reporting.render import render
 from suite.reporting.rows import build_rows
 

@@ -19,10 +19,10 @@ from conftest import ROOT
 from test_report import make_record
 
 from suite.cli import main
+from suite.prices.catalog import load_catalog
 from suite.reporting import efficiency, labels, plots
 from suite.reporting.gather import load_records
 from suite.reporting.identity import LOADER_FIELDS, SETTING_FIELDS
-from suite.reporting.pricing import load_catalog
 from suite.reporting.render import render
 from suite.reporting.rows import build_rows
 

@@ -18,9 +18,9 @@ from test_report import make_record
 from suite.cli import main
 from suite.inputs.errors import UserError
 from suite.launching import per_device
+from suite.prices.catalog import load_catalog
 from suite.reporting import figures
 from suite.reporting.gather import load_records
-from suite.reporting.pricing import load_catalog
 from suite.reporting.published_rows import published_row, with_published
 from suite.reporting.render import render
 from suite.reporting.rows import build_rows
@@ -203,7 +203,7 @@ def test_scale_and_the_fleet_refuse_an_instance_without_an_on_demand_price(tmp_p
 
 
 def test_import_writes_an_unpriced_accelerator_instance_marked_not_dropped(tmp_path):
-    from suite.reporting.price_import import ImportRequest, import_file
+    from suite.prices.importer import ImportRequest, import_file
 
     gpu = "\"{'Gpus': [{'Name': 'H200', 'Manufacturer': 'NVIDIA', 'Count': 8}], 'TotalGpuMemoryInMiB': 1155072}\""
     path = tmp_path / "vms.csv"

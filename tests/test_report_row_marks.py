@@ -15,8 +15,8 @@ from test_compare import SEED, side
 
 from suite import stats
 from suite.cli import main
+from suite.prices.catalog import load_catalog
 from suite.reporting import identity
-from suite.reporting.pricing import load_catalog
 from suite.reporting.render import render_markdown
 from suite.reporting.rows import _measured_note, build_rows
 
@@ -165,7 +165,7 @@ def test_an_h100_or_h200_run_is_priced_per_accelerator_of_its_instance_not_hypot
 ):
     from test_report import make_record
 
-    from suite.reporting.pricing import device_mismatch_warning
+    from suite.prices.catalog import device_mismatch_warning
 
     record = make_record(7_200_000, instance=instance, device=device, used=1)
     (row,) = build_rows([record], load_catalog())

@@ -343,7 +343,7 @@ def test_columns_say_what_they_are_and_the_seeds_names_stay_behind_a_flag():
 
 
 def test_notes_carry_no_stray_ok_and_imported_prices_no_float_noise():
-    from suite.reporting.price_import import _combine_zones
+    from suite.prices.importer import _combine_zones
 
     plain = make_record(1_000_000, run="a")
     traced = make_record(500_000, run="b")

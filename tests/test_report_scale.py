@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT, SAFETY_NET_S
 from test_report import make_record
 
-from suite.reporting.pricing import load_catalog
+from suite.prices.catalog import load_catalog
 from suite.reporting.rows import build_rows
 
 SEED = load_catalog("seed-2022")

@@ -13,9 +13,9 @@ import yaml
 from test_report import make_record, write_json
 
 from suite.cli import main
+from suite.prices.catalog import load_catalog
 from suite.reporting import figures
 from suite.reporting.cells import COLUMNS
-from suite.reporting.pricing import load_catalog
 from suite.reporting.published_rows import with_published
 from suite.reporting.render import render
 from suite.reporting.rows import build_rows

@@ -120,7 +120,7 @@ def test_a_sound_campaign_and_its_overrides_still_plan(tmp_path, capsys):
 
 def test_a_price_catalog_is_read_strictly(tmp_path):
     from suite.inputs.errors import UserError
-    from suite.reporting.pricing import load_catalog
+    from suite.prices.catalog import load_catalog
 
     path = tmp_path / "c.yaml"
     entry = (

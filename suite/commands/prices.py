@@ -8,7 +8,7 @@ from suite.inputs import option_types
 
 
 def add_parser(subparsers) -> None:
-    from suite.reporting.pricing import DEFAULT_CATALOG
+    from suite.prices.catalog import DEFAULT_CATALOG
 
     p = subparsers.add_parser(
         "prices",
@@ -80,7 +80,7 @@ def _row_note(instance) -> str:
 def list_command(args) -> int:
     from tabulate import tabulate
 
-    from suite.reporting.pricing import DEFAULT_CATALOG, load_catalog, shipped_catalog_names
+    from suite.prices.catalog import DEFAULT_CATALOG, load_catalog, shipped_catalog_names
 
     catalog = load_catalog(args.catalog)
     # A row priced from another source than the catalog's names it by number, listed under the table.
@@ -139,7 +139,7 @@ def list_command(args) -> int:
 
 def import_command(args) -> int:
     from suite import run_record
-    from suite.reporting.price_import import ImportRequest, import_file, to_yaml
+    from suite.prices.importer import ImportRequest, import_file, to_yaml
 
     request = ImportRequest(
         fmt=args.format,

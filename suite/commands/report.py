@@ -30,7 +30,7 @@ def add_parser(subparsers) -> None:
 
 def _add_sources(p) -> None:
     """What is read: the records, and the catalog that prices them."""
-    from suite.reporting.pricing import DEFAULT_CATALOG
+    from suite.prices.catalog import DEFAULT_CATALOG
 
     p.add_argument(
         "paths", nargs="*", metavar="PATH", help=f"record files or folders (default {DEFAULT_RESULTS}/)"
@@ -139,8 +139,8 @@ def _add_published(p) -> None:
 
 
 def report_command(args) -> int:
+    from suite.prices.catalog import load_catalog
     from suite.reporting.identity import pool_fields
-    from suite.reporting.pricing import load_catalog
     from suite.reporting.rows import build_rows
 
     _check_choices(args)
@@ -221,7 +221,7 @@ def _catalog_by_record(prices: str | None, default):
     """Which catalog prices a record: --prices for all, else the one the run was accepted against (`suite
     run --instance p2.xlarge` finds it in seed-2022), so the report names each catalog it used."""
     from suite.inputs.errors import UserError
-    from suite.reporting.pricing import load_catalog
+    from suite.prices.catalog import load_catalog
 
     catalogs = {default.name: default}
 
@@ -243,8 +243,8 @@ def _priced_as_instances(args, records: list[dict]):
     """--instance: every run priced again on each named instance it can run on; (those candidates, which
     catalog prices each: the one its instance is in)."""
     from suite.inputs.errors import UserError
+    from suite.prices.catalog import find_instance
     from suite.reporting.gather import repriced
-    from suite.reporting.pricing import find_instance
 
     names = [name.strip() for name in args.instance.split(",") if name.strip()]
     if not names:

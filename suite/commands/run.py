@@ -221,8 +221,8 @@ def _keep(args, record: dict, guard, out_dir: str, speaks: bool) -> int:
     status."""
     from suite import run_record
     from suite.inputs import streams
+    from suite.prices.catalog import device_mismatch_warning
     from suite.reporting import summary
-    from suite.reporting.pricing import device_mismatch_warning
 
     mismatch = device_mismatch_warning(record)
     if mismatch:

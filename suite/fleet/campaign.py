@@ -237,7 +237,7 @@ def check_current(instance, catalog, where: str) -> None:
 def check_launchable(instance, where: str) -> None:
     """The row must be something SkyPilot can launch: a machine type (GPUs attached as accelerators), and
     in SkyPilot's own catalog where that is on the machine."""
-    from suite.reporting import sky_catalog
+    from suite.fleet import sky_catalog
 
     problem = sky_catalog.shape_problem(instance)
     if problem:
@@ -274,7 +274,7 @@ class InstanceDefaults:
 def build(settings: dict) -> Campaign:
     """Check every instance against the price catalog and the budget cap; return the priced campaign."""
     from suite.fleet import campaign_prices, campaign_runs
-    from suite.reporting.pricing import load_catalog
+    from suite.prices.catalog import load_catalog
 
     source = settings.get("source_file") or "command line"
     catalog = load_catalog(settings.get("prices"))
@@ -443,7 +443,7 @@ def _check_spot_records(campaign: Campaign) -> None:
 
 
 def _is_shipped(prices: str | None) -> bool:
-    from suite.reporting.pricing import shipped_catalog_names
+    from suite.prices.catalog import shipped_catalog_names
 
     return prices is None or prices in shipped_catalog_names()
 

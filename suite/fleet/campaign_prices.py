@@ -1,7 +1,7 @@
 """What a campaign will cost: each instance's $/hour, the managed-jobs controller, and the estimate table.
 
 Prices come from SkyPilot's own catalog when it is on this machine (read offline from its CSV files by
-suite/reporting/sky_catalog.py), because that is what SkyPilot itself prices and launches by: its optimizer
+suite/fleet/sky_catalog.py), because that is what SkyPilot itself prices and launches by: its optimizer
 asks for the cheapest zone that offers the instance, so the estimate uses the cheapest quote and shows the
 range. Without it, the suite's price catalog is used and says so, with its date.
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from suite.fleet import sky_catalog
 from suite.inputs.errors import UserError
-from suite.reporting import sky_catalog
 
 # The suite catalog's row for the controller when SkyPilot's catalog is not on the machine, per cloud.
 CONTROLLER_ROWS = {"aws": "m6i.xlarge"}

@@ -13,7 +13,8 @@ import json
 import os
 
 from suite import run_record
-from suite.reporting import fleet_report, sky_catalog
+from suite.fleet import sky_catalog
+from suite.reporting import fleet_report
 
 # Why an instance has no figure -> the error type of the record written for it (fleet_report.STOPPED).
 STOP_ERRORS = {

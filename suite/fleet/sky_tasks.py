@@ -26,8 +26,8 @@ import shlex
 
 import yaml
 
+from suite.fleet import sky_catalog
 from suite.inputs.errors import UserError
-from suite.reporting import sky_catalog
 
 # The catalog's accelerator text -> the suite backend that drives it. First match wins.
 ACCELERATOR_BACKENDS = (("nvidia", "cuda"), ("gaudi", "hpu"), ("none", "cpu"))

@@ -47,7 +47,7 @@ def plan(spec):
     """The one place a run's RunSpec is resolved: the runner's plan (backend, workload, data and every
     default), then the instance it is priced on. `suite run` and every resume check use this."""
     from suite.measurement.plan import plan_run
-    from suite.reporting.pricing import resolve_run_instance
+    from suite.prices.catalog import resolve_run_instance
 
     planned = plan_run(spec)
     # Checked before measuring.
@@ -60,7 +60,7 @@ def with_detected_instance(planned):
     is (context.detected_instance) where a price catalog lists it and the run could be priced as it: not
     a host-only run on an instance rented for its accelerators, nor one using more of them than it has."""
     from suite.inputs.errors import UserError
-    from suite.reporting.pricing import find_instance, resolve_run_instance
+    from suite.prices.catalog import find_instance, resolve_run_instance
 
     spec = planned.spec
     detected = None if spec.cost.instance is not None else context.detected_instance()

@@ -43,7 +43,7 @@ def check(spec, copies: int) -> None:
             "it cannot be combined with --nproc or --nnodes"
         )
     if spec.cost.instance:  # `--per-device 8 --instance p3.2xlarge` cannot be: that instance has one GPU
-        from suite.reporting.pricing import find_instance
+        from suite.prices.catalog import find_instance
 
         instance, _ = find_instance(spec.cost.instance, spec.cost.prices)
         if instance.accelerator_count and copies > instance.accelerator_count:

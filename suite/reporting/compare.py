@@ -25,6 +25,7 @@ import os
 
 from suite import stats
 from suite.inputs.errors import UserError
+from suite.prices.catalog import device_mismatch_warning
 from suite.reporting import compare_load
 from suite.reporting.compare_match import (
     Group,
@@ -48,7 +49,6 @@ from suite.reporting.compare_stats import (
     detectable_range,
 )
 from suite.reporting.numerics_mark import standing_note
-from suite.reporting.pricing import device_mismatch_warning
 from suite.reporting.rows import build_rows
 from suite.run_record.parts import Metrics
 

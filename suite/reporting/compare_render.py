@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from suite.reporting import spreadsheet
+from suite.inputs import spreadsheet
 from suite.reporting.compare import METHOD, METRICS
 from suite.reporting.compare_match import unpaired_note
 from suite.reporting.compare_stats import MIN_RUNS, POWER, detectable_range

@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from importlib import resources
 
 from suite import stats
-from suite.inputs import errors, numbers
+from suite.inputs import errors, numbers, spreadsheet
 from suite.inputs.errors import UserError
-from suite.reporting import price_date, spreadsheet
-from suite.reporting.pricing import _read_yaml  # one YAML reader: duplicate keys refused, errors in a line
+from suite.prices import dates
+from suite.prices.catalog import _read_yaml  # one YAML reader: duplicate keys refused, errors in a line
 from suite.run_record import printable
 
 IMAGE_UNITS = {"images/s": stats.SECONDS_PER_HOUR, "images/hour": 1.0}
@@ -200,7 +200,7 @@ def _source(value, where: str) -> Source:
     for field in SOURCE_FIELDS:
         if field not in value:
             raise UserError(f"{where}: field 'source.{field}' is missing (a figure must cite its source)")
-    read = price_date.calendar_date(value["read"], f"{where}: field 'source.read' (the day it was read)")
+    read = dates.calendar_date(value["read"], f"{where}: field 'source.read' (the day it was read)")
     return Source(
         citation=_text(value["citation"], where, "source.citation"),
         table=_text(value["table"], where, "source.table"),

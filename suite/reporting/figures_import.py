@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import yaml
 
+from suite.inputs import spreadsheet
 from suite.inputs.errors import UserError
-from suite.reporting import spreadsheet
 from suite.reporting.figures import parse_figure
 
 REQUIRED_COLUMNS = (
@@ -62,7 +62,7 @@ def import_csv(path: str, name: str | None = None) -> dict:
             f"{path!r}: column(s) {', '.join(missing)} missing (needed: {', '.join(REQUIRED_COLUMNS)}; "
             f"optional: {', '.join(OPTIONAL_COLUMNS)})"
         )
-    from suite.reporting.price_import import warn_unknown_columns
+    from suite.prices.importer import warn_unknown_columns
 
     warn_unknown_columns(path, header, (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS))
     figures: dict[str, dict] = {}

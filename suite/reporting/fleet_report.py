@@ -97,8 +97,8 @@ def attempts_cost(entry: dict | None, records: list[dict]) -> tuple[float | None
 def fleet_rows(folder: str, prices: str | None = None):
     """(rows, catalog, ledger): the report's rows, one per instance, each with `fleet_status`,
     `fleet_hours` and `fleet_cost_usd`."""
+    from suite.prices.catalog import load_catalog
     from suite.reporting.gather import load_records
-    from suite.reporting.pricing import load_catalog
     from suite.reporting.rows import DEFAULT_DATASET_SIZE, build_rows
 
     if not os.path.isdir(folder):

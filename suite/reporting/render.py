@@ -10,13 +10,13 @@ import json
 import os
 from dataclasses import dataclass
 
+from suite.inputs import spreadsheet
 from suite.reporting import (
     answer,
     narrow,
     published_basis,
     published_table,
     recipe_ranking,
-    spreadsheet,
     token_rows,
     token_table,
 )

@@ -19,8 +19,8 @@ instance without accelerators are priced as the whole instance.
 
 from __future__ import annotations
 
+from suite.prices.catalog import Catalog
 from suite.reporting.cells import whole_number
-from suite.reporting.pricing import Catalog
 from suite.run_record.facts import other_device
 
 # How a row is priced (`price_basis`).

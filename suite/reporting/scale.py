@@ -65,7 +65,7 @@ def parse_instances(text: str | None, counts: list[int]) -> dict[int, str]:
 
 def hourly_price(instance: str, prices: str | None = None) -> tuple[float, float | None, str]:
     """(on-demand $/hour, spot $/hour or None, the catalog's name and date) of `instance`."""
-    from suite.reporting.pricing import find_instance
+    from suite.prices.catalog import find_instance
 
     found, catalog = find_instance(instance, prices)
     if found.on_demand_usd_per_hour is None:
@@ -148,7 +148,7 @@ def _measure(row: dict, ok: dict[int, RunRecord], count: int) -> None:
 
 def _device_mismatch(record: dict, named: str | None) -> str | None:
     """Why the run cannot be priced as the NAMED instance (another device), or None."""
-    from suite.reporting.pricing import device_mismatch_warning
+    from suite.prices.catalog import device_mismatch_warning
 
     if not named:
         return None

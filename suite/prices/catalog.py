@@ -1,6 +1,6 @@
 """Price catalogs: what an instance costs per hour, on-demand and spot, and where that price came from.
 
-A catalog is a YAML file (the shipped ones live in suite/reporting/prices/): a name, its source, an as-of date, how
+A catalog is a YAML file (the shipped ones live in suite/prices/catalogs/): a name, its source, an as-of date, how
 its spot prices were obtained, and per instance the provider, region, accelerator model, count and memory,
 vCPUs, RAM and the two prices. Prices go stale, so every report prints the catalog's source and date.
 
@@ -24,9 +24,9 @@ import os
 from dataclasses import dataclass
 from importlib import resources
 
-from suite.inputs import errors, numbers
+from suite.inputs import errors, numbers, spreadsheet
 from suite.inputs.errors import UserError
-from suite.reporting import price_date, spreadsheet
+from suite.prices import dates
 from suite.run_record.facts import other_device
 
 # The newest shipped snapshot; the older ones stay available by name (`--prices seed-2022`): runs recorded
@@ -114,7 +114,7 @@ class Catalog:
 
     def dated(self, today=None) -> str:
         """ "as of 2022 (over 3 years old)": the date, its note and the prices' age."""
-        said = [text for text in (self.as_of_note, price_date.age(self.as_of, today)) if text]
+        said = [text for text in (self.as_of_note, dates.age(self.as_of, today)) if text]
         return f"as of {self.as_of}" + (f" ({'; '.join(said)})" if said else "")
 
     def caption(self, today=None) -> str:
@@ -157,7 +157,7 @@ def unknown_instance(name: str, known, where: str) -> UserError:
 
 
 def shipped_catalog_names() -> list[str]:
-    folder = resources.files("suite.reporting") / "prices"
+    folder = resources.files("suite.prices") / "catalogs"
     return sorted(entry.name[: -len(".yaml")] for entry in folder.iterdir() if entry.name.endswith(".yaml"))
 
 
@@ -263,7 +263,7 @@ def _no_on_demand(value, on_demand: float | None, where: str) -> str | None:
 
 
 def _row_date(value, where: str) -> str | None:
-    return None if value is None else price_date.parse_price_date(value, f"{where}: price_as_of")
+    return None if value is None else dates.parse_price_date(value, f"{where}: price_as_of")
 
 
 def _row_source(value, sources: dict[str, str], where: str) -> str | None:
@@ -287,7 +287,7 @@ def _retirement(value, where: str) -> Retirement | None:
         )
     date = value["date"]
     return Retirement(
-        date=None if date is None else price_date.parse_price_date(date, f"{where}: retired date"),
+        date=None if date is None else dates.parse_price_date(date, f"{where}: retired date"),
         source=_text(value["source"], where, "retired source"),
     )
 
@@ -318,7 +318,7 @@ def parse_catalog(data, where: str, path: str | None = None) -> Catalog:
     }
     as_of, as_of_note = data["as_of"], _text(data.get("as_of_note"), where, "as_of_note", nullable=True)
     warnings = []
-    if as_of_note is None and (split := price_date.split_date_and_words(as_of)):
+    if as_of_note is None and (split := dates.split_date_and_words(as_of)):
         # A catalog written before as_of was a date still loads, read the way it was meant.
         as_of, as_of_note = split
         warnings.append(
@@ -337,7 +337,7 @@ def parse_catalog(data, where: str, path: str | None = None) -> Catalog:
         warnings=warnings,
         name=str(data["name"]),
         source=str(data["source"]),
-        as_of=price_date.parse_price_date(as_of, f"{where}: as_of"),
+        as_of=dates.parse_price_date(as_of, f"{where}: as_of"),
         as_of_note=as_of_note,
         instances=instances,
         currency=str(data.get("currency", "USD")),
@@ -362,7 +362,7 @@ def load_catalog(name_or_path: str | None = None) -> Catalog:
     choice = name_or_path or DEFAULT_CATALOG
     shipped = shipped_catalog_names()
     if choice in shipped:
-        entry = resources.files("suite.reporting") / "prices" / f"{choice}.yaml"
+        entry = resources.files("suite.prices") / "catalogs" / f"{choice}.yaml"
         with resources.as_file(entry) as path:
             return parse_catalog(
                 _read_yaml(str(path), f"price catalog {choice!r}"), f"price catalog {choice!r}", str(entry)

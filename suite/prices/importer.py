@@ -23,11 +23,11 @@ import statistics
 from dataclasses import dataclass
 from datetime import date
 
-from suite.inputs import errors, numbers
+from suite.inputs import errors, numbers, spreadsheet
 from suite.inputs.errors import UserError
-from suite.reporting import catalog_yaml, spreadsheet
-from suite.reporting.price_date import parse_price_date
-from suite.reporting.pricing import parse_catalog
+from suite.prices import catalog_yaml
+from suite.prices.catalog import parse_catalog
+from suite.prices.dates import parse_price_date
 
 FORMATS = ("auto", "ec2instances", "skypilot")
 ZONE_STATS = {"mean": statistics.fmean, "median": statistics.median, "min": min, "max": max}

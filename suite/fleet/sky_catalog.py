@@ -23,11 +23,10 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from suite.inputs import numbers
+from suite.inputs import numbers, spreadsheet
 from suite.inputs.errors import UserError
-from suite.reporting import spreadsheet
 
-# `HOST+COUNTxACCELERATOR`: a GCP VM with GPUs attached (see suite/reporting/price_import.py).
+# `HOST+COUNTxACCELERATOR`: a GCP VM with GPUs attached (see suite/prices/importer.py).
 ATTACHED = re.compile(r"^(?P<host>[^+]+)\+(?P<count>[1-9][0-9]*)x(?P<accelerator>[A-Za-z0-9-]+)$")
 # What a machine type looks like on each cloud SkyPilot's catalog lists: AWS family.size (`g4dn.xlarge`),
 # GCP series-kind-size (`n1-standard-8`, `a2-highgpu-1g`).
