@@ -43,17 +43,17 @@ def photos(tmp_path):
 
 def diagnosed(monkeypatch, tmp_path, photos, records):
     from suite import run_record
-    from suite.launching import child
+    from suite.measurement import plan as planning
 
     written = []
     backend = types.SimpleNamespace(copies_to_device=True, precisions=("fp32", "bf16"))
-    planned = child.plan  # every value still checked; only the backend's capabilities are set here
+    planned = planning.resolve_plan  # every value still checked; only the backend's capabilities are set here
 
     def plan(spec):
         real = planned(spec)
         return types.SimpleNamespace(spec=real.spec, record_config=real.record_config, backend=backend)
 
-    monkeypatch.setattr(child, "plan", plan)
+    monkeypatch.setattr(planning, "resolve_plan", plan)
     monkeypatch.setattr(diagnose_arms, "measure_interleaved", lambda plan, point, out, n: records)
     monkeypatch.setattr(diagnose_command.os, "cpu_count", lambda: 8)
     monkeypatch.setattr(

@@ -98,13 +98,13 @@ def test_diagnose_without_a_data_source_is_refused_at_once_naming_data(tmp_path,
     command refuses before planning or measuring anything (it used to measure for minutes first)."""
     from suite.cli import main
     from suite.exploring import grid
-    from suite.launching import child
+    from suite.measurement import plan as planning
 
     def never(*_args, **_kwargs):
         raise AssertionError("nothing may be planned or measured")
 
     monkeypatch.setattr(grid, "resolve", never)
-    monkeypatch.setattr(child, "plan", never)
+    monkeypatch.setattr(planning, "resolve_plan", never)
     code = main(["diagnose", "--backend", "cpu", *data, "--out", str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("suite: error:") and err.count("\n") == 1, err

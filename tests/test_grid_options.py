@@ -8,6 +8,7 @@ import pytest
 
 from suite.cli import build_parser, main
 from suite.launching import child
+from suite.measurement import plan as planning
 
 
 @pytest.mark.parametrize(
@@ -28,7 +29,7 @@ def test_a_passed_option_is_checked_as_suite_run_checks_it_before_any_child(
         raise AssertionError("a child run was started")
 
     monkeypatch.setattr(child, "spawn", no_child)
-    monkeypatch.setattr(child, "plan", no_child)
+    monkeypatch.setattr(planning, "resolve_plan", no_child)
     assert main([*argv, "--backend", "cpu", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert needle in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

@@ -13,7 +13,7 @@ from conftest import TINY_RUN, only_record
 
 from suite import context
 from suite.cli import main
-from suite.launching import child
+from suite.measurement.plan import resolve_plan
 from suite.run_record import check_record
 from suite.spec import RunSpec
 
@@ -71,7 +71,7 @@ def test_without_a_fake_root_the_real_files_are_read(monkeypatch):
 
 def plan(**fields):
     values = {"backend": "cpu", "workload": "dcgan64", "batch_size": 2, **fields}
-    return child.plan(RunSpec().replace(**values)).spec.cost
+    return resolve_plan(RunSpec().replace(**values)).spec.cost
 
 
 def test_a_run_is_priced_as_the_instance_the_machine_names(machine):

@@ -10,11 +10,11 @@ from conftest import T4_INSTANCE
 
 from suite.cli import main
 from suite.inputs.errors import UserError
+from suite.measurement.plan import resolve_run_instance
 from suite.prices.catalog import (
     DEFAULT_CATALOG,
     find_instance,
     load_catalog,
-    resolve_run_instance,
     shipped_catalog_names,
 )
 from suite.prices.importer import ImportRequest, import_file

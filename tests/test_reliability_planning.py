@@ -47,7 +47,7 @@ def test_dash_values_are_joined_only_after_long_options():
 @pytest.mark.parametrize("instance", ["", "   "])
 def test_an_empty_instance_is_refused_not_taken_as_none(tiny, instance):
     from suite.inputs.errors import UserError
-    from suite.prices.catalog import resolve_run_instance
+    from suite.measurement.plan import resolve_run_instance
 
     with pytest.raises(UserError, match="--instance is empty"):
         resolve_run_instance(tiny(instance=instance))

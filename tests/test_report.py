@@ -347,8 +347,8 @@ def test_plots_are_drawn_as_png(tmp_path, capsys):
 
 
 def test_a_real_cpu_run_on_an_instance_is_reported(tmp_path):
+    from suite.measurement.plan import resolve_run_instance
     from suite.measurement.runner import execute, plan_run
-    from suite.prices.catalog import resolve_run_instance
     from suite.spec import RunSpec
 
     config = RunSpec().replace(

@@ -11,6 +11,7 @@ import pytest
 from suite.cli import main
 from suite.commands import run as run_command
 from suite.launching import child
+from suite.measurement.plan import resolve_plan
 from suite.run_options import spec_from_args
 from suite.spec import RunSpec
 
@@ -118,7 +119,7 @@ def test_a_bad_spec_is_one_line_and_exit_2(tmp_path, capsys, content, extra, sai
 def test_an_instance_the_spec_names_is_not_said_to_be_the_machines(capsys):
     """A spec file naming the instance is priced as it, and not said to be priced from the machine's DMI."""
     asked = RunSpec().replace(backend="cpu", batch_size=2, instance="m6i.xlarge")
-    plan = child.plan(asked)
+    plan = resolve_plan(asked)
     run_command.say_start(plan, asked)
     assert "priced as" not in capsys.readouterr().err
     run_command.say_start(plan, asked.replace(instance=None))  # as a run the machine named would be

@@ -89,13 +89,15 @@ def diagnose_command(args) -> int:
     processes = _processes(args.processes)
     from suite import run_record
     from suite.exploring import diagnose_arms
-    from suite.launching import child
     from suite.measurement import diagnose
+    from suite.measurement import plan as planning
     from suite.spec import RunSpec
 
     point = _checked_point(args)
     out_dir = run_record.check_out_dir(args.out)
-    plan = child.plan(RunSpec.from_record_config(point.config))  # the backend's capabilities shape the advice
+    plan = planning.resolve_plan(
+        RunSpec.from_record_config(point.config)
+    )  # the backend's capabilities shape the advice
     records = diagnose_arms.measure_interleaved(plan, point, out_dir, processes)
     if _said_failures(records):
         return 1

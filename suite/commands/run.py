@@ -173,9 +173,10 @@ def _run_command(args, guard) -> int:
     from suite import run_record
     from suite.launching import child
     from suite.measurement import distributed
+    from suite.measurement import plan as planning
 
     asked = run_options.spec_from_args(args)
-    plan = child.plan(asked)
+    plan = planning.resolve_plan(asked)
     if args.against and args.repeat is None:
         from suite.inputs.errors import UserError
 

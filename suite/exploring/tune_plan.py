@@ -56,6 +56,7 @@ def plan(fixed: list[str], own: dict, tune_batch: bool, min_change: float) -> Pl
     from suite.backends import declared
     from suite.exploring import tune_lab
     from suite.launching import child
+    from suite.measurement.plan import resolve_plan
     from suite.run_options import run_options
 
     options = run_options()
@@ -69,7 +70,7 @@ def plan(fixed: list[str], own: dict, tune_batch: bool, min_change: float) -> Pl
         point = tune_lab.point_of(dict(spec.fixed), {})
     except tune_lab.Refused as refusal:
         raise UserError(str(refusal)) from None
-    planned = child.plan(child.request_of(point.argv).spec)
+    planned = resolve_plan(child.request_of(point.argv).spec)
     backend = point.config["backend"]
     return Planned(
         dict(spec.fixed),

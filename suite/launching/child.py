@@ -1,6 +1,6 @@
-"""Child `suite run`s: the one place that resolves a run's configuration, hands a child its run as a
-RunSpec in JSON (`suite run --spec FILE`), starts it in a fresh process (with a timeout), and turns a
-child that left no record into one.
+"""Child `suite run`s: hands a child its run as a RunSpec in JSON (`suite run --spec FILE`), starts it in
+a fresh process (with a timeout), and turns a child that left no record into one. What the child's
+record will hold as its config is planned where every run is (suite.measurement.plan.resolve_plan).
 
 Sweep, scale, diagnose, batch-size, `--repeat`, `--per-device` and the launcher all start runs through
 here. What a caller asks for as `suite run` options (a sweep point's) is parsed once, with `suite run`'s
@@ -43,44 +43,13 @@ def log(line: str) -> None:
 # -- configuration -------------------------------------------------------------------------------
 
 
-def plan(spec):
-    """The one place a run's RunSpec is resolved: the runner's plan (backend, workload, data and every
-    default), then the instance it is priced on. `suite run` and every resume check use this."""
-    from suite.measurement.plan import plan_run
-    from suite.prices.catalog import resolve_run_instance
-
-    planned = plan_run(spec)
-    # Checked before measuring.
-    planned.spec = resolve_run_instance(with_detected_instance(planned), planned.world_size)
-    return planned
-
-
-def with_detected_instance(planned):
-    """The spec to price: as given, or, with no --instance, named after the instance this machine says it
-    is (context.detected_instance) where a price catalog lists it and the run could be priced as it: not
-    a host-only run on an instance rented for its accelerators, nor one using more of them than it has."""
-    from suite.inputs.errors import UserError
-    from suite.prices.catalog import find_instance, resolve_run_instance
-
-    spec = planned.spec
-    detected = None if spec.cost.instance is not None else context.detected_instance()
-    if detected is None:
-        return spec
-    try:
-        instance, _ = find_instance(detected["instance"], spec.cost.prices)
-        resolve_run_instance(spec.replace(instance=instance.name), planned.world_size)
-    except UserError:
-        return spec  # not in the catalogs asked, or the run cannot be that instance's: left unpriced
-    if instance.accelerator_count and not getattr(planned.backend, "copies_to_device", True):
-        return spec
-    return spec.replace(instance=instance.name)
-
-
 def resolved_config(what) -> dict:
     """What the record of a child run will hold as its config (JSON types): WHAT is its RunSpec, a
     Request, or `suite run` options as typed (parsed once, as `spawn` would)."""
+    from suite.measurement.plan import resolve_plan
+
     spec = what if isinstance(what, RunSpec) else request_of(what).spec
-    return json.loads(json.dumps(plan(spec).record_config()))
+    return json.loads(json.dumps(resolve_plan(spec).record_config()))
 
 
 # -- what a child is asked to run ------------------------------------------------------------------

@@ -1,4 +1,7 @@
-"""A run planned: every input checked and every default filled in, nothing built or measured yet.
+"""A run planned: every input checked, every default filled in and the instance it is priced on named,
+nothing built or measured yet. The one home of planning: `suite run`, every child run's resume check and
+`suite diagnose` plan through `resolve_plan`; the price catalogs it looks an instance up in are
+suite.prices', which only answer (planning writes the accelerators used and the catalog into the spec).
 
 Planning imports no torch (the backends and workloads import it where they build or step): `suite run`
 says what it will do before the seconds torch's import takes, and a sweep's dry run checks its points
@@ -13,6 +16,7 @@ from suite.inputs import input_checks
 from suite.inputs.errors import UserError
 from suite.inputs.numbers import non_negative_int, positive_int
 from suite.measurement import distributed, numerics, sharding, window_length
+from suite.prices.catalog import find_instance
 from suite.spec import MAX_ACCELERATORS_USED, MAX_GRAD_ACCUM, MAX_SEED, RECORD_ONLY, RunSpec
 from suite.workloads import Workload, get_workload
 
@@ -60,6 +64,15 @@ class Plan:
         return self.spec.to_record_config(
             world_size=self.world_size, global_batch_size=self.global_batch_size
         )
+
+
+def resolve_plan(spec: RunSpec) -> Plan:
+    """The one place a run's RunSpec is resolved: `plan_run` (backend, workload, data and every default),
+    then the instance it is priced on. `suite run` and every resume check use this."""
+    planned = plan_run(spec)
+    # Checked before measuring.
+    planned.spec = resolve_run_instance(with_detected_instance(planned), planned.world_size)
+    return planned
 
 
 def plan_run(spec: RunSpec) -> Plan:
@@ -143,3 +156,59 @@ def _check_run_options(spec: RunSpec, workload: Workload) -> None:
     non_negative_int("workload.seed", spec.workload.seed, MAX_SEED)
     if spec.cost.accelerators_used is not None:  # a report divides the rate by it: 0 or -3 was skipped there
         positive_int("cost.accelerators_used", spec.cost.accelerators_used, MAX_ACCELERATORS_USED)
+
+
+# -- the instance a run is priced on -------------------------------------------------------------------
+
+
+def with_detected_instance(planned: Plan) -> RunSpec:
+    """The spec to price: as given, or, with no --instance, named after the instance this machine says it
+    is (context.detected_instance) where a price catalog lists it and the run could be priced as it: not
+    a host-only run on an instance rented for its accelerators, nor one using more of them than it has."""
+    from suite import context
+
+    spec = planned.spec
+    detected = None if spec.cost.instance is not None else context.detected_instance()
+    if detected is None:
+        return spec
+    try:
+        instance, _ = find_instance(detected["instance"], spec.cost.prices)
+        resolve_run_instance(spec.replace(instance=instance.name), planned.world_size)
+    except UserError:
+        return spec  # not in the catalogs asked, or the run cannot be that instance's: left unpriced
+    if instance.accelerator_count and not getattr(planned.backend, "copies_to_device", True):
+        return spec
+    return spec.replace(instance=instance.name)
+
+
+def resolve_run_instance(spec: RunSpec, world_size: int = 1) -> RunSpec:
+    """`suite run --instance`: check the name before anything is measured and record how many of the
+    instance's accelerators the run used (one per process of the WORLD_SIZE the launcher starts)."""
+    instance = spec.cost.instance
+    if instance is not None and not str(instance).strip():
+        raise UserError(
+            "--instance is empty: give an instance name (see `suite prices list`), or leave it out"
+        )
+    prices = spec.cost.prices
+    if prices is not None and not str(prices).strip():
+        raise UserError(
+            "--prices is empty: give a catalog name or file (see `suite prices list`), or leave it out"
+        )
+    if prices and not instance:
+        # Said, not ignored: the person meant the run to be priced, and a report would show it unpriced.
+        raise UserError(
+            f"--prices {prices!r} names the catalog --instance is looked up in, and no --instance is given: "
+            "add --instance NAME (see `suite prices list`), or leave --prices out"
+        )
+    if not instance:
+        return spec
+    instance, catalog = find_instance(instance, prices)
+    # Per instance: a run over several nodes rents one instance per node.
+    per_node = max(1, (world_size or 1) // (spec.launch.nnodes or 1))
+    used = spec.cost.accelerators_used if spec.cost.accelerators_used is not None else per_node
+    if instance.accelerator_count and used > instance.accelerator_count:
+        raise UserError(
+            f"the run uses {used} accelerators but {instance.name} has "
+            f"{instance.accelerator_count} ({instance.accelerator})"
+        )
+    return spec.replace(accelerators_used=used, prices=prices or catalog.name)

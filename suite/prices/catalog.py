@@ -401,39 +401,6 @@ def find_instance(name: str, prices: str | None = None) -> tuple[Instance, Catal
     raise unknown_instance(name, known, "the shipped price catalogs; give your own with --prices FILE")
 
 
-def resolve_run_instance(spec, world_size: int = 1):
-    """`suite run --instance`: check the name before anything is measured and record how many of the
-    instance's accelerators the run used (one per process of the WORLD_SIZE the launcher starts)."""
-    instance = spec.cost.instance
-    if instance is not None and not str(instance).strip():
-        raise UserError(
-            "--instance is empty: give an instance name (see `suite prices list`), or leave it out"
-        )
-    prices = spec.cost.prices
-    if prices is not None and not str(prices).strip():
-        raise UserError(
-            "--prices is empty: give a catalog name or file (see `suite prices list`), or leave it out"
-        )
-    if prices and not instance:
-        # Said, not ignored: the person meant the run to be priced, and a report would show it unpriced.
-        raise UserError(
-            f"--prices {prices!r} names the catalog --instance is looked up in, and no --instance is given: "
-            "add --instance NAME (see `suite prices list`), or leave --prices out"
-        )
-    if not instance:
-        return spec
-    instance, catalog = find_instance(instance, prices)
-    # Per instance: a run over several nodes rents one instance per node.
-    per_node = max(1, (world_size or 1) // (spec.launch.nnodes or 1))
-    used = spec.cost.accelerators_used if spec.cost.accelerators_used is not None else per_node
-    if instance.accelerator_count and used > instance.accelerator_count:
-        raise UserError(
-            f"the run uses {used} accelerators but {instance.name} has "
-            f"{instance.accelerator_count} ({instance.accelerator})"
-        )
-    return spec.replace(accelerators_used=used, prices=prices or catalog.name)
-
-
 def device_mismatch_warning(record: dict) -> str | None:
     """A run named an instance whose accelerator is not the device it ran on (a CPU run given
     `--instance p5.48xlarge`): its rate says nothing about that instance, and reports will not price it

@@ -24,7 +24,7 @@ NO_FIGURE = "no figure"
 # (what the warning says, the figure it concerns). Everything not here concerns the rate, among them:
 # the spread between windows and a slow first window (run_record/windows.py), a per-device run's copies
 # that overlapped little (launching/per_device.py), an instance whose accelerator did not run
-# (reporting/pricing.py), a profiled run (measurement/profiling.py) and a fork by the model's code
+# (prices/catalog.py), a profiled run (measurement/profiling.py) and a fork by the model's code
 # (workloads/user_code.py: "it may have slowed this run").
 _OTHER_FIGURES = (
     # measurement/window_length.py: windows too short for the device's energy counter and power gauge

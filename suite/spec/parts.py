@@ -1,5 +1,5 @@
 """The parts of a RunSpec, one job each. None means "the default": the workload's, the backend's, or the
-launcher's, filled in when the run is planned (suite.measurement.runner.plan_run)."""
+launcher's, filled in when the run is planned (suite.measurement.plan.resolve_plan)."""
 
 from __future__ import annotations
 
