@@ -1,21 +1,28 @@
 """suite: a cross-accelerator benchmark for deep-learning training.
 
-The package's parts, in the order the imports run (each subpackage's docstring says what it owns and what
-it may import):
+The package's places, top down: a module imports only from a lower level or its own place
+(docs/architecture.md, "Layers", holds the same table, and tests/test_layers.py holds the code to it;
+each subpackage's docstring says what it owns and what it may import):
 
-    suite.cli, suite.commands    the command line: parse, call one entry of the packages below, print
-    suite.exploring, suite.fleet grids of child runs (sweep, scale, batch size, diagnose) | rented instances
-    suite.launching              a run as a process: the child, repeats, per-device copies, torchrun's ranks
-    suite.measurement            one run: plan, warm-up, timed windows, telemetry, the bottleneck probe
-    suite.backends, suite.workloads, suite.data   what a run is made of: a device, a model, its input
-    suite.reporting              records in, tables and plots out (reads records only)
-
-Beneath them, what every layer may import: suite.inputs (everything a person or a file gives, checked:
-numbers, sizes, option types, strict YAML, the one bounded file reader, one-line errors), suite.spec (the
-RunSpec), suite.run_record (the record: its type, schema, reading and writing), suite.vendors (vendor modules
-imported with care), and at this level atomic (every write), context (what a run records of its machine),
-limits (what the machine can run and hold), run_options (`suite run`'s options, declared once) and stats
-(throughput arithmetic).
+    13  suite.__main__                        `python -m suite`
+    12  suite.cli                             the command line: parse, call one command, print
+    11  suite.commands                        one module per sub-command; none imports another
+    10  suite.exploring, suite.fleet          grids of child runs (sweep, scale, batch size, diagnose, tune) |
+                                              rented instances
+     9  suite.launching                       a run as a process: the child, repeats, per-device copies,
+                                              torchrun's ranks; it spawns, and plans nothing
+     8  suite.measurement, suite.reporting    one run: planned (priced too), warmed up, timed, its telemetry
+                                              and bottleneck probe | records in, tables and plots out
+     7  suite.context, suite.prices, suite.run_options   what a run records of its machine | what an
+                                              instance costs (catalogs, read only) | `suite run`'s options
+     6  suite.backends, suite.workloads       a device's verbs | a model and its train step
+     5  suite.data                            synthetic data, image folders, the cache, a loader
+     4  suite.run_record                      the record: its type, schema, reading and writing
+     3  suite.limits                          what the machine can run and hold
+     2  suite.spec                            the RunSpec: what a run is asked to do
+     1  suite.inputs                          everything a person or a file gives, checked; one-line errors
+     0  suite.atomic, suite.stats, suite.vendors   every write | throughput arithmetic | vendor modules
+                                              imported with care
 """
 
 import time as _time

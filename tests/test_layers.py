@@ -172,6 +172,18 @@ def test_every_place_has_a_level_and_every_exception_is_still_needed():
     assert exceptions <= used, f"exceptions no import needs any more: {sorted(exceptions - used)}"
 
 
+def test_the_package_docstring_places_each_package_on_the_doc_s_level():
+    """suite/__init__.py's table of places says the levels docs/architecture.md's table says."""
+    levels, _, _ = layer_table(DOC.read_text(encoding="utf-8"))
+    told = {}
+    for line in (
+        (Path(ROOT) / "suite" / "__init__.py").read_text(encoding="utf-8").split('"""')[1].splitlines()
+    ):
+        if match := re.match(r"\s+(\d+)\s+((?:suite\.\w+(?:, )?)+)", line):
+            told.update(dict.fromkeys(match.group(2).split(", "), int(match.group(1))))
+    assert told == levels
+
+
 # The checks themselves, on a made-up graph: each finds what it must.
 
 
