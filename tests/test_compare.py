@@ -14,7 +14,8 @@ import pytest
 from suite import run_record
 from suite.cli import main
 from suite.prices.catalog import load_catalog
-from suite.reporting import compare, compare_match, compare_stats, identity
+from suite.reporting import compare, compare_match, compare_stats
+from suite.rows import identity
 
 SEED = load_catalog("seed-2022")
 

@@ -14,8 +14,9 @@ from test_compare import side
 
 from suite import context, run_record
 from suite.cli import main
-from suite.reporting import compare, compare_load, identity
+from suite.reporting import compare, compare_load
 from suite.reporting.compare_render import render_markdown
+from suite.rows import identity
 
 
 def loaded(loaded_side, others, load_1m=0.5, mhz=2600, warnings=()):

@@ -11,7 +11,7 @@ from test_compare import record, write_side
 from suite import run_record
 from suite.cli import main
 from suite.reporting import compare
-from suite.reporting.gather import chosen_records, load_records
+from suite.rows.gather import chosen_records, load_records
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(os.path.dirname(HERE), "results")

@@ -92,7 +92,7 @@ def test_fsdp_on_a_torch_without_fully_shard_names_the_version_needed(capsys, tm
 
 
 def test_fsdp_is_in_the_help_and_keys_its_row_apart(capsys):
-    from suite.reporting.identity import row_key
+    from suite.rows.identity import row_key
 
     with pytest.raises(SystemExit):
         cli.main(["run", "--help"])

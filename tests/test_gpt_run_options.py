@@ -98,7 +98,7 @@ def test_ddp_reduces_the_gradients_once_per_accumulated_step(tmp_path):
 
 
 def test_a_record_counts_every_micro_batch_and_keys_its_row_apart(capsys, tmp_path):
-    from suite.reporting.identity import row_key
+    from suite.rows.identity import row_key
     from suite.run_record import check_record
 
     argv = ["run", *TINY_OPTIONS, "--workload", "gpt2-small", *model_override_options(TINY["gpt2-small"])]

@@ -199,7 +199,7 @@ def test_report_keeps_tokens_and_images_apart(capsys, tmp_path):
 
 
 def test_report_prices_tokens(tmp_path):
-    from suite.reporting.token_rows import add_unit
+    from suite.rows.token_rows import add_unit
 
     row = {"images_per_hour": 3600.0, "images_per_usd": 1800.0, "spot_images_per_usd": None}
     row |= {"usd_per_million_images": 555.0, "spot_usd_per_million_images": None}

@@ -18,7 +18,7 @@ from suite import cli
 from suite.context import child_env
 from suite.inputs.errors import UserError
 from suite.prices.catalog import load_catalog
-from suite.reporting.rows import build_rows
+from suite.rows.build import build_rows
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 # Each test names its own workload.

@@ -23,8 +23,8 @@ from suite import cli
 from suite.measurement import numerics, runner
 from suite.prices.catalog import load_catalog
 from suite.reporting.render import render
-from suite.reporting.rows import build_rows
 from suite.reporting.summary import numerics_line
+from suite.rows.build import build_rows
 from suite.run_record.write import record_json
 
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))

@@ -16,8 +16,8 @@ from test_numerics import BrokenPrecisions
 from suite import cli
 from suite.measurement import numerics, numerics_keep, runner
 from suite.reporting import compare, compare_stats
-from suite.reporting.numerics_mark import standing, under_failed_numerics
-from suite.reporting.rows import build_rows
+from suite.rows.build import build_rows
+from suite.rows.numerics_mark import standing, under_failed_numerics
 from suite.run_record import numerics_ledger
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from test_compare import SEED, side
 
 from suite.reporting import compare, compare_stats
-from suite.reporting.numerics_mark import under_failed_numerics
-from suite.reporting.rows import build_rows
+from suite.rows.build import build_rows
+from suite.rows.numerics_mark import under_failed_numerics
 
 
 def checked(loaded, verdicts, start_hour=0):

@@ -13,7 +13,7 @@ from suite.inputs.errors import UserError
 from suite.launching import per_device
 from suite.prices.catalog import load_catalog
 from suite.reporting.render import render
-from suite.reporting.rows import build_rows
+from suite.rows.build import build_rows
 from suite.spec import RunSpec
 
 SEED = load_catalog("seed-2022")

@@ -20,7 +20,7 @@ from suite.prices.catalog import load_catalog
 from suite.reporting import figures
 from suite.reporting.figures_import import import_csv
 from suite.reporting.published_rows import published_row, same_device, with_published
-from suite.reporting.rows import build_rows
+from suite.rows.build import build_rows
 
 # A figure whose source ran the workload's own recipe (synthetic data, the suite's amp): a matched figure.
 GOOD = {

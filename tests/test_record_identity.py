@@ -11,8 +11,8 @@ import pytest
 from suite import run_record
 from suite.cli import main
 from suite.exploring import grid
-from suite.reporting.gather import load_records
 from suite.reporting.render import FORMATS
+from suite.rows.gather import load_records
 from suite.run_record.windows import window_metrics
 
 

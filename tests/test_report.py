@@ -13,10 +13,10 @@ from conftest import ROOT, TINY, TINY_RUN
 from suite import run_record
 from suite.cli import main
 from suite.prices.catalog import load_catalog
-from suite.reporting.cells import nearest
-from suite.reporting.gather import load_records
 from suite.reporting.render import render
-from suite.reporting.rows import build_rows
+from suite.rows.build import build_rows
+from suite.rows.cells import nearest
+from suite.rows.gather import load_records
 from suite.run_record.facts import other_device
 
 SEED = load_catalog("seed-2022")

@@ -1,5 +1,5 @@
 """The figures beside a row's rate in every report format (MFU, energy per image or token, mean power, peak
-memory, time to first step: suite/reporting/row_figures.py), ⚠ only for warnings about the rate
+memory, time to first step: suite/rows/row_figures.py), ⚠ only for warnings about the rate
 (warning_kinds.py), the page's marks linked to their notes (page_links.py), and a row that says the days,
 commits and hosts it pools (run_span.py)."""
 
@@ -17,9 +17,9 @@ from conftest import ROOT
 from test_report import SEED, make_record
 
 from suite.cli import main
-from suite.reporting import warning_kinds
 from suite.reporting.render import render
-from suite.reporting.rows import build_rows
+from suite.rows import warning_kinds
+from suite.rows.build import build_rows
 
 SHORT_WINDOWS = (
     "windows lasted 842 ms (median), under the cuda backend's minimum of 1 s: power and energy per image "

@@ -12,7 +12,7 @@ from test_report import make_record
 from suite.prices.catalog import load_catalog
 from suite.reporting import page
 from suite.reporting.render import render
-from suite.reporting.rows import build_rows
+from suite.rows.build import build_rows
 
 CATALOG = load_catalog()
 # 12 runs at 2,900, 2,902, … 2,922 img/s: median 2,911, the interval their 3rd and 10th (96.1%).

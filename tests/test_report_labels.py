@@ -1,4 +1,4 @@
-"""What makes a row different, said on the row (suite/reporting/labels.py): the precision as it ran
+"""What makes a row different, said on the row (suite/rows/labels.py): the precision as it ran
 (`fp32+TF32`, never `fp32` for a TF32 run), a Settings column in words with the flags that set them, the
 opening answer naming the winner's setting and its flag, notes that are sentences rather than config
 dumps, MFU with TF32 against the TF32 tensor cores' dense peak, workloads in tokens answered in tokens, and
@@ -20,11 +20,12 @@ from test_report import make_record
 
 from suite.cli import main
 from suite.prices.catalog import load_catalog
-from suite.reporting import efficiency, labels, plots
-from suite.reporting.gather import load_records
-from suite.reporting.identity import LOADER_FIELDS, SETTING_FIELDS
+from suite.reporting import plots
 from suite.reporting.render import render
-from suite.reporting.rows import build_rows
+from suite.rows import efficiency, labels
+from suite.rows.build import build_rows
+from suite.rows.gather import load_records
+from suite.rows.identity import LOADER_FIELDS, SETTING_FIELDS
 
 GPU = f"{ROOT}/results/gpu"
 NEXT_DAY = f"{ROOT}/results/gpu-2026-11-27"

@@ -20,10 +20,10 @@ from suite.inputs.errors import UserError
 from suite.launching import per_device
 from suite.prices.catalog import load_catalog
 from suite.reporting import figures
-from suite.reporting.gather import load_records
 from suite.reporting.published_rows import published_row, with_published
 from suite.reporting.render import render
-from suite.reporting.rows import build_rows
+from suite.rows.build import build_rows
+from suite.rows.gather import load_records
 
 TODAY = load_catalog()  # skypilot-2026
 H200 = "NVIDIA H200"

@@ -16,9 +16,9 @@ from test_compare import SEED, side
 from suite import stats
 from suite.cli import main
 from suite.prices.catalog import load_catalog
-from suite.reporting import identity
 from suite.reporting.render import render_markdown
-from suite.reporting.rows import _measured_note, build_rows
+from suite.rows import identity
+from suite.rows.build import _measured_note, build_rows
 
 
 def records(rates, prefix="a", **fields):

@@ -1,4 +1,4 @@
-"""The report row's type (suite/reporting/row.py) holds every row the report makes: each row has every
+"""The report row's type (suite/rows/row.py) holds every row the report makes: each row has every
 field the type says it always has, no field the type does not name, and values of the named types; the
 columns the renderers read are fields of it."""
 
@@ -12,7 +12,7 @@ from conftest import ROOT
 
 from suite import cli
 from suite.reporting import render
-from suite.reporting.row import FIELDS, REQUIRED, Row
+from suite.rows.row import FIELDS, REQUIRED, Row
 
 KEPT = [f"{ROOT}/tests/data/records", f"{ROOT}/results/gpu", f"{ROOT}/results/gpu-2026-11-27"]
 VIEWS = {

@@ -13,7 +13,9 @@ from test_report import SEED, make_record, write_json
 
 from suite import run_record
 from suite.cli import main
-from suite.reporting.identity import (
+from suite.reporting.render import render
+from suite.rows.build import build_rows
+from suite.rows.identity import (
     CONFIG_KEYED,
     CONFIG_NOT_KEYED,
     NOT_KEYED,
@@ -22,8 +24,6 @@ from suite.reporting.identity import (
     pool_fields,
     row_key,
 )
-from suite.reporting.render import render
-from suite.reporting.rows import build_rows
 from suite.spec import RunSpec
 
 

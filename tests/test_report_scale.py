@@ -12,7 +12,7 @@ from conftest import ROOT, SAFETY_NET_S
 from test_report import make_record
 
 from suite.prices.catalog import load_catalog
-from suite.reporting.rows import build_rows
+from suite.rows.build import build_rows
 
 SEED = load_catalog("seed-2022")
 
@@ -157,7 +157,7 @@ def test_the_answer_reads_the_records_once_not_once_per_lead():
 
 
 def test_a_row_consults_the_numerics_standing_once(monkeypatch):
-    from suite.reporting import rows as rows_module
+    from suite.rows import build as rows_module
 
     asked = []
     real = rows_module.numerics_standing

@@ -15,10 +15,10 @@ from test_report import make_record, write_json
 from suite.cli import main
 from suite.prices.catalog import load_catalog
 from suite.reporting import figures
-from suite.reporting.cells import COLUMNS
 from suite.reporting.published_rows import with_published
 from suite.reporting.render import render
-from suite.reporting.rows import build_rows
+from suite.rows.build import build_rows
+from suite.rows.cells import COLUMNS
 
 TODAY = load_catalog()  # skypilot-2026
 SHIPPED_WORKLOADS = (

@@ -169,7 +169,7 @@ def test_a_report_builds_each_gathered_records_metrics_once(tmp_path, monkeypatc
     metrics are built once, when first asked, never per question."""
     import shutil
 
-    from suite.reporting.gather import load_records, repriced
+    from suite.rows.gather import load_records, repriced
     from suite.run_record import facts
 
     for name in ("dcgan64-cpu", "gpt2-small-tokens", "per-device-2"):

@@ -320,7 +320,7 @@ def test_a_run_that_does_not_fit_the_budget_is_not_started(tmp_path):
 
 
 def test_a_tuning_trials_record_says_its_search_and_is_not_a_row_key_field(tmp_path, monkeypatch):
-    from suite.reporting.identity import row_key
+    from suite.rows.identity import row_key
 
     monkeypatch.setenv(
         run_record.TUNE_ENV, json.dumps({"search": "s1", "run": 3, "trial": "threads=1", "role": "screen"})

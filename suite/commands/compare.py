@@ -73,7 +73,7 @@ def compare_command(args) -> int:
     from suite.inputs.errors import UserError, one_of
     from suite.prices.catalog import load_catalog
     from suite.reporting import compare, compare_gate, compare_render, compare_stats
-    from suite.reporting.gather import chosen_records, include_origins
+    from suite.rows.gather import chosen_records, include_origins
 
     if args.format not in compare_render.FORMATS:
         raise one_of("--format", args.format, compare_render.FORMATS)

@@ -140,8 +140,8 @@ def _add_published(p) -> None:
 
 def report_command(args) -> int:
     from suite.prices.catalog import load_catalog
-    from suite.reporting.identity import pool_fields
-    from suite.reporting.rows import build_rows
+    from suite.rows.build import build_rows
+    from suite.rows.identity import pool_fields
 
     _check_choices(args)
     dataset_size = _dataset_size(args.dataset_size)
@@ -192,7 +192,7 @@ def _check_choices(args) -> None:
 def _dataset_size(given) -> int:
     """--dataset-size as a count of images (1,200,000 and 1_200_000 read as 1200000), else the default."""
     from suite.inputs.numbers import positive_int
-    from suite.reporting.rows import DEFAULT_DATASET_SIZE
+    from suite.rows.build import DEFAULT_DATASET_SIZE
 
     if given is None:
         return DEFAULT_DATASET_SIZE
@@ -205,7 +205,7 @@ def _load_records(args, searches) -> list[dict]:
     tuned best always, and with --tuned-best only the best where a device has one (reporting/tuned.py)."""
     from suite.inputs.errors import UserError
     from suite.reporting import tuned
-    from suite.reporting.gather import chosen_records
+    from suite.rows.gather import chosen_records
 
     paths = args.paths or [DEFAULT_RESULTS]
     say = lambda line: print(f"suite: {line}", file=sys.stderr)  # noqa: E731
@@ -244,7 +244,7 @@ def _priced_as_instances(args, records: list[dict]):
     catalog prices each: the one its instance is in)."""
     from suite.inputs.errors import UserError
     from suite.prices.catalog import find_instance
-    from suite.reporting.gather import repriced
+    from suite.rows.gather import repriced
 
     names = [name.strip() for name in args.instance.split(",") if name.strip()]
     if not names:
@@ -277,7 +277,7 @@ def _report_text(args, rows, catalogs, records, dataset_size: int, plotted: list
     if args.format == "html":
         from suite.reporting import published_basis
         from suite.reporting.page import render_page
-        from suite.reporting.token_rows import split
+        from suite.rows.token_rows import split
 
         shown, others = published_basis.split(rows)  # figures on other bases: a table of their own
         images, tokens = split(

@@ -13,12 +13,13 @@ from __future__ import annotations
 import math
 
 from suite import stats
-from suite.reporting import compare_load, labels, tuned_answer
-from suite.reporting.cells import accelerators_priced, whole_number
+from suite.reporting import compare_load, tuned_answer
 from suite.reporting.compare_match import Group
 from suite.reporting.compare_stats import ALPHA, MIN_RUNS, correct, decide
 from suite.reporting.narrow import images_per_second, marks, short_device, wrapped
-from suite.reporting.row_prices import NO_ON_DEMAND
+from suite.rows import labels
+from suite.rows.cells import accelerators_priced, whole_number
+from suite.rows.row_prices import NO_ON_DEMAND
 from suite.run_record import printable
 
 # (what it answers, the row's field, how its value reads, the verdict's words: leader better / worse)

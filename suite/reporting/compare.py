@@ -48,8 +48,8 @@ from suite.reporting.compare_stats import (
     decide,
     detectable_range,
 )
-from suite.reporting.numerics_mark import standing_note
-from suite.reporting.rows import build_rows
+from suite.rows.build import build_rows
+from suite.rows.numerics_mark import standing_note
 from suite.run_record.parts import Metrics
 
 METHOD = (

@@ -28,8 +28,8 @@ from __future__ import annotations
 import statistics
 
 from suite import stats
-from suite.reporting import warning_kinds
 from suite.reporting.compare_stats import ALPHA
+from suite.rows import warning_kinds
 
 OTHERS_GAP = 10.0  # percentage points of the machine's CPU time used by other processes
 LOAD_GAP = 0.25  # 1-minute load average per logical CPU

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 
 from suite import run_options, stats
 from suite.inputs.errors import UserError
-from suite.reporting import closest_pair, labels
+from suite.reporting import closest_pair
+from suite.rows import labels
 
 # The one place compare learns what makes two runs the same configuration: the report's row key.
-from suite.reporting.identity import LOADER_FIELDS, row_identity, row_key
-from suite.reporting.numerics_mark import standing
+from suite.rows.identity import LOADER_FIELDS, row_identity, row_key
+from suite.rows.numerics_mark import standing
 from suite.run_record.facts import (
     data_path,
     images_per_hour,

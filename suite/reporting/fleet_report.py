@@ -29,7 +29,7 @@ import os
 
 from suite.inputs import errors
 from suite.inputs.errors import UserError
-from suite.reporting.row_prices import WHOLE
+from suite.rows.row_prices import WHOLE
 
 LEDGER = "fleet-ledger.json"
 LEDGER_SCHEMA = "suite.fleet-ledger"  # a `suite.` schema: run-record readers skip the file silently
@@ -98,8 +98,8 @@ def fleet_rows(folder: str, prices: str | None = None):
     """(rows, catalog, ledger): the report's rows, one per instance, each with `fleet_status`,
     `fleet_hours` and `fleet_cost_usd`."""
     from suite.prices.catalog import load_catalog
-    from suite.reporting.gather import load_records
-    from suite.reporting.rows import DEFAULT_DATASET_SIZE, build_rows
+    from suite.rows.build import DEFAULT_DATASET_SIZE, build_rows
+    from suite.rows.gather import load_records
 
     if not os.path.isdir(folder):
         raise UserError(f"fleet folder {folder!r} does not exist (give the --out of `suite fleet run`)")

@@ -12,8 +12,10 @@ from __future__ import annotations
 import re
 import textwrap
 
-from suite.reporting import warning_kinds
-from suite.reporting.cells import (
+from suite.reporting.published_rows import PUBLISHED_NOTE
+from suite.rows import warning_kinds
+from suite.rows.build import SYNTHETIC_NOTE
+from suite.rows.cells import (
     FLEET_COLUMNS,
     accelerators_priced,
     dollars,
@@ -21,9 +23,7 @@ from suite.reporting.cells import (
     settings_cell,
     whole_number,
 )
-from suite.reporting.published_rows import PUBLISHED_NOTE
-from suite.reporting.row_prices import SHARE_NOTE
-from suite.reporting.rows import SYNTHETIC_NOTE
+from suite.rows.row_prices import SHARE_NOTE
 from suite.run_record import printable
 
 # Words a device's name carries that tell none of the catalog's accelerators apart.

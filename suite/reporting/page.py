@@ -24,7 +24,7 @@ from suite.inputs.errors import UserError
 from suite.reporting import answer, narrow, page_links, published_table, recipe_ranking, token_table
 from suite.reporting.published_rows import sources
 from suite.reporting.render import assumed_spot, footer, published_footer, runs_behind, table_columns
-from suite.reporting.row_figures import figures_footer
+from suite.rows.row_figures import figures_footer
 from suite.run_record import printable
 
 STYLE = """

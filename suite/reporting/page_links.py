@@ -14,8 +14,9 @@ from __future__ import annotations
 import html
 import re
 
-from suite.reporting import narrow, warning_kinds
-from suite.reporting.cells import FIGURE_MARK
+from suite.reporting import narrow
+from suite.rows import warning_kinds
+from suite.rows.cells import FIGURE_MARK
 from suite.run_record import printable
 
 NUMBERS = re.compile(r"\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*")

@@ -43,7 +43,7 @@ def _data_label(record: dict) -> str:
 
 
 def _run_label(record: dict) -> str:
-    from suite.reporting import labels
+    from suite.rows import labels
     from suite.run_record.facts import profiled
 
     config = record["config"]

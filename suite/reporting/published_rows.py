@@ -18,10 +18,10 @@ from __future__ import annotations
 import re
 
 from suite.prices.catalog import Catalog
-from suite.reporting import row_figures, row_prices, token_rows
 from suite.reporting.figures import Figure
-from suite.reporting.identity import settings
 from suite.reporting.published_basis import basis_fields
+from suite.rows import row_figures, row_prices, token_rows
+from suite.rows.identity import settings
 from suite.run_record.facts import device_words
 
 # A published row's first note; the default table leaves it out (its mark says published, and the list

@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 
 from suite import stats
-from suite.reporting.cells import dollars, whole_number
 from suite.reporting.narrow import images_per_second, wrapped
+from suite.rows.cells import dollars, whole_number
 from suite.run_record import printable
 
 HEADING = "One recipe across accelerators"

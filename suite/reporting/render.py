@@ -11,16 +11,11 @@ import os
 from dataclasses import dataclass
 
 from suite.inputs import spreadsheet
-from suite.reporting import (
-    answer,
-    narrow,
-    published_basis,
-    published_table,
-    recipe_ranking,
-    token_rows,
-    token_table,
-)
-from suite.reporting.cells import (
+from suite.reporting import answer, narrow, published_basis, published_table, recipe_ranking, token_table
+from suite.reporting.published_rows import sources
+from suite.rows import token_rows
+from suite.rows.build import DEFAULT_DATASET_SIZE
+from suite.rows.cells import (
     COLUMNS,
     FLEET_COLUMNS,
     LEFT_ALIGNED,
@@ -29,10 +24,8 @@ from suite.reporting.cells import (
     SCALING_COLUMN,
     VERDICT_COLUMN,
 )
-from suite.reporting.published_rows import sources
-from suite.reporting.row_figures import figures_footer
-from suite.reporting.rows import DEFAULT_DATASET_SIZE
-from suite.reporting.warning_kinds import warning_lines
+from suite.rows.row_figures import figures_footer
+from suite.rows.warning_kinds import warning_lines
 from suite.run_record import printable
 
 TABLE_FORMATS = ("md", "csv", "json")  # what render() writes

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from suite.backends import declared
 from suite.inputs import errors
-from suite.reporting import labels
+from suite.rows import labels
 from suite.run_record import STEPS_CHOSEN_BY
 from suite.run_record.parts import Metrics
 from suite.run_record.record import RunRecord

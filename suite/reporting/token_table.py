@@ -4,11 +4,11 @@ tokens (published_rows.py) are rows of it too, marked `pub`, never in the leads,
 
 from __future__ import annotations
 
-from suite.reporting.cells import dollars, figure_cells, settings_cell, whole_number
 from suite.reporting.narrow import marks, marks_said, short_device, wrapped
 from suite.reporting.published_rows import sources
-from suite.reporting.row_figures import figures_footer
-from suite.reporting.warning_kinds import warning_lines
+from suite.rows.cells import dollars, figure_cells, settings_cell, whole_number
+from suite.rows.row_figures import figures_footer
+from suite.rows.warning_kinds import warning_lines
 from suite.run_record import printable
 
 HEADING = "Language models, in tokens"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from suite.reporting.identity import LOADER_FIELDS, setting_values
+from suite.rows.identity import LOADER_FIELDS, setting_values
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ instance without accelerators are priced as the whole instance.
 from __future__ import annotations
 
 from suite.prices.catalog import Catalog
-from suite.reporting.cells import whole_number
+from suite.rows.cells import whole_number
 from suite.run_record.facts import other_device
 
 # How a row is priced (`price_basis`).

@@ -12,7 +12,7 @@ from collections import Counter
 
 from suite import run_record
 from suite.inputs import errors
-from suite.reporting import efficiency
+from suite.rows import efficiency
 from suite.run_record import printable
 from suite.run_record.facts import accelerators_used, other_device
 from suite.run_record.record import GatheredRecord

@@ -3,7 +3,7 @@ profiled run says so where its number would be; an extrapolated or hypothetical 
 
 from __future__ import annotations
 
-from suite.reporting import warning_kinds
+from suite.rows import warning_kinds
 
 
 def nearest(value: float) -> int:

@@ -19,12 +19,12 @@ from collections import Counter
 
 from suite import stats
 from suite.prices.catalog import Catalog
-from suite.reporting import host_match, labels, row_figures, row_prices, run_span, token_rows, warning_kinds
-from suite.reporting.gather import sub_runs_note
-from suite.reporting.identity import LOADER_FIELDS, SETTING_FIELDS, row_identity, row_key
-from suite.reporting.numerics_mark import standing as numerics_standing
-from suite.reporting.numerics_mark import standing_note
-from suite.reporting.row import Row
+from suite.rows import host_match, labels, row_figures, row_prices, run_span, token_rows, warning_kinds
+from suite.rows.gather import sub_runs_note
+from suite.rows.identity import LOADER_FIELDS, SETTING_FIELDS, row_identity, row_key
+from suite.rows.numerics_mark import standing as numerics_standing
+from suite.rows.numerics_mark import standing_note
+from suite.rows.row import Row
 from suite.run_record.facts import (
     accelerators_used,
     data_path,
