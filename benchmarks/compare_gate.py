@@ -20,7 +20,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from suite.reporting import compare, compare_gate, compare_stats  # noqa: E402
+from suite.compare import comparison as compare  # noqa: E402
+from suite.compare import gate as compare_gate
+from suite.compare import significance as compare_stats
 
 NO_LOAD = {"others_cpu_percent": None, "load_per_cpu": None, "cpu_mhz": None}
 

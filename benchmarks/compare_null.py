@@ -21,7 +21,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from suite import run_record  # noqa: E402
-from suite.reporting import compare  # noqa: E402
+from suite.compare import comparison as compare  # noqa: E402
 
 
 def null_side(rng: random.Random, prefix: str, configs: int, runs: int, sigma: float) -> list:

@@ -4,15 +4,16 @@ The package's places, top down: a module imports only from a lower level or its 
 (docs/architecture.md, "Layers", holds the same table, and tests/test_layers.py holds the code to it;
 each subpackage's docstring says what it owns and what it may import):
 
-    14  suite.__main__                        `python -m suite`
-    13  suite.cli                             the command line: parse, call one command, print
-    12  suite.commands                        one module per sub-command; none imports another
-    11  suite.exploring, suite.fleet          grids of child runs (sweep, scale, batch size, diagnose, tune) |
+    15  suite.__main__                        `python -m suite`
+    14  suite.cli                             the command line: parse, call one command, print
+    13  suite.commands                        one module per sub-command; none imports another
+    12  suite.exploring, suite.fleet          grids of child runs (sweep, scale, batch size, diagnose, tune) |
                                               rented instances
-    10  suite.launching                       a run as a process: the child, repeats, per-device copies,
+    11  suite.launching                       a run as a process: the child, repeats, per-device copies,
                                               torchrun's ranks; it spawns, and plans nothing
-     9  suite.measurement, suite.reporting    one run: planned (priced too), warmed up, timed, its telemetry
+    10  suite.measurement, suite.reporting    one run: planned (priced too), warmed up, timed, its telemetry
                                               and bottleneck probe | records in, tables and plots out
+     9  suite.compare                         `suite compare`: match, test, the load rule, gate, render
      8  suite.rows                            records gathered and grouped into rows, for the report and compare
      7  suite.context, suite.prices, suite.run_options   what a run records of its machine | what an
                                               instance costs (catalogs, read only) | `suite run`'s options

@@ -13,8 +13,10 @@ import pytest
 
 from suite import run_record
 from suite.cli import main
+from suite.compare import comparison as compare
+from suite.compare import matching as compare_match
+from suite.compare import significance as compare_stats
 from suite.prices.catalog import load_catalog
-from suite.reporting import compare, compare_match, compare_stats
 from suite.rows import identity
 
 SEED = load_catalog("seed-2022")

@@ -12,7 +12,8 @@ from test_compare import SEED, side, write_side
 
 from suite import run_record
 from suite.cli import main
-from suite.reporting import compare, compare_stats
+from suite.compare import comparison as compare
+from suite.compare import significance as compare_stats
 from suite.run_options import run_parser
 
 
@@ -138,7 +139,7 @@ def test_by_instance_with_cpu_runs_is_marked_hypothetical():
     (comparison,) = compare.compare(base, cand, by="instance", catalog=SEED)["comparisons"]
     assert comparison["hypothetical"]
     assert any(n.startswith("HYPOTHETICAL baseline: --instance p3.2xlarge has") for n in comparison["notes"])
-    from suite.reporting.compare_render import render_markdown
+    from suite.compare.render import render_markdown
 
     assert "p3.2xlarge → p3.8xlarge (HYPOTHETICAL)" in render_markdown(
         compare.compare(base, cand, by="instance", catalog=SEED)

@@ -14,7 +14,9 @@ import pytest
 from test_compare import SEED, side, v100, write_side
 
 from suite.cli import main
-from suite.reporting import compare, compare_gate, compare_stats
+from suite.compare import comparison as compare
+from suite.compare import gate as compare_gate
+from suite.compare import significance as compare_stats
 
 QUIET = {"others_cpu_percent": None, "load_per_cpu": None, "cpu_mhz": None}
 

@@ -8,8 +8,8 @@ import shlex
 
 from test_compare import side
 
+from suite.compare import comparison as compare
 from suite.launching.repeat import against_argv
-from suite.reporting import compare
 from suite.run_options import run_parser
 
 

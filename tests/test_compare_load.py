@@ -14,8 +14,9 @@ from test_compare import side
 
 from suite import context, run_record
 from suite.cli import main
-from suite.reporting import compare, compare_load
-from suite.reporting.compare_render import render_markdown
+from suite.compare import comparison as compare
+from suite.compare import host_load as compare_load
+from suite.compare.render import render_markdown
 from suite.rows import identity
 
 

@@ -10,7 +10,7 @@ from test_compare import record, write_side
 
 from suite import run_record
 from suite.cli import main
-from suite.reporting import compare
+from suite.compare import comparison as compare
 from suite.rows.gather import chosen_records, load_records
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from test_compare import side, write_side
 
 from suite.cli import main
-from suite.reporting import compare
+from suite.compare import comparison as compare
 
 
 def test_two_groups_that_differ_only_in_precision_are_told_to_compare_by_precision(tmp_path, capsys):

@@ -8,8 +8,8 @@ import types
 
 import pytest
 
+from suite.compare.significance import welch
 from suite.measurement import diagnose, diagnose_evidence
-from suite.reporting.compare_stats import welch
 
 ARMS = diagnose_evidence.ARMS
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from test_compare import side
 
-from suite.reporting import compare, compare_gate, compare_load
+from suite.compare import comparison as compare
+from suite.compare import gate as compare_gate
+from suite.compare import host_load as compare_load
 
 
 def loaded(runs, others, own=None, busy=None, threads=1):
@@ -66,4 +68,4 @@ def test_the_gate_is_undecided_when_any_signal_calls_the_baseline_busier():
     cand_load |= {"host_busy_percent": 99.0, "threads": [1]}
     why = compare_load.could_be_busier(base_load, cand_load, "baseline")
     assert why.startswith("the baseline's runs got 70% less CPU") and "disagree" in why
-    assert compare_gate.compare_load is compare_load
+    assert compare_gate.host_load is compare_load

@@ -179,8 +179,8 @@ def test_a_compute_bound_run_with_an_idle_device_blames_the_step_not_the_loader(
 def test_repeated_evidence_follows_the_same_reading():
     """`suite diagnose`'s verdict from interleaved processes: its worker advice is held to the same
     figures (here the edges of a short epoch)."""
+    from suite.compare.significance import welch
     from suite.measurement import diagnose_evidence
-    from suite.reporting.compare_stats import welch
 
     rates = {
         "loader": [4000.0, 4100.0, 3900.0],

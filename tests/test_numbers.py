@@ -58,7 +58,7 @@ def test_grouped_thousands_only_where_asked():
 
 @pytest.mark.parametrize("value", ["5_0", "inf", "nan", "100"])
 def test_min_change_is_a_plain_percentage(value):
-    from suite.reporting.compare import parse_min_change
+    from suite.compare.comparison import parse_min_change
 
     with pytest.raises(UserError, match="--min-change must be a percentage"):
         parse_min_change(value)

@@ -14,8 +14,9 @@ from test_compare import SEED, side
 from test_numerics import BrokenPrecisions
 
 from suite import cli
+from suite.compare import comparison as compare
+from suite.compare import significance as compare_stats
 from suite.measurement import numerics, numerics_keep, runner
-from suite.reporting import compare, compare_stats
 from suite.rows.build import build_rows
 from suite.rows.numerics_mark import standing, under_failed_numerics
 from suite.run_record import numerics_ledger

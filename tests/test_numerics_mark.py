@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from test_compare import SEED, side
 
-from suite.reporting import compare, compare_stats
+from suite.compare import comparison as compare
+from suite.compare import significance as compare_stats
 from suite.rows.build import build_rows
 from suite.rows.numerics_mark import under_failed_numerics
 

@@ -12,7 +12,9 @@ from test_compare import SEED, record, side
 
 from suite import run_record, stats
 from suite.cli import main
-from suite.reporting import compare, compare_load, compare_stats
+from suite.compare import comparison as compare
+from suite.compare import host_load as compare_load
+from suite.compare import significance as compare_stats
 from suite.run_record import write_record
 
 TINY, SUBNORMAL, HUGE, LARGEST = 5e-324, 1e-320, 1e300, 1.7e308

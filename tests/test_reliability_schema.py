@@ -116,7 +116,7 @@ def test_free_text_from_a_record_is_escaped_in_report_output(tmp_path, capsys, f
 
 @pytest.mark.parametrize("fmt", ["md", "csv"])
 def test_compare_escapes_text_from_records(tmp_path, capsys, monkeypatch, fmt):
-    from suite.reporting import compare
+    from suite.compare import comparison as compare
 
     for side in ("a", "b"):
         for i in range(3):

@@ -89,7 +89,7 @@ def _brute_closest(ours: list[dict], theirs: list[dict]) -> tuple[int, int]:
 def test_the_closest_pair_is_the_one_every_pair_compared_finds():
     import random
 
-    from suite.reporting import closest_pair
+    from suite.compare import closest_pair
 
     rng = random.Random(7)
     for _ in range(300):
@@ -108,7 +108,8 @@ def test_the_closest_pair_is_the_one_every_pair_compared_finds():
 
 
 def test_many_configurations_a_side_are_not_compared_pair_by_pair(monkeypatch):
-    from suite.reporting import closest_pair, compare
+    from suite.compare import closest_pair
+    from suite.compare import comparison as compare
 
     compared = []
     real = closest_pair._compare_pairs
@@ -168,7 +169,7 @@ def test_a_row_consults_the_numerics_standing_once(monkeypatch):
 
 def test_compare_declares_the_run_options_once_for_every_rerun_command(monkeypatch):
     from suite import run_options
-    from suite.reporting import compare
+    from suite.compare import comparison as compare
 
     built = []
     real = run_options.run_parser

@@ -70,49 +70,49 @@ def add_parser(subparsers) -> None:
 
 def compare_command(args) -> int:
     from suite import run_record
+    from suite.compare import comparison, gate, render, significance
     from suite.inputs.errors import UserError, one_of
     from suite.prices.catalog import load_catalog
-    from suite.reporting import compare, compare_gate, compare_render, compare_stats
     from suite.rows.gather import chosen_records, include_origins
 
-    if args.format not in compare_render.FORMATS:
-        raise one_of("--format", args.format, compare_render.FORMATS)
-    if args.correction not in compare_stats.CORRECTIONS:
-        raise one_of("--correction", args.correction, compare_stats.CORRECTIONS)
-    if args.fail_on is not None and args.fail_on not in compare_gate.FAIL_ON:
-        raise one_of("--fail-on verdict", args.fail_on, compare_gate.FAIL_ON)
+    if args.format not in render.FORMATS:
+        raise one_of("--format", args.format, render.FORMATS)
+    if args.correction not in significance.CORRECTIONS:
+        raise one_of("--correction", args.correction, significance.CORRECTIONS)
+    if args.fail_on is not None and args.fail_on not in gate.FAIL_ON:
+        raise one_of("--fail-on verdict", args.fail_on, gate.FAIL_ON)
     include_origins(args.include)  # a bad kind is refused before anything is read
-    by = compare.parse_by(args.by)
-    min_change = compare.parse_min_change(args.min_change)
+    by = comparison.parse_by(args.by)
+    min_change = comparison.parse_min_change(args.min_change)
     catalog = load_catalog(args.prices)
     sides = []
     for name, path in (("baseline", args.baseline), ("candidate", args.candidate)):
         # the runs `suite report` reads of the same paths: sub-runs out unless included, or named
         loaded = chosen_records(
-            compare.expand_paths(path),
+            comparison.expand_paths(path),
             args.include,
             lambda line, name=name: print(f"suite: {name}: {line}", file=sys.stderr),
         )
         if not loaded:
             raise UserError(f"no suite run records found for the {name} in {path!r}")
         sides.append(loaded)
-    result = compare.compare(
+    result = comparison.compare(
         *sides, by=by, min_change=min_change, catalog=catalog, correction=args.correction
     )
-    result["gate"] = compare_gate.gate(result, args.fail_on)
-    text = compare_render.render(result, args.format)
+    result["gate"] = gate.gate(result, args.fail_on)
+    text = render.render(result, args.format)
     if args.out:
         run_record.write_text(args.out, text)
         print(f"suite: comparison written to {args.out}", file=sys.stderr)
     else:
         sys.stdout.write(text)
-    gate = result["gate"]
-    if gate is None:
+    gated = result["gate"]
+    if gated is None:
         return 0
-    for finding in gate["findings"]:
-        if finding["status"] != compare_gate.PASS:
+    for finding in gated["findings"]:
+        if finding["status"] != gate.PASS:
             print(
                 f"suite: {finding['status']} ({finding['why']}): {finding['configuration']}", file=sys.stderr
             )
-    print(f"suite: --fail-on {gate['fail_on']}: {gate['status']}", file=sys.stderr)
-    return gate["exit_status"]
+    print(f"suite: --fail-on {gated['fail_on']}: {gated['status']}", file=sys.stderr)
+    return gated["exit_status"]

@@ -146,12 +146,12 @@ def _said_failures(records: dict[str, list[dict]]) -> bool:
 def _diagnosis(records: dict[str, list[dict]], plan) -> dict:
     """The verdict from the processes' rates and the last end-to-end run's settings, with the evidence
     behind it: each arm's processes, their ratios and rates, and the run ids they were recorded under."""
+    from suite.compare import significance
     from suite.measurement import diagnose, diagnose_evidence
-    from suite.reporting import compare_stats
 
     rates = diagnose_evidence.rates_of(records)
     end_to_end = records["end_to_end"][-1]
-    decided = diagnose_evidence.decide(rates, compare_stats.welch, diagnose.rate_unit_of(end_to_end))
+    decided = diagnose_evidence.decide(rates, significance.welch, diagnose.rate_unit_of(end_to_end))
     evidence = diagnose.BottleneckEvidence(
         **_median_rates(rates),
         **diagnose.from_records_settings(end_to_end),

@@ -71,9 +71,9 @@ def add_parser(subparsers) -> None:
 
 def tune_command(args) -> int:
     from suite import run_record
+    from suite.compare.comparison import parse_min_change
     from suite.exploring import tune_lab, tune_plan
     from suite.launching.child import log
-    from suite.reporting.compare import parse_min_change
 
     budget = tune_lab.Budget(args.budget)  # the clock starts with the command
     min_change = parse_min_change(args.min_change)

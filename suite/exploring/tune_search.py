@@ -9,11 +9,11 @@ Knob by knob, in the backend's order:
     pick      the fastest screened value. Where its one run is slower or faster than the best's by more
               than CLEAR × the noise (the runs' own: their windows' spread, and the host's spread between
               fresh processes, pooled over every configuration run more than once), and the hosts' load
-              recorded with the runs cannot explain it (`suite compare`'s rule, compare_load.py), it is
+              recorded with the runs cannot explain it (`suite compare`'s rule, host_load.py), it is
               dropped or kept without more runs.
     confirm   nearer the noise, REPEATS runs a side, best and candidate interleaved A B B A A B (so that
               a drift in the host's load falls on both), judged by `suite compare`'s test (Welch's t-test on the log
-              rates, suite/reporting/compare_stats.py); where undecided, MORE_REPEATS a side (each look at
+              rates, suite/compare/significance.py); where undecided, MORE_REPEATS a side (each look at
               α/2): kept only on a verdict of faster that the load cannot explain.
 
 The default runs twice first: two fresh processes are the first estimate of the host's run-to-run noise.
@@ -34,11 +34,11 @@ import math
 import statistics
 from dataclasses import dataclass, field
 
+from suite.compare import host_load, significance
 from suite.exploring import tune_knobs
 from suite.exploring.tune_knobs import Candidate, Facts
-from suite.reporting import compare_load, compare_stats
 
-REPEATS = compare_stats.MIN_RUNS  # runs a side in a confirmation: the fewest the test decides with
+REPEATS = significance.MIN_RUNS  # runs a side in a confirmation: the fewest the test decides with
 # Where REPEATS a side leave it undecided, a second look at this many a side (the A B B A order carried
 # on); each of the two looks is judged at α/2 (Bonferroni), so that looking twice does not double the
 # chance of keeping a change that is noise.
@@ -105,7 +105,7 @@ class Trial:
     label: str  # what it tried (`precision=bf16`)
     options: dict  # the whole configuration's options beyond the default's (its setting)
     verdict: str = ""
-    decision: dict | None = None  # compare_stats.decide of its confirmation (or the final comparison)
+    decision: dict | None = None  # significance.decide of its confirmation (or the final comparison)
     against: int | None = None  # the number of the trial it was confirmed against
 
     @property
@@ -123,7 +123,7 @@ class Result:
     runs: dict[str, list[Outcome]] = field(default_factory=dict)  # each configuration's runs (Trial.key)
     best: Trial | None = None
     default: Trial | None = None
-    final: dict | None = None  # the best against the default: compare_stats.decide's fields
+    final: dict | None = None  # the best against the default: significance.decide's fields
     stopped: str = ""  # why the search ended where it did
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (knob, why it was not searched)
 
@@ -281,9 +281,9 @@ class Search:
         """Whether the hosts' load could explain the screened difference (`suite compare`'s rule: the
         slower side ran busier), so that interleaved runs must decide it instead of one run."""
         sides = [
-            compare_load.side_load([r.record for r in self.result.runs_of(t) if r.ok]) for t in (best, pick)
+            host_load.side_load([r.record for r in self.result.runs_of(t) if r.ok]) for t in (best, pick)
         ]
-        return compare_load.could_be_busier(*sides, "baseline" if ratio > 1 else "candidate") is not None
+        return host_load.could_be_busier(*sides, "baseline" if ratio > 1 else "candidate") is not None
 
     def _keep(self, pick: Trial) -> None:
         self.result.best = pick
@@ -338,7 +338,7 @@ class Search:
             if done == 2 * REPEATS:
                 decision = self._decide(*sides, looks=LOOKS)
                 more = 2 * (MORE_REPEATS - REPEATS)
-                if decision["verdict"] != compare_stats.UNDECIDED or not self.lab.affords(more):
+                if decision["verdict"] != significance.UNDECIDED or not self.lab.affords(more):
                     break
         else:
             decision = self._decide(*sides, looks=LOOKS)
@@ -354,19 +354,19 @@ class Search:
         """`suite compare`'s test of the two sides' rates; with LOOKS, its p-value times the looks (the
         verdict at α ÷ looks)."""
         words = ("faster", "slower")
-        decision = compare_stats.decide(
+        decision = significance.decide(
             [r.rate for r in baseline], [r.rate for r in candidate], self.min_change, words
         )
         if looks > 1 and decision["p_value"] is not None:
             decision["p_adjusted"] = min(1.0, decision["p_value"] * looks)
-            decision["verdict"] = compare_stats.verdict(
+            decision["verdict"] = significance.verdict(
                 decision, decision["p_adjusted"], self.min_change, words
             )
         if decision["verdict"] in words:  # a call the hosts' load could explain is withheld, as compare's
-            loads = [compare_load.side_load([r.record for r in side]) for side in (baseline, candidate)]
-            reason = compare_load.withhold(decision, *loads)
+            loads = [host_load.side_load([r.record for r in side]) for side in (baseline, candidate)]
+            reason = host_load.withhold(decision, *loads)
             if reason:
-                decision["verdict"] = f"{compare_load.WITHHELD} ({reason})"
+                decision["verdict"] = f"{host_load.WITHHELD} ({reason})"
         return decision
 
     # -- the end ---------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ host-contention on the next). So:
   every arm alike rather than on whichever ran during it;
 - each pair of arms is judged by the interval of its ratio across processes: Welch's unequal-variance
   interval (B. L. Welch, Biometrika 34, 1947) on log throughput, 95 %, the one `suite compare` uses
-  (suite/reporting/compare_stats.py, `welch`; docs/compare.md). `measurement` sits beside `reporting`
+  (suite/compare/significance.py, `welch`; docs/compare.md). `measurement` sits beside `reporting`
   (docs/architecture.md's layers), so the caller hands that function in as `interval`;
 - a rule of suite.measurement.diagnose holds only where the ratio's whole interval lies on its side of the
   rule's line (end to end at 90 % of compute-only, the loader at 90 % of compute, end to end above a part
@@ -33,7 +33,7 @@ from suite.run_record.record import metrics_of
 
 ARMS = ("loader", "compute", "end_to_end")
 ARM_NAMES = {"loader": "loader only", "compute": "compute only", "end_to_end": "end to end"}
-MIN_PROCESSES = 3  # an arm; as `suite compare`'s least runs a side (compare_stats.MIN_RUNS)
+MIN_PROCESSES = 3  # an arm; as `suite compare`'s least runs a side (suite/compare/significance.py, MIN_RUNS)
 DEFAULT_PROCESSES = 3
 
 

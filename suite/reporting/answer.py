@@ -3,8 +3,8 @@ on demand, and on spot where priced; a workload measured in tokens in tok/s and 
 against images), by how much each leads the next one, and whether the runs decide it. A configuration is
 named with its precision and settings and the flags that set them (`amp + channels-last (`--channels-last`)`,
 labels.py). The verdict is `suite compare`'s: Welch's t-test on the log of each run's throughput (one sample per
-run, at least compare_stats.MIN_RUNS a side), corrected for the family of tests the answer makes, and
-withheld where the hosts' load could explain it (compare_load). Rows are named by their number in their
+run, at least significance.MIN_RUNS a side), corrected for the family of tests the answer makes, and
+withheld where the hosts' load could explain it (suite/compare/host_load.py). Rows are named by their number in their
 table (#3 in images, T1 in tokens), which lists the runs behind each.
 """
 
@@ -13,9 +13,10 @@ from __future__ import annotations
 import math
 
 from suite import stats
-from suite.reporting import compare_load, tuned_answer
-from suite.reporting.compare_match import Group
-from suite.reporting.compare_stats import ALPHA, MIN_RUNS, correct, decide
+from suite.compare import host_load
+from suite.compare.matching import Group
+from suite.compare.significance import ALPHA, MIN_RUNS, correct, decide
+from suite.reporting import tuned_answer
 from suite.reporting.narrow import images_per_second, marks, short_device, wrapped
 from suite.rows import labels
 from suite.rows.cells import accelerators_priced, whole_number
@@ -152,15 +153,15 @@ class _Answer:
             return None
         family = correct([(metric, 0.0, words) for metric, words, _, _ in self.tests])
         for metric, _, lead, sides in self.tests:
-            loads = [compare_load.side_load(group.samples()) for group in sides]
+            loads = [host_load.side_load(group.samples()) for group in sides]
             verdict = metric["verdict"]
             reason = (
-                compare_load.withhold(metric, *loads)
+                host_load.withhold(metric, *loads)
                 if verdict in ("faster", "slower", "cheaper", "costlier")
                 else None
             )
             if reason:
-                verdict = f"{compare_load.WITHHELD} ({reason})"
+                verdict = f"{host_load.WITHHELD} ({reason})"
             p = metric["p_adjusted"]
             lead["p"] = p
             lead["verdict"] = (

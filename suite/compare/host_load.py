@@ -28,7 +28,7 @@ from __future__ import annotations
 import statistics
 
 from suite import stats
-from suite.reporting.compare_stats import ALPHA
+from suite.compare.significance import ALPHA
 from suite.rows import warning_kinds
 
 OTHERS_GAP = 10.0  # percentage points of the machine's CPU time used by other processes

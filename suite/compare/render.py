@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
+from suite.compare.comparison import METHOD, METRICS
+from suite.compare.matching import unpaired_note
+from suite.compare.significance import MIN_RUNS, POWER, detectable_range
 from suite.inputs import spreadsheet
-from suite.reporting.compare import METHOD, METRICS
-from suite.reporting.compare_match import unpaired_note
-from suite.reporting.compare_stats import MIN_RUNS, POWER, detectable_range
 from suite.run_record import finite_json, printable
 from suite.stats import format_log_ratio
 

@@ -11,8 +11,8 @@ share its thread placement, memory layout and clock state). For each matched pai
               otherwise "undecided" (with the smallest change the runs could detect and the runs a
               side that --min-change needs); withheld where the two sides' host load could explain it
 
-The steps live apart: matching (compare_match), the tests and the family's correction (compare_stats),
-the load rule (compare_load), the `--fail-on` gate (compare_gate) and the output (compare_render). Fewer
+The steps live apart: matching (matching.py), the tests and the family's correction (significance.py),
+the load rule (host_load.py), the `--fail-on` gate (gate.py) and the output (render.py). Fewer
 than MIN_RUNS runs on a side is a verdict of its own, never a bare ratio. Each side's numerics standing
 (its records' checks and the numerics ledger's, numerics_mark) is said beside it.
 """
@@ -24,10 +24,8 @@ import math
 import os
 
 from suite import stats
-from suite.inputs.errors import UserError
-from suite.prices.catalog import device_mismatch_warning
-from suite.reporting import compare_load
-from suite.reporting.compare_match import (
+from suite.compare import host_load
+from suite.compare.matching import (
     Group,
     by_value,
     describe,
@@ -38,7 +36,7 @@ from suite.reporting.compare_match import (
     rerun_hint,
     why_unpaired,
 )
-from suite.reporting.compare_stats import (
+from suite.compare.significance import (
     ALPHA,
     MIN_RUNS,
     POWER,
@@ -48,6 +46,8 @@ from suite.reporting.compare_stats import (
     decide,
     detectable_range,
 )
+from suite.inputs.errors import UserError
+from suite.prices.catalog import device_mismatch_warning
 from suite.rows.build import build_rows
 from suite.rows.numerics_mark import standing_note
 from suite.run_record.parts import Metrics
@@ -224,7 +224,7 @@ def _side(group: Group, by, usd_per_hour) -> dict:
         Metrics.RATE: group.rates(),
         "numerics_failed": group.numerics_failed,
         "numerics": _numerics(group),
-        "load": compare_load.side_load(group.samples() or group.records),
+        "load": host_load.side_load(group.samples() or group.records),
     }
 
 
@@ -269,18 +269,18 @@ def _undecided_notes(comparison: dict) -> None:
 
 def _weigh_load(comparison: dict) -> None:
     """Each side's load beside the verdict; a faster/slower call the load difference could explain is
-    withheld (compare_load's rule), and differing noise warnings are said."""
+    withheld (host_load's rule), and differing noise warnings are said."""
     base, cand = comparison["baseline"]["load"], comparison["candidate"]["load"]
     comparison["load"] = (
-        f"baseline: {compare_load.describe_load(base)}; candidate: {compare_load.describe_load(cand)}"
+        f"baseline: {host_load.describe_load(base)}; candidate: {host_load.describe_load(cand)}"
     )
     for name, metric in comparison["metrics"].items():
         if metric["verdict"] not in METRICS[name][1]:
             continue
-        reason = compare_load.withhold(metric, base, cand)
+        reason = host_load.withhold(metric, base, cand)
         if reason:
             metric["verdict_before_load"] = metric["verdict"]
-            metric["verdict"] = compare_load.WITHHELD
+            metric["verdict"] = host_load.WITHHELD
             comparison["notes"].append(
                 f"{METRICS[name][0]}: {metric['verdict_before_load']} WITHHELD: {reason}"
             )
@@ -297,7 +297,7 @@ def _weigh_load(comparison: dict) -> None:
                 f"{side} noise warnings ({load['runs_with_noise_warnings']} run(s)): "
                 + "; ".join(load["noise_warnings"])
             )
-    noise = compare_load.noise_note(base, cand)
+    noise = host_load.noise_note(base, cand)
     if noise:
         comparison["notes"].append(noise)
 

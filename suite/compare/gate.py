@@ -23,9 +23,9 @@ is needed for a pass; a fail uses the family-corrected verdicts.
 from __future__ import annotations
 
 from suite import stats
-from suite.reporting import compare_load
-from suite.reporting.compare_match import unpaired_note
-from suite.reporting.compare_stats import ALPHA, POWER, TOO_FEW, detectable_range
+from suite.compare import host_load
+from suite.compare.matching import unpaired_note
+from suite.compare.significance import ALPHA, POWER, TOO_FEW, detectable_range
 from suite.run_record.parts import Metrics
 
 FAIL_ON = ("slower", "costlier")
@@ -79,14 +79,14 @@ def judge(comparison: dict, fail_on: str) -> tuple[str, str]:
         failed = [s for s in ("baseline", "candidate") if comparison[s].get("numerics_failed")]
         why = f" (the {' and '.join(failed)}'s numerics check FAILED)" if failed else ""
         return UNDECIDED, prefix + TOO_FEW + why
-    if verdict == compare_load.WITHHELD:
+    if verdict == host_load.WITHHELD:
         return UNDECIDED, prefix + verdict
     if metric["se_log"] == 0:
         return UNDECIDED, prefix + "no run-to-run spread on either side: the noise cannot be estimated"
     if metric["p_not_worse"] is None or metric["p_not_worse"] >= ALPHA:
         return UNDECIDED, prefix + _not_ruled_out(metric, word)
-    # any load signal that calls the baseline busier, whatever the others say (compare_load.signals)
-    why = compare_load.could_be_busier(
+    # any load signal that calls the baseline busier, whatever the others say (host_load.signals)
+    why = host_load.could_be_busier(
         comparison["baseline"]["load"], comparison["candidate"]["load"], "baseline"
     )
     if why:

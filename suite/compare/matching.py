@@ -13,8 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from suite import run_options, stats
+from suite.compare import closest_pair
 from suite.inputs.errors import UserError
-from suite.reporting import closest_pair
 from suite.rows import labels
 
 # The one place compare learns what makes two runs the same configuration: the report's row key.
