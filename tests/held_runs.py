@@ -5,12 +5,21 @@ that a busy machine can outlast or a fast one can overtake."""
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 
 from conftest import ROOT, SAFETY_NET_S, suite_env
 
 FAULTS = os.path.join(ROOT, "tests", "faults")
+
+
+def sigint_as_at_a_terminal() -> None:
+    """A `preexec_fn` for a command a test stops with SIGINT: SIGINT's default action, as a terminal's
+    foreground job has it. Tests started from a background job inherit SIGINT ignored (a non-interactive
+    shell's `&` ignores SIGINT and SIGQUIT for its job, as POSIX says), and Python then installs no
+    KeyboardInterrupt handler: the test's Ctrl-C would reach a command that ignores it, and wait forever."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def hold_env(tmp_path, at: int = 1, **extra) -> tuple[dict[str, str], object]:

@@ -25,7 +25,7 @@ from conftest import (
     only_record,
     suite_env,
 )
-from held_runs import hold_env, wait_held
+from held_runs import hold_env, sigint_as_at_a_terminal, wait_held
 
 from suite import cli
 from suite.measurement import bottleneck_probe, runner
@@ -188,6 +188,7 @@ def test_a_signal_in_the_probe_of_a_real_data_run_leaves_its_record(tmp_path, st
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=sigint_as_at_a_terminal,
     )
     try:
         wait_held(hold, run)  # its three windows are timed; the probe is about to start

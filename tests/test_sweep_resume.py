@@ -20,7 +20,7 @@ from conftest import (
     suite_env,
     suite_here,
 )
-from held_runs import hold_env, wait_held
+from held_runs import hold_env, sigint_as_at_a_terminal, wait_held
 
 
 def sweep_command(out, *grid):
@@ -45,6 +45,7 @@ def test_sweep_interrupted_with_sigint_resumes_without_redoing_or_losing_points(
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=sigint_as_at_a_terminal,
     )
     try:
         wait_held(hold, first)  # two points recorded, the third running: never finished before the stop
