@@ -153,6 +153,17 @@ def test_the_answer_names_the_winning_setting_and_its_flag(capsys):
     assert "numerics" not in " ".join(answer.values())
 
 
+def test_the_next_row_of_another_batch_is_named_by_its_batch(tmp_path, capsys):
+    """A batch-size sweep's rows differ in their batch alone: the answer names the one it beat by it."""
+    for run, (batch, rate) in enumerate(((256, 40_000_000.0), (128, 30_000_000.0))):
+        record = make_record(rate, batch=batch, run=str(run), data="synthetic")
+        (tmp_path / f"{run}.json").write_text(json.dumps(record))
+    dcgan = _answer(_report(capsys, str(tmp_path)))["dcgan64"]
+    assert "batch 256;" in dcgan and "1.33× the next, #1 batch 128 (" in dcgan, dcgan
+    # alike in every setting and batch: nothing to name
+    assert labels.contrast({"precision": "amp", "batch_size": 8}, {"precision": "amp", "batch_size": 8}) == ""
+
+
 @pytest.mark.parametrize("path", [GPU, NEXT_DAY])
 def test_notes_are_sentences_never_config_dumps(path, capsys):
     rows = json.loads(_report(capsys, path, "--format", "json"))["rows"]

@@ -142,17 +142,18 @@ def configuration(row: dict, typed: bool = True) -> str:
 
 def contrast(top: dict, other: dict) -> str:
     """What `other` ran, said against `top` (the row it follows in a ranking): its precision and settings,
-    and where it lacks one of `top`'s switches, what it ran instead (`amp NCHW` beside channels-last);
-    empty where the two ran alike."""
+    where it lacks one of `top`'s switches what it ran instead (`amp NCHW` beside channels-last), and its
+    batch where that differs (`batch 2`, in a batch-size sweep); empty where the two ran alike."""
+    batch = [f"batch {other['batch_size']}"] if other.get("batch_size") != top.get("batch_size") else []
     if (top["precision"], _rate_settings(top)) == (other["precision"], _rate_settings(other)):
-        return ""
+        return " ".join(batch)
     theirs = _rate_settings(other)
     instead = [
         words
         for field, words in WITHOUT.items()
         if _words(field, True) in _rate_settings(top) and _words(field, True) not in theirs
     ]
-    return " ".join([configuration(other, typed=False), *instead])
+    return " ".join([configuration(other, typed=False), *instead, *batch])
 
 
 # A field of the row key that no column shows, as a note says it where it tells two look-alike rows apart
