@@ -218,7 +218,7 @@ def test_one_run_each_gives_no_verdict_and_an_unpriced_report_says_how_to_price(
     answer, number = answer_text(out), row_numbers(out, 5)
     assert (
         f"Fastest: #{number['256']} no instance (V100 16GB ×1, amp, batch 256) at 2,000 img/s, 2.00× the next, "
-        f"#{number['64']} (1,000 img/s): one run each: no verdict." in answer
+        f"#{number['64']} batch 64 (1,000 img/s): one run each: no verdict." in answer  # named by its batch
     )
     assert (
         "Cheapest: no row is priced — no row has an instance the catalog prices: name it on the run" in answer
