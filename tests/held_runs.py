@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import threading
 import time
 
@@ -14,12 +15,22 @@ from conftest import ROOT, SAFETY_NET_S, suite_env
 FAULTS = os.path.join(ROOT, "tests", "faults")
 
 
-def sigint_as_at_a_terminal() -> None:
-    """A `preexec_fn` for a command a test stops with SIGINT: SIGINT's default action, as a terminal's
-    foreground job has it. Tests started from a background job inherit SIGINT ignored (a non-interactive
-    shell's `&` ignores SIGINT and SIGQUIT for its job, as POSIX says), and Python then installs no
-    KeyboardInterrupt handler: the test's Ctrl-C would reach a command that ignores it, and wait forever."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+def start_stoppable(command: list[str], env: dict[str, str]) -> subprocess.Popen:
+    """COMMAND started as a terminal's foreground job would be, for a test that stops it with a signal: in a
+    session of its own (so SIGINT can go to it and its children together, as Ctrl-C does), its output kept,
+    and SIGINT's default action restored. Tests started from a background job inherit SIGINT ignored (a
+    non-interactive shell's `&` ignores SIGINT and SIGQUIT for its job, as POSIX says), and Python then
+    installs no KeyboardInterrupt handler: the test's Ctrl-C would reach a command that ignores it."""
+    return subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
 
 
 def hold_env(tmp_path, at: int = 1, **extra) -> tuple[dict[str, str], object]:

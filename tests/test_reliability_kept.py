@@ -25,7 +25,7 @@ from conftest import (
     only_record,
     suite_env,
 )
-from held_runs import hold_env, sigint_as_at_a_terminal, wait_held
+from held_runs import hold_env, start_stoppable, wait_held
 
 from suite import cli
 from suite.measurement import bottleneck_probe, runner
@@ -122,19 +122,23 @@ def test_an_interrupt_in_the_bottleneck_probe_keeps_the_timed_windows(tmp_path, 
     assert "after its 3 timed windows" in err and "nothing was written" not in err
 
 
-def test_an_interrupt_in_a_later_window_keeps_the_windows_before_it():
-    plan = runner.plan_run(
-        RunSpec().replace(
-            backend="cpu",
-            workload="dcgan64",
-            batch_size=2,
-            warmup_steps=1,
-            steps_per_window=1,
-            windows=3,
-            threads=1,
-            model_overrides=TINY["dcgan64"],
-        )
+def dcgan_plan(windows: int):
+    """A tiny dcgan64 on the CPU: one warm-up step, then WINDOWS windows of one step."""
+    spec = RunSpec().replace(
+        backend="cpu",
+        workload="dcgan64",
+        batch_size=2,
+        warmup_steps=1,
+        steps_per_window=1,
+        windows=windows,
+        threads=1,
+        model_overrides=TINY["dcgan64"],
     )
+    return runner.plan_run(spec)
+
+
+def test_an_interrupt_in_a_later_window_keeps_the_windows_before_it():
+    plan = dcgan_plan(windows=3)
 
     def progress(event, **info):
         if event == "window" and info["window"] == 1:
@@ -152,18 +156,7 @@ def test_an_interrupt_in_a_later_window_keeps_the_windows_before_it():
 
 
 def test_an_interrupt_before_any_window_still_leaves_no_record():
-    plan = runner.plan_run(
-        RunSpec().replace(
-            backend="cpu",
-            workload="dcgan64",
-            batch_size=2,
-            warmup_steps=1,
-            steps_per_window=1,
-            windows=2,
-            threads=1,
-            model_overrides=TINY["dcgan64"],
-        )
-    )
+    plan = dcgan_plan(windows=2)
 
     def progress(event, **info):
         if event == "warmup":
@@ -180,16 +173,7 @@ def test_a_signal_in_the_probe_of_a_real_data_run_leaves_its_record(tmp_path, st
     env, hold = hold_env(tmp_path, SUITE_FAULT_HOLD_IN="probe")
     out = tmp_path / "out"
     command = [sys.executable, "-m", "suite", *token_run(token_file(tmp_path / "t.bin"), "--workers", "0")]
-    run = subprocess.Popen(
-        [*command, "--out", str(out)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        preexec_fn=sigint_as_at_a_terminal,
-    )
+    run = start_stoppable([*command, "--out", str(out)], env)
     try:
         wait_held(hold, run)  # its three windows are timed; the probe is about to start
         os.kill(run.pid, stop)

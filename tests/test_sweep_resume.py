@@ -20,7 +20,7 @@ from conftest import (
     suite_env,
     suite_here,
 )
-from held_runs import hold_env, sigint_as_at_a_terminal, wait_held
+from held_runs import hold_env, start_stoppable, wait_held
 
 
 def sweep_command(out, *grid):
@@ -36,17 +36,7 @@ def test_sweep_interrupted_with_sigint_resumes_without_redoing_or_losing_points(
     out = tmp_path / "sweep"
     command = sweep_command(out, "batch-size=2,3", "precision=fp32,bf16")  # 4 points
     env, hold = hold_env(tmp_path, at=3)  # the third point's run holds as it starts, until stopped
-    # A new session, so that SIGINT can go to the sweep and its child together, as Ctrl-C at a terminal does.
-    first = subprocess.Popen(
-        command,
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        preexec_fn=sigint_as_at_a_terminal,
-    )
+    first = start_stoppable(command, env)  # SIGINT then reaches the sweep and its child, as Ctrl-C does
     try:
         wait_held(hold, first)  # two points recorded, the third running: never finished before the stop
         os.killpg(first.pid, signal.SIGINT)
