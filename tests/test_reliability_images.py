@@ -8,13 +8,12 @@ import io
 import struct
 
 import pytest
-from conftest import TINY
+from conftest import tiny_config
 from PIL import Image
 
 from suite import cli
 from suite.data.imagefolder import scan_folder
 from suite.measurement import runner
-from suite.spec import RunSpec
 
 
 def bomb(path, width: int = 20_000, height: int = 20_000) -> None:
@@ -57,18 +56,7 @@ def test_a_run_on_a_folder_whose_first_image_is_a_bomb_names_it(bomb_first):
     (bomb_first / "c" / "img1.jpg").unlink()  # one image left beside the bomb: every batch of 2 draws it
     (bomb_first / "c" / "img2.jpg").unlink()
     (bomb_first / "c" / "img3.jpg").unlink()
-    spec = RunSpec().replace(
-        backend="cpu",
-        workload="dcgan64",
-        batch_size=2,
-        warmup_steps=1,
-        steps_per_window=1,
-        windows=1,
-        threads=1,
-        data=str(bomb_first),
-        workers=0,
-        model_overrides=TINY["dcgan64"],
-    )
+    spec = tiny_config(steps_per_window=1, windows=1, threads=1, data=str(bomb_first), workers=0)
     record = runner.execute(runner.plan_run(spec))
     assert record["status"] == "error" and record["data"]["source_image_size"] == [80, 60]
     message = record["error"]["message"]

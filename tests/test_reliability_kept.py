@@ -24,13 +24,13 @@ from conftest import (
     model_override_options,
     only_record,
     suite_env,
+    tiny_config,
 )
 from held_runs import hold_env, start_stoppable, wait_held
 
 from suite import cli
 from suite.measurement import bottleneck_probe, runner
 from suite.run_record import RUN_ID_LENGTH, is_plain_name, new_run_id
-from suite.spec import RunSpec
 
 CONTEXT, VOCABULARY = TINY["gpt2-small"]["context"], TINY["gpt2-small"]["vocabulary"]
 
@@ -56,18 +56,7 @@ def token_run(data: str, *extra: str) -> list[str]:
 
 
 def token_plan(data: str, workers: int):
-    spec = RunSpec().replace(
-        backend="cpu",
-        workload="gpt2-small",
-        batch_size=2,
-        warmup_steps=1,
-        steps_per_window=2,
-        windows=3,
-        threads=1,
-        data=data,
-        workers=workers,
-        model_overrides=TINY["gpt2-small"],
-    )
+    spec = tiny_config("gpt2-small", windows=3, threads=1, data=data, workers=workers)
     return runner.plan_run(spec)
 
 
@@ -124,17 +113,7 @@ def test_an_interrupt_in_the_bottleneck_probe_keeps_the_timed_windows(tmp_path, 
 
 def dcgan_plan(windows: int):
     """A tiny dcgan64 on the CPU: one warm-up step, then WINDOWS windows of one step."""
-    spec = RunSpec().replace(
-        backend="cpu",
-        workload="dcgan64",
-        batch_size=2,
-        warmup_steps=1,
-        steps_per_window=1,
-        windows=windows,
-        threads=1,
-        model_overrides=TINY["dcgan64"],
-    )
-    return runner.plan_run(spec)
+    return runner.plan_run(tiny_config(steps_per_window=1, windows=windows, threads=1))
 
 
 def test_an_interrupt_in_a_later_window_keeps_the_windows_before_it():

@@ -8,22 +8,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import TINY, TINY_RUN
+from conftest import TINY_RUN, tiny_config
 
 from suite import cli
-from suite.spec import RunSpec
 from suite.spec.json_form import to_json
 
-TINY_SPEC = RunSpec().replace(
-    backend="cpu",
-    workload="dcgan64",
-    batch_size=2,
-    warmup_steps=1,
-    steps_per_window=1,
-    windows=1,
-    threads=1,
-    model_overrides=TINY["dcgan64"],
-)
+TINY_SPEC = tiny_config(steps_per_window=1, windows=1, threads=1)
 
 
 def spec_file(tmp_path, change=None, text=None) -> str:
