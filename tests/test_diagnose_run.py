@@ -13,7 +13,8 @@ import pytest
 from conftest import ROOT, SAFETY_NET_S, TINY_DCGAN_OPTIONS, TINY_OPTIONS, as_sets, changed, suite_env
 from held_runs import FAULTS
 
-# The command's own backend and batch size; every point at TINY_RUN's settings, except: windows long
+# The command's own backend and batch size (TINY_OPTIONS' batch of 2: the loader's injected wait is per image,
+# so the fewer images, the shorter the test); every point at TINY_RUN's settings, except: windows long
 # against the loader's prefetch (2 batches a worker): with fewer steps, batches decoded before a window
 # starts make the end-to-end rate look faster than the loader alone; and a warm-up longer than that
 # prefetch, so a loader-bound run starts its first window with the queue drained, as in steady state.
@@ -21,7 +22,7 @@ TINY = [
     "--backend",
     "cpu",
     "--batch-size",
-    "8",
+    "2",
     *as_sets(
         changed([*TINY_OPTIONS, *TINY_DCGAN_OPTIONS], steps=6, windows=2, warmup=3),
         leave_out=("backend", "batch-size"),
@@ -42,8 +43,8 @@ def suite(*argv, timeout=SAFETY_NET_S, env=None):
 
 # Each image the loader decodes takes this much longer (tests/faults/sitecustomize.py): 1 worker then
 # delivers at most 1 ÷ 0.1 = 10 img/s on an idle or a busy host alike, where the tiny model trains some
-# 120 img/s on a quiet host (its compute arm measured 117 and 134) and still about 25 on a fifth of a core
-# (a load of 10 on 2): the loader is slower by a margin the host's load cannot close, and a sleep varies
+# 170 to 220 img/s at batch 2 on a quiet host (its compute arm measured 172, 223 and 177) and still some 35
+# on a fifth of a core (a load of 10 on 2): the loader is slower by a margin the host's load cannot close, and a sleep varies
 # little from process to process, so three processes an arm decide it.
 DECODE_DELAY_S = "0.1"
 
