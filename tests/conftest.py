@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import glob
+import itertools
 import json
 import os
 import sys
@@ -248,26 +249,41 @@ def torch_threads_restored():
         torch.set_num_threads(before)
 
 
+@pytest.fixture(scope="session")
+def own_folders(tmp_path_factory):
+    """A new empty folder at each call, under one folder of the session's. tmp_path_factory.mktemp lists
+    every folder made so far to number the next, which three of these a test made quadratic: 2 s of
+    the quick loop."""
+    root, count = tmp_path_factory.mktemp("own"), itertools.count()
+
+    def make(name: str) -> str:
+        folder = root / f"{name}-{next(count)}"
+        folder.mkdir()
+        return str(folder)
+
+    return make
+
+
 @pytest.fixture(autouse=True)
-def machine_says_no_instance(tmp_path_factory, monkeypatch):
+def machine_says_no_instance(own_folders, monkeypatch):
     """Runs find no cloud instance in the machine's DMI files unless a test writes its own (on an AWS
     machine a run would otherwise be priced as it, and a record's config would depend on where tests ran)."""
-    monkeypatch.setenv("SUITE_SYSFS_ROOT", str(tmp_path_factory.mktemp("no-dmi")))
+    monkeypatch.setenv("SUITE_SYSFS_ROOT", own_folders("no-dmi"))
 
 
 @pytest.fixture(autouse=True)
-def own_numerics_ledger(tmp_path_factory, monkeypatch):
+def own_numerics_ledger(own_folders, monkeypatch):
     """Each test has a numerics ledger of its own (the cache folder's stays shared, for its counts): a check
     another test made, or one made on this machine, never marks a test's runs, and no test's check is left
     in the machine's ledger. A child given suite_env(tmp_path) has its own cache folder, ledger included."""
     from suite.run_record import numerics_ledger
 
-    folder = str(tmp_path_factory.mktemp("numerics-ledger"))
+    folder = own_folders("numerics-ledger")
     monkeypatch.setattr(numerics_ledger, "folder", lambda: folder)
 
 
 @pytest.fixture(autouse=True)
-def no_skypilot_catalog(tmp_path_factory, monkeypatch):
+def no_skypilot_catalog(own_folders, monkeypatch):
     """SkyPilot's downloaded price catalogs (~/.sky/catalogs) price fleet estimates when present: tests see
     none unless they write their own under SKY_RUNTIME_DIR, so an estimate never depends on this machine."""
-    monkeypatch.setenv("SKY_RUNTIME_DIR", str(tmp_path_factory.mktemp("sky-runtime")))
+    monkeypatch.setenv("SKY_RUNTIME_DIR", own_folders("sky-runtime"))
