@@ -200,14 +200,14 @@ def test_only_reruns_the_named_step_and_the_report_keeps_the_earlier_commands_st
 @pytest.mark.slow
 def test_budget_stops_the_command_cleanly_and_still_packs_and_reports(tmp_path):
     # The second `suite run` step holds until the budget's deadline cuts it short (tests/faults: it waits
-    # for a release that never comes), so the budget is reached on a fast host as on a busy one; the
-    # dry run's forked steps take a fraction of a second each, and ran the whole quick part inside 45 s.
+    # for a release that never comes), so the budget is reached on a fast host as on a busy one; the dry
+    # run's forked steps take a fraction of a second each, and ran the whole quick part inside a 45 s budget.
     (tmp_path / "hold").mkdir()
     done = run_matrix(
         tmp_path,
         "--dry-run",
         "--budget",
-        "45",
+        "30",  # 10 s for the steps: 20 s are kept back for the report and the archive
         home=tmp_path,
         PYTHONPATH=os.pathsep.join(p for p in (FAULTS, os.environ.get("PYTHONPATH")) if p),
         SUITE_FAULT_HOLD_DIR=str(tmp_path / "hold"),
@@ -230,10 +230,11 @@ def test_budget_stops_the_command_cleanly_and_still_packs_and_reports(tmp_path):
     assert {statuses[name] for name in order[held + 1 : -1]} <= {"not-run", "skipped"}, statuses
     assert "not-run" in {statuses[name] for name in order[held + 1 : -1]}
     assert order[-1] == "report"
-    if statuses["dcgan64-bf16"] == "ok":
-        assert statuses["report"] == "ok", step_result(tmp_path, "report")
-    else:
-        assert step_result(tmp_path, "report")["reason"] == "no run record in the work folder yet"
+    report = step_result(tmp_path, "report")
+    # a first run cut short after its window was timed still leaves its record (and the report runs on it)
+    assert report["status"] == "ok" or (
+        statuses["dcgan64-bf16"] != "ok" and report["reason"] == "no run record in the work folder yet"
+    ), (statuses, report)
     assert (tmp_path / "matrix.tar.gz").exists() and (tmp_path / "report.md").exists()
 
 
