@@ -123,6 +123,15 @@ def test_one_warm_up_step_is_said_in_the_singular():
     assert line.startswith("  warm-up      1 step in ")
 
 
+def test_the_warm_up_says_the_steps_that_drained_the_loader_which_its_time_covers():
+    # a real-data run with 4 workers x 2 prefetched: 1 warm-up step and 8 more served from the queue, as the
+    # progress line's "warm-up done: 9 steps" counts; the summary said "1 step in 0.22 s"
+    record = record_with(warmup_steps=1)
+    record["metrics"]["warmup_loader_drain_steps"] = 8
+    [line] = [line for line in summary.render(record).splitlines() if line.startswith("  warm-up")]
+    assert line.startswith("  warm-up      1 step + 8 draining the loader's prefetched batches in "), line
+
+
 def test_final_losses_say_whose_they_are_where_the_record_names_them():
     named = summary.render(record_with(final_loss_names=["discriminator", "generator"]))
     assert "  final loss   1.000 (discriminator), 2.000 (generator)" in named.splitlines()

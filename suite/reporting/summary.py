@@ -98,9 +98,12 @@ def _timing_lines(metrics: dict, config: dict) -> list[str]:
     if chosen:
         lines.append(f"  windows      {chosen}")
     first = metrics.get("time_to_first_step_s")
+    steps, drained = metrics["warmup_steps"], metrics.get("warmup_loader_drain_steps") or 0
+    # the warm-up's time covers the steps that drained the batches the loader made while the model was built
+    # (runner._warm_up), which the progress line counts too
+    drain = f" + {drained} draining the loader's prefetched batches" if drained else ""
     lines.append(
-        f"  warm-up      {metrics['warmup_steps']} step{'' if metrics['warmup_steps'] == 1 else 's'} in "
-        f"{metrics['warmup_time_s']:.2f} s"
+        f"  warm-up      {steps} step{'' if steps == 1 else 's'}{drain} in {metrics['warmup_time_s']:.2f} s"
         + (f"; time to first step {first:.2f} s (from Python's start)" if first else "")
     )
     return lines
