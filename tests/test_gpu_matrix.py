@@ -16,7 +16,7 @@ import venv
 
 import pytest
 from conftest import ROOT, SAFETY_NET_S, suite_env
-from held_runs import FAULTS
+from held_runs import hold_env
 
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
@@ -202,17 +202,9 @@ def test_budget_stops_the_command_cleanly_and_still_packs_and_reports(tmp_path):
     # The second `suite run` step holds until the budget's deadline cuts it short (tests/faults: it waits
     # for a release that never comes), so the budget is reached on a fast host as on a busy one; the dry
     # run's forked steps take a fraction of a second each, and ran the whole quick part inside a 45 s budget.
-    (tmp_path / "hold").mkdir()
-    done = run_matrix(
-        tmp_path,
-        "--dry-run",
-        "--budget",
-        "30",  # 10 s for the steps: 20 s are kept back for the report and the archive
-        home=tmp_path,
-        PYTHONPATH=os.pathsep.join(p for p in (FAULTS, os.environ.get("PYTHONPATH")) if p),
-        SUITE_FAULT_HOLD_DIR=str(tmp_path / "hold"),
-        SUITE_FAULT_HOLD_AT="2",
-    )
+    held_env, _ = hold_env(tmp_path, at=2)  # suite_env(tmp_path) with the hold: run_matrix's own base
+    # a budget of 30 s: 10 s for the steps, 20 s kept back for the report and the archive
+    done = run_matrix(tmp_path, "--dry-run", "--budget", "30", home=tmp_path, **held_env)
     assert done.returncode == 1, done.stdout
     # each step's last line in the log, in the plan's order: "[part] NAME: STATUS ..."
     ended = re.findall(
