@@ -7,22 +7,37 @@ import pytest
 import torch
 
 from suite.commands.loader import render_table, significant
-from suite.data.loader_bench import MIN_WINDOW_S, batches_for, measure_loader
+from suite.data import loader_bench
+from suite.data.loader_bench import batches_for, measure_loader
 from suite.run_record.windows import spread_warnings, window_metrics
 
 
-def fast_batches():
-    batch = (torch.zeros(4, 1), torch.zeros(4))
-    while True:
-        yield batch
+class FakeClock:
+    """time.perf_counter for the loader bench, advanced by the batches themselves: each costs 0.1 ms, so
+    what the windows grow to is arithmetic, not the host's speed."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def batches(self, seconds_each: float):
+        batch = (torch.zeros(4, 1), torch.zeros(4))
+        while True:
+            self.now += seconds_each
+            yield batch
 
 
-def test_windows_shorter_than_the_minimum_are_grown_before_any_counts():
-    metrics = measure_loader(fast_batches(), batches=2, windows=3, warmup_batches=1)
-    assert metrics["batches_per_window_asked"] == 2 and metrics["batches_per_window"] > 2
-    assert min(metrics["window_time_s"]) >= MIN_WINDOW_S * 0.8  # grown with a margin; a busy host may jitter
-    assert metrics["images_per_window"] == 4 * metrics["batches_per_window"]
-    assert any("grown to" in w for w in metrics["warnings"])
+def test_windows_shorter_than_the_minimum_are_grown_before_any_counts(monkeypatch):
+    clock = FakeClock()
+    monkeypatch.setattr(loader_bench, "time", clock)
+    metrics = measure_loader(clock.batches(0.0001), batches=2, windows=3, warmup_batches=1)
+    # 2 batches took 0.2 ms: grown to 2 x 50 ms of them, 1,000 batches, which reach the minimum
+    assert metrics["batches_per_window_asked"] == 2 and metrics["batches_per_window"] == 1000
+    assert metrics["window_time_s"] == pytest.approx([0.1, 0.1, 0.1])
+    assert metrics["images_per_window"] == 4 * 1000
+    assert any("grown to 1000 batches" in w for w in metrics["warnings"])
 
 
 def test_growth_is_computed_from_what_the_short_window_took():
