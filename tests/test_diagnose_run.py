@@ -42,11 +42,12 @@ def suite(*argv, timeout=SAFETY_NET_S, env=None):
 
 
 # Each image the loader decodes takes this much longer (tests/faults/sitecustomize.py): 1 worker then
-# delivers at most 1 ÷ 0.1 = 10 img/s on an idle or a busy host alike, where the tiny model trains some
+# delivers at most 1 ÷ 0.05 = 20 img/s on an idle or a busy host alike, where the tiny model trains some
 # 170 to 220 img/s at batch 2 on a quiet host (its compute arm measured 172, 223 and 177) and, by that, some
 # 35 on a fifth of a core (a load of 10 on 2): the loader is slower by a margin the host's load cannot close,
-# and a sleep varies little from process to process, so three processes an arm decide it.
-DECODE_DELAY_S = "0.1"
+# and a sleep varies little from process to process, so three processes an arm decide it. (At 0.1 s an
+# image the test took 78 s, most of it asleep.)
+DECODE_DELAY_S = "0.05"
 
 
 def diagnosed_record(out) -> dict:

@@ -31,13 +31,21 @@ def folder(tmp_path):
     return results
 
 
-def page(folder, tmp_path, *extra) -> str:
+# The page of each folder's records, by their files and the options: most tests here read the same page,
+# and drawing its plots is most of the time a page takes (about 0.3 s).
+_pages: dict[tuple, str] = {}
+
+
+def page(folder, tmp_path, *extra, cached=True) -> str:
+    """The page, also written to TMP_PATH/report.html; CACHED False: drawn again (its stderr to read)."""
     out = tmp_path / "report.html"
-    assert (
-        main(["report", str(folder), "--prices", "seed-2022", "--format", "html", "--out", str(out), *extra])
-        == 0
-    )
-    return out.read_text(encoding="utf-8")
+    key = (tuple(sorted((path.name, path.read_bytes()) for path in folder.iterdir())), extra)
+    if key not in _pages or not cached:
+        argv = ["report", str(folder), "--prices", "seed-2022", "--format", "html", "--out", str(out), *extra]
+        assert main(argv) == 0
+        _pages[key] = out.read_text(encoding="utf-8")
+    out.write_text(_pages[key], encoding="utf-8")
+    return _pages[key]
 
 
 def test_the_page_holds_the_table_runs_warnings_and_price_sources_and_fetches_nothing(folder, tmp_path):
@@ -156,7 +164,7 @@ def token_record() -> dict:
 
 def test_token_rows_have_their_own_table_on_the_page(folder, tmp_path, capsys):
     (folder / "t.json").write_text(json.dumps(token_record()))
-    text = page(folder, tmp_path)
+    text = page(folder, tmp_path, cached=False)
     assert "not on the page" not in capsys.readouterr().err
     images = text.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
     assert "gpt2-small" not in images  # never a row of the image table
