@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from suite.measurement.bottleneck_cases import workers_needed
-from suite.measurement.diagnose import (
+from suite.diagnosis.cases import workers_needed
+from suite.diagnosis.rules import (
     BottleneckEvidence,
     device_util_percent,
     from_records,

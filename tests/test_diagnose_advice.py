@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from suite.measurement.diagnose import BottleneckEvidence, verdict
+from suite.diagnosis.rules import BottleneckEvidence, verdict
 
 TIGHT = {"compute_cv": 0.01, "loader_cv": 0.01, "end_to_end_cv": 0.01}
 CPU = {"copies_to_device": False, "precisions": ("fp32", "bf16"), "cores": 2}

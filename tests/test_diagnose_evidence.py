@@ -9,9 +9,9 @@ import types
 import pytest
 
 from suite.compare.significance import welch
-from suite.measurement import diagnose, diagnose_evidence
+from suite.diagnosis import repeated, rules
 
-ARMS = diagnose_evidence.ARMS
+ARMS = repeated.ARMS
 
 
 def fake_arms(true_rates: dict[str, float], noise: float, seed: int, calls: list | None = None):
@@ -31,12 +31,12 @@ def fake_arms(true_rates: dict[str, float], noise: float, seed: int, calls: list
 
 
 def diagnosed(true_rates, noise, seed, processes=3, **settings):
-    records = diagnose_evidence.measure_interleaved(fake_arms(true_rates, noise, seed), processes)
-    rates = diagnose_evidence.rates_of(records)
-    decided = diagnose_evidence.decide(rates, welch)
-    medians = diagnose_evidence.medians(rates)
-    return diagnose.verdict(
-        diagnose.BottleneckEvidence(
+    records = repeated.measure_interleaved(fake_arms(true_rates, noise, seed), processes)
+    rates = repeated.rates_of(records)
+    decided = repeated.decide(rates, welch)
+    medians = repeated.medians(rates)
+    return rules.verdict(
+        rules.BottleneckEvidence(
             loader_ips=medians["loader"],
             compute_ips=medians["compute"],
             end_to_end_ips=medians["end_to_end"],
@@ -48,7 +48,7 @@ def diagnosed(true_rates, noise, seed, processes=3, **settings):
 
 def test_the_arms_run_interleaved_one_process_each_round_after_round():
     calls = []
-    records = diagnose_evidence.measure_interleaved(
+    records = repeated.measure_interleaved(
         fake_arms({a: 100.0 for a in ARMS}, 0.1, seed=1, calls=calls), rounds=3
     )
     assert calls == [(r, arm) for r in range(3) for arm in ("loader", "compute", "end_to_end")]
@@ -60,7 +60,7 @@ def test_a_failed_process_stops_the_rounds():
     measure = fake_arms({a: 100.0 for a in ARMS}, 0.1, seed=1, calls=calls)
     failing = measure["compute"]
     measure["compute"] = lambda r: {**failing(r), "status": "error"} if r == 1 else failing(r)
-    records = diagnose_evidence.measure_interleaved(measure, 3, ok=lambda rec: rec["status"] == "ok")
+    records = repeated.measure_interleaved(measure, 3, ok=lambda rec: rec["status"] == "ok")
     assert calls[-1] == (1, "compute") and len(calls) == 5
     assert [len(records[a]) for a in ARMS] == [2, 2, 1]
 
@@ -88,8 +88,8 @@ def test_a_noisy_host_never_flips_between_verdicts_on_an_unchanged_setup():
     # one setup, several verdicts
     rng = random.Random(0)
     single = {
-        diagnose.verdict(
-            diagnose.BottleneckEvidence(
+        rules.verdict(
+            rules.BottleneckEvidence(
                 **{f"{arm}_ips": EDGE[arm] * rng.lognormvariate(0, 0.5) for arm in ("loader", "compute")},
                 end_to_end_ips=EDGE["end_to_end"] * rng.lognormvariate(0, 0.5),
                 loader_cv=0.05,
@@ -122,7 +122,7 @@ def test_inconclusive_still_says_what_the_evidence_rules_out():
         "compute": [15.80, 15.45, 14.62],
         "end_to_end": [15.88, 12.00, 14.80],
     }
-    decided = diagnose_evidence.decide(rates, welch)
+    decided = repeated.decide(rates, welch)
     assert decided["case"] == "inconclusive"
     assert (
         "takes in the 90% line of a compute-bound run; not input-bound: the loader alone delivers ×16."
@@ -151,18 +151,18 @@ def test_worker_advice_comes_from_the_interval_not_one_run():
 
 def test_identical_processes_show_no_noise_and_decide_nothing():
     rates = {"loader": [50.0] * 3, "compute": [100.0] * 3, "end_to_end": [48.0] * 3}
-    decided = diagnose_evidence.decide(rates, welch)
+    decided = repeated.decide(rates, welch)
     assert decided["case"] == "inconclusive" and "noise cannot be estimated" in decided["message"]
 
 
 def test_end_to_end_separably_faster_than_a_part_is_a_disturbed_probe():
     rates = {"loader": [50.0, 51.0, 49.0], "compute": [100.0, 101.0, 99.0], "end_to_end": [80.0, 81.0, 79.0]}
-    found = diagnose.verdict(
-        diagnose.BottleneckEvidence(
+    found = rules.verdict(
+        rules.BottleneckEvidence(
             loader_ips=50.0,
             compute_ips=100.0,
             end_to_end_ips=80.0,
-            decided=diagnose_evidence.decide(rates, welch),
+            decided=repeated.decide(rates, welch),
         ),
     )
     assert found["verdict"] == "inconclusive" and "cannot be" in found["message"]

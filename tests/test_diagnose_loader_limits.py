@@ -12,8 +12,8 @@ import os
 import pytest
 from conftest import ROOT
 
-from suite.measurement import loader_limits
-from suite.measurement.diagnose import BottleneckEvidence, from_records, render, verdict
+from suite.diagnosis import loader_limits
+from suite.diagnosis.rules import BottleneckEvidence, from_records, render, verdict
 
 GPU = os.path.join(ROOT, "results", "gpu")
 H200_RECORDS = {  # the diagnosis of 1,024 JPEGs on one H200, 8 workers: one record an arm
@@ -180,14 +180,14 @@ def test_repeated_evidence_follows_the_same_reading():
     """`suite diagnose`'s verdict from interleaved processes: its worker advice is held to the same
     figures (here the edges of a short epoch)."""
     from suite.compare.significance import welch
-    from suite.measurement import diagnose_evidence
+    from suite.diagnosis import repeated
 
     rates = {
         "loader": [4000.0, 4100.0, 3900.0],
         "compute": [20000.0, 20200.0, 19800.0],
         "end_to_end": [3500.0, 3550.0, 3450.0],
     }
-    decided = diagnose_evidence.decide(rates, welch)
+    decided = repeated.decide(rates, welch)
     assert decided["case"] == "input-bound"
     found = verdict(
         BottleneckEvidence(**RATES, **DEVICE, workers=8, batches_per_epoch=4, images=1024, decided=decided)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from suite.measurement import diagnose, diagnose_evidence
-from suite.measurement.bottleneck_cases import (
+from suite.diagnosis import repeated, rules
+from suite.diagnosis.cases import (
     IMAGE_RATE,
     SEQUENCE_RATE,
     BottleneckEvidence,
@@ -61,18 +61,18 @@ def record(rate: float, unit: str | None) -> dict:
 
 
 def test_a_token_records_verdict_and_its_rendering_say_seq_s():
-    found = diagnose.from_records(record(500.0, "tokens"), record(1000.0, "tokens"), record(520.0, "tokens"))
+    found = rules.from_records(record(500.0, "tokens"), record(1000.0, "tokens"), record(520.0, "tokens"))
     assert found["verdict"] == "input-bound" and found["rate_unit"] == SEQUENCE_RATE
     assert "520.0 seq/s" in found["message"] and "img/s" not in found["message"]
-    shown = diagnose.render(found)
+    shown = rules.render(found)
     assert "loader only   520.0 seq/s" in shown and "img/s" not in shown
 
 
 def test_an_image_records_verdict_is_unchanged():
-    found = diagnose.from_records(record(500.0, None), record(1000.0, None), record(520.0, None))
+    found = rules.from_records(record(500.0, None), record(1000.0, None), record(520.0, None))
     assert "rate_unit" not in found  # the record's diagnosis section keeps its fields
     assert "the loader delivers 520.0 img/s, the device could do 1,000.0 img/s" in found["message"]
-    assert "loader only   520.0 img/s (cv 1.0%)" in diagnose.render(found)
+    assert "loader only   520.0 img/s (cv 1.0%)" in rules.render(found)
 
 
 def test_the_run_to_run_spread_says_the_unit():
@@ -83,7 +83,7 @@ def test_the_run_to_run_spread_says_the_unit():
 
         return SimpleNamespace(difference=0.0, ci_low=-5.0, ci_high=5.0, df=3.0)
 
-    tokens = diagnose_evidence.decide(rates, interval, SEQUENCE_RATE)
+    tokens = repeated.decide(rates, interval, SEQUENCE_RATE)
     assert tokens["case"] == "inconclusive" and "100.0 … 300.0 seq/s" in tokens["advice"]
-    images = diagnose_evidence.decide(rates, interval)
+    images = repeated.decide(rates, interval)
     assert "100.0 … 300.0 img/s" in images["advice"]

@@ -8,9 +8,9 @@ import pytest
 
 from suite import run_options
 from suite.cli import main
+from suite.diagnosis.rules import BottleneckEvidence, verdict
 from suite.inputs.errors import UserError
 from suite.launching import child
-from suite.measurement.diagnose import BottleneckEvidence, verdict
 
 
 def run_args(*argv: str):

@@ -211,8 +211,8 @@ def test_suite_loader_measures_a_token_file_in_tokens(capsys, tmp_path):
 
 @pytest.mark.parametrize("loader_ips, end_to_end_ips", [(500.0, 500.0), (3000.0, 500.0)])
 def test_a_token_file_is_never_told_to_use_an_image_cache(loader_ips, end_to_end_ips):
-    from suite.measurement.bottleneck_cases import BottleneckEvidence
-    from suite.measurement.diagnose import verdict
+    from suite.diagnosis.cases import BottleneckEvidence
+    from suite.diagnosis.rules import verdict
 
     found = verdict(
         BottleneckEvidence(

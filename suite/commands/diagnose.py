@@ -12,7 +12,7 @@ from suite.inputs import option_types
 PASSED = ("backend", "workload", "data", "batch-size", "precision", "workers")
 
 DEFAULT_OUT = "results/diagnose"
-# As suite.measurement.diagnose_evidence's (not imported here: `suite diagnose --help` imports no torch).
+# As suite.diagnosis.repeated's (not imported here: `suite diagnose --help` imports no torch).
 DEFAULT_PROCESSES = 3
 MIN_PROCESSES = 3
 
@@ -88,8 +88,8 @@ def diagnose_command(args) -> int:
     refuse_without_data(args)  # before torch is imported or anything is measured
     processes = _processes(args.processes)
     from suite import run_record
+    from suite.diagnosis import rules
     from suite.exploring import diagnose_arms
-    from suite.measurement import diagnose
     from suite.measurement import plan as planning
     from suite.spec import RunSpec
 
@@ -106,7 +106,7 @@ def diagnose_command(args) -> int:
     end_to_end["diagnosis"] = found
     # the same run id: the record gains its verdict
     path = run_record.write_record_or_stop(end_to_end, out_dir)
-    print(diagnose.render(found))
+    print(rules.render(found))
     print(f"record: {path}")
     return 0
 
@@ -127,11 +127,11 @@ def _checked_point(args):
 
 def _said_failures(records: dict[str, list[dict]]) -> bool:
     """Say each process that failed, and that there is no verdict then; whether any did."""
+    from suite.diagnosis import repeated
     from suite.launching import child
-    from suite.measurement import diagnose_evidence
 
     failed = [
-        (diagnose_evidence.ARM_NAMES[arm], record)
+        (repeated.ARM_NAMES[arm], record)
         for arm, found in records.items()
         for record in found
         if record.get("status") != "ok"
@@ -147,20 +147,20 @@ def _diagnosis(records: dict[str, list[dict]], plan) -> dict:
     """The verdict from the processes' rates and the last end-to-end run's settings, with the evidence
     behind it: each arm's processes, their ratios and rates, and the run ids they were recorded under."""
     from suite.compare import significance
-    from suite.measurement import diagnose, diagnose_evidence
+    from suite.diagnosis import repeated, rules
 
-    rates = diagnose_evidence.rates_of(records)
+    rates = repeated.rates_of(records)
     end_to_end = records["end_to_end"][-1]
-    decided = diagnose_evidence.decide(rates, significance.welch, diagnose.rate_unit_of(end_to_end))
-    evidence = diagnose.BottleneckEvidence(
+    decided = repeated.decide(rates, significance.welch, rules.rate_unit_of(end_to_end))
+    evidence = rules.BottleneckEvidence(
         **_median_rates(rates),
-        **diagnose.from_records_settings(end_to_end),
+        **rules.from_records_settings(end_to_end),
         cores=os.cpu_count(),
         copies_to_device=getattr(plan.backend, "copies_to_device", True),
         precisions=tuple(plan.backend.precisions),
         decided=decided,
     )
-    found = diagnose.verdict(evidence)
+    found = rules.verdict(evidence)
     found["processes"] = decided["processes"]
     found["ratios"] = decided["ratios"]
     found["process_images_per_second"] = rates

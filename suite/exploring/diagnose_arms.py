@@ -9,9 +9,10 @@ import time
 
 from suite import run_record
 from suite.data import progress
+from suite.diagnosis import repeated
 from suite.exploring import grid
 from suite.launching import child
-from suite.measurement import diagnose_evidence, loader_only
+from suite.measurement import loader_only
 
 
 def measure_interleaved(plan, point, out_dir: str, processes: int) -> dict[str, list[dict]]:
@@ -44,7 +45,7 @@ def measure_interleaved(plan, point, out_dir: str, processes: int) -> dict[str, 
     }
     total, started = processes * len(measure), time.monotonic()
     done = [0]
-    names = diagnose_evidence.ARM_NAMES
+    names = repeated.ARM_NAMES
 
     def said(round_: int, arm: str, record: dict) -> None:
         done[0] += 1
@@ -59,6 +60,6 @@ def measure_interleaved(plan, point, out_dir: str, processes: int) -> dict[str, 
         f"{total} fresh processes: {', '.join(names.values())}, interleaved, {processes} round(s); a verdict "
         "only where their run-to-run intervals separate"
     )
-    return diagnose_evidence.measure_interleaved(
+    return repeated.measure_interleaved(
         measure, processes, ok=lambda record: record.get("status") == "ok", said=said
     )

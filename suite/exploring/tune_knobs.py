@@ -25,7 +25,7 @@ RULE_OPTIONS = {
     "grad-accum": ("batch-size", "grad-accum"),
     "checkpointing": ("activation-checkpointing", "batch-size", "grad-accum"),
 }
-# The bottleneck probe's verdicts that say the input side limits (suite/measurement/bottleneck_cases.py):
+# The bottleneck probe's verdicts that say the input side limits (suite/diagnosis/cases.py):
 # the loader, the copy to the device, or the loader's workers and compute's threads on one host's cores.
 INPUT_SIDE = ("input-bound", "transfer-bound", "host-contention")
 # Batch doublings tried on top of the best batch (2x, 4x, 8x): a larger batch past 8x is another recipe.

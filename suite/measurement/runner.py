@@ -22,9 +22,9 @@ import torch
 
 from suite import context, run_record
 from suite.data import open_data
+from suite.diagnosis import rules as diagnosis_rules
 from suite.measurement import (
     bottleneck_probe,
-    diagnose,
     distributed,
     flops,
     numerics,
@@ -414,7 +414,7 @@ def _timed_windows(
 def _diagnosis(probed: dict, record: dict, backend) -> dict:
     """The bottleneck verdict of a run on real data, from the probe, the run's own figures and settings,
     and the backend's capabilities."""
-    return diagnose.from_probe(record, probed, backend, cores=psutil.cpu_count(logical=True))
+    return diagnosis_rules.from_probe(record, probed, backend, cores=psutil.cpu_count(logical=True))
 
 
 def _check_losses(losses: list, record: dict, loss_names: tuple[str, ...] = ()) -> None:

@@ -397,7 +397,7 @@ class Numerics(Part):
 
 @dataclasses.dataclass(frozen=True)
 class Diagnosis(Part):
-    """Where a real-data run's bottleneck is (suite/measurement/diagnose.py)."""
+    """Where a real-data run's bottleneck is (suite/diagnosis/rules.py)."""
 
     verdict: str | None = None
     message: str | None = None

@@ -1,7 +1,7 @@
 """What limits a loader slower than compute, read from the run's own figures: epochs too short for its
 workers (the loader's figure is then its epochs' edges, not its decoding), its workers keeping their cores
 busy (decoding is CPU-bound), or neither (the CPUs do not limit it). An input-bound verdict's evidence and
-its worker advice (suite.measurement.bottleneck_cases) rest on this reading, never on the rates alone.
+its worker advice (suite.diagnosis.cases) rest on this reading, never on the rates alone.
 
 Everything here is a function of recorded numbers, so the rules are tested with numbers.
 """
@@ -27,7 +27,7 @@ EPOCH_BATCHES_PER_WORKER = 10
 EPOCH_EDGE_SOURCES = ("imagefolder",)
 # Workers keep their cores busy when the host's busy cores (its CPU gauge × its logical CPUs, during the
 # end-to-end run) reach this share of the workers' count: each decodes as fast as one core lets it. The
-# same 80 % as a busy host (suite.measurement.diagnose's BUSY_HOST_CPU), counted on the workers' cores.
+# same 80 % as a busy host (suite.diagnosis.rules's BUSY_HOST_CPU), counted on the workers' cores.
 WORKERS_BUSY_SHARE = 0.80
 
 

@@ -10,9 +10,9 @@ host-contention on the next). So:
   every arm alike rather than on whichever ran during it;
 - each pair of arms is judged by the interval of its ratio across processes: Welch's unequal-variance
   interval (B. L. Welch, Biometrika 34, 1947) on log throughput, 95 %, the one `suite compare` uses
-  (suite/compare/significance.py, `welch`; docs/compare.md). `measurement` sits beside `reporting`
+  (suite/compare/significance.py, `welch`; docs/compare.md). `diagnosis` sits beside `compare`
   (docs/architecture.md's layers), so the caller hands that function in as `interval`;
-- a rule of suite.measurement.diagnose holds only where the ratio's whole interval lies on its side of the
+- a rule of suite.diagnosis.rules holds only where the ratio's whole interval lies on its side of the
   rule's line (end to end at 90 % of compute-only, the loader at 90 % of compute, end to end above a part
   alone); an interval that takes in the line is `inconclusive`, with the numbers. Two processes' rates
   that agree to the last digit show no noise at all, and no test is made (as in `suite compare`).
@@ -28,7 +28,7 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from suite.measurement.diagnose import COMPUTE_BOUND_EFFICIENCY, LOADER_SHORTFALL
+from suite.diagnosis.rules import COMPUTE_BOUND_EFFICIENCY, LOADER_SHORTFALL
 from suite.run_record.record import metrics_of
 
 ARMS = ("loader", "compute", "end_to_end")

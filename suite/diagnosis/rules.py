@@ -33,7 +33,7 @@ Everything here is a pure function of numbers, so the rules are tested with numb
 
 from __future__ import annotations
 
-from suite.measurement.bottleneck_cases import (
+from suite.diagnosis.cases import (
     IMAGE_RATE,
     MIN_TELEMETRY_SAMPLES,
     BottleneckEvidence,
@@ -53,7 +53,7 @@ LOADER_SHORTFALL = 0.90
 LOW_DEVICE_UTIL = 50.0
 BUSY_HOST_CPU = 80.0
 IDLE_HOST_CPU = 50.0
-# Telemetry from fewer than MIN_TELEMETRY_SAMPLES (bottleneck_cases) samples is not evidence.
+# Telemetry from fewer than MIN_TELEMETRY_SAMPLES (cases.py) samples is not evidence.
 # Below this share of device memory in use, a larger batch may help a compute-bound run.
 MUCH_FREE_MEMORY = 0.50
 

@@ -1,4 +1,4 @@
-"""The cases a bottleneck verdict can meet (suite.measurement.diagnose): the evidence each weighs, and
+"""The cases a bottleneck verdict can meet (suite.diagnosis.rules): the evidence each weighs, and
 for each its kind, its sentence and the changes it proposes (docs/bottleneck.md)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from suite.measurement import loader_limits
+from suite.diagnosis import loader_limits
 
 
 def workers_needed(workers: int, loader_ips: float, compute_ips: float) -> int:
@@ -57,7 +57,7 @@ def rate_unit_of(record: dict) -> str:
 class BottleneckEvidence:
     """What a verdict weighs: the three rates and their spreads; the settings the run had (what ran); the
     host's cores and the backend's capabilities (`copies_to_device`, `precisions`); the run's telemetry and
-    memory; and `decided`, the rule repeated processes met (suite.measurement.diagnose_evidence.decide),
+    memory; and `decided`, the rule repeated processes met (suite.diagnosis.repeated.decide),
     which replaces the rule one run's windows meet and brings its intervals as evidence."""
 
     compute_ips: float
