@@ -21,7 +21,8 @@ import argparse
 import torch
 from suite.backends.cpu import CPUBackend
 
-from suite.measurement import numerics, runner
+from suite.measurement import runner
+from suite.numerics import check as numerics
 from suite.spec import RunSpec
 
 

@@ -13,8 +13,9 @@ each subpackage's docstring says what it owns and what it may import):
                                               torchrun's ranks; it spawns, and plans nothing
     10  suite.measurement, suite.reporting    one run: planned (priced too), warmed up, timed, its telemetry
                                               and bottleneck probe | records in, tables and plots out
-     9  suite.compare, suite.diagnosis        `suite compare`: match, test, the load rule, gate, render |
-                                              the bottleneck verdict, from rates already measured
+     9  suite.compare, suite.diagnosis, suite.numerics   `suite compare`: match, test, the load rule,
+                                              gate, render | the bottleneck verdict, from rates already
+                                              measured | the numerics check after a run's windows
      8  suite.rows                            records gathered and grouped into rows, for the report and compare
      7  suite.context, suite.prices, suite.run_options   what a run records of its machine | what an
                                               instance costs (catalogs, read only) | `suite run`'s options

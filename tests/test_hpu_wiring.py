@@ -675,7 +675,7 @@ def test_wiring_numerics_check_against_the_cpu(fakes):
             reference_backend="cpu",
         )
     )
-    from suite.measurement import numerics
+    from suite.numerics import check as numerics
 
     result = numerics.check(plan)
     assert result["reference"] == "cpu fp32 (TF32 off)" and result["candidate"] == "hpu bf16"

@@ -20,7 +20,8 @@ from suite.workloads.resnet import SGD
 from tiny_workload import make_plan
 
 from suite import cli
-from suite.measurement import numerics, runner
+from suite.measurement import runner
+from suite.numerics import check as numerics
 from suite.prices.catalog import load_catalog
 from suite.reporting.render import render
 from suite.reporting.summary import numerics_line

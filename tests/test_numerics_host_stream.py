@@ -9,7 +9,7 @@ from conftest import TINY
 from suite.backends.cpu import CPUBackend
 from suite.workloads import get_workload
 
-from suite.measurement import numerics_runs
+from suite.numerics import training
 from suite.spec import RunSpec
 
 
@@ -28,9 +28,7 @@ def losses(backend_class) -> torch.Tensor:
     )
     workload = get_workload("dcgan64").with_overrides(**TINY["dcgan64"])
     batches = [workload.synthetic_batch(2, "cpu", seed=i) for i in range(2)]
-    return numerics_runs.run(backend_class(config), workload, 3, batches, [0, 1], noise_seed=0, seed=0)[
-        "losses"
-    ]
+    return training.run(backend_class(config), workload, 3, batches, [0, 1], noise_seed=0, seed=0)["losses"]
 
 
 def test_a_dcgan_check_draws_its_noise_from_one_host_stream_wiring():

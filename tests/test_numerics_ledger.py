@@ -16,7 +16,9 @@ from test_numerics import BrokenPrecisions
 from suite import cli
 from suite.compare import comparison as compare
 from suite.compare import significance as compare_stats
-from suite.measurement import numerics, numerics_keep, runner
+from suite.measurement import runner
+from suite.numerics import check as numerics
+from suite.numerics import keep
 from suite.rows.build import build_rows
 from suite.rows.numerics_mark import standing, under_failed_numerics
 from suite.run_record import numerics_ledger
@@ -143,7 +145,7 @@ def test_a_run_that_checks_keeps_its_verdict_under_the_key_its_record_is_read_by
     assert record["numerics"]["verdict"] == "pass"
     (entry,) = numerics_ledger.checks(record)  # the written record's own fields find the check's entry
     assert entry["verdict"] == "pass" and os.path.isfile(record["numerics"]["ledger"])
-    assert numerics_ledger.key(numerics_keep.as_recorded(plan)) == numerics_ledger.key(record)
+    assert numerics_ledger.key(keep.as_recorded(plan)) == numerics_ledger.key(record)
     assert standing([record])["checks"] == 1  # the record's check and its ledger copy are one check
 
 
@@ -153,7 +155,7 @@ def test_a_ledger_that_cannot_be_written_loses_nothing_but_the_entry(monkeypatch
     monkeypatch.setattr(numerics_ledger, "folder", lambda: str(blocked / "numerics"))
     plan = runner.plan_run(tiny_config("dcgan64", precision="bf16", check_numerics=True))
     result = {"verdict": "pass"}
-    numerics_keep.keep(plan, result)
+    keep.keep(plan, result)
     assert result["verdict"] == "pass" and result["ledger"] is None
     assert result["ledger_error"].startswith("not kept in the numerics ledger: ")
 

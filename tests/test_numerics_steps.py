@@ -12,7 +12,9 @@ import pytest
 import torch
 from conftest import ROOT, tiny_config
 
-from suite.measurement import numerics, numerics_runs, numerics_steps, runner
+from suite.measurement import runner
+from suite.numerics import check as numerics
+from suite.numerics import training, updates
 from suite.spec import RunSpec
 
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
@@ -44,7 +46,7 @@ def test_one_vanished_update_on_a_real_torchvision_network_is_caught_at_its_step
 
 
 def _run(losses: list[float], updates: dict[str, list[float]], drift: float = 1.0, grad: float = 1.0) -> dict:
-    """One check run as numerics_runs.run returns it, made up: what the verdict reads, no training."""
+    """One check run as training.run returns it, made up: what the verdict reads, no training."""
     return {
         "lr": {"model": 0.1},
         "losses": torch.tensor(losses).reshape(-1, 1),
@@ -58,7 +60,7 @@ def _check_made_up(monkeypatch, runs: dict) -> dict:
     """numerics.check on a real plan of the tiny ResNet, with each run's measurements made up: what the
     verdict decides from them, in milliseconds."""
     order = iter(("reference", "noise", "candidate"))
-    monkeypatch.setattr(numerics_runs, "run", lambda *args: runs[next(order)])
+    monkeypatch.setattr(training, "run", lambda *args: runs[next(order)])
     plan = runner.plan_run(tiny_config("resnet18-cifar", precision="fp32", batch_size=8, check_numerics=True))
     plan.spec = plan.spec.replace(precision="bf16")
     return numerics.check(plan, backend_factory=lambda name, cfg: FrozenBody(cfg))
@@ -111,11 +113,11 @@ def test_the_update_tolerance_is_k_times_the_spread_of_two_fp32_trainings_over_t
         "noise": {"updates": {"g": noise}},
         "candidate": {"updates": {"g": exploded}},
     }
-    (row,) = numerics_steps.rows(runs, skipped=[])
+    (row,) = updates.rows(runs, skipped=[])
     assert row["noise"] == pytest.approx(0.2)  # the root mean square over the 8 steps
     assert row["deviation"] == pytest.approx(math.log(10)) and row["step"] == 5
     # A step the candidate's GradScaler skipped by design is not compared.
-    (row,) = numerics_steps.rows(runs, skipped=[5])
+    (row,) = updates.rows(runs, skipped=[5])
     assert row["deviation"] == 0.0
-    assert numerics_steps.log_ratio(0.0, 1.0) == math.inf and numerics_steps.log_ratio(0.0, 0.0) == 0.0
-    assert numerics_steps.log_ratio(float("nan"), 1.0) == math.inf
+    assert updates.log_ratio(0.0, 1.0) == math.inf and updates.log_ratio(0.0, 0.0) == 0.0
+    assert updates.log_ratio(float("nan"), 1.0) == math.inf

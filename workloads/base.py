@@ -59,7 +59,7 @@ class Workload:
     default_batch_size: int
     num_classes: int  # labels the data path must deliver (a GAN ignores them)
 
-    # The numerics check (suite.measurement.numerics): steps of the workload's own recipe it compares, and
+    # The numerics check (suite.numerics.check): steps of the workload's own recipe it compares, and
     # whether the loss must fall over them (a classifier learns its few batches; a GAN's two losses chase
     # each other instead). docs/numerics.md says how the steps were chosen.
     numerics_steps = 8

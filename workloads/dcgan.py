@@ -51,7 +51,7 @@ class DCGAN(Workload):
 
     recipe_batch = None  # AdamW: the rate holds at any batch
     numerics_batch = 2  # D's last BatchNorm still sees 2 × 4 × 4 values per channel
-    loss_must_fall = False  # D and G chase each other: neither loss need fall (suite.measurement.numerics)
+    loss_must_fall = False  # D and G chase each other: neither loss need fall (suite.numerics.check)
 
     def with_shape(self, num_classes=None, image_size=None):
         if num_classes is not None:

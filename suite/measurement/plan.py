@@ -15,7 +15,8 @@ from suite.data import check_data
 from suite.inputs import input_checks
 from suite.inputs.errors import UserError
 from suite.inputs.numbers import non_negative_int, positive_int
-from suite.measurement import distributed, numerics, sharding, window_length
+from suite.measurement import distributed, sharding, window_length
+from suite.numerics import check as numerics
 from suite.prices.catalog import find_instance
 from suite.spec import MAX_ACCELERATORS_USED, MAX_GRAD_ACCUM, MAX_SEED, RECORD_ONLY, RunSpec
 from suite.workloads import Workload, get_workload

@@ -27,7 +27,6 @@ from suite.measurement import (
     bottleneck_probe,
     distributed,
     flops,
-    numerics,
     profiling,
     sharding,
     units,
@@ -36,6 +35,7 @@ from suite.measurement import (
 from suite.measurement.cpu_share import add_to_load as add_cpu_share_to_load
 from suite.measurement.plan import Plan, plan_run  # noqa: F401 - callers reach the plan here too
 from suite.measurement.telemetry import HostSampler, Telemetry, energy_per_image
+from suite.numerics import check as numerics
 from suite.run_record.record import metrics_of
 from suite.run_record.windows import spread_warnings, window_metrics
 from suite.workloads import Workload

@@ -386,7 +386,7 @@ class Workload(Part):
 
 @dataclasses.dataclass(frozen=True)
 class Numerics(Part):
-    """The numerics check's verdict (suite/measurement/numerics.py); its evidence stays in extra."""
+    """The numerics check's verdict (suite/numerics/check.py); its evidence stays in extra."""
 
     verdict: str | None = None
     reason: str | None = None

@@ -71,7 +71,7 @@ class Cost:
 class Checks:
     """What is checked or traced besides the timing; none changes a throughput figure's meaning."""
 
-    numerics: bool = False  # the numerics check after the timed windows (suite.measurement.numerics)
+    numerics: bool = False  # the numerics check after the timed windows (suite.numerics.check)
     reference_backend: str | None = None  # None: the same backend
     # A memory ceiling for backends without device memory of their own (the CPU): peak resident memory
     # above what the process held at setup; going over it is an out-of-memory failure, as on a device.

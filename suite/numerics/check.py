@@ -2,7 +2,7 @@
 
 After the timed windows (so no throughput figure changes), the workload's own recipe (its optimizer at its
 real learning rate) trains for a few steps from the seed's initial weights, three times
-(suite/measurement/numerics_runs.py says what each run measures):
+(suite/numerics/training.py says what each run measures):
 
     reference   fp32, TF32 off, on this backend (or on --reference-backend, e.g. the CPU)
     noise       fp32 again, the same weights, the batches in the other order and another noise seed: two
@@ -15,7 +15,7 @@ Compared (each as |candidate − reference| ÷ |reference|, and the noise run th
     drift    per layer group, ‖w_T − w_0‖: where the update went, relative to its own size
     grad     per layer group, the RMS gradient norm over the steps
     update   per layer group and step, ‖w_t − w_(t−1)‖ against the reference's at the same step, as a log
-             ratio whose noise is its spread over the steps (suite/measurement/numerics_steps.py): one
+             ratio whose noise is its spread over the steps (suite/numerics/updates.py): one
              update that vanished or exploded fails, however noisy the whole-run quantities are
 
     tolerance = K × noise, K = 3; a quantity's noise is at least the median noise over all the quantities:
@@ -38,7 +38,7 @@ import statistics
 import time
 
 from suite.inputs.errors import UserError
-from suite.measurement import numerics_keep, numerics_steps
+from suite.numerics import keep, updates
 
 K = 3.0  # multiples of the measured run-to-run noise a candidate may deviate
 REFERENCE = "fp32"
@@ -129,7 +129,7 @@ def compare(runs: dict, passes: int) -> list[dict]:
         for name, reference in values["reference"].items()
     ]
     skipped = runs["candidate"].get("grad_scaler", {}).get("skipped_at", [])
-    rows += numerics_steps.rows(runs, skipped)
+    rows += updates.rows(runs, skipped)
     # One pair of fp32 runs may agree on any one quantity by chance: no quantity's noise is taken below the
     # median over all of them, the typical disagreement of two equally right trainings.
     typical = statistics.median(row["noise"] for row in rows)
@@ -192,7 +192,7 @@ def check(plan, backend_factory=None) -> dict:
             verdict="error", reason=f"{type(error).__name__}: {text.splitlines()[0] if text else ''}"
         )
         result["time_s"] = time.perf_counter() - started
-        numerics_keep.keep(plan, result)  # every verdict is kept, keyed by its configuration
+        keep.keep(plan, result)  # every verdict is kept, keyed by its configuration
         return result
 
     if alone:
@@ -215,7 +215,7 @@ def check(plan, backend_factory=None) -> dict:
     )
     if "grad_scaler" in candidate_run:
         result["grad_scaler"] = candidate_run["grad_scaler"]
-    numerics_keep.keep(plan, result)  # the ledger: report and compare find it beside any folder's records
+    keep.keep(plan, result)  # the ledger: report and compare find it beside any folder's records
     return result
 
 
@@ -260,12 +260,12 @@ def _trained_runs(spec, workload, make, reference: tuple, steps: int, batches: l
         ("noise", reference_name, reference_config, backward, seed + 1),
         ("candidate", spec.backend, spec, forward, seed),  # last: leaves the device as the run set it
     )
-    from suite.measurement import numerics_runs  # torch: imported here, never while a run is planned
+    from suite.numerics import training  # torch: imported here, never while a run is planned
 
     runs = {}
     for role, name, run_config, order, noise_seed in planned[:1] if alone else planned:
         backend = make(name, run_config)
-        runs[role] = numerics_runs.run(backend, workload, steps, batches, order, noise_seed, seed)
+        runs[role] = training.run(backend, workload, steps, batches, order, noise_seed, seed)
     return runs
 
 
@@ -286,8 +286,8 @@ def _judged(runs: dict, rows: list[dict], workload, batch_size: int) -> tuple[st
     that did not fall where both fp32 runs' fell clearly; inconclusive where fp32's own noise leaves the
     check unable to judge."""
     reasons = [
-        numerics_steps.reason(row)
-        if row["name"].startswith(numerics_steps.PREFIX)
+        updates.reason(row)
+        if row["name"].startswith(updates.PREFIX)
         else f"{row['name']} deviates {row['deviation']:.3g} from the reference (tolerance {row['tolerance']:.3g})"
         for row in rows
         if not row["deviation"] <= row["tolerance"]
