@@ -35,7 +35,7 @@ class Tunable:
     `values`: the alternatives it tries, each a set of `suite run` options (by name without dashes, as a
     sweep names them) put on top of the best configuration so far; options of the knob that a value does
     not name go back to their default (precision amp drops fp32's --tf32). `rule` instead names values
-    made from what the default run recorded (its threads, workers, batch: suite/exploring/tune_knobs.py).
+    made from what the default run recorded (its threads, workers, batch: suite/exploring/tune/knobs.py).
     `applies_to`: "all", "images" (the convolutional image models: channels-last) or "tokens" (the
     language models). `numerics`: a value is kept only after `--check-numerics` passes for it (a
     reduced precision, a compiled graph). `stage`: "loader" knobs run first and only on real data whose

@@ -17,9 +17,9 @@ from suite import run_record
 from suite.cli import main
 from suite.inputs.errors import UserError
 from suite.prices.catalog import load_catalog
-from suite.reporting import figures
-from suite.reporting.figures_import import import_csv
-from suite.reporting.published_rows import published_row, same_device, with_published
+from suite.reporting.published import figures
+from suite.reporting.published.csv_import import import_csv
+from suite.reporting.published.rows import published_row, same_device, with_published
 from suite.rows.build import build_rows
 
 # A figure whose source ran the workload's own recipe (synthetic data, the suite's amp): a matched figure.

@@ -17,8 +17,11 @@ import yaml
 from suite.cli import main
 from suite.inputs.errors import UserError
 from suite.prices.catalog import load_catalog
-from suite.reporting import figures, published_basis, published_table, recipe_ranking
-from suite.reporting.published_rows import published_row, same_device, suite_workloads
+from suite.reporting import recipe_ranking
+from suite.reporting.published import basis as published_basis
+from suite.reporting.published import figures
+from suite.reporting.published import table as published_table
+from suite.reporting.published.rows import published_row, same_device, suite_workloads
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(os.path.dirname(HERE), "results")
@@ -207,7 +210,7 @@ def test_a_figure_on_another_basis_is_drawn_beside_nothing(tmp_path, monkeypatch
 
 
 def test_a_csv_import_carries_the_recipe_and_the_models_facts(tmp_path):
-    from suite.reporting.figures_import import import_csv, to_yaml
+    from suite.reporting.published.csv_import import import_csv, to_yaml
 
     path = tmp_path / "mine.csv"
     path.write_text(

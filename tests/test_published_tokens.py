@@ -15,9 +15,9 @@ import yaml
 from suite.cli import main
 from suite.inputs.errors import UserError
 from suite.prices.catalog import load_catalog
-from suite.reporting import figures
-from suite.reporting.figures_import import import_csv
-from suite.reporting.published_rows import published_row, same_device, shares_configuration
+from suite.reporting.published import figures
+from suite.reporting.published.csv_import import import_csv
+from suite.reporting.published.rows import published_row, same_device, shares_configuration
 
 TOKEN_FIGURE = {
     "model": "gpt2-small",
@@ -223,7 +223,7 @@ def test_the_gaudi_2_llm_figures_are_copied_exactly():
 
 
 def test_no_shipped_token_figure_is_of_a_suite_workload_it_could_be_mistaken_for():
-    from suite.reporting.published_rows import suite_workloads
+    from suite.reporting.published.rows import suite_workloads
 
     tokens = [f for f in figures.load_shipped() if f.in_tokens]
     assert tokens and not {f.model for f in tokens} & suite_workloads()

@@ -119,7 +119,7 @@ def test_a_good_read_date_is_kept_and_yaml_dates_are_taken_as_written():
 
 
 def test_a_published_csv_import_names_the_columns_it_ignores(tmp_path, capsys):
-    from suite.reporting.figures_import import import_csv
+    from suite.reporting.published.csv_import import import_csv
 
     path = tmp_path / "mine.csv"
     header = "id,model,batch,precision,device,count,throughput,unit,citation,url,table,read,notes,extra" + ESC

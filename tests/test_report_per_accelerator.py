@@ -19,8 +19,8 @@ from suite.cli import main
 from suite.inputs.errors import UserError
 from suite.launching import per_device
 from suite.prices.catalog import load_catalog
-from suite.reporting import figures
-from suite.reporting.published_rows import published_row, with_published
+from suite.reporting.published import figures
+from suite.reporting.published.rows import published_row, with_published
 from suite.reporting.render import render
 from suite.rows.build import build_rows
 from suite.rows.gather import load_records

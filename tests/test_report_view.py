@@ -14,8 +14,8 @@ from test_report import make_record, write_json
 
 from suite.cli import main
 from suite.prices.catalog import load_catalog
-from suite.reporting import figures
-from suite.reporting.published_rows import with_published
+from suite.reporting.published import figures
+from suite.reporting.published.rows import with_published
 from suite.reporting.render import render
 from suite.rows.build import build_rows
 from suite.rows.cells import COLUMNS

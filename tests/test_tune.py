@@ -14,8 +14,10 @@ from suite.backends.declared import Declared, Tunable, tunables
 
 from suite import run_record
 from suite.cli import main
-from suite.exploring import tune_knobs, tune_lab, tune_table
-from suite.exploring.tune_search import KEPT, BudgetSpent, Outcome, Refused, Search
+from suite.exploring.tune import knobs as tune_knobs
+from suite.exploring.tune import lab as tune_lab
+from suite.exploring.tune import table as tune_table
+from suite.exploring.tune.search import KEPT, BudgetSpent, Outcome, Refused, Search
 from suite.run_options import run_options
 from suite.run_record.windows import window_metrics
 

@@ -45,9 +45,9 @@ def add_parser(subparsers) -> None:
 def list_command(args) -> int:
     from tabulate import tabulate
 
-    from suite.reporting import figures
-    from suite.reporting.published_basis import is_matched
-    from suite.reporting.published_rows import suite_workloads
+    from suite.reporting.published import figures
+    from suite.reporting.published.basis import is_matched
+    from suite.reporting.published.rows import suite_workloads
 
     chosen = figures.load_file(args.file) if args.file else figures.load_shipped()
     workloads = suite_workloads()
@@ -85,7 +85,7 @@ def list_command(args) -> int:
 
 def import_command(args) -> int:
     from suite import run_record
-    from suite.reporting.figures_import import import_csv, to_yaml
+    from suite.reporting.published.csv_import import import_csv, to_yaml
 
     data = import_csv(args.file, args.name)
     text = to_yaml(data)

@@ -275,8 +275,8 @@ def _report_text(args, rows, catalogs, records, dataset_size: int, plotted: list
     from suite.reporting.render import Opening, render
 
     if args.format == "html":
-        from suite.reporting import published_basis
         from suite.reporting.page import render_page
+        from suite.reporting.published import basis as published_basis
         from suite.rows.token_rows import split
 
         shown, others = published_basis.split(rows)  # figures on other bases: a table of their own
@@ -315,7 +315,7 @@ def _write(args, text: str, records: list[dict], rows: list[dict]) -> None:
 def _plots(args, records: list[dict], rows: list[dict], catalogs) -> list[str]:
     """`--plot DIR`: draw them, say each on stderr; their paths."""
     from suite.reporting import plots
-    from suite.reporting.published_basis import split
+    from suite.reporting.published.basis import split
 
     def skipped(line: str) -> None:
         print(f"suite: {line}", file=sys.stderr)
@@ -335,8 +335,8 @@ def _as_linked(path: str, out: str | None) -> str:
 def _with_published(rows: list[dict], args, catalog, dataset_size: int, records: list[dict]) -> list[dict]:
     """The published figures asked for, beside the measured rows (`records`: the runs behind them): priced
     with the report's catalog (the default one, or --prices), today's prices rather than the source's."""
-    from suite.reporting import figures
-    from suite.reporting.published_rows import with_published
+    from suite.reporting.published import figures
+    from suite.reporting.published.rows import with_published
 
     chosen = figures.load_shipped() if args.published else []
     for path in args.published_from or []:

@@ -72,7 +72,8 @@ def add_parser(subparsers) -> None:
 def tune_command(args) -> int:
     from suite import run_record
     from suite.compare.comparison import parse_min_change
-    from suite.exploring import tune_lab, tune_plan
+    from suite.exploring.tune import lab as tune_lab
+    from suite.exploring.tune import plan as tune_plan
     from suite.launching.child import log
 
     budget = tune_lab.Budget(args.budget)  # the clock starts with the command
@@ -90,8 +91,9 @@ def tune_command(args) -> int:
 
 
 def _search(args, planned, out_dir: str, search_id: str, budget, min_change: float) -> int:
-    from suite.exploring import tune_lab, tune_table
-    from suite.exploring.tune_search import Search
+    from suite.exploring.tune import lab as tune_lab
+    from suite.exploring.tune import table as tune_table
+    from suite.exploring.tune.search import Search
     from suite.launching.child import log
 
     lab = tune_lab.Lab(planned.base, out_dir, search_id, budget, trial_timeout=args.trial_timeout, log=log)
@@ -121,7 +123,7 @@ def _search(args, planned, out_dir: str, search_id: str, budget, min_change: flo
 def _keeper(args, planned, out_dir: str, search_id: str, budget):
     """`keep(result)`: the search's record, written again (atomically) after every trial."""
     from suite import context, run_record
-    from suite.exploring import tune_table
+    from suite.exploring.tune import table as tune_table
 
     about = {
         "search_id": search_id,
@@ -143,7 +145,7 @@ def _write_spec(result, out_dir: str, search_id: str) -> str | None:
     import os
 
     from suite import atomic
-    from suite.exploring import tune_table
+    from suite.exploring.tune import table as tune_table
 
     config = tune_table.best_config(result)
     if config is None:

@@ -7,7 +7,7 @@ timeout, a line of progress per point (`Pace`), and the list of outcomes, point 
 Its strategies choose the points: `suite sweep` every combination of a grid (`run_points`), `suite
 batch-size` the next batch from the tries so far (`batch_size.try_in_child`), `suite diagnose` its arms,
 interleaved (`diagnose_arms`), `suite scale` one point per process count (`scale_counts`), `suite tune`
-the next configuration from the runs so far (`tune_lab`). One process
+the next configuration from the runs so far (`tune/lab.py`). One process
 per point, so an out-of-memory error or a crash cannot poison
 the next point; a point that fails is recorded with its error and the others go on.
 """

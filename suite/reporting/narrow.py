@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import textwrap
 
-from suite.reporting.published_rows import PUBLISHED_NOTE
+from suite.reporting.published.rows import PUBLISHED_NOTE
 from suite.rows import warning_kinds
 from suite.rows.build import SYNTHETIC_NOTE
 from suite.rows.cells import (

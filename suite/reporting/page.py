@@ -21,8 +21,9 @@ import re
 import tempfile
 
 from suite.inputs.errors import UserError
-from suite.reporting import answer, narrow, page_links, published_table, recipe_ranking, token_table
-from suite.reporting.published_rows import sources
+from suite.reporting import answer, narrow, page_links, recipe_ranking, token_table
+from suite.reporting.published import table as published_table
+from suite.reporting.published.rows import sources
 from suite.reporting.render import assumed_spot, footer, published_footer, runs_behind, table_columns
 from suite.rows.row_figures import figures_footer
 from suite.run_record import printable

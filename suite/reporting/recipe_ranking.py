@@ -2,7 +2,7 @@
 source ran the same recipe (published_basis.py: matched), ranked together, one accelerator each — which
 accelerator trains this recipe fastest, and which cheapest per image.
 
-A row is of a recipe when it shares its `recipe_group` (published_rows.py: the workload, precision and
+A row is of a recipe when it shares its `recipe_group` (published/rows.py: the workload, precision and
 data, and no other setting). Rows of several accelerators (a per-device run, an eight-GPU figure) are not
 ranked here: their rate includes what one accelerator alone does not pay (all-reduce, a shared host).
 Where the suite and a source measured the same device, the pair is said with their batches: that the two
@@ -49,7 +49,7 @@ def _by(row: dict) -> str:
 
 def _accelerators(members: list[tuple[int, dict]]) -> int:
     """How many accelerator models the rows are of (the suite's H200 and a source's H200 SXM are one)."""
-    from suite.reporting.published_rows import same_device
+    from suite.reporting.published.rows import same_device
 
     models: list[str] = []
     for _, row in members:
@@ -93,7 +93,7 @@ def _lead(what: str, field: str, members: list[tuple[int, dict]], shown) -> str:
 
 def _same_device(members: list[tuple[int, dict]]) -> list[str]:
     """Each device both the suite and a source measured: the two rates and their batches."""
-    from suite.reporting.published_rows import same_device
+    from suite.reporting.published.rows import same_device
 
     said = []
     for n, ours in members:

@@ -11,8 +11,10 @@ import os
 from dataclasses import dataclass
 
 from suite.inputs import spreadsheet
-from suite.reporting import answer, narrow, published_basis, published_table, recipe_ranking, token_table
-from suite.reporting.published_rows import sources
+from suite.reporting import answer, narrow, recipe_ranking, token_table
+from suite.reporting.published import basis as published_basis
+from suite.reporting.published import table as published_table
+from suite.reporting.published.rows import sources
 from suite.rows import token_rows
 from suite.rows.build import DEFAULT_DATASET_SIZE
 from suite.rows.cells import (

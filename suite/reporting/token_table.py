@@ -1,11 +1,11 @@
 """The table of a report's rows measured in tokens (token_rows.py makes their figures): the leads per workload,
 rows T1, T2, …, their notes and runs, after the image table and never ranked with it. Published figures in
-tokens (published_rows.py) are rows of it too, marked `pub`, never in the leads, their sources listed below."""
+tokens (published/rows.py) are rows of it too, marked `pub`, never in the leads, their sources listed below."""
 
 from __future__ import annotations
 
 from suite.reporting.narrow import marks, marks_said, short_device, wrapped
-from suite.reporting.published_rows import sources
+from suite.reporting.published.rows import sources
 from suite.rows.cells import dollars, figure_cells, settings_cell, whole_number
 from suite.rows.row_figures import figures_footer
 from suite.rows.warning_kinds import warning_lines

@@ -1,5 +1,5 @@
 """`suite tune`'s searches in a report: which runs are a search's default and which its tuned best (the
-search's own record, `suite.tune-search`, written beside its trials, says: suite/exploring/tune_table.py),
+search's own record, `suite.tune-search`, written beside its trials, says: suite/exploring/tune/table.py),
 which records a report shows, and the marks its rows carry.
 
 Shown by default: each search's default and tuned best (the runs of those two configurations, however many

@@ -1,5 +1,5 @@
 """A report row: one configuration's runs as the tables, the CSV and the JSON show it. Every field is named
-here with its type and meaning; `rows.build_rows` makes them, `published_rows` makes rows of published figures,
+here with its type and meaning; `rows.build_rows` makes them, `reporting/published/rows.py` makes rows of published figures,
 `token_rows` adds the token figures, `fleet_report` how each instance of a campaign ended.
 
 A row stays a dict (the JSON format writes it as it is, and the CSV's columns are its keys), typed as a

@@ -1,5 +1,5 @@
 """A report's rows of workloads measured in tokens (workloads/gpt.py; suite/measurement/units.py): their
-figures in tokens (a published figure in tokens too: published_rows.py; token_table.py renders them in a table of their own, never beside rows of images nor ranked
+figures in tokens (a published figure in tokens too: reporting/published/rows.py; token_table.py renders them in a table of their own, never beside rows of images nor ranked
 with them).
 
 A row's statistics and prices are computed as every row's are, on the samples its runs counted (a
@@ -36,7 +36,7 @@ def add_unit(row: dict, record: dict) -> None:
 
 def add_token_figures(row: dict, per_sample: int) -> None:
     """A priced row's figures in tokens, from its figures in samples of `per_sample` tokens each: a measured
-    row's and a published figure's alike (published_rows.py)."""
+    row's and a published figure's alike (reporting/published/rows.py)."""
 
     def times(name):
         return None if row.get(name) is None else row[name] * per_sample

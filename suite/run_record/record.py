@@ -37,7 +37,7 @@ from suite.run_record.schema import SCHEMA, SCHEMA_VERSION, check_record
 # it, so a report can leave sub-runs out unless asked for.
 ORIGIN_ENV = "SUITE_ORIGIN"
 # Set by `suite tune` for its trials: {"search", "run", "trial", "role"} as JSON, kept as the record's
-# `tune` (which search made it, its place in the search, what it tried; suite/exploring/tune_lab.py).
+# `tune` (which search made it, its place in the search, what it tried; suite/exploring/tune/lab.py).
 TUNE_ENV = "SUITE_TUNE"
 
 # A new record's fields, in the order every record has had them (the rest follow as a run adds them).

@@ -1,14 +1,14 @@
-"""`suite report --published`: published figures (suite/reporting/figures.py) as rows of their own beside the
+"""`suite report --published`: published figures (figures.py) as rows of their own beside the
 measured ones, priced with the report's catalog where the figure's device and count match an instance, and
 marked published in every format. A published row is built here, from its figure alone: it never passes
 through `identity.row_key`, so it is never pooled with a measured row, whatever `--pool` says.
 
-A figure whose source ran the workload's own recipe (published_basis.py: *matched*) stands in the measured
+A figure whose source ran the workload's own recipe (basis.py: *matched*) stands in the measured
 rows' table; the suite's runs of that recipe (the workload and precision, the data, no other setting) share
 its `recipe_group`, and recipe_ranking.py ranks them together, one accelerator each. Where a measured row
 and a matched figure share a configuration (workload, device, precision, batch and the number of devices;
 for tokens also the sequence length), the measured row says measured ÷ published ("0.93× published"). Every
-other figure is on another basis: the report's table of its own (published_table.py), compared with
+other figure is on another basis: the report's table of its own (table.py), compared with
 nothing. A figure in tokens is a token row (token_rows.py: never ranked with images); a figure of a model
 that is no suite workload (an 8B model the suite cannot run) says so.
 """
@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 
 from suite.prices.catalog import Catalog
-from suite.reporting.figures import Figure
-from suite.reporting.published_basis import basis_fields
+from suite.reporting.published.basis import basis_fields
+from suite.reporting.published.figures import Figure
 from suite.rows import row_figures, row_prices, token_rows
 from suite.rows.identity import settings
 from suite.run_record.facts import device_words

@@ -14,7 +14,7 @@ import yaml
 
 from suite.inputs import spreadsheet
 from suite.inputs.errors import UserError
-from suite.reporting.figures import parse_figure
+from suite.reporting.published.figures import parse_figure
 
 REQUIRED_COLUMNS = (
     "id",

@@ -1,4 +1,4 @@
-"""The report's section of the published figures on other bases (published_basis.py says which): rows
+"""The report's section of the published figures on other bases (basis.py says which): rows
 P1, P2, …, each per device and in model TFLOP/s per device, with its size, cards, precision, batch,
 sequence and data in cells, its notes and its sources; never ranked with the measured rows nor with each
 other."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from suite import stats
 from suite.reporting.narrow import marks, short_device, wrapped
-from suite.reporting.published_rows import PUBLISHED_NOTE, sources
+from suite.reporting.published.rows import PUBLISHED_NOTE, sources
 from suite.run_record import printable
 
 HEADING = "Published figures on other bases"

@@ -25,7 +25,7 @@ import time
 
 from suite.exploring import grid
 from suite.exploring.sweep_resume import matches
-from suite.exploring.tune_search import BudgetSpent, Outcome, Refused
+from suite.exploring.tune.search import BudgetSpent, Outcome, Refused
 from suite.inputs.errors import UserError
 from suite.launching import child
 from suite.run_record.record import TUNE_ENV, metrics_of

@@ -9,8 +9,9 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from suite.exploring import grid_options, tune_knobs
-from suite.exploring.tune_search import CLEAR, REPEATS
+from suite.exploring import grid_options
+from suite.exploring.tune import knobs as tune_knobs
+from suite.exploring.tune.search import CLEAR, REPEATS
 from suite.inputs.errors import UserError
 
 # What no trial changes, whatever the backend declares (docs/tune.md).
@@ -54,7 +55,7 @@ class Planned:
 def plan(fixed: list[str], own: dict, tune_batch: bool, min_change: float) -> Planned:
     """The search's base options and default configuration, every value checked before anything runs."""
     from suite.backends import declared
-    from suite.exploring import tune_lab
+    from suite.exploring.tune import lab as tune_lab
     from suite.launching import child
     from suite.measurement.plan import resolve_plan
     from suite.run_options import run_options
@@ -87,7 +88,7 @@ def describe(planned: Planned, search_id: str, out_dir: str, budget_s: float) ->
     """The plan in words: the budget, what runs first, each knob in order (or why it is not searched, where
     that is known before the default has run), how a change is kept, and what never changes."""
     from suite.data.progress import seconds
-    from suite.exploring import tune_table
+    from suite.exploring.tune import table as tune_table
 
     config = planned.default_config
     lines = [

@@ -6,7 +6,7 @@ written after every trial: what `suite report` reads to tell a search's default 
 
 from __future__ import annotations
 
-from suite.exploring.tune_search import KEPT, Result, Trial
+from suite.exploring.tune.search import KEPT, Result, Trial
 from suite.reporting.tuned import SEARCH_SCHEMA  # what `suite report` reads: one name for it
 
 # The winner changed the batch: what it measures is speed, not convergence (docs/tune.md).

@@ -1,11 +1,11 @@
-"""On what basis a published figure stands beside the suite's rows (figures.py, published_rows.py).
+"""On what basis a published figure stands beside the suite's rows (figures.py, rows.py).
 
 A figure is *matched* when its source ran the suite workload's own recipe — it says so in `recipe`, and it
 states the batch, precision and data a measured row is compared by — and its model is a suite workload:
 it stands in the measured rows' table and is ranked with the suite's runs of that recipe
 (recipe_ranking.py). Every other figure (another model, real data where the workload's runs are synthetic,
 an unstated batch or precision, a source that says nothing of its recipe) is on *another basis*: it has a
-table of its own, "Published figures on other bases" (published_table.py), never ranked with the measured rows nor with each
+table of its own, "Published figures on other bases" (table.py), never ranked with the measured rows nor with each
 other, where it reads per device and in model FLOP/s:
 
     per device                 = the figure's rate ÷ its cards
@@ -20,7 +20,7 @@ workloads/gpt.py counts the suite's own language models (Chowdhery et al. 2022, 
 from __future__ import annotations
 
 from suite import stats
-from suite.reporting.figures import Figure
+from suite.reporting.published.figures import Figure
 
 
 def flops_per_sample(figure: Figure) -> float | None:

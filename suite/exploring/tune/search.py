@@ -1,4 +1,4 @@
-"""`suite tune`'s search: from the default run, each knob the backend declares (suite/exploring/tune_knobs.py)
+"""`suite tune`'s search: from the default run, each knob the backend declares (suite/exploring/tune/knobs.py)
 tried on top of the best configuration so far, a change kept only when it is faster beyond the noise.
 
 Knob by knob, in the backend's order:
@@ -22,7 +22,7 @@ confirmed as above. The search ends with the best configuration against the defa
 REPEATS runs, the new ones interleaved, for the gain and its 95% interval (unless its one kept change was
 confirmed against the default itself); the budget keeps the time for it once a change is kept.
 
-Pure: every run goes through `lab` (suite/exploring/tune_lab.py runs each as a fresh `suite run`,
+Pure: every run goes through `lab` (suite/exploring/tune/lab.py runs each as a fresh `suite run`,
 resumably, inside the budget; the tests give it a fake). Every decision is taken from the runs' records,
 so a search resumed over the records of an interrupted one takes the same decisions again.
 """
@@ -35,8 +35,8 @@ import statistics
 from dataclasses import dataclass, field
 
 from suite.compare import host_load, significance
-from suite.exploring import tune_knobs
-from suite.exploring.tune_knobs import Candidate, Facts
+from suite.exploring.tune import knobs as tune_knobs
+from suite.exploring.tune.knobs import Candidate, Facts
 
 REPEATS = significance.MIN_RUNS  # runs a side in a confirmation: the fewest the test decides with
 # Where REPEATS a side leave it undecided, a second look at this many a side (the A B B A order carried

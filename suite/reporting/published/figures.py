@@ -10,7 +10,7 @@ states. Every entry goes through `parse_figure`, the shipped files and a user's 
 too (`suite published import`): a malformed entry is refused in one line naming the file, the entry and
 the field.
 
-A figure may also say what it is on the suite's terms (published_basis.py reads these):
+A figure may also say what it is on the suite's terms (basis.py reads these):
 
     recipe             what the source ran, in words, where it is the suite workload's own training step
                        (model, precision, data): such a figure is *matched* — it stands in the measured
@@ -297,7 +297,7 @@ def parse_figures(data, where: str) -> list[Figure]:
 
 
 def shipped_files() -> list[str]:
-    folder = resources.files("suite.reporting") / "published"
+    folder = resources.files("suite.reporting.published")
     return sorted(entry.name for entry in folder.iterdir() if entry.name.endswith(".yaml"))
 
 
@@ -305,7 +305,7 @@ def load_shipped() -> list[Figure]:
     """Every figure the suite ships, file by file."""
     figures = []
     for name in shipped_files():
-        entry = resources.files("suite.reporting") / "published" / name
+        entry = resources.files("suite.reporting.published") / name
         with resources.as_file(entry) as path:
             where = f"published figures {name!r}"
             figures += parse_figures(_read_yaml(str(path), where), where)
