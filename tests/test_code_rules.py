@@ -73,12 +73,6 @@ def _counted(source: str) -> tuple[int, int]:
     return length(node), parameter_count(node)
 
 
-def test_suites_top_keeps_at_most_eight_modules():
-    # everything else lives in a package named for its feature (docs/architecture.md, "Layers")
-    top = sorted(path.name for path in (Path(ROOT) / "suite").glob("*.py"))
-    assert len(top) <= 8, top
-
-
 def test_the_counts_are_what_a_reader_would_count():
     assert _counted("def f(a, b=1, *c, d, e=2, **f):\n    pass\n") == (2, 6)
     assert _counted("def m(self, a, /, b):\n    x = 1\n    return x\n") == (3, 2)
