@@ -168,6 +168,11 @@ def test_the_cpu_is_time_boxed_unless_steps_or_windows_are_given():
         "1 warm-up step(s), then timed windows for about 20 s, fitted to the warm-up's step time "
         "(the cpu backend's time box; --steps or --windows fix them)"
     ), line
+    # Real data: the warm-up also drains the batches the loader's workers made ahead (the summary counts them)
+    boxed.spec = boxed.spec.replace(data="photos")
+    assert "1 warm-up step(s) and one for each batch the loader's workers prefetched, then" in start_line(
+        boxed
+    )
 
 
 def test_a_time_boxed_run_fits_its_windows_to_the_warm_up_step_and_says_so(monkeypatch):

@@ -108,9 +108,13 @@ def start_line(plan) -> str:
     batch = f"batch {spec.workload.batch_size}"
     if spec.workload.grad_accum > 1:  # a step of several micro-batches, one optimizer step
         batch += f" x {spec.workload.grad_accum} micro-batches a step"
+    warmup = f"{spec.schedule.warmup_steps} warm-up step(s)"
+    if spec.data.source != "synthetic":
+        # the runner's warm-up also takes the batches the workers made while the model was being built
+        warmup += " and one for each batch the loader's workers prefetched"
     return (
         f"suite: {plan.workload.name} on {plan.backend.name} ({summary.short_choice(plan.backend_choice)}), "
-        f"{batch}, {spec.precision}: {spec.schedule.warmup_steps} warm-up step(s), then {windows}"
+        f"{batch}, {spec.precision}: {warmup}, then {windows}"
     )
 
 
