@@ -30,54 +30,56 @@ def short_choice(backend_choice: str) -> str:
     return backend_choice.split(" (")[0]
 
 
-def render(record: dict, path: str | None = None) -> str:
-    metrics, typed = record.get("metrics", {}), RunRecord.of(record)
-    lines = _setup_lines(record) + _failure_lines(record)
+def render(record, path: str | None = None) -> str:
+    """The terminal summary of RECORD (a RunRecord, or a record's checked mapping)."""
+    typed = RunRecord.of(record)
+    metrics = typed.metrics.to_json()
+    lines = _setup_lines(typed) + _failure_lines(typed)
     # A diverged run's windows trained on NaN: its timings are no throughput, so none is shown.
     if typed.metrics.images_per_second is not None and typed.status != "diverged":
-        lines += _timing_lines(metrics, record["config"]) + _efficiency_lines(metrics)
-    lines += _observed_lines(record) + _outcome_lines(record)
+        lines += _timing_lines(metrics, typed.config) + _efficiency_lines(metrics)
+    lines += _observed_lines(typed) + _outcome_lines(typed, metrics)
     if path:
         lines.append(f"  record       {path}")
     return "\n".join(lines)
 
 
-def _setup_lines(record: dict) -> list[str]:
+def _setup_lines(record: RunRecord) -> list[str]:
     """What ran: workload, backend, device, precision, batch and data; the processes; why this backend."""
-    config, device = record["config"], record.get("device", {})
-    data = record.get("data", {}).get("source", config.get("data"))
+    config = record.config
+    data = record.data.source if "source" in (record.data.keys or ()) else config.get("data")
+    device = "?" if "name" not in (record.device.keys or ()) else record.device.name
     lines = [
-        f"{config['workload']} on {config['backend']} ({device.get('name', '?')}), "
+        f"{config['workload']} on {config['backend']} ({device}), "
         f"{labels.precision(config)}, batch {config['batch_size']}, {data} data"
     ]
     if (config.get("world_size") or 1) > 1:
-        typed = RunRecord.of(record)
         # Each rank's rate in the record's unit: its sequences × the tokens of one, for a language model.
         per_rank = ", ".join(
-            f"{r.images_per_second * typed.metrics.per_sample:,.1f}"
-            for r in typed.ranks
+            f"{r.images_per_second * record.metrics.per_sample:,.1f}"
+            for r in record.ranks
             if r.images_per_second
         )
         lines.append(
             f"  processes    world size {config['world_size']} ({config.get('nnodes') or 1} node(s) × "
             f"{config.get('nproc')}), global batch {config.get('global_batch_size')}"
-            + (f"; per rank {per_rank} {typed.metrics.rate_label}" if per_rank else "")
+            + (f"; per rank {per_rank} {record.metrics.rate_label}" if per_rank else "")
         )
-    if record.get("backend_choice") and record["backend_choice"] != "asked for":
+    if record.backend_choice and record.backend_choice != "asked for":
         # The full reasons stay in the record; `suite list` prints them too.
         lines.append(
-            f"  backend      {config['backend']}: {short_choice(record['backend_choice'])} "
+            f"  backend      {config['backend']}: {short_choice(record.backend_choice)} "
             "(`suite list` says why others are unavailable)"
         )
     return lines
 
 
-def _failure_lines(record: dict) -> list[str]:
+def _failure_lines(record: RunRecord) -> list[str]:
     """A run that ran out of memory or failed: the error, and its hint."""
-    if record["status"] not in ("oom", "error", "interrupted"):
+    if record.status not in ("oom", "error", "interrupted"):
         return []
-    error = record.get("error") or {}
-    head = "INTERRUPTED " if record["status"] == "interrupted" else f"FAILED       {record['status']}:"
+    error = record.error.to_json() if record.error else {}
+    head = "INTERRUPTED " if record.status == "interrupted" else f"FAILED       {record.status}:"
     lines = [f"  {head} {error.get('message', '')}"]
     if error.get("hint"):
         lines.append(f"  hint         {error['hint']}")
@@ -132,39 +134,38 @@ def _efficiency_lines(metrics: dict) -> list[str]:
     return lines
 
 
-def _observed_lines(record: dict) -> list[str]:
+def _observed_lines(record: RunRecord) -> list[str]:
     """What was seen beside the timing: the telemetry gauges, the bottleneck probe, the peak memory."""
     lines = []
-    gauges = (record.get("telemetry") or {}).get("summary", {})
+    gauges = record.telemetry.summary or {}
     shown = [
         f"{label} {gauges[key]['mean']:.0f}{unit}" for key, label, unit in TELEMETRY_SHOWN if gauges.get(key)
     ]
     if shown:
         lines.append("  telemetry    " + ", ".join(shown) + " (means over the timed windows)")
-    diagnosis = record.get("diagnosis")
-    if diagnosis:
-        lines.append(f"  bottleneck   {diagnosis['message']}")
-        lines += [f"               next: {line}" for line in diagnosis.get("suggestions", [])]
-    memory = record.get("memory", {})
-    if memory.get("peak_memory_bytes"):
-        lines.append(f"  peak memory  {human_bytes(memory['peak_memory_bytes'])}")
+    diagnosis = record.diagnosis
+    if not diagnosis.is_empty():
+        lines.append(f"  bottleneck   {diagnosis.message}")
+        lines += [f"               next: {line}" for line in diagnosis.suggestions or []]
+    if record.memory.peak_memory_bytes:
+        lines.append(f"  peak memory  {human_bytes(record.memory.peak_memory_bytes)}")
     return lines
 
 
-def _outcome_lines(record: dict) -> list[str]:
+def _outcome_lines(record: RunRecord, metrics: dict) -> list[str]:
     """How training ended (diverged, or its final losses), the numerics check, and the run's warnings."""
-    lines, metrics = [], record.get("metrics", {})
-    if record["status"] == "diverged":
-        lines.append(f"  DIVERGED     {record['error']['message']}")
+    lines = []
+    if record.status == "diverged":
+        lines.append(f"  DIVERGED     {record.error.message}")
     elif "final_loss" in metrics:
         losses = ["n/a" if v is None else f"{v:.3f}" for v in metrics["final_loss"]]
         names = metrics.get("final_loss_names")  # absent from records made before it was kept
         if isinstance(names, list) and len(names) == len(losses) and all(isinstance(n, str) for n in names):
             losses = [f"{loss} ({name})" for loss, name in zip(losses, names)]
         lines.append(f"  final loss   {', '.join(losses)}")
-    if record.get("numerics"):
-        lines.append(f"  numerics     {numerics_line(record['numerics'])}")
-    lines += [f"  warning      {warning}" for warning in record.get("warnings", [])]
+    if not record.numerics.is_empty():
+        lines.append(f"  numerics     {numerics_line(record.numerics.to_json())}")
+    lines += [f"  warning      {warning}" for warning in record.warnings]
     return lines
 
 
