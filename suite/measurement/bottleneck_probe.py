@@ -1,6 +1,6 @@
 """The bottleneck probe of a real-data run: after its timed windows, the same model without the loader
 (compute only) and the loader without the model, so the record can say which pipe is the narrowest
-(suite.diagnosis.rules's rules). `suite diagnose` measures the same three in fresh processes.
+(the rules of suite.diagnosis.rules). `suite diagnose` measures the same three in fresh processes.
 
 One short window is not evidence: a 2-core host shared with anything else moves a 40 ms window by half.
 Each probe is PROBE_WINDOWS windows, each grown until it lasts PROBE_MIN_WINDOW_S, and reports its spread,

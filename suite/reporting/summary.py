@@ -47,8 +47,9 @@ def render(record, path: str | None = None) -> str:
 def _setup_lines(record: RunRecord) -> list[str]:
     """What ran: workload, backend, device, precision, batch and data; the processes; why this backend."""
     config = record.config
-    data = record.data.source if "source" in (record.data.keys or ()) else config.get("data")
-    device = "?" if "name" not in (record.device.keys or ()) else record.device.name
+    # As the record's JSON has them: a part built in code has no `keys` to say which fields it holds.
+    data = record.data.to_json().get("source", config.get("data"))
+    device = record.device.to_json().get("name", "?")
     lines = [
         f"{config['workload']} on {config['backend']} ({device}), "
         f"{labels.precision(config)}, batch {config['batch_size']}, {data} data"
